@@ -1,0 +1,28 @@
+//! The Patchbay graph model, shared by the browser (compiled to WebAssembly)
+//! and the server: the document and its module configs, the ports each
+//! config gives, validation, the DOC23 R3.1 migration and the size limits.
+//! It depends on serde alone, never on UI, HTTP or database crates.
+
+pub mod config;
+pub mod document;
+pub mod kind;
+pub mod limits;
+pub mod migrate;
+pub mod ports;
+pub mod reprompt;
+pub mod starter;
+pub mod template;
+pub mod topology;
+pub mod validate;
+
+/// Fields a type does not know, kept so they are written back unchanged.
+pub type Extra = serde_json::Map<String, serde_json::Value>;
+
+pub use config::ModuleConfig;
+pub use document::{Cable, Endpoint, FORMAT, Graph, LoadError, LoadErrorKind, Module, Position};
+pub use kind::ModuleKind;
+pub use limits::Limits;
+pub use migrate::MigrationNote;
+pub use ports::{Direction, ModulePorts, Port, PortType, ports};
+pub use reprompt::{Attachment, RePrompt};
+pub use validate::{Code, Finding, Severity, ValidationContext, has_errors, validate};

@@ -1,0 +1,506 @@
+//! `validate()`: the findings of PRODUCT §1.3. The browser runs it on every
+//! edit and the server on save and run, so both say the same thing.
+
+use std::collections::HashSet;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use crate::config::ModuleConfig;
+use crate::template::{self, BUILT_INS, STATE_KEYS};
+use crate::topology::Topology;
+use crate::{Graph, Module};
+
+/// The most re-prompts a module (or one coding agent) should have.
+pub const MAX_RE_PROMPTS: usize = 10;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Severity {
+    /// Blocks a run.
+    Error,
+    Warning,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum Code {
+    #[serde(rename = "validation.reprompt_empty")]
+    RepromptEmpty,
+    #[serde(rename = "validation.reprompt_too_many")]
+    RepromptTooMany,
+    #[serde(rename = "validation.reprompt_unsupported")]
+    RepromptUnsupported,
+    #[serde(rename = "validation.dangling_cable")]
+    DanglingCable,
+    #[serde(rename = "validation.port_type_mismatch")]
+    PortTypeMismatch,
+    #[serde(rename = "validation.required_input_missing")]
+    RequiredInputMissing,
+    #[serde(rename = "validation.no_entry")]
+    NoEntry,
+    #[serde(rename = "validation.orphan_module")]
+    OrphanModule,
+    #[serde(rename = "validation.unbounded_cycle")]
+    UnboundedCycle,
+    #[serde(rename = "validation.coding_no_agents")]
+    CodingNoAgents,
+    #[serde(rename = "validation.unknown_kind")]
+    UnknownKind,
+    #[serde(rename = "validation.unknown_provider")]
+    UnknownProvider,
+    #[serde(rename = "validation.unknown_acp_profile")]
+    UnknownAcpProfile,
+    #[serde(rename = "validation.template_unresolved")]
+    TemplateUnresolved,
+}
+
+impl Code {
+    pub const ALL: [Code; 14] = [
+        Code::RepromptEmpty,
+        Code::RepromptTooMany,
+        Code::RepromptUnsupported,
+        Code::DanglingCable,
+        Code::PortTypeMismatch,
+        Code::RequiredInputMissing,
+        Code::NoEntry,
+        Code::OrphanModule,
+        Code::UnboundedCycle,
+        Code::CodingNoAgents,
+        Code::UnknownKind,
+        Code::UnknownProvider,
+        Code::UnknownAcpProfile,
+        Code::TemplateUnresolved,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Code::RepromptEmpty => "validation.reprompt_empty",
+            Code::RepromptTooMany => "validation.reprompt_too_many",
+            Code::RepromptUnsupported => "validation.reprompt_unsupported",
+            Code::DanglingCable => "validation.dangling_cable",
+            Code::PortTypeMismatch => "validation.port_type_mismatch",
+            Code::RequiredInputMissing => "validation.required_input_missing",
+            Code::NoEntry => "validation.no_entry",
+            Code::OrphanModule => "validation.orphan_module",
+            Code::UnboundedCycle => "validation.unbounded_cycle",
+            Code::CodingNoAgents => "validation.coding_no_agents",
+            Code::UnknownKind => "validation.unknown_kind",
+            Code::UnknownProvider => "validation.unknown_provider",
+            Code::UnknownAcpProfile => "validation.unknown_acp_profile",
+            Code::TemplateUnresolved => "validation.template_unresolved",
+        }
+    }
+
+    pub fn severity(self) -> Severity {
+        match self {
+            Code::RepromptTooMany | Code::DanglingCable | Code::OrphanModule => Severity::Warning,
+            _ => Severity::Error,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Finding {
+    pub code: Code,
+    pub severity: Severity,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub module_id: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub cable_id: Option<String>,
+    /// Where in the document, e.g. `modules[1].config.re_prompts[0]`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub path: Option<String>,
+    pub message: String,
+}
+
+/// What validation knows of the server it will run on. `None` means "not
+/// known here" (the editor before `/api/providers` answered): those checks
+/// are skipped rather than guessed.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ValidationContext {
+    pub providers: Option<Vec<String>>,
+    pub acp_profiles: Option<Vec<String>>,
+}
+
+pub fn has_errors(findings: &[Finding]) -> bool {
+    findings
+        .iter()
+        .any(|finding| finding.severity == Severity::Error)
+}
+
+struct Findings(Vec<Finding>);
+
+impl Findings {
+    fn module(
+        &mut self,
+        code: Code,
+        index: usize,
+        module: &Module,
+        path: Option<String>,
+        message: String,
+    ) {
+        self.0.push(Finding {
+            code,
+            severity: code.severity(),
+            module_id: Some(module.id.clone()),
+            cable_id: None,
+            path: Some(match path {
+                Some(inner) => format!("modules[{index}].{inner}"),
+                None => format!("modules[{index}]"),
+            }),
+            message,
+        });
+    }
+
+    fn cable(&mut self, code: Code, index: usize, cable_id: &str, message: String) {
+        self.0.push(Finding {
+            code,
+            severity: code.severity(),
+            module_id: None,
+            cable_id: Some(cable_id.to_owned()),
+            path: Some(format!("cables[{index}]")),
+            message,
+        });
+    }
+}
+
+/// Every finding for `graph`, modules first in document order, then cables,
+/// then findings about the graph as a whole.
+pub fn validate(graph: &Graph, context: &ValidationContext) -> Vec<Finding> {
+    let topology = Topology::new(graph);
+    let mut findings = Findings(Vec::new());
+    for (index, module) in graph.modules.iter().enumerate() {
+        check_module(&mut findings, &topology, index, module, context);
+    }
+    check_cables(&mut findings, &topology);
+    check_shape(&mut findings, &topology);
+    findings.0
+}
+
+fn check_module(
+    findings: &mut Findings,
+    topology: &Topology<'_>,
+    index: usize,
+    module: &Module,
+    context: &ValidationContext,
+) {
+    let name = module.display_label();
+    if let ModuleConfig::Unknown { kind, .. } = &module.config {
+        findings.module(
+            Code::UnknownKind,
+            index,
+            module,
+            Some("kind".to_owned()),
+            format!("\"{name}\" is of kind \"{kind}\", which this server does not know"),
+        );
+        return;
+    }
+
+    for list in module.config.re_prompt_lists() {
+        let owner = match list.agent_role {
+            Some(role) if !role.is_empty() => format!("agent \"{role}\" of \"{name}\""),
+            _ => format!("\"{name}\""),
+        };
+        for (position, re_prompt) in list.re_prompts.iter().enumerate() {
+            if re_prompt.is_blank() {
+                findings.module(
+                    Code::RepromptEmpty,
+                    index,
+                    module,
+                    Some(format!("{}[{position}]", list.path)),
+                    format!("Re-prompt {} of {owner} is empty", position + 1),
+                );
+            }
+        }
+        if list.re_prompts.len() > MAX_RE_PROMPTS {
+            findings.module(
+                Code::RepromptTooMany,
+                index,
+                module,
+                Some(list.path.clone()),
+                format!(
+                    "{owner} has {} re-prompts; at most {MAX_RE_PROMPTS} are supported",
+                    list.re_prompts.len()
+                ),
+            );
+        }
+    }
+
+    let has_module_re_prompts = module
+        .kind()
+        .is_some_and(|kind| kind.has_module_re_prompts());
+    if !has_module_re_prompts
+        && !matches!(module.config, ModuleConfig::Coding(_))
+        && let Some(value) = module
+            .config
+            .extra()
+            .and_then(|extra| extra.get("re_prompts"))
+        && !matches!(value, Value::Array(items) if items.is_empty())
+    {
+        findings.module(
+            Code::RepromptUnsupported,
+            index,
+            module,
+            Some("config.re_prompts".to_owned()),
+            format!(
+                "\"{name}\" is a {} module, which does not take re-prompts",
+                module.kind().map_or("", |kind| kind.title())
+            ),
+        );
+    }
+
+    if let ModuleConfig::Coding(coding) = &module.config {
+        if coding.agents.is_empty() {
+            findings.module(
+                Code::CodingNoAgents,
+                index,
+                module,
+                Some("config.agents".to_owned()),
+                format!("Coding module \"{name}\" has no agents"),
+            );
+        }
+        if let Some(profiles) = &context.acp_profiles {
+            for (position, agent) in coding.agents.iter().enumerate() {
+                if let Some(profile) = &agent.acp_profile_id
+                    && !profiles.contains(profile)
+                {
+                    findings.module(
+                        Code::UnknownAcpProfile,
+                        index,
+                        module,
+                        Some(format!("config.agents[{position}].acp_profile_id")),
+                        format!(
+                            "Agent {} of \"{name}\" uses ACP profile \"{profile}\", which this server does not have",
+                            position + 1
+                        ),
+                    );
+                }
+            }
+        }
+    }
+
+    if let (Some(providers), Some(agent)) = (&context.providers, module.config.agent_config())
+        && !agent.provider.is_empty()
+        && !providers.contains(&agent.provider)
+    {
+        findings.module(
+            Code::UnknownProvider,
+            index,
+            module,
+            Some("config.agent_config.provider".to_owned()),
+            format!(
+                "\"{name}\" uses provider \"{}\", which this server does not have",
+                agent.provider
+            ),
+        );
+    }
+
+    let ports = &topology.ports[index];
+    for port in ports.inputs.iter().filter(|port| port.required) {
+        let wired = topology
+            .live
+            .iter()
+            .any(|(cable, _, to)| *to == index && cable.to.port == port.id);
+        if !wired {
+            findings.module(
+                Code::RequiredInputMissing,
+                index,
+                module,
+                None,
+                format!("\"{name}\" needs a cable into its \"{}\" input", port.label),
+            );
+        }
+    }
+
+    check_templates(findings, topology, index, module);
+}
+
+fn check_templates(
+    findings: &mut Findings,
+    topology: &Topology<'_>,
+    index: usize,
+    module: &Module,
+) {
+    let texts = module.config.prompt_texts();
+    if texts.is_empty() {
+        return;
+    }
+    let upstream = topology.upstream_of(index);
+    let upstream_labels: HashSet<&str> = topology
+        .graph
+        .modules
+        .iter()
+        .enumerate()
+        .filter(|(position, _)| upstream[*position])
+        .map(|(_, other)| other.display_label().trim())
+        .collect();
+    for (path, text) in texts {
+        for variable in template::variables(text) {
+            let problem = if BUILT_INS.contains(&variable.name) {
+                None
+            } else if let Some((label, key)) = variable.module_reference() {
+                if !STATE_KEYS.contains(&key) {
+                    Some(format!(
+                        "\"{key}\" is not a module state key (use one of {})",
+                        STATE_KEYS.join(", ")
+                    ))
+                } else if !upstream_labels.contains(label) {
+                    Some(format!("no module upstream of it is labelled \"{label}\""))
+                } else {
+                    None
+                }
+            } else {
+                Some(format!(
+                    "\"{}\" is neither a built-in ({}) nor <label>.<key>",
+                    variable.name,
+                    BUILT_INS.join(", ")
+                ))
+            };
+            if let Some(problem) = problem {
+                findings.module(
+                    Code::TemplateUnresolved,
+                    index,
+                    module,
+                    Some(path.clone()),
+                    format!(
+                        "{{{{ {} }}}} in \"{}\" cannot be filled: {problem}",
+                        variable.name,
+                        module.display_label()
+                    ),
+                );
+            }
+        }
+    }
+}
+
+fn check_cables(findings: &mut Findings, topology: &Topology<'_>) {
+    let graph = topology.graph;
+    for (index, cable) in graph.cables.iter().enumerate() {
+        let from = topology.module_index(&cable.from.module);
+        let to = topology.module_index(&cable.to.module);
+        let (Some(from), Some(to)) = (from, to) else {
+            let missing = if from.is_none() {
+                &cable.from.module
+            } else {
+                &cable.to.module
+            };
+            findings.cable(
+                Code::DanglingCable,
+                index,
+                &cable.id,
+                format!(
+                    "Cable {} is connected to module \"{missing}\", which no longer exists",
+                    cable.id
+                ),
+            );
+            continue;
+        };
+        let from_module = &graph.modules[from];
+        let to_module = &graph.modules[to];
+        let output = topology.ports[from].output(&cable.from.port);
+        let input = topology.ports[to].input(&cable.to.port);
+        match (output, input) {
+            (Some(output), Some(input)) => {
+                if !output.port_type.connects_to(input.port_type) {
+                    findings.cable(
+                        Code::PortTypeMismatch,
+                        index,
+                        &cable.id,
+                        format!(
+                            "Cable {} joins \"{}\" {} ({}) to \"{}\" {} ({}), which do not fit",
+                            cable.id,
+                            from_module.display_label(),
+                            output.label,
+                            output.port_type.as_str(),
+                            to_module.display_label(),
+                            input.label,
+                            input.port_type.as_str()
+                        ),
+                    );
+                }
+            }
+            (None, _) => findings.cable(
+                Code::DanglingCable,
+                index,
+                &cable.id,
+                format!(
+                    "Cable {} starts at port \"{}\" of \"{}\", which no longer exists",
+                    cable.id,
+                    cable.from.port,
+                    from_module.display_label()
+                ),
+            ),
+            (_, None) => findings.cable(
+                Code::DanglingCable,
+                index,
+                &cable.id,
+                format!(
+                    "Cable {} ends at port \"{}\" of \"{}\", which no longer exists",
+                    cable.id,
+                    cable.to.port,
+                    to_module.display_label()
+                ),
+            ),
+        }
+    }
+}
+
+fn check_shape(findings: &mut Findings, topology: &Topology<'_>) {
+    let graph = topology.graph;
+    let entries = topology.entries();
+    if entries.is_empty() {
+        findings.0.push(Finding {
+            code: Code::NoEntry,
+            severity: Code::NoEntry.severity(),
+            module_id: None,
+            cable_id: None,
+            path: None,
+            message: if graph.modules.is_empty() {
+                "The graph has no modules, so nothing can run".to_owned()
+            } else {
+                "No module can start: every module waits on an input (add an Input module)"
+                    .to_owned()
+            },
+        });
+    } else {
+        let reached = topology.reachable_from(&entries);
+        for (index, module) in graph.modules.iter().enumerate() {
+            if !reached[index] {
+                findings.module(
+                    Code::OrphanModule,
+                    index,
+                    module,
+                    None,
+                    format!(
+                        "\"{}\" cannot be reached from any module a run starts at",
+                        module.display_label()
+                    ),
+                );
+            }
+        }
+    }
+    for cycle in topology.cycles() {
+        if topology.cycle_is_bounded(&cycle) {
+            continue;
+        }
+        let names: Vec<&str> = cycle
+            .iter()
+            .map(|&module| graph.modules[module].display_label())
+            .collect();
+        let first = cycle[0];
+        findings.module(
+            Code::UnboundedCycle,
+            first,
+            &graph.modules[first],
+            None,
+            format!(
+                "The loop through {} has no review gate or retry port to end it",
+                names
+                    .iter()
+                    .map(|name| format!("\"{name}\""))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        );
+    }
+}

@@ -1,0 +1,492 @@
+//! For every validation code: a graph that triggers it and a near-identical
+//! one that does not (PRODUCT §1.3).
+
+#![allow(clippy::expect_used, clippy::unwrap_used)] // a test that cannot load its fixture should panic
+use graph::{Code, Graph, Severity, ValidationContext, validate};
+use serde_json::{Value, json};
+
+fn module(id: &str, kind: &str, config: Value) -> Value {
+    json!({"id": id, "kind": kind, "label": id, "position": {"x": 0, "y": 0}, "config": config})
+}
+
+fn cable(id: &str, from: (&str, &str), to: (&str, &str)) -> Value {
+    json!({"id": id, "from": {"module": from.0, "port": from.1}, "to": {"module": to.0, "port": to.1}})
+}
+
+fn load(modules: Vec<Value>, cables: Vec<Value>) -> Graph {
+    Graph::from_value(json!({"modules": modules, "cables": cables})).expect("test graph loads")
+}
+
+fn codes_with(graph: &Graph, context: &ValidationContext) -> Vec<Code> {
+    validate(graph, context)
+        .into_iter()
+        .map(|finding| finding.code)
+        .collect()
+}
+
+fn codes(graph: &Graph) -> Vec<Code> {
+    codes_with(graph, &ValidationContext::default())
+}
+
+/// input m1 → agent task m2 (with `task`) → output m3.
+fn chain(task: Value) -> Graph {
+    load(
+        vec![
+            module("m1", "step.input", json!({})),
+            module("m2", "step.agent_task", task),
+            module("m3", "step.output", json!({})),
+        ],
+        vec![
+            cable("c1", ("m1", "data_out"), ("m2", "data_in")),
+            cable("c2", ("m2", "data_out"), ("m3", "data_in")),
+        ],
+    )
+}
+
+#[test]
+fn the_plain_chain_has_no_findings() {
+    assert_eq!(codes(&chain(json!({"instruction": "Write"}))), []);
+}
+
+#[test]
+fn reprompt_empty() {
+    let bad = chain(json!({"re_prompts": ["Review your work", "   "]}));
+    let findings = validate(&bad, &ValidationContext::default());
+    assert_eq!(findings.len(), 1);
+    assert_eq!(findings[0].code, Code::RepromptEmpty);
+    assert_eq!(findings[0].severity, Severity::Error);
+    assert_eq!(findings[0].module_id.as_deref(), Some("m2"));
+    assert_eq!(
+        findings[0].path.as_deref(),
+        Some("modules[1].config.re_prompts[1]")
+    );
+    assert!(
+        findings[0].message.contains("Re-prompt 2"),
+        "{}",
+        findings[0].message
+    );
+
+    let good = chain(json!({"re_prompts": ["Review your work", "Finalize"]}));
+    assert_eq!(codes(&good), []);
+}
+
+#[test]
+fn reprompt_empty_on_a_coding_agent() {
+    let coding = |text: &str| {
+        load(
+            vec![module(
+                "m1",
+                "step.coding",
+                json!({"agents": [{"role": "builder", "re_prompts": ["Run the tests"]},
+                                  {"role": "reviewer", "re_prompts": [text]}]}),
+            )],
+            vec![],
+        )
+    };
+    let findings = validate(&coding(""), &ValidationContext::default());
+    assert_eq!(findings.len(), 1);
+    assert_eq!(findings[0].code, Code::RepromptEmpty);
+    assert_eq!(
+        findings[0].path.as_deref(),
+        Some("modules[0].config.agents[1].re_prompts[0]")
+    );
+    assert!(findings[0].message.contains("reviewer"));
+    assert_eq!(codes(&coding("Reconsider your review")), []);
+}
+
+#[test]
+fn reprompt_too_many() {
+    let prompts = |count: usize| -> Vec<String> {
+        (1..=count).map(|index| format!("Pass {index}")).collect()
+    };
+    let bad = chain(json!({"re_prompts": prompts(11)}));
+    let findings = validate(&bad, &ValidationContext::default());
+    assert_eq!(findings.len(), 1);
+    assert_eq!(findings[0].code, Code::RepromptTooMany);
+    assert_eq!(findings[0].severity, Severity::Warning);
+    assert_eq!(codes(&chain(json!({"re_prompts": prompts(10)}))), []);
+}
+
+#[test]
+fn reprompt_unsupported() {
+    let transform = |config: Value| {
+        load(
+            vec![
+                module("m1", "step.input", json!({})),
+                module("m2", "step.transform", config),
+            ],
+            vec![cable("c1", ("m1", "data_out"), ("m2", "data_in"))],
+        )
+    };
+    let bad = transform(json!({"instruction": "Shorten", "re_prompts": ["Shorter"]}));
+    assert_eq!(codes(&bad), [Code::RepromptUnsupported]);
+    let good = transform(json!({"instruction": "Shorten"}));
+    assert_eq!(codes(&good), []);
+    // The unsupported field is kept in the document, not dropped.
+    let written = serde_json::to_value(&bad).unwrap();
+    assert_eq!(
+        written["modules"][1]["config"]["re_prompts"],
+        json!(["Shorter"])
+    );
+}
+
+fn wired_to_reprompt_port(separate_outputs: bool, re_prompts: Value) -> Graph {
+    load(
+        vec![
+            module("m1", "step.input", json!({})),
+            module(
+                "m2",
+                "step.agent_task",
+                json!({"re_prompts": re_prompts, "separate_outputs": separate_outputs}),
+            ),
+            module("m3", "step.output", json!({})),
+        ],
+        vec![
+            cable("c1", ("m1", "data_out"), ("m2", "data_in")),
+            cable("c2", ("m2", "reprompt_2_out"), ("m3", "data_in")),
+        ],
+    )
+}
+
+#[test]
+fn dangling_cable_when_separate_outputs_is_unticked() {
+    let good = wired_to_reprompt_port(true, json!(["Review", "Finalize"]));
+    assert_eq!(codes(&good), []);
+
+    let bad = wired_to_reprompt_port(false, json!(["Review", "Finalize"]));
+    let findings = validate(&bad, &ValidationContext::default());
+    let dangling: Vec<_> = findings
+        .iter()
+        .filter(|finding| finding.code == Code::DanglingCable)
+        .collect();
+    assert_eq!(dangling.len(), 1);
+    assert_eq!(dangling[0].severity, Severity::Warning);
+    assert_eq!(dangling[0].cable_id.as_deref(), Some("c2"));
+    assert!(dangling[0].message.contains("reprompt_2_out"));
+    // The cable stays in the document; only a warning says it leads nowhere.
+    assert_eq!(bad.cables.len(), 2);
+    // With its only cable dangling, the output's required input is unwired.
+    assert!(
+        findings
+            .iter()
+            .any(|finding| finding.code == Code::RequiredInputMissing)
+    );
+}
+
+#[test]
+fn dangling_cable_when_a_wired_re_prompt_is_removed() {
+    let bad = wired_to_reprompt_port(true, json!(["Review"]));
+    let dangling = codes(&bad)
+        .into_iter()
+        .filter(|code| *code == Code::DanglingCable)
+        .count();
+    assert_eq!(dangling, 1);
+    assert_eq!(bad.cables.len(), 2);
+}
+
+#[test]
+fn dangling_cable_when_its_module_is_gone() {
+    let bad = load(
+        vec![
+            module("m1", "step.input", json!({})),
+            module("m3", "step.output", json!({})),
+        ],
+        vec![
+            cable("c1", ("m1", "data_out"), ("m3", "data_in")),
+            cable("c2", ("m2", "data_out"), ("m3", "data_in")),
+        ],
+    );
+    assert_eq!(codes(&bad), [Code::DanglingCable]);
+}
+
+#[test]
+fn port_type_mismatch() {
+    let graph_with = |from_port: &str| {
+        load(
+            vec![
+                module("m1", "step.input", json!({})),
+                module("m2", "step.agent_task", json!({})),
+                module("m3", "step.output", json!({})),
+            ],
+            vec![
+                cable("c1", ("m1", "data_out"), ("m2", "data_in")),
+                cable("c2", ("m2", from_port), ("m3", "data_in")),
+            ],
+        )
+    };
+    let findings = validate(&graph_with("signal_out"), &ValidationContext::default());
+    assert_eq!(findings.len(), 1);
+    assert_eq!(findings[0].code, Code::PortTypeMismatch);
+    assert_eq!(findings[0].cable_id.as_deref(), Some("c2"));
+    assert_eq!(codes(&graph_with("data_out")), []);
+    // A receipt may feed a bundle input.
+    assert_eq!(codes(&graph_with("receipt_out")), []);
+}
+
+#[test]
+fn required_input_missing() {
+    let judge = |wired: bool| {
+        let mut cables = vec![cable("c1", ("m1", "data_out"), ("m2", "comparison_in"))];
+        if wired {
+            cables.push(cable("c2", ("m1", "data_out"), ("m2", "target_in")));
+        }
+        load(
+            vec![
+                module("m1", "step.input", json!({})),
+                module("m2", "step.judge", json!({"rubric": [{"name": "Clarity"}]})),
+            ],
+            cables,
+        )
+    };
+    let findings = validate(&judge(false), &ValidationContext::default());
+    assert_eq!(findings.len(), 1);
+    assert_eq!(findings[0].code, Code::RequiredInputMissing);
+    assert_eq!(findings[0].module_id.as_deref(), Some("m2"));
+    assert!(findings[0].message.contains("Target"));
+    assert_eq!(codes(&judge(true)), []);
+}
+
+/// Agent task `a` and review gate `g` in a revision loop, optionally fed by
+/// an input module.
+fn review_loop(fed: bool) -> Graph {
+    let mut cables = vec![
+        cable("c1", ("a", "data_out"), ("g", "data_in")),
+        cable("c2", ("g", "revise_out"), ("a", "context_in")),
+    ];
+    if fed {
+        cables.push(cable("c3", ("in", "data_out"), ("a", "data_in")));
+    }
+    load(
+        vec![
+            module("in", "step.input", json!({})),
+            module("a", "step.agent_task", json!({"session_persist": true})),
+            module("g", "step.agent_review_gate", json!({"max_rounds": 3})),
+        ],
+        cables,
+    )
+}
+
+#[test]
+fn orphan_module() {
+    let findings = validate(&review_loop(false), &ValidationContext::default());
+    let orphans: Vec<&str> = findings
+        .iter()
+        .filter(|finding| finding.code == Code::OrphanModule)
+        .filter_map(|finding| finding.module_id.as_deref())
+        .collect();
+    assert_eq!(orphans, ["a", "g"]);
+    assert!(
+        findings
+            .iter()
+            .all(|finding| finding.severity == Severity::Warning)
+    );
+    assert_eq!(codes(&review_loop(true)), []);
+}
+
+#[test]
+fn no_entry() {
+    let bad = load(
+        vec![
+            module("a", "step.agent_task", json!({})),
+            module("g", "step.agent_review_gate", json!({})),
+        ],
+        vec![
+            cable("c1", ("a", "data_out"), ("g", "data_in")),
+            cable("c2", ("g", "revise_out"), ("a", "context_in")),
+        ],
+    );
+    assert_eq!(codes(&bad), [Code::NoEntry]);
+    let good = load(
+        vec![
+            module("a", "step.agent_task", json!({})),
+            module("g", "step.agent_review_gate", json!({})),
+        ],
+        vec![cable("c1", ("a", "data_out"), ("g", "data_in"))],
+    );
+    assert_eq!(codes(&good), []);
+    assert_eq!(codes(&load(vec![], vec![])), [Code::NoEntry]);
+}
+
+#[test]
+fn unbounded_cycle() {
+    let two_tasks = |back_port: &str, back_kind: &str| {
+        load(
+            vec![
+                module("in", "step.input", json!({})),
+                module("a", "step.agent_task", json!({})),
+                module("b", back_kind, json!({"command": "cargo test"})),
+            ],
+            vec![
+                cable("c1", ("in", "data_out"), ("a", "data_in")),
+                cable("c2", ("a", "data_out"), ("b", "data_in")),
+                cable("c3", ("b", back_port), ("a", "context_in")),
+            ],
+        )
+    };
+    // a → b → a with b an agent task: nothing ends the loop.
+    let bad = load(
+        vec![
+            module("in", "step.input", json!({})),
+            module("a", "step.agent_task", json!({})),
+            module("b", "step.agent_task", json!({})),
+        ],
+        vec![
+            cable("c1", ("in", "data_out"), ("a", "data_in")),
+            cable("c2", ("a", "data_out"), ("b", "data_in")),
+            cable("c3", ("b", "data_out"), ("a", "context_in")),
+        ],
+    );
+    let findings = validate(&bad, &ValidationContext::default());
+    assert_eq!(findings.len(), 1);
+    assert_eq!(findings[0].code, Code::UnboundedCycle);
+    assert_eq!(findings[0].module_id.as_deref(), Some("a"));
+    // The same loop closed through a command's retry port is bounded…
+    assert_eq!(codes(&two_tasks("fail_out", "step.command")), []);
+    // …and so is one through a review gate.
+    assert_eq!(codes(&review_loop(true)), []);
+    // A module cabled to itself is a loop too.
+    let self_loop = load(
+        vec![
+            module("in", "step.input", json!({})),
+            module("a", "step.agent_task", json!({})),
+        ],
+        vec![
+            cable("c1", ("in", "data_out"), ("a", "data_in")),
+            cable("c2", ("a", "data_out"), ("a", "context_in")),
+        ],
+    );
+    assert_eq!(codes(&self_loop), [Code::UnboundedCycle]);
+}
+
+#[test]
+fn coding_no_agents() {
+    let coding = |agents: Value| {
+        load(
+            vec![module("m1", "step.coding", json!({"agents": agents}))],
+            vec![],
+        )
+    };
+    assert_eq!(codes(&coding(json!([]))), [Code::CodingNoAgents]);
+    assert_eq!(codes(&coding(json!([{"role": "builder"}]))), []);
+}
+
+#[test]
+fn unknown_kind() {
+    let one = |kind: &str| load(vec![module("m1", kind, json!({}))], vec![]);
+    let findings = validate(&one("step.teleport"), &ValidationContext::default());
+    assert_eq!(findings.len(), 1);
+    assert_eq!(findings[0].code, Code::UnknownKind);
+    assert!(findings[0].message.contains("step.teleport"));
+    assert_eq!(codes(&one("step.input")), []);
+}
+
+#[test]
+fn unknown_provider() {
+    let context = ValidationContext {
+        providers: Some(vec!["sim".to_owned(), "openai".to_owned()]),
+        acp_profiles: None,
+    };
+    let with_provider =
+        |provider: &str| chain(json!({"agent_config": {"provider": provider, "model": "x"}}));
+    let findings = validate(&with_provider("anthropic-prod"), &context);
+    assert_eq!(findings.len(), 1);
+    assert_eq!(findings[0].code, Code::UnknownProvider);
+    assert_eq!(
+        findings[0].path.as_deref(),
+        Some("modules[1].config.agent_config.provider")
+    );
+    assert_eq!(codes_with(&with_provider("openai"), &context), []);
+    // Without knowing the server's providers, nothing is guessed.
+    assert_eq!(codes(&with_provider("anthropic-prod")), []);
+}
+
+#[test]
+fn unknown_acp_profile() {
+    let context = ValidationContext {
+        providers: None,
+        acp_profiles: Some(vec!["sim-agent".to_owned()]),
+    };
+    let coding = |profile: Value| {
+        load(
+            vec![module(
+                "m1",
+                "step.coding",
+                json!({"agents": [{"role": "builder", "acp_profile_id": profile}]}),
+            )],
+            vec![],
+        )
+    };
+    assert_eq!(
+        codes_with(&coding(json!("claude-code")), &context),
+        [Code::UnknownAcpProfile]
+    );
+    assert_eq!(codes_with(&coding(json!("sim-agent")), &context), []);
+    // null is the server's default profile.
+    assert_eq!(codes_with(&coding(Value::Null), &context), []);
+}
+
+#[test]
+fn template_unresolved() {
+    let with_instruction = |instruction: &str| chain(json!({"instruction": instruction}));
+    for resolvable in [
+        "Write about {{ input }}",
+        "Run {{ run_id }}: expand {{ m1.output }}",
+        "Tokens so far: {{m1.tokens_out}}",
+    ] {
+        assert_eq!(codes(&with_instruction(resolvable)), [], "{resolvable}");
+    }
+    for unresolvable in [
+        "Expand {{ Draft.output }}", // no such label upstream
+        "Expand {{ m1.colour }}",    // not a state key
+        "Expand {{ m3.output }}",    // downstream, not upstream
+        "Expand {{ whatever }}",     // neither built-in nor label.key
+    ] {
+        let findings = validate(
+            &with_instruction(unresolvable),
+            &ValidationContext::default(),
+        );
+        assert_eq!(findings.len(), 1, "{unresolvable}");
+        assert_eq!(findings[0].code, Code::TemplateUnresolved, "{unresolvable}");
+        assert_eq!(
+            findings[0].path.as_deref(),
+            Some("modules[1].config.instruction")
+        );
+    }
+    // Variables in re-prompts are checked too.
+    let in_re_prompt = chain(json!({"re_prompts": ["Compare with {{ Nobody.output }}"]}));
+    assert_eq!(codes(&in_re_prompt), [Code::TemplateUnresolved]);
+}
+
+#[test]
+fn every_code_is_exercised_above() {
+    // Keeps this file honest when a code is added: each code must appear in a
+    // test of its own name.
+    let source = include_str!("validation.rs");
+    for code in Code::ALL {
+        let name = code.as_str().trim_start_matches("validation.");
+        assert!(
+            source.contains(&format!("fn {name}(")) || source.contains(&format!("fn {name}_")),
+            "no test for {}",
+            code.as_str()
+        );
+    }
+}
+
+#[test]
+fn findings_serialize_with_the_product_field_names() {
+    let findings = validate(
+        &chain(json!({"re_prompts": [""]})),
+        &ValidationContext::default(),
+    );
+    let wire = serde_json::to_value(&findings).unwrap();
+    assert_eq!(
+        wire,
+        json!([{
+            "code": "validation.reprompt_empty",
+            "severity": "error",
+            "module_id": "m2",
+            "path": "modules[1].config.re_prompts[0]",
+            "message": "Re-prompt 1 of \"m2\" is empty"
+        }])
+    );
+}
