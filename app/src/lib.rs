@@ -1,1 +1,60 @@
-//! placeholder
+//! The Patchbay web app (Leptos): the page shell, the routes, the graph page
+//! and its canvas. Rendered on the server (`ssr`) and hydrated in the
+//! browser (`hydrate`); server-only and browser-only code sit behind those
+//! features. The graph model itself lives in the `graph` crate.
+
+pub mod canvas;
+pub mod data;
+pub mod edit_token;
+pub mod pages;
+
+#[cfg(feature = "hydrate")]
+pub mod browser;
+
+pub use graph;
+
+use leptos::prelude::*;
+use leptos_router::components::{Route, Router, Routes};
+use leptos_router::{SsrMode, path};
+
+use pages::{GraphPage, NotFound};
+
+/// The HTML document around the app.
+pub fn shell(options: LeptosOptions) -> impl IntoView {
+    view! {
+        <!DOCTYPE html>
+        <html lang="en">
+            <head>
+                <meta charset="utf-8"/>
+                <meta name="viewport" content="width=device-width, initial-scale=1"/>
+                <title>"Patchbay"</title>
+                <link rel="stylesheet" href="/pkg/app.css"/>
+                <link rel="icon" href="/favicon.svg" type="image/svg+xml"/>
+                <HydrationScripts options/>
+            </head>
+            <body>
+                <App/>
+            </body>
+        </html>
+    }
+}
+
+#[component]
+pub fn App() -> impl IntoView {
+    view! {
+        <Router>
+            <Routes fallback=|| view! { <NotFound message="This page does not exist."/> }>
+                // Async: the status (404 for an unknown graph) is known before
+                // the first byte is sent.
+                <Route path=path!("/g/:id") view=GraphPage ssr=SsrMode::Async/>
+            </Routes>
+        </Router>
+    }
+}
+
+/// Entry point of the browser bundle.
+#[cfg(feature = "hydrate")]
+#[wasm_bindgen::prelude::wasm_bindgen]
+pub fn hydrate() {
+    leptos::mount::hydrate_body(App);
+}

@@ -1,0 +1,84 @@
+//! How a page gets its graph: read from the store while rendering on the
+//! server, fetched from the graphs API in the browser. A hydrating page
+//! never fetches: Leptos serialises the server's answer into the page.
+
+use graph::Graph;
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum PageError {
+    NotFound,
+    Unavailable(String),
+}
+
+#[cfg(feature = "ssr")]
+pub mod server {
+    //! The server hands pages a [`GraphSource`] through context, so this
+    //! crate does not depend on the server's store.
+
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::sync::Arc;
+
+    use graph::Graph;
+
+    pub type GraphFuture = Pin<Box<dyn Future<Output = Result<Option<Graph>, String>> + Send>>;
+
+    pub trait GraphSource: Send + Sync {
+        fn graph(&self, id: String) -> GraphFuture;
+    }
+
+    #[derive(Clone)]
+    pub struct GraphSourceHandle(pub Arc<dyn GraphSource>);
+}
+
+/// Starts loading graph `id`. Context is read here, synchronously, while the
+/// caller's reactive owner is current.
+#[cfg(feature = "ssr")]
+pub fn load_graph(
+    id: String,
+) -> impl std::future::Future<Output = Result<Graph, PageError>> + Send + 'static {
+    let source = leptos::prelude::use_context::<server::GraphSourceHandle>();
+    async move {
+        let Some(source) = source else {
+            return Err(PageError::Unavailable("no graph store".to_owned()));
+        };
+        match source.0.graph(id).await {
+            Ok(Some(graph)) => Ok(graph),
+            Ok(None) => Err(PageError::NotFound),
+            Err(message) => Err(PageError::Unavailable(message)),
+        }
+    }
+}
+
+#[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+pub fn load_graph(
+    id: String,
+) -> impl std::future::Future<Output = Result<Graph, PageError>> + Send + 'static {
+    send_wrapper::SendWrapper::new(async move {
+        let url = format!("/api/graphs/{id}");
+        match crate::browser::fetch_text("GET", &url, None).await {
+            Ok((200, body)) => {
+                Graph::load(&body).map_err(|error| PageError::Unavailable(error.to_string()))
+            }
+            Ok((404, _)) => Err(PageError::NotFound),
+            Ok((status, _)) => Err(PageError::Unavailable(format!(
+                "the server answered {status}"
+            ))),
+            Err(message) => Err(PageError::Unavailable(message)),
+        }
+    })
+}
+
+/// A build with neither `ssr` nor `hydrate` (unit tests of this crate) has
+/// nowhere to load from.
+#[cfg(not(any(feature = "ssr", feature = "hydrate")))]
+pub fn load_graph(
+    id: String,
+) -> impl std::future::Future<Output = Result<Graph, PageError>> + Send + 'static {
+    async move {
+        Err(PageError::Unavailable(format!(
+            "graph {id}: this build renders no data"
+        )))
+    }
+}

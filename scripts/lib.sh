@@ -1,0 +1,118 @@
+# Shared by the scripts in this folder: idempotent installs of every tool the
+# project needs, each skipped when already present at the pinned version.
+# Source it; do not run it.
+
+set -euo pipefail
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
+SITE_ROOT="$TARGET_DIR/site"
+export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
+
+say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+fail() { printf '\033[31merror:\033[0m %s\n' "$*" >&2; exit 1; }
+
+# Run as root, through sudo when we are not root.
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"
+  elif command -v sudo >/dev/null 2>&1; then sudo "$@"
+  else fail "need root (or sudo) to run: $*"
+  fi
+}
+
+apt_updated=""
+apt_install() {
+  if [ -z "$apt_updated" ]; then
+    say "apt-get update"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    apt_updated=1
+  fi
+  say "apt-get install $*"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$@" >/dev/null
+}
+
+ensure_rust() {
+  command -v cargo >/dev/null 2>&1 || fail "cargo is not on PATH: install Rust with rustup (https://rustup.rs)"
+}
+
+ensure_wasm_target() {
+  if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
+    say "adding the wasm32-unknown-unknown target"
+    rustup target add wasm32-unknown-unknown || fail "rustup could not add wasm32-unknown-unknown"
+  fi
+}
+
+# The wasm-bindgen CLI must be exactly the version of the crate in Cargo.lock.
+wasm_bindgen_version() {
+  awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' "$ROOT/Cargo.lock"
+}
+
+ensure_wasm_bindgen() {
+  local wanted installed=""
+  wanted="$(wasm_bindgen_version)"
+  [ -n "$wanted" ] || fail "cannot read the wasm-bindgen version from Cargo.lock"
+  if command -v wasm-bindgen >/dev/null 2>&1; then
+    installed="$(wasm-bindgen --version | awk '{print $2}')"
+  fi
+  if [ "$installed" != "$wanted" ]; then
+    say "installing wasm-bindgen-cli $wanted (about 8 minutes, once)"
+    # Not --locked: its own lock file pins a webpki-roots the registry dropped.
+    cargo install wasm-bindgen-cli --version "$wanted" || fail "cargo install wasm-bindgen-cli $wanted failed"
+  fi
+}
+
+ensure_node() {
+  command -v npm >/dev/null 2>&1 || apt_install nodejs npm
+}
+
+# npm packages (binaryen's wasm-opt, Playwright), reinstalled when the lock changes.
+ensure_npm_packages() {
+  ensure_node
+  local stamp="$ROOT/node_modules/.patchbay-lock"
+  if [ ! -f "$stamp" ] || ! cmp -s "$ROOT/package-lock.json" "$stamp"; then
+    say "installing npm packages (binaryen, Playwright)"
+    (cd "$ROOT" && npm ci --no-audit --no-fund --loglevel=error) || fail "npm ci failed"
+    cp "$ROOT/package-lock.json" "$stamp"
+  fi
+}
+
+ensure_chromium() {
+  if [ ! -x /usr/bin/chromium ]; then
+    apt_install chromium chromium-driver
+  fi
+}
+
+ensure_build_tools() {
+  ensure_rust
+  ensure_wasm_target
+  ensure_wasm_bindgen
+  ensure_npm_packages
+}
+
+# A PostgreSQL server on this machine with a `patchbay` role and a fresh
+# `patchbay_test` database; prints its URL.
+ensure_postgres_test_database() {
+  if ! command -v pg_lsclusters >/dev/null 2>&1; then
+    apt_install postgresql
+  fi
+  local cluster version name port status
+  cluster="$(pg_lsclusters --no-header | head -n 1)"
+  if [ -z "$cluster" ]; then
+    version="$(ls /usr/lib/postgresql | sort -n | tail -n 1)"
+    say "creating PostgreSQL cluster $version/main"
+    as_root pg_createcluster "$version" main >/dev/null
+    cluster="$(pg_lsclusters --no-header | head -n 1)"
+  fi
+  read -r version name port status _ <<<"$cluster"
+  if [ "$status" != "online" ]; then
+    say "starting PostgreSQL $version/$name"
+    as_root pg_ctlcluster "$version" "$name" start
+  fi
+  local psql=(as_root env PGOPTIONS=--client-min-messages=warning runuser -u postgres -- psql -p "$port" -v ON_ERROR_STOP=1 -qtA)
+  if [ -z "$("${psql[@]}" -c "SELECT 1 FROM pg_roles WHERE rolname = 'patchbay'")" ]; then
+    "${psql[@]}" -c "CREATE ROLE patchbay LOGIN PASSWORD 'patchbay'" >/dev/null
+  fi
+  "${psql[@]}" -c "DROP DATABASE IF EXISTS patchbay_test WITH (FORCE)" >/dev/null
+  "${psql[@]}" -c "CREATE DATABASE patchbay_test OWNER patchbay" >/dev/null
+  echo "postgres://patchbay:patchbay@127.0.0.1:$port/patchbay_test"
+}

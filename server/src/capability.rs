@@ -1,0 +1,78 @@
+//! Graph ids and edit tokens. An id names a graph and lets anyone view it; the
+//! edit token is the capability to save over it. Both are random and
+//! URL-safe; the server keeps only a hash of the token.
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use sha2::{Digest, Sha256};
+
+/// 144 random bits after the prefix: unguessable, 24 URL-safe characters.
+pub fn new_graph_id() -> String {
+    let bytes: [u8; 18] = rand::random();
+    format!("g_{}", URL_SAFE_NO_PAD.encode(bytes))
+}
+
+/// 256 random bits.
+pub fn new_edit_token() -> String {
+    let bytes: [u8; 32] = rand::random();
+    URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// Whether a string has the shape of a graph id (so junk never reaches the
+/// database and every bad id is the same plain 404).
+pub fn is_graph_id(id: &str) -> bool {
+    id.strip_prefix("g_").is_some_and(|rest| {
+        rest.len() == 24
+            && rest
+                .bytes()
+                .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_')
+    })
+}
+
+/// The stored form of a token. Tokens are long random strings, so a plain
+/// SHA-256 is enough: there is nothing to brute-force.
+pub fn hash_token(token: &str) -> String {
+    Sha256::digest(token.as_bytes())
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect()
+}
+
+/// Compares a presented token with a stored hash in constant time.
+pub fn token_matches(token: &str, stored_hash: &str) -> bool {
+    let presented = hash_token(token);
+    presented.len() == stored_hash.len()
+        && presented
+            .bytes()
+            .zip(stored_hash.bytes())
+            .fold(0u8, |difference, (left, right)| difference | (left ^ right))
+            == 0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ids_are_unique_url_safe_and_recognised() {
+        let first = new_graph_id();
+        let second = new_graph_id();
+        assert_ne!(first, second);
+        assert!(is_graph_id(&first), "{first}");
+        assert_eq!(first.len(), 26);
+        assert!(!is_graph_id("g_short"));
+        assert!(!is_graph_id("../../etc/passwd"));
+        assert!(!is_graph_id(&format!("x{}", &first[1..])));
+    }
+
+    #[test]
+    fn tokens_match_only_their_hash() {
+        let token = new_edit_token();
+        assert_eq!(token.len(), 43);
+        let stored = hash_token(&token);
+        assert!(token_matches(&token, &stored));
+        assert!(!token_matches(&new_edit_token(), &stored));
+        assert!(!token_matches("", &stored));
+        assert_ne!(stored, token, "the token itself is never stored");
+    }
+}

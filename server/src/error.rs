@@ -1,0 +1,151 @@
+//! The one error type of the HTTP API, turned into
+//! `{ "error": { "code", "message", "details" } }` with its status here and
+//! nowhere else.
+
+use axum::http::StatusCode;
+use axum::http::header::CONTENT_TYPE;
+use axum::response::{IntoResponse, Response};
+use graph::limits::LimitExceeded;
+use graph::{LoadError, LoadErrorKind};
+use serde_json::{Value, json};
+
+use crate::store::StoreError;
+
+#[derive(Debug)]
+pub enum ApiError {
+    /// The document could not be read (bad JSON, wrong types, …).
+    Document(LoadError),
+    TooLarge {
+        max_bytes: usize,
+    },
+    OverLimit(LimitExceeded),
+    UnsupportedMediaType,
+    GraphNotFound,
+    RouteNotFound,
+    MethodNotAllowed,
+    EditTokenRequired,
+    EditTokenInvalid,
+    RevisionRequired,
+    RevisionMalformed(String),
+    RevisionConflict {
+        current: i64,
+    },
+    /// A failure of ours, not the client's. The detail goes to the log only.
+    Internal(String),
+}
+
+impl ApiError {
+    pub fn status(&self) -> StatusCode {
+        match self {
+            ApiError::Document(error) => match error.kind {
+                LoadErrorKind::Syntax => StatusCode::BAD_REQUEST,
+                _ => StatusCode::UNPROCESSABLE_ENTITY,
+            },
+            ApiError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::OverLimit(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            ApiError::GraphNotFound | ApiError::RouteNotFound => StatusCode::NOT_FOUND,
+            ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
+            ApiError::EditTokenRequired | ApiError::EditTokenInvalid => StatusCode::FORBIDDEN,
+            ApiError::RevisionRequired => StatusCode::PRECONDITION_REQUIRED,
+            ApiError::RevisionMalformed(_) => StatusCode::BAD_REQUEST,
+            ApiError::RevisionConflict { .. } => StatusCode::CONFLICT,
+            ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
+        }
+    }
+
+    pub fn code(&self) -> &'static str {
+        match self {
+            ApiError::Document(error) => error.code(),
+            ApiError::TooLarge { .. } => "document.too_large",
+            ApiError::OverLimit(_) => "document.over_limit",
+            ApiError::UnsupportedMediaType => "request.unsupported_media_type",
+            ApiError::GraphNotFound => "graph.not_found",
+            ApiError::RouteNotFound => "request.not_found",
+            ApiError::MethodNotAllowed => "request.method_not_allowed",
+            ApiError::EditTokenRequired => "graph.edit_token_required",
+            ApiError::EditTokenInvalid => "graph.edit_token_invalid",
+            ApiError::RevisionRequired => "graph.revision_required",
+            ApiError::RevisionMalformed(_) => "graph.revision_malformed",
+            ApiError::RevisionConflict { .. } => "graph.revision_conflict",
+            ApiError::Internal(_) => "internal",
+        }
+    }
+
+    pub fn message(&self) -> String {
+        match self {
+            ApiError::Document(error) => error.to_string(),
+            ApiError::TooLarge { max_bytes } => {
+                format!("the request body is larger than the limit of {max_bytes} bytes")
+            }
+            ApiError::OverLimit(exceeded) => exceeded.message.clone(),
+            ApiError::UnsupportedMediaType => {
+                "send the graph document as application/json".to_owned()
+            }
+            ApiError::GraphNotFound => "there is no graph with this id".to_owned(),
+            ApiError::RouteNotFound => "there is no such API endpoint".to_owned(),
+            ApiError::MethodNotAllowed => "this endpoint does not take that method".to_owned(),
+            ApiError::EditTokenRequired => {
+                "saving needs the graph's edit token (Authorization: Bearer <token>)".to_owned()
+            }
+            ApiError::EditTokenInvalid => "the edit token does not match this graph".to_owned(),
+            ApiError::RevisionRequired => {
+                "saving needs If-Match: <revision>, the revision the edit started from".to_owned()
+            }
+            ApiError::RevisionMalformed(value) => {
+                format!("If-Match must be a revision number, not \"{value}\"")
+            }
+            ApiError::RevisionConflict { current } => format!(
+                "the graph was saved by someone else since; it is now at revision {current}"
+            ),
+            ApiError::Internal(_) => "the server failed; the error is in its log".to_owned(),
+        }
+    }
+
+    pub fn details(&self) -> Option<Value> {
+        match self {
+            ApiError::Document(error) if !error.path.is_empty() => {
+                Some(json!({ "path": error.path }))
+            }
+            ApiError::TooLarge { max_bytes } => Some(json!({ "max_bytes": max_bytes })),
+            ApiError::OverLimit(exceeded) => Some(json!({ "limit": exceeded.limit })),
+            ApiError::RevisionConflict { current } => Some(json!({ "current_revision": current })),
+            _ => None,
+        }
+    }
+
+    /// The JSON body of this error.
+    pub fn body(&self) -> Value {
+        let mut error = json!({ "code": self.code(), "message": self.message() });
+        if let Some(details) = self.details() {
+            error["details"] = details;
+        }
+        json!({ "error": error })
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        if let ApiError::Internal(detail) = &self {
+            tracing::error!(%detail, "request failed");
+        }
+        (
+            self.status(),
+            [(CONTENT_TYPE, "application/json")],
+            self.body().to_string(),
+        )
+            .into_response()
+    }
+}
+
+impl From<StoreError> for ApiError {
+    fn from(error: StoreError) -> ApiError {
+        ApiError::Internal(error.to_string())
+    }
+}
+
+impl From<LoadError> for ApiError {
+    fn from(error: LoadError) -> ApiError {
+        ApiError::Document(error)
+    }
+}

@@ -1,0 +1,184 @@
+//! The graphs API (PRODUCT §6): create, get, save with `If-Match`, fork,
+//! and validate a posted document.
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::header::{AUTHORIZATION, CONTENT_TYPE, ETAG, IF_MATCH, LOCATION};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use graph::{Graph, has_errors, validate};
+use serde_json::json;
+
+use crate::body::JsonBody;
+use crate::capability::{hash_token, is_graph_id, new_edit_token, new_graph_id, token_matches};
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::store::NewGraph;
+use crate::store::{SaveOutcome, StoredGraph};
+
+/// A graph just created (or forked), with the edit token shown this once.
+pub struct Created {
+    pub id: String,
+    pub edit_token: String,
+}
+
+/// Stores `graph` under a fresh id and token at revision 1.
+pub async fn create_graph(
+    state: &AppState,
+    mut graph: Graph,
+    forked_from: Option<&str>,
+) -> Result<Created, ApiError> {
+    let id = new_graph_id();
+    let edit_token = new_edit_token();
+    graph.id = Some(id.clone());
+    graph.revision = 1;
+    let document = graph
+        .to_json()
+        .map_err(|error| ApiError::Internal(error.to_string()))?;
+    state
+        .store
+        .insert_graph(NewGraph {
+            id: &id,
+            edit_token_hash: &hash_token(&edit_token),
+            name: &graph.name,
+            document: &document,
+            forked_from,
+        })
+        .await?;
+    Ok(Created { id, edit_token })
+}
+
+fn created_response(state: &AppState, created: Created, graph: &Graph) -> Response {
+    let findings = validate(graph, &state.settings.validation_context());
+    let location = format!("/g/{}", created.id);
+    let body = json!({
+        "id": created.id,
+        "revision": 1,
+        "edit_token": created.edit_token,
+        "url": location,
+        "edit_url": format!("{location}#edit={}", created.edit_token),
+        "findings": findings,
+    });
+    (StatusCode::CREATED, [(LOCATION, location)], Json(body)).into_response()
+}
+
+pub async fn create(State(state): State<AppState>, body: JsonBody) -> Result<Response, ApiError> {
+    let graph = body.into_graph(&state.settings.limits)?;
+    let created = create_graph(&state, graph.clone(), None).await?;
+    Ok(created_response(&state, created, &graph))
+}
+
+async fn stored(state: &AppState, id: &str) -> Result<StoredGraph, ApiError> {
+    if !is_graph_id(id) {
+        return Err(ApiError::GraphNotFound);
+    }
+    state.store.graph(id).await?.ok_or(ApiError::GraphNotFound)
+}
+
+pub async fn get(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let graph = stored(&state, &id).await?;
+    Ok((
+        [
+            (CONTENT_TYPE, "application/json".to_owned()),
+            (ETAG, format!("\"{}\"", graph.revision)),
+        ],
+        graph.document,
+    )
+        .into_response())
+}
+
+/// The revision an `If-Match` names: `7`, `"7"` or `W/"7"`.
+fn expected_revision(headers: &HeaderMap) -> Result<i64, ApiError> {
+    let value = headers.get(IF_MATCH).ok_or(ApiError::RevisionRequired)?;
+    let text = value.to_str().unwrap_or_default().trim();
+    text.trim_start_matches("W/")
+        .trim_matches('"')
+        .parse::<i64>()
+        .map_err(|_| ApiError::RevisionMalformed(text.to_owned()))
+}
+
+fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(AUTHORIZATION)?
+        .to_str()
+        .ok()?
+        .strip_prefix("Bearer ")
+        .map(str::trim)
+        .filter(|token| !token.is_empty())
+}
+
+pub async fn update(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+    body: JsonBody,
+) -> Result<Response, ApiError> {
+    if !is_graph_id(&id) {
+        return Err(ApiError::GraphNotFound);
+    }
+    let stored_hash = state
+        .store
+        .edit_token_hash(&id)
+        .await?
+        .ok_or(ApiError::GraphNotFound)?;
+    let token = bearer_token(&headers).ok_or(ApiError::EditTokenRequired)?;
+    if !token_matches(token, &stored_hash) {
+        return Err(ApiError::EditTokenInvalid);
+    }
+    let expected = expected_revision(&headers)?;
+    let mut graph = body.into_graph(&state.settings.limits)?;
+    graph.id = Some(id.clone());
+    graph.revision = u64::try_from(expected + 1).unwrap_or(0);
+    let document = graph
+        .to_json()
+        .map_err(|error| ApiError::Internal(error.to_string()))?;
+    match state
+        .store
+        .save_graph(&id, expected, &graph.name, &document)
+        .await?
+    {
+        SaveOutcome::Saved { revision } => {
+            let findings = validate(&graph, &state.settings.validation_context());
+            Ok((
+                [(ETAG, format!("\"{revision}\""))],
+                Json(json!({
+                    "id": id,
+                    "revision": revision,
+                    "findings": findings,
+                    "has_errors": has_errors(&findings),
+                })),
+            )
+                .into_response())
+        }
+        SaveOutcome::Stale { current } => Err(ApiError::RevisionConflict { current }),
+        SaveOutcome::NotFound => Err(ApiError::GraphNotFound),
+    }
+}
+
+/// Anyone who can view a graph may fork it: a copy under a new id and token.
+pub async fn fork(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let original = stored(&state, &id).await?;
+    let graph = Graph::load(&original.document)
+        .map_err(|error| ApiError::Internal(format!("stored graph {id} does not load: {error}")))?;
+    let created = create_graph(&state, graph.clone(), Some(&id)).await?;
+    Ok(created_response(&state, created, &graph))
+}
+
+pub async fn validate_document(
+    State(state): State<AppState>,
+    body: JsonBody,
+) -> Result<Response, ApiError> {
+    let graph = body.into_graph(&state.settings.limits)?;
+    let findings = validate(&graph, &state.settings.validation_context());
+    Ok(Json(json!({
+        "has_errors": has_errors(&findings),
+        "findings": findings,
+    }))
+    .into_response())
+}

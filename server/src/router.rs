@@ -1,0 +1,56 @@
+//! The whole HTTP surface, built in one place: the JSON API under `/api`,
+//! the new-graph redirect at `/`, the Leptos pages, and the built site.
+
+use axum::Router;
+use axum::extract::DefaultBodyLimit;
+use axum::routing::{get, post};
+use leptos::prelude::provide_context;
+use leptos_axum::{LeptosRoutes, generate_route_list};
+use tower_http::compression::CompressionLayer;
+use tower_http::services::ServeDir;
+use tower_http::trace::TraceLayer;
+
+use crate::error::ApiError;
+use crate::state::AppState;
+use crate::{graphs_api, pages};
+
+fn api(state: &AppState) -> Router<AppState> {
+    Router::new()
+        .route("/graphs", post(graphs_api::create))
+        .route("/graphs/{id}", get(graphs_api::get).put(graphs_api::update))
+        .route("/graphs/{id}/fork", post(graphs_api::fork))
+        .route("/validate", post(graphs_api::validate_document))
+        .route(
+            "/health",
+            get(|| async { axum::Json(serde_json::json!({ "status": "ok" })) }),
+        )
+        .fallback(|| async { ApiError::RouteNotFound })
+        .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
+        .layer(DefaultBodyLimit::max(
+            state.settings.limits.max_document_bytes,
+        ))
+}
+
+pub fn router(state: AppState) -> Router {
+    let graph_source = pages::graph_source(state.store.clone());
+    let context = move || provide_context(graph_source.clone());
+    let shell_options = state.leptos_options.clone();
+    let pkg = state.settings.site_root.join("pkg");
+    Router::new()
+        .route("/", get(pages::new_graph))
+        .nest("/api", api(&state))
+        .nest_service("/pkg", ServeDir::new(pkg).precompressed_gzip())
+        .leptos_routes_with_context(
+            &state,
+            generate_route_list(app::App),
+            context.clone(),
+            move || app::shell(shell_options.clone()),
+        )
+        .fallback(leptos_axum::file_and_error_handler_with_context::<
+            AppState,
+            _,
+        >(context, app::shell))
+        .layer(CompressionLayer::new())
+        .layer(TraceLayer::new_for_http())
+        .with_state(state)
+}

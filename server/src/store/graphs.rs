@@ -1,0 +1,171 @@
+//! Graphs and their revisions. Every accepted save is one transaction: the
+//! graph row moves to the next revision only if it was still at the one the
+//! writer read, and that revision's document is recorded alongside.
+
+use sqlx::Row;
+
+use super::{Store, StoreError, now_millis};
+
+/// A graph as stored: its current revision and document (JSON text, with
+/// `id` and `revision` filled in).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StoredGraph {
+    pub id: String,
+    pub revision: i64,
+    pub document: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SaveOutcome {
+    Saved {
+        revision: i64,
+    },
+    /// Someone saved first; the graph is at `current`.
+    Stale {
+        current: i64,
+    },
+    NotFound,
+}
+
+/// What a new graph row holds.
+pub struct NewGraph<'a> {
+    pub id: &'a str,
+    pub edit_token_hash: &'a str,
+    pub name: &'a str,
+    /// Stamped with `id` and revision 1.
+    pub document: &'a str,
+    pub forked_from: Option<&'a str>,
+}
+
+impl Store {
+    /// Stores a new graph at revision 1.
+    pub async fn insert_graph(&self, graph: NewGraph<'_>) -> Result<(), StoreError> {
+        let now = now_millis();
+        let mut transaction = self.pool.begin().await?;
+        sqlx::query(
+            "INSERT INTO graphs (id, edit_token_hash, name, revision, document, forked_from, created_at, updated_at)
+             VALUES ($1, $2, $3, 1, $4, $5, $6, $6)",
+        )
+        .bind(graph.id)
+        .bind(graph.edit_token_hash)
+        .bind(graph.name)
+        .bind(graph.document)
+        .bind(graph.forked_from)
+        .bind(now)
+        .execute(&mut *transaction)
+        .await?;
+        sqlx::query(
+            "INSERT INTO graph_revisions (graph_id, revision, document, created_at) VALUES ($1, 1, $2, $3)",
+        )
+        .bind(graph.id)
+        .bind(graph.document)
+        .bind(now)
+        .execute(&mut *transaction)
+        .await?;
+        transaction.commit().await?;
+        Ok(())
+    }
+
+    pub async fn graph(&self, id: &str) -> Result<Option<StoredGraph>, StoreError> {
+        let row = sqlx::query("SELECT id, revision, document FROM graphs WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|row| {
+            Ok(StoredGraph {
+                id: row.try_get("id")?,
+                revision: row.try_get("revision")?,
+                document: row.try_get("document")?,
+            })
+        })
+        .transpose()
+    }
+
+    pub async fn edit_token_hash(&self, id: &str) -> Result<Option<String>, StoreError> {
+        Ok(
+            sqlx::query_scalar("SELECT edit_token_hash FROM graphs WHERE id = $1")
+                .bind(id)
+                .fetch_optional(&self.pool)
+                .await?,
+        )
+    }
+
+    /// Saves `document` (already stamped with `expected + 1`) if the graph is
+    /// still at revision `expected`.
+    pub async fn save_graph(
+        &self,
+        id: &str,
+        expected: i64,
+        name: &str,
+        document: &str,
+    ) -> Result<SaveOutcome, StoreError> {
+        let now = now_millis();
+        let mut transaction = self.pool.begin().await?;
+        let updated = sqlx::query(
+            "UPDATE graphs SET document = $1, name = $2, revision = revision + 1, updated_at = $3
+             WHERE id = $4 AND revision = $5",
+        )
+        .bind(document)
+        .bind(name)
+        .bind(now)
+        .bind(id)
+        .bind(expected)
+        .execute(&mut *transaction)
+        .await?;
+        if updated.rows_affected() == 0 {
+            let current: Option<i64> =
+                sqlx::query_scalar("SELECT revision FROM graphs WHERE id = $1")
+                    .bind(id)
+                    .fetch_optional(&mut *transaction)
+                    .await?;
+            return Ok(match current {
+                Some(current) => SaveOutcome::Stale { current },
+                None => SaveOutcome::NotFound,
+            });
+        }
+        let revision = expected + 1;
+        sqlx::query(
+            "INSERT INTO graph_revisions (graph_id, revision, document, created_at) VALUES ($1, $2, $3, $4)",
+        )
+        .bind(id)
+        .bind(revision)
+        .bind(document)
+        .bind(now)
+        .execute(&mut *transaction)
+        .await?;
+        transaction.commit().await?;
+        Ok(SaveOutcome::Saved { revision })
+    }
+
+    /// The document of one past revision.
+    pub async fn graph_revision(
+        &self,
+        id: &str,
+        revision: i64,
+    ) -> Result<Option<String>, StoreError> {
+        Ok(sqlx::query_scalar(
+            "SELECT document FROM graph_revisions WHERE graph_id = $1 AND revision = $2",
+        )
+        .bind(id)
+        .bind(revision)
+        .fetch_optional(&self.pool)
+        .await?)
+    }
+
+    /// How many revisions a graph has recorded.
+    pub async fn revision_count(&self, id: &str) -> Result<i64, StoreError> {
+        Ok(
+            sqlx::query_scalar("SELECT COUNT(*) FROM graph_revisions WHERE graph_id = $1")
+                .bind(id)
+                .fetch_one(&self.pool)
+                .await?,
+        )
+    }
+
+    /// How many graphs are stored.
+    pub async fn graph_count(&self) -> Result<i64, StoreError> {
+        Ok(sqlx::query_scalar("SELECT COUNT(*) FROM graphs")
+            .fetch_one(&self.pool)
+            .await?)
+    }
+}

@@ -1,0 +1,149 @@
+//! The store on SQLite and PostgreSQL: graphs, revisions, optimistic saves.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+mod support;
+
+use server::capability::{hash_token, new_graph_id};
+use server::store::{NewGraph, SaveOutcome};
+
+fn document(id: &str, revision: i64, name: &str) -> String {
+    format!(
+        r#"{{"format":"patchbay.graph/1","id":"{id}","name":"{name}","revision":{revision},"modules":[],"cables":[]}}"#
+    )
+}
+
+#[tokio::test]
+async fn a_graph_is_stored_and_read_back() {
+    for database in support::databases() {
+        let store = support::store(&database).await;
+        let id = new_graph_id();
+        store
+            .insert_graph(NewGraph {
+                id: &id,
+                edit_token_hash: &hash_token("secret"),
+                name: "First",
+                document: &document(&id, 1, "First"),
+                forked_from: None,
+            })
+            .await
+            .unwrap();
+        let stored = store.graph(&id).await.unwrap().expect(database.name);
+        assert_eq!(stored.revision, 1, "{}", database.name);
+        assert_eq!(stored.document, document(&id, 1, "First"));
+        assert_eq!(
+            store.edit_token_hash(&id).await.unwrap().as_deref(),
+            Some(hash_token("secret").as_str())
+        );
+        assert!(store.graph(&new_graph_id()).await.unwrap().is_none());
+    }
+}
+
+#[tokio::test]
+async fn saves_move_the_revision_and_keep_history() {
+    for database in support::databases() {
+        let store = support::store(&database).await;
+        let id = new_graph_id();
+        store
+            .insert_graph(NewGraph {
+                id: &id,
+                edit_token_hash: "x",
+                name: "v1",
+                document: &document(&id, 1, "v1"),
+                forked_from: None,
+            })
+            .await
+            .unwrap();
+        let saved = store
+            .save_graph(&id, 1, "v2", &document(&id, 2, "v2"))
+            .await
+            .unwrap();
+        assert_eq!(
+            saved,
+            SaveOutcome::Saved { revision: 2 },
+            "{}",
+            database.name
+        );
+        // A writer still at revision 1 is told where the graph is now.
+        let stale = store
+            .save_graph(&id, 1, "lost", &document(&id, 2, "lost"))
+            .await
+            .unwrap();
+        assert_eq!(stale, SaveOutcome::Stale { current: 2 });
+        assert_eq!(
+            store.graph(&id).await.unwrap().unwrap().document,
+            document(&id, 2, "v2")
+        );
+        assert_eq!(store.revision_count(&id).await.unwrap(), 2);
+        assert_eq!(
+            store.graph_revision(&id, 1).await.unwrap(),
+            Some(document(&id, 1, "v1"))
+        );
+        let missing = store
+            .save_graph(&new_graph_id(), 1, "x", "{}")
+            .await
+            .unwrap();
+        assert_eq!(missing, SaveOutcome::NotFound);
+    }
+}
+
+#[tokio::test]
+async fn of_concurrent_saves_from_one_revision_exactly_one_wins() {
+    for database in support::databases() {
+        let store = support::store(&database).await;
+        let id = new_graph_id();
+        store
+            .insert_graph(NewGraph {
+                id: &id,
+                edit_token_hash: "x",
+                name: "v1",
+                document: &document(&id, 1, "v1"),
+                forked_from: None,
+            })
+            .await
+            .unwrap();
+        let attempts: Vec<_> = (0..8)
+            .map(|writer| {
+                let store = store.clone();
+                let id = id.clone();
+                tokio::spawn(async move {
+                    let name = format!("writer {writer}");
+                    store
+                        .save_graph(&id, 1, &name, &document(&id, 2, &name))
+                        .await
+                        .unwrap()
+                })
+            })
+            .collect();
+        let mut saved = 0;
+        for attempt in attempts {
+            match attempt.await.unwrap() {
+                SaveOutcome::Saved { revision } => {
+                    assert_eq!(revision, 2);
+                    saved += 1;
+                }
+                SaveOutcome::Stale { current } => assert_eq!(current, 2),
+                SaveOutcome::NotFound => panic!("the graph exists"),
+            }
+        }
+        assert_eq!(saved, 1, "{}", database.name);
+        assert_eq!(store.revision_count(&id).await.unwrap(), 2);
+    }
+}
+
+#[tokio::test]
+async fn the_sqlite_file_and_its_folder_are_created_in_wal_mode() {
+    let folder = tempfile::tempdir().unwrap();
+    let path = folder.path().join("nested/deeper/patchbay.db");
+    let store = server::store::Store::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    assert!(path.exists());
+    store.close().await;
+    // WAL mode leaves its journal beside the file once written to.
+    let store = server::store::Store::connect(&format!("sqlite://{}", path.display()))
+        .await
+        .unwrap();
+    assert_eq!(store.graph_count().await.unwrap(), 0);
+    assert!(folder.path().join("nested/deeper/patchbay.db-wal").exists());
+}
