@@ -110,9 +110,14 @@ ensure_postgres_test_database() {
   fi
   local psql=(as_root env PGOPTIONS=--client-min-messages=warning runuser -u postgres -- psql -p "$port" -v ON_ERROR_STOP=1 -qtA)
   if [ -z "$("${psql[@]}" -c "SELECT 1 FROM pg_roles WHERE rolname = 'patchbay'")" ]; then
-    "${psql[@]}" -c "CREATE ROLE patchbay LOGIN PASSWORD 'patchbay'" >/dev/null
+    "${psql[@]}" -c "CREATE ROLE patchbay LOGIN PASSWORD 'patchbay' CREATEDB" >/dev/null
   fi
-  "${psql[@]}" -c "DROP DATABASE IF EXISTS patchbay_test WITH (FORCE)" >/dev/null
+  # Tests create a database each (patchbay_test_<random>); clear the last run's.
+  "${psql[@]}" -c "ALTER ROLE patchbay CREATEDB" >/dev/null
+  local stale
+  for stale in $("${psql[@]}" -c "SELECT datname FROM pg_database WHERE datname LIKE 'patchbay_test%'"); do
+    "${psql[@]}" -c "DROP DATABASE IF EXISTS $stale WITH (FORCE)" >/dev/null
+  done
   "${psql[@]}" -c "CREATE DATABASE patchbay_test OWNER patchbay" >/dev/null
   echo "postgres://patchbay:patchbay@127.0.0.1:$port/patchbay_test"
 }

@@ -6,10 +6,29 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::{Digest, Sha256};
 
-/// 144 random bits after the prefix: unguessable, 24 URL-safe characters.
-pub fn new_graph_id() -> String {
+/// `prefix` and 144 random bits: unguessable, 24 URL-safe characters.
+fn random_id(prefix: &str) -> String {
     let bytes: [u8; 18] = rand::random();
-    format!("g_{}", URL_SAFE_NO_PAD.encode(bytes))
+    format!("{prefix}{}", URL_SAFE_NO_PAD.encode(bytes))
+}
+
+/// Whether `id` has the shape `random_id(prefix)` gives (so junk never
+/// reaches the database and every bad id is the same plain 404).
+fn is_random_id(prefix: &str, id: &str) -> bool {
+    id.strip_prefix(prefix).is_some_and(|rest| {
+        rest.len() == 24
+            && rest
+                .bytes()
+                .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_')
+    })
+}
+
+pub fn new_graph_id() -> String {
+    random_id("g_")
+}
+
+pub fn new_run_id() -> String {
+    random_id("r_")
 }
 
 /// 256 random bits.
@@ -18,15 +37,12 @@ pub fn new_edit_token() -> String {
     URL_SAFE_NO_PAD.encode(bytes)
 }
 
-/// Whether a string has the shape of a graph id (so junk never reaches the
-/// database and every bad id is the same plain 404).
 pub fn is_graph_id(id: &str) -> bool {
-    id.strip_prefix("g_").is_some_and(|rest| {
-        rest.len() == 24
-            && rest
-                .bytes()
-                .all(|byte| byte.is_ascii_alphanumeric() || byte == b'-' || byte == b'_')
-    })
+    is_random_id("g_", id)
+}
+
+pub fn is_run_id(id: &str) -> bool {
+    is_random_id("r_", id)
 }
 
 /// The stored form of a token. Tokens are long random strings, so a plain

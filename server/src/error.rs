@@ -6,7 +6,7 @@ use axum::http::StatusCode;
 use axum::http::header::CONTENT_TYPE;
 use axum::response::{IntoResponse, Response};
 use graph::limits::LimitExceeded;
-use graph::{LoadError, LoadErrorKind};
+use graph::{Finding, LoadError, LoadErrorKind};
 use serde_json::{Value, json};
 
 use crate::store::StoreError;
@@ -30,6 +30,18 @@ pub enum ApiError {
     RevisionConflict {
         current: i64,
     },
+    RunNotFound,
+    /// The run request body is not `{"input": {"text", "files"}}`.
+    RunInput {
+        path: String,
+        message: String,
+    },
+    /// The graph has validation errors, so it cannot run.
+    GraphInvalid(Vec<Finding>),
+    /// The graph has a `step.command` module and this server runs none.
+    CommandsDisabled(String),
+    /// The run is not in progress (it has this status).
+    RunFinished(String),
     /// A failure of ours, not the client's. The detail goes to the log only.
     Internal(String),
 }
@@ -50,6 +62,11 @@ impl ApiError {
             ApiError::RevisionRequired => StatusCode::PRECONDITION_REQUIRED,
             ApiError::RevisionMalformed(_) => StatusCode::BAD_REQUEST,
             ApiError::RevisionConflict { .. } => StatusCode::CONFLICT,
+            ApiError::RunNotFound => StatusCode::NOT_FOUND,
+            ApiError::RunInput { .. }
+            | ApiError::GraphInvalid(_)
+            | ApiError::CommandsDisabled(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::RunFinished(_) => StatusCode::CONFLICT,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -68,6 +85,11 @@ impl ApiError {
             ApiError::RevisionRequired => "graph.revision_required",
             ApiError::RevisionMalformed(_) => "graph.revision_malformed",
             ApiError::RevisionConflict { .. } => "graph.revision_conflict",
+            ApiError::RunNotFound => "run.not_found",
+            ApiError::RunInput { .. } => "run.invalid_input",
+            ApiError::GraphInvalid(_) => "run.graph_invalid",
+            ApiError::CommandsDisabled(_) => "run.commands_disabled",
+            ApiError::RunFinished(_) => "run.not_running",
             ApiError::Internal(_) => "internal",
         }
     }
@@ -98,6 +120,21 @@ impl ApiError {
             ApiError::RevisionConflict { current } => format!(
                 "the graph was saved by someone else since; it is now at revision {current}"
             ),
+            ApiError::RunNotFound => "there is no run with this id".to_owned(),
+            ApiError::RunInput { message, .. } => {
+                format!("the run request must be {{\"input\": {{\"text\", \"files\"}}}}: {message}")
+            }
+            ApiError::GraphInvalid(findings) => {
+                let errors = findings
+                    .iter()
+                    .filter(|finding| finding.severity == graph::Severity::Error)
+                    .count();
+                format!("the graph has {errors} validation error(s); fix them to run it")
+            }
+            ApiError::CommandsDisabled(module) => format!(
+                "module {module} is a step.command, and this server does not run commands (start it with --enable-commands)"
+            ),
+            ApiError::RunFinished(status) => format!("the run is not in progress (it is {status})"),
             ApiError::Internal(_) => "the server failed; the error is in its log".to_owned(),
         }
     }
@@ -110,6 +147,10 @@ impl ApiError {
             ApiError::TooLarge { max_bytes } => Some(json!({ "max_bytes": max_bytes })),
             ApiError::OverLimit(exceeded) => Some(json!({ "limit": exceeded.limit })),
             ApiError::RevisionConflict { current } => Some(json!({ "current_revision": current })),
+            ApiError::RunInput { path, .. } => Some(json!({ "path": path })),
+            ApiError::GraphInvalid(findings) => Some(json!({ "findings": findings })),
+            ApiError::CommandsDisabled(module) => Some(json!({ "module_id": module })),
+            ApiError::RunFinished(status) => Some(json!({ "status": status })),
             _ => None,
         }
     }

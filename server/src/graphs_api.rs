@@ -49,7 +49,7 @@ pub async fn create_graph(
 }
 
 fn created_response(state: &AppState, created: Created, graph: &Graph) -> Response {
-    let findings = validate(graph, &state.settings.validation_context());
+    let findings = validate(graph, &state.validation_context());
     let location = format!("/g/{}", created.id);
     let body = json!({
         "id": created.id,
@@ -141,7 +141,7 @@ pub async fn update(
         .await?
     {
         SaveOutcome::Saved { revision } => {
-            let findings = validate(&graph, &state.settings.validation_context());
+            let findings = validate(&graph, &state.validation_context());
             Ok((
                 [(ETAG, format!("\"{revision}\""))],
                 Json(json!({
@@ -175,7 +175,7 @@ pub async fn validate_document(
     body: JsonBody,
 ) -> Result<Response, ApiError> {
     let graph = body.into_graph(&state.settings.limits)?;
-    let findings = validate(&graph, &state.settings.validation_context());
+    let findings = validate(&graph, &state.validation_context());
     Ok(Json(json!({
         "has_errors": has_errors(&findings),
         "findings": findings,

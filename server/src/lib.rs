@@ -1,12 +1,18 @@
 //! The Patchbay server as a library: the binary (`main.rs`) and the tests
 //! build the same router from the same parts.
 
+pub mod bench;
 pub mod body;
 pub mod capability;
+pub mod config;
 pub mod error;
 pub mod graphs_api;
+pub mod headless;
 pub mod pages;
+pub mod providers;
 pub mod router;
+pub mod runs;
+pub mod runs_api;
 pub mod settings;
 pub mod state;
 pub mod store;
@@ -15,14 +21,53 @@ use std::sync::Arc;
 
 use leptos::config::LeptosOptions;
 
+use config::ConfigFile;
 use settings::Settings;
 use state::AppState;
 use store::{Store, StoreError};
 
-/// Connects the store (applying migrations) and assembles the state the
-/// router serves.
+/// The engine this server runs graphs with: providers from `file` (keys from
+/// the environment) and the settings' limits.
+pub fn build_engine(settings: &Settings, file: &ConfigFile) -> engine::Engine {
+    let mut file = file.clone();
+    if let Some(latency) = settings.sim_latency_ms {
+        file.sim.latency_ms_per_token = Some(latency);
+    }
+    let providers = providers::registry(&file, &|variable| std::env::var(variable).ok());
+    let defaults = engine::EngineSettings::default();
+    engine::Engine {
+        providers: Arc::new(providers),
+        settings: Arc::new(engine::EngineSettings {
+            max_activations: file
+                .engine
+                .max_activations
+                .unwrap_or(defaults.max_activations),
+            max_concurrency: file
+                .engine
+                .max_concurrency
+                .unwrap_or(defaults.max_concurrency),
+            command_folder: settings.command_folder.clone(),
+            ..defaults
+        }),
+    }
+}
+
+/// Connects the store (applying migrations), marks runs a previous server
+/// left unfinished as interrupted, and assembles the state the router serves.
 pub async fn build_state(settings: Settings) -> Result<AppState, StoreError> {
+    let file = match &settings.config_file {
+        Some(path) => ConfigFile::load(path).map_err(StoreError::Configuration)?,
+        None => ConfigFile::default(),
+    };
     let store = Store::connect(&settings.database_url).await?;
+    let interrupted = store.interrupt_unfinished_runs().await?;
+    if !interrupted.is_empty() {
+        tracing::warn!(
+            count = interrupted.len(),
+            "runs left unfinished by a previous server are marked interrupted"
+        );
+    }
+    let engine = build_engine(&settings, &file);
     let leptos_options = LeptosOptions::builder()
         .output_name("app")
         .site_root(settings.site_root.to_string_lossy().into_owned())
@@ -33,5 +78,8 @@ pub async fn build_state(settings: Settings) -> Result<AppState, StoreError> {
         store,
         settings: Arc::new(settings),
         leptos_options,
+        engine,
+        hub: runs::hub::RunHub::default(),
+        acp_profiles: Vec::new(),
     })
 }

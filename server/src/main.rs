@@ -33,6 +33,52 @@ enum Command {
         /// A graph document (JSON).
         file: PathBuf,
     },
+    /// Run a graph file without the server; progress on stderr, outputs as JSON on stdout.
+    Run {
+        /// A graph document (JSON).
+        file: PathBuf,
+        /// The run's input text.
+        #[arg(long, default_value = "")]
+        input: String,
+        /// Files given with the input (repeatable).
+        #[arg(long = "input-file")]
+        input_files: Vec<PathBuf>,
+        #[command(flatten)]
+        engine: EngineArgs,
+    },
+    /// Measure the engine's overhead per activation (simulated provider, zero latency).
+    Bench {
+        /// Length of the chain of agent tasks.
+        #[arg(long, default_value_t = 1000)]
+        chain: usize,
+        /// Re-prompts of each task in the chain.
+        #[arg(long, default_value_t = 3)]
+        re_prompts: usize,
+        /// Runs of the starter graph started at once.
+        #[arg(long, default_value_t = 200)]
+        concurrent_runs: usize,
+    },
+}
+
+/// What runs may use: providers (configuration file) and commands.
+#[derive(Args)]
+struct EngineArgs {
+    /// Configuration file: providers, simulator, run limits (see README).
+    #[arg(long, env = "PATCHBAY_CONFIG")]
+    config: Option<PathBuf>,
+    /// Allow step.command modules; they run in a folder under this one.
+    #[arg(long, env = "PATCHBAY_ENABLE_COMMANDS")]
+    enable_commands: bool,
+    /// Delay per simulated word in milliseconds (0 for instant).
+    #[arg(long, env = "PATCHBAY_SIM_LATENCY_MS")]
+    sim_latency_ms: Option<u64>,
+}
+
+impl EngineArgs {
+    fn command_folder(&self) -> Option<PathBuf> {
+        self.enable_commands
+            .then(|| std::env::temp_dir().join("patchbay-commands"))
+    }
 }
 
 #[derive(Args)]
@@ -55,6 +101,8 @@ struct ServeArgs {
     /// Largest graph document, in bytes.
     #[arg(long, env = "PATCHBAY_MAX_DOCUMENT_BYTES", default_value_t = Limits::default().max_document_bytes)]
     max_document_bytes: usize,
+    #[command(flatten)]
+    engine: EngineArgs,
 }
 
 fn main() -> ExitCode {
@@ -62,7 +110,77 @@ fn main() -> ExitCode {
     match cli.command {
         Some(Command::Validate { file }) => validate_file(&file),
         Some(Command::Serve(args)) => serve(args),
+        Some(Command::Run {
+            file,
+            input,
+            input_files,
+            engine,
+        }) => run_headless(&file, input, &input_files, &engine),
+        Some(Command::Bench {
+            chain,
+            re_prompts,
+            concurrent_runs,
+        }) => match runtime()
+            .map(|runtime| runtime.block_on(server::bench::run(chain, re_prompts, concurrent_runs)))
+        {
+            Ok(Ok(())) => ExitCode::SUCCESS,
+            Ok(Err(message)) | Err(message) => {
+                eprintln!("patchbay: {message}");
+                ExitCode::FAILURE
+            }
+        },
         None => serve(cli.serve),
+    }
+}
+
+fn runtime() -> Result<tokio::runtime::Runtime, String> {
+    tokio::runtime::Runtime::new().map_err(|error| format!("cannot start the runtime: {error}"))
+}
+
+fn run_headless(
+    file: &std::path::Path,
+    text: String,
+    input_files: &[PathBuf],
+    args: &EngineArgs,
+) -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("warn")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let files = match server::headless::input_files(input_files) {
+        Ok(files) => files,
+        Err(message) => {
+            eprintln!("patchbay: {message}");
+            return ExitCode::from(2);
+        }
+    };
+    let config = match &args.config {
+        Some(path) => match server::config::ConfigFile::load(path) {
+            Ok(config) => config,
+            Err(message) => {
+                eprintln!("patchbay: {message}");
+                return ExitCode::from(2);
+            }
+        },
+        None => server::config::ConfigFile::default(),
+    };
+    let mut settings = Settings::for_database("sqlite::memory:");
+    settings.command_folder = args.command_folder();
+    // Headless runs default to an instant simulator.
+    settings.sim_latency_ms = Some(args.sim_latency_ms.unwrap_or(0));
+    let engine = server::build_engine(&settings, &config);
+    match runtime() {
+        Ok(runtime) => ExitCode::from(runtime.block_on(server::headless::run_file(
+            engine,
+            file,
+            engine::RunInput { text, files },
+        ))),
+        Err(message) => {
+            eprintln!("patchbay: {message}");
+            ExitCode::FAILURE
+        }
     }
 }
 
@@ -115,10 +233,10 @@ fn serve(args: ServeArgs) -> ExitCode {
             EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn")),
         )
         .init();
-    let runtime = match tokio::runtime::Runtime::new() {
+    let runtime = match runtime() {
         Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("patchbay: cannot start the runtime: {error}");
+        Err(message) => {
+            eprintln!("patchbay: {message}");
             return ExitCode::FAILURE;
         }
     };
@@ -131,6 +249,9 @@ fn serve(args: ServeArgs) -> ExitCode {
             max_cables: args.max_cables,
             max_document_bytes: args.max_document_bytes,
         },
+        config_file: args.engine.config.clone(),
+        command_folder: args.engine.command_folder(),
+        sim_latency_ms: args.engine.sim_latency_ms,
     };
     match runtime.block_on(run(settings)) {
         Ok(()) => ExitCode::SUCCESS,
@@ -153,15 +274,31 @@ async fn run(settings: Settings) -> Result<(), String> {
     let database = redact(&settings.database_url);
     let state = server::build_state(settings)
         .await
-        .map_err(|error| format!("cannot open the database {database}: {error}"))?;
+        .map_err(|error| format!("cannot start with database {database}: {error}"))?;
+    let hub = state.hub.clone();
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|error| format!("cannot listen on {addr}: {error}"))?;
     tracing::info!("Patchbay is serving http://{addr} (database {database})");
-    axum::serve(listener, server::router::router(state))
-        .with_graceful_shutdown(shutdown_signal())
+    let served = axum::serve(listener, server::router::router(state))
+        .with_graceful_shutdown({
+            let hub = hub.clone();
+            async move {
+                shutdown_signal().await;
+                // Runs end as cancelled rather than being cut off unrecorded.
+                hub.cancel_all();
+            }
+        })
         .await
-        .map_err(|error| format!("server error: {error}"))
+        .map_err(|error| format!("server error: {error}"));
+    // Let cancelled runs write their last events.
+    for _ in 0..50 {
+        if hub.live_count() == 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    served
 }
 
 /// The database URL without a password, for logs.

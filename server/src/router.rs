@@ -12,13 +12,24 @@ use tower_http::trace::TraceLayer;
 
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::{graphs_api, pages};
+use crate::{graphs_api, pages, runs_api};
+
+/// A run request with its input files.
+const MAX_RUN_REQUEST_BYTES: usize = 16 * 1024 * 1024;
 
 fn api(state: &AppState) -> Router<AppState> {
     Router::new()
         .route("/graphs", post(graphs_api::create))
         .route("/graphs/{id}", get(graphs_api::get).put(graphs_api::update))
         .route("/graphs/{id}/fork", post(graphs_api::fork))
+        .route(
+            "/graphs/{id}/runs",
+            post(runs_api::start).get(runs_api::list),
+        )
+        .route("/runs/{id}", get(runs_api::get))
+        .route("/runs/{id}/cancel", post(runs_api::cancel))
+        .route("/runs/{id}/events", get(runs_api::events))
+        .route("/providers", get(runs_api::providers))
         .route("/validate", post(graphs_api::validate_document))
         .route(
             "/health",
@@ -26,8 +37,14 @@ fn api(state: &AppState) -> Router<AppState> {
         )
         .fallback(|| async { ApiError::RouteNotFound })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
+        // Run requests carry input files; documents are held to their own
+        // limit when they are read (JsonBody::into_graph).
         .layer(DefaultBodyLimit::max(
-            state.settings.limits.max_document_bytes,
+            state
+                .settings
+                .limits
+                .max_document_bytes
+                .max(MAX_RUN_REQUEST_BYTES),
         ))
 }
 

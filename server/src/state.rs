@@ -3,16 +3,49 @@
 use std::sync::Arc;
 
 use axum::extract::FromRef;
+use graph::ValidationContext;
 use leptos::config::LeptosOptions;
+use serde::Serialize;
 
+use crate::runs::hub::RunHub;
 use crate::settings::Settings;
 use crate::store::Store;
+
+/// An ACP profile as `GET /api/providers` lists it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct AcpProfileInfo {
+    pub id: String,
+    pub name: String,
+    pub simulated: bool,
+}
 
 #[derive(Clone)]
 pub struct AppState {
     pub store: Store,
     pub settings: Arc<Settings>,
     pub leptos_options: LeptosOptions,
+    pub engine: engine::Engine,
+    pub hub: RunHub,
+    pub acp_profiles: Vec<AcpProfileInfo>,
+}
+
+impl AppState {
+    /// What validation may assume this server offers.
+    pub fn validation_context(&self) -> ValidationContext {
+        ValidationContext {
+            providers: Some(self.engine.providers.ids()),
+            acp_profiles: Some(
+                self.acp_profiles
+                    .iter()
+                    .map(|profile| profile.id.clone())
+                    .collect(),
+            ),
+        }
+    }
+
+    pub fn commands_enabled(&self) -> bool {
+        self.engine.settings.command_folder.is_some()
+    }
 }
 
 impl FromRef<AppState> for LeptosOptions {

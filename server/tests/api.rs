@@ -112,7 +112,7 @@ async fn create(router: &Router) -> (String, String) {
 
 #[tokio::test]
 async fn create_then_get_returns_the_document_with_its_id_and_revision() {
-    for database in support::databases() {
+    for database in support::databases().await {
         let (router, store) = app(&database, Limits::default()).await;
         let reply = send(&router, post_json("/api/graphs", &starter_json())).await;
         assert_eq!(reply.status, StatusCode::CREATED, "{}", database.name);
@@ -154,7 +154,7 @@ async fn create_then_get_returns_the_document_with_its_id_and_revision() {
 
 #[tokio::test]
 async fn saving_needs_the_token_and_the_current_revision() {
-    for database in support::databases() {
+    for database in support::databases().await {
         let (router, _) = app(&database, Limits::default()).await;
         let (id, token) = create(&router).await;
         let mut document = starter_json();
@@ -210,7 +210,7 @@ async fn saving_needs_the_token_and_the_current_revision() {
 
 #[tokio::test]
 async fn a_save_returns_the_findings_of_the_saved_document() {
-    for database in support::databases() {
+    for database in support::databases().await {
         let (router, _) = app(&database, Limits::default()).await;
         let (id, token) = create(&router).await;
         let mut document = starter_json();
@@ -226,7 +226,7 @@ async fn a_save_returns_the_findings_of_the_saved_document() {
 
 #[tokio::test]
 async fn fork_makes_an_independent_copy_with_its_own_token() {
-    for database in support::databases() {
+    for database in support::databases().await {
         let (router, _) = app(&database, Limits::default()).await;
         let (id, token) = create(&router).await;
         let reply = send(
@@ -282,7 +282,7 @@ async fn fork_makes_an_independent_copy_with_its_own_token() {
 
 #[tokio::test]
 async fn validate_returns_findings_for_a_posted_document() {
-    for database in support::databases() {
+    for database in support::databases().await {
         let (router, store) = app(&database, Limits::default()).await;
         let mut document = starter_json();
         document["modules"][1]["config"]["agent_config"]["provider"] = json!("nonexistent");
@@ -316,7 +316,7 @@ async fn validate_returns_findings_for_a_posted_document() {
 
 #[tokio::test]
 async fn bad_input_gets_a_clear_4xx_and_writes_nothing() {
-    for database in support::databases() {
+    for database in support::databases().await {
         let limits = Limits {
             max_modules: 5,
             max_cables: 4,
@@ -426,7 +426,7 @@ async fn bad_input_gets_a_clear_4xx_and_writes_nothing() {
 async fn unknown_kinds_are_stored_and_reported_not_refused() {
     // PRODUCT §1: unknown kinds load and fail validation rather than the load,
     // so a document from a newer Patchbay is never lost on save.
-    for database in support::databases() {
+    for database in support::databases().await {
         let (router, _) = app(&database, Limits::default()).await;
         let mut document = starter_json();
         document["modules"]
@@ -447,7 +447,7 @@ async fn unknown_kinds_are_stored_and_reported_not_refused() {
 
 #[tokio::test]
 async fn unknown_graphs_routes_and_methods_are_json_errors() {
-    for database in support::databases() {
+    for database in support::databases().await {
         let (router, _) = app(&database, Limits::default()).await;
         for uri in [
             "/api/graphs/g_AAAAAAAAAAAAAAAAAAAAAAAA",
@@ -490,7 +490,7 @@ async fn unknown_graphs_routes_and_methods_are_json_errors() {
 
 #[tokio::test]
 async fn the_front_page_creates_a_starter_graph_and_redirects_with_the_token_in_the_fragment() {
-    for database in support::databases() {
+    for database in support::databases().await {
         let (router, store) = app(&database, Limits::default()).await;
         let before = store.graph_count().await.unwrap();
         let reply = send(&router, get("/")).await;
@@ -511,7 +511,7 @@ async fn the_front_page_creates_a_starter_graph_and_redirects_with_the_token_in_
 
 #[tokio::test]
 async fn the_graph_page_is_rendered_on_the_server_with_modules_and_cables() {
-    for database in support::databases() {
+    for database in support::databases().await {
         let (router, _) = app(&database, Limits::default()).await;
         let (id, _) = create(&router).await;
         let reply = send(&router, get(&format!("/g/{id}"))).await;
@@ -556,7 +556,7 @@ async fn the_graph_page_is_rendered_on_the_server_with_modules_and_cables() {
 
 #[tokio::test]
 async fn an_unknown_graph_gets_a_404_page() {
-    for database in support::databases() {
+    for database in support::databases().await {
         let (router, _) = app(&database, Limits::default()).await;
         for path in [
             "/g/g_AAAAAAAAAAAAAAAAAAAAAAAA",

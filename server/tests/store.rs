@@ -15,7 +15,7 @@ fn document(id: &str, revision: i64, name: &str) -> String {
 
 #[tokio::test]
 async fn a_graph_is_stored_and_read_back() {
-    for database in support::databases() {
+    for database in support::databases().await {
         let store = support::store(&database).await;
         let id = new_graph_id();
         store
@@ -41,7 +41,7 @@ async fn a_graph_is_stored_and_read_back() {
 
 #[tokio::test]
 async fn saves_move_the_revision_and_keep_history() {
-    for database in support::databases() {
+    for database in support::databases().await {
         let store = support::store(&database).await;
         let id = new_graph_id();
         store
@@ -89,7 +89,7 @@ async fn saves_move_the_revision_and_keep_history() {
 
 #[tokio::test]
 async fn of_concurrent_saves_from_one_revision_exactly_one_wins() {
-    for database in support::databases() {
+    for database in support::databases().await {
         let store = support::store(&database).await;
         let id = new_graph_id();
         store

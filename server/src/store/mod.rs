@@ -4,8 +4,10 @@
 //! its own migrations under `migrations/`.
 
 mod graphs;
+mod runs;
 
 pub use graphs::{NewGraph, SaveOutcome, StoredGraph};
+pub use runs::{NewRun, StoredActivation, StoredEvent, StoredRun};
 
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};

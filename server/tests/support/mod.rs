@@ -18,7 +18,25 @@ pub struct TestDatabase {
     _folder: Option<tempfile::TempDir>,
 }
 
-pub fn databases() -> Vec<TestDatabase> {
+/// A fresh PostgreSQL database for one test, so tests running side by side
+/// never see each other's runs (scripts/test drops them all beforehand).
+async fn fresh_postgres(admin_url: &str) -> String {
+    use sqlx::Connection;
+    let name = format!("patchbay_test_{:016x}", rand::random::<u64>());
+    let mut connection = sqlx::PgConnection::connect(admin_url)
+        .await
+        .unwrap_or_else(|error| panic!("PostgreSQL at PATCHBAY_TEST_POSTGRES_URL: {error}"));
+    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+        .execute(&mut connection)
+        .await
+        .unwrap_or_else(|error| panic!("cannot create a test database: {error}"));
+    let (base, _) = admin_url
+        .rsplit_once('/')
+        .expect("a database URL ends in /name");
+    format!("{base}/{name}")
+}
+
+pub async fn databases() -> Vec<TestDatabase> {
     let folder = tempfile::tempdir().expect("temporary folder");
     let mut databases = vec![TestDatabase {
         name: "sqlite",
@@ -28,7 +46,7 @@ pub fn databases() -> Vec<TestDatabase> {
     match std::env::var("PATCHBAY_TEST_POSTGRES_URL") {
         Ok(url) if !url.is_empty() => databases.push(TestDatabase {
             name: "postgres",
-            url,
+            url: fresh_postgres(&url).await,
             _folder: None,
         }),
         _ => {
@@ -51,12 +69,12 @@ pub async fn store(database: &TestDatabase) -> Store {
 }
 
 pub fn settings(database: &TestDatabase, limits: Limits) -> Settings {
-    Settings {
-        addr: "127.0.0.1:0".parse().expect("address"),
-        database_url: database.url.clone(),
-        site_root: PathBuf::from("target/site-for-tests"),
-        limits,
-    }
+    let mut settings = Settings::for_database(&database.url);
+    settings.site_root = PathBuf::from("target/site-for-tests");
+    settings.limits = limits;
+    // Instant simulated replies unless a test slows them down.
+    settings.sim_latency_ms = Some(0);
+    settings
 }
 
 pub async fn state(database: &TestDatabase, limits: Limits) -> AppState {

@@ -1,0 +1,283 @@
+//! The re-prompt chain (DOC23 §3.1, PRODUCT §3.2): the primary dispatch,
+//! then each re-prompt as a new user turn in the SAME session carrying only
+//! its own text and attachments, the naming instruction on the last turn.
+//! Agent tasks and red teams are this chain; review gates add a decision.
+
+use graph::config::{AgentConfig, AgentTaskConfig, RedTeamConfig, SessionMode};
+use graph::ports::{named_output_port_id, reprompt_port_id};
+use graph::{Attachment, RePrompt};
+use serde_json::Value;
+
+use super::{ActivationContext, ActivationError, ActivationOutput, Tally};
+use crate::bundle::{PortValue, merged_bundle};
+use crate::event::RunEvent;
+use crate::named_outputs;
+use crate::prompt::{InputSelection, primary_turn, turn};
+use crate::provider::ProviderInfo;
+use crate::session::{Session, SessionStore};
+
+pub struct Chain<'a> {
+    pub agent: &'a AgentConfig,
+    pub instruction: &'a str,
+    pub attachments: &'a [Attachment],
+    pub re_prompts: &'a [RePrompt],
+    pub named_outputs: &'a [String],
+    pub session_mode: SessionMode,
+    pub session_persist: bool,
+}
+
+pub struct ChainResult {
+    /// `response_0` … `response_N`.
+    pub responses: Vec<String>,
+    pub session_key: String,
+    pub session: Session,
+    pub tally: Tally,
+    pub provider: ProviderInfo,
+    pub model: String,
+}
+
+pub async fn run_chain(
+    context: &ActivationContext,
+    chain: Chain<'_>,
+) -> Result<ChainResult, ActivationError> {
+    let (info, provider, model) = context.provider_and_model(chain.agent)?;
+    let module_id = &context.module.id;
+    let key = SessionStore::key(module_id, context.activation, chain.session_persist);
+
+    // The session to continue: our own on re-activation (session_persist),
+    // or the upstream module's (session_mode: continue).
+    let own = (chain.session_persist && context.activation > 1)
+        .then(|| context.sessions.get(&key))
+        .flatten();
+    let upstream = if own.is_none() && chain.session_mode == SessionMode::Continue {
+        context
+            .bundles_on("data_in")
+            .into_iter()
+            .chain(context.bundles_on("context_in"))
+            .find_map(|(input, bundle)| {
+                let session = context
+                    .sessions
+                    .get(bundle.source_session_key.as_deref()?)?;
+                Some((input.source_module.clone(), session))
+            })
+    } else {
+        None
+    };
+    let selection = match (&own, &upstream) {
+        (Some(_), _) => InputSelection::FreshOnly,
+        (None, Some((source, _))) => InputSelection::AllBut(source),
+        (None, None) => InputSelection::All,
+    };
+    let base = own.or(upstream.as_ref().map(|(_, session)| session.clone()));
+    let system = chain
+        .agent
+        .system
+        .as_deref()
+        .map(|system| context.render(system))
+        .transpose()?;
+    let mut session = context.open_session(base, &model, &info.id, system);
+
+    let instruction = context.render(chain.instruction)?;
+    let count = chain.re_prompts.len();
+    let mut primary = primary_turn(context, &instruction, selection);
+    if count == 0 {
+        primary = named_outputs::append_instruction(&primary, chain.named_outputs);
+    }
+    let attachments = context.settings.attachments.as_ref();
+    context.say(&mut session, turn(attachments, primary, chain.attachments)?);
+    let mut tally = Tally::default();
+    let first = context
+        .call(
+            provider.as_ref(),
+            &mut session,
+            0,
+            "Original",
+            None,
+            chain.agent,
+        )
+        .await?;
+    tally.add(&first);
+    let mut responses = vec![first.text];
+
+    for (offset, re_prompt) in chain.re_prompts.iter().enumerate() {
+        let index = u32::try_from(offset + 1).unwrap_or(u32::MAX);
+        context.emit(RunEvent::RepromptDispatched {
+            module_id: module_id.clone(),
+            reprompt_index: index,
+            reprompt_count: u32::try_from(count).unwrap_or(u32::MAX),
+        });
+        let mut text = context.render(&re_prompt.text)?;
+        if offset + 1 == count {
+            text = named_outputs::append_instruction(&text, chain.named_outputs);
+        }
+        context.say(
+            &mut session,
+            turn(attachments, text, &re_prompt.attachments)?,
+        );
+        let response = context
+            .call(
+                provider.as_ref(),
+                &mut session,
+                index,
+                &format!("Re-prompt {index}"),
+                None,
+                chain.agent,
+            )
+            .await?;
+        tally.add(&response);
+        context.emit(RunEvent::RepromptResponse {
+            module_id: module_id.clone(),
+            reprompt_index: index,
+            token_count: response.usage.output_tokens,
+        });
+        responses.push(response.text);
+    }
+    context.sessions.put(&key, session.clone());
+    Ok(ChainResult {
+        responses,
+        session_key: key,
+        session,
+        tally,
+        provider: info,
+        model,
+    })
+}
+
+/// data_out (merged), signal_out and receipt_out of a finished chain.
+pub fn standard_outputs(
+    context: &ActivationContext,
+    result: &ChainResult,
+    re_prompt_count: usize,
+) -> ActivationOutput {
+    let merged = merged_bundle(
+        &context.module.id,
+        &result.responses,
+        re_prompt_count > 0,
+        Some(result.session_key.clone()),
+    );
+    let receipt = context.receipt(
+        &result.provider,
+        &result.model,
+        result.tally,
+        u32::try_from(re_prompt_count).unwrap_or(u32::MAX),
+    );
+    ActivationOutput {
+        output_text: merged.as_text(),
+        ports: vec![
+            ("data_out".to_owned(), PortValue::Bundle(merged)),
+            ("signal_out".to_owned(), context.signal()),
+            (
+                "receipt_out".to_owned(),
+                PortValue::Receipt(receipt.clone()),
+            ),
+        ],
+        receipt: Some(receipt),
+        session_key: Some(result.session_key.clone()),
+    }
+}
+
+pub async fn agent_task(
+    context: &ActivationContext,
+    config: &AgentTaskConfig,
+) -> Result<ActivationOutput, ActivationError> {
+    let named: Vec<String> = config
+        .named_outputs
+        .iter()
+        .map(|name| name.trim().to_owned())
+        .filter(|name| !name.is_empty())
+        .collect();
+    let result = run_chain(
+        context,
+        Chain {
+            agent: &config.agent_config,
+            instruction: &config.instruction,
+            attachments: &config.attachments,
+            re_prompts: &config.re_prompts,
+            named_outputs: &named,
+            session_mode: config.session_mode,
+            session_persist: config.session_persist,
+        },
+    )
+    .await?;
+    let mut output = standard_outputs(context, &result, config.re_prompts.len());
+    let with_session = |text: &str| {
+        let mut bundle = context.text_bundle(text);
+        bundle.source_session_key = Some(result.session_key.clone());
+        bundle
+    };
+    if config.separate_outputs {
+        for (index, response) in result.responses.iter().enumerate() {
+            let port = if index == 0 {
+                "original_out".to_owned()
+            } else {
+                reprompt_port_id(index)
+            };
+            output
+                .ports
+                .push((port, PortValue::Bundle(with_session(response))));
+        }
+    }
+    if !named.is_empty() {
+        let last = result
+            .responses
+            .last()
+            .map(String::as_str)
+            .unwrap_or_default();
+        let sections = named_outputs::extract(last, &named);
+        let mut found = std::collections::BTreeMap::new();
+        for name in &named {
+            let mut bundle = match sections.get(name) {
+                Some(section) => with_session(section),
+                None => {
+                    // Not labelled: pass the whole last response, and say so.
+                    let mut bundle = with_session(last);
+                    bundle
+                        .meta
+                        .insert("section_missing".to_owned(), Value::Bool(true));
+                    bundle
+                }
+            };
+            bundle
+                .meta
+                .insert("name".to_owned(), Value::String(name.clone()));
+            if let Some(section) = sections.get(name) {
+                found.insert(name.clone(), section.clone());
+            }
+            output
+                .ports
+                .push((named_output_port_id(name), PortValue::Bundle(bundle)));
+        }
+        if let Ok(mut record) = context.record.lock() {
+            record.named_outputs = found;
+        }
+    }
+    Ok(output)
+}
+
+const RED_TEAM_INSTRUCTION: &str = "Act as a red team. Attack the input above: find its errors, weak \
+    arguments, risks and ways it could be misused or fail, and say how each could be exploited.";
+
+pub async fn red_team(
+    context: &ActivationContext,
+    config: &RedTeamConfig,
+) -> Result<ActivationOutput, ActivationError> {
+    let instruction = if config.instruction.trim().is_empty() {
+        RED_TEAM_INSTRUCTION
+    } else {
+        &config.instruction
+    };
+    let result = run_chain(
+        context,
+        Chain {
+            agent: &config.agent_config,
+            instruction,
+            attachments: &[],
+            re_prompts: &config.re_prompts,
+            named_outputs: &[],
+            session_mode: SessionMode::New,
+            session_persist: false,
+        },
+    )
+    .await?;
+    Ok(standard_outputs(context, &result, config.re_prompts.len()))
+}

@@ -1,0 +1,107 @@
+//! `step.command`: a shell command as a validator (Climpt validators, Cloche
+//! `run`). Off unless the server is started with commands enabled. The
+//! command runs with `sh -c` in the run's work folder, gets the input on
+//! stdin, and fires `pass_out` on exit 0 and `fail_out` otherwise.
+
+use std::process::Stdio;
+use std::time::Duration;
+
+use graph::config::CommandConfig;
+use serde_json::json;
+use tokio::io::AsyncWriteExt;
+
+use super::{ActivationContext, ActivationError, ActivationOutput};
+use crate::bundle::PortValue;
+
+/// Output kept per stream, so a chatty command cannot fill the record.
+const MAX_OUTPUT_BYTES: usize = 64 * 1024;
+
+fn tail(bytes: &[u8]) -> String {
+    let start = bytes.len().saturating_sub(MAX_OUTPUT_BYTES);
+    String::from_utf8_lossy(&bytes[start..]).into_owned()
+}
+
+pub async fn command(
+    context: &ActivationContext,
+    config: &CommandConfig,
+) -> Result<ActivationOutput, ActivationError> {
+    let label = context.module.display_label();
+    let Some(folder) = &context.settings.command_folder else {
+        return Err(ActivationError(format!(
+            "\"{label}\": step.command is disabled on this server (start it with --enable-commands)"
+        )));
+    };
+    let command = context.render(&config.command)?;
+    if command.trim().is_empty() {
+        return Err(ActivationError(format!("\"{label}\" has no command")));
+    }
+    let work = folder.join(&context.run_id);
+    tokio::fs::create_dir_all(&work).await.map_err(|error| {
+        ActivationError(format!(
+            "\"{label}\": cannot create {}: {error}",
+            work.display()
+        ))
+    })?;
+    let input: String = context
+        .bundles_on("data_in")
+        .into_iter()
+        .map(|(_, bundle)| bundle.as_text())
+        .collect::<Vec<_>>()
+        .join("\n\n");
+    let mut child = tokio::process::Command::new("sh")
+        .arg("-c")
+        .arg(&command)
+        .current_dir(&work)
+        .env("PATCHBAY_RUN_ID", &context.run_id)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|error| ActivationError(format!("\"{label}\": cannot start sh: {error}")))?;
+    if let Some(mut stdin) = child.stdin.take() {
+        // A command that does not read its input closes the pipe early.
+        let _ = stdin.write_all(input.as_bytes()).await;
+    }
+    let timeout = Duration::from_secs(u64::from(config.timeout_seconds.max(1)));
+    let output = match tokio::time::timeout(timeout, child.wait_with_output()).await {
+        Ok(Ok(output)) => output,
+        Ok(Err(error)) => {
+            return Err(ActivationError(format!(
+                "\"{label}\": the command failed to run: {error}"
+            )));
+        }
+        Err(_) => {
+            return Err(ActivationError(format!(
+                "\"{label}\": the command did not finish within {} s",
+                config.timeout_seconds
+            )));
+        }
+    };
+    let stdout = tail(&output.stdout);
+    let stderr = tail(&output.stderr);
+    let exit_code = output.status.code();
+    let passed = output.status.success();
+    let text = if stderr.trim().is_empty() {
+        stdout.clone()
+    } else {
+        format!("{stdout}\n--- stderr ---\n{stderr}")
+    };
+    let mut bundle = context.text_bundle(text.clone());
+    bundle.meta.insert("exit_code".to_owned(), json!(exit_code));
+    bundle.meta.insert("command".to_owned(), json!(command));
+    context.transcript(crate::record::TranscriptRole::User, &format!("$ {command}"));
+    context.transcript(crate::record::TranscriptRole::Assistant, &text);
+    Ok(ActivationOutput {
+        output_text: text,
+        ports: vec![
+            (
+                if passed { "pass_out" } else { "fail_out" }.to_owned(),
+                PortValue::Bundle(bundle),
+            ),
+            ("signal_out".to_owned(), context.signal()),
+        ],
+        receipt: None,
+        session_key: None,
+    })
+}

@@ -1,0 +1,362 @@
+//! One module activation: what it is given (inputs, run state, sessions,
+//! providers) and how each kind turns that into outputs. The shared pieces
+//! — a provider call that streams into the record and the event log, and the
+//! re-prompt chain — live here and in `chain`; each kind has its own file.
+
+mod chain;
+mod command;
+mod judge;
+mod panel;
+mod review;
+mod simple;
+
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use graph::{Module, ModuleConfig};
+use serde_json::Value;
+use tokio::sync::mpsc::UnboundedSender;
+
+use crate::bundle::{ContextBundle, PortValue, Receipt};
+use crate::event::RunEvent;
+use crate::provider::retry::{RetryPolicy, with_retries};
+use crate::provider::{
+    ChatMessage, ChatRequest, ChatResponse, ProviderInfo, ProviderRegistry, ResponseSchema,
+};
+use crate::record::{ActivationRecord, ResponseRecord, TranscriptEntry, TranscriptRole};
+use crate::render::RunState;
+use crate::session::{Session, SessionStore};
+use crate::{EngineSettings, RunInput};
+
+/// Why an activation failed, in words for the person running the graph.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{0}")]
+pub struct ActivationError(pub String);
+
+/// A value that reached one of the module's inputs, and where from.
+#[derive(Clone, Debug)]
+pub struct InputValue {
+    pub port: String,
+    pub source_module: String,
+    pub source_label: String,
+    pub value: PortValue,
+    /// Arrived since the module's previous activation.
+    pub fresh: bool,
+}
+
+/// What an activation produced.
+#[derive(Debug, Default)]
+pub struct ActivationOutput {
+    /// Values of the ports that fire, by port id.
+    pub ports: Vec<(String, PortValue)>,
+    /// `<label>.output` in the run state.
+    pub output_text: String,
+    pub receipt: Option<Receipt>,
+    pub session_key: Option<String>,
+}
+
+/// Everything an activation may use.
+pub struct ActivationContext {
+    pub run_id: String,
+    pub module: Module,
+    pub activation: u32,
+    pub inputs: Vec<InputValue>,
+    pub run_input: Arc<RunInput>,
+    pub state: RunState,
+    pub providers: Arc<ProviderRegistry>,
+    pub sessions: Arc<SessionStore>,
+    pub settings: Arc<EngineSettings>,
+    pub retry: RetryPolicy,
+    pub events: UnboundedSender<RunEvent>,
+    /// Kept up to date as responses stream, so a cancelled activation still
+    /// leaves what it had.
+    pub record: Arc<Mutex<ActivationRecord>>,
+    pub started: Instant,
+}
+
+/// Streamed text is sent as events in pieces of about this size, or when
+/// this long has passed since the last piece.
+const DELTA_CHARACTERS: usize = 48;
+const DELTA_INTERVAL_MS: u128 = 100;
+
+/// The totals of one or more provider calls.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Tally {
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+}
+
+impl ActivationContext {
+    pub fn emit(&self, event: RunEvent) {
+        // The writer outlives every activation; a closed channel only means
+        // the run is shutting down, and then nothing needs the event.
+        let _ = self.events.send(event);
+    }
+
+    fn update_record(&self, change: impl FnOnce(&mut ActivationRecord)) {
+        if let Ok(mut record) = self.record.lock() {
+            change(&mut record);
+        }
+    }
+
+    pub fn transcript(&self, role: TranscriptRole, text: &str) {
+        self.update_record(|record| {
+            record.transcript.push(TranscriptEntry {
+                role,
+                text: text.to_owned(),
+            });
+        });
+    }
+
+    /// Inputs that arrived on `port`, in cable order.
+    pub fn inputs_on<'a>(&'a self, port: &'a str) -> impl Iterator<Item = &'a InputValue> + 'a {
+        self.inputs.iter().filter(move |input| input.port == port)
+    }
+
+    pub fn bundles_on(&self, port: &str) -> Vec<(&InputValue, ContextBundle)> {
+        self.inputs
+            .iter()
+            .filter(|input| input.port == port)
+            .filter_map(|input| input.value.as_bundle().map(|bundle| (input, bundle)))
+            .collect()
+    }
+
+    /// Renders a prompt text's template variables against the run state.
+    pub fn render(&self, text: &str) -> Result<String, ActivationError> {
+        crate::render::render(text, &self.state).map_err(|problem| {
+            ActivationError(format!("\"{}\": {problem}", self.module.display_label()))
+        })
+    }
+
+    pub fn provider(
+        &self,
+        agent_provider: &str,
+    ) -> Result<(ProviderInfo, Arc<dyn crate::provider::Provider>), ActivationError> {
+        self.providers
+            .get(agent_provider)
+            .map(|(info, provider)| (info.clone(), provider))
+            .ok_or_else(|| {
+                ActivationError(if agent_provider.is_empty() {
+                    "no provider is configured on this server".to_owned()
+                } else {
+                    format!("provider \"{agent_provider}\" is not configured on this server")
+                })
+            })
+    }
+
+    /// The module's provider and the model to ask: the module's own, or the
+    /// provider's first model when it names none.
+    pub fn provider_and_model(
+        &self,
+        agent: &graph::config::AgentConfig,
+    ) -> Result<(ProviderInfo, Arc<dyn crate::provider::Provider>, String), ActivationError> {
+        let (info, provider) = self.provider(&agent.provider)?;
+        let model = if agent.model.is_empty() {
+            info.models.first().cloned().unwrap_or_default()
+        } else {
+            agent.model.clone()
+        };
+        Ok((info, provider, model))
+    }
+
+    /// One provider call for `session`'s conversation, streamed into the
+    /// event log (as response `index`) and the record. The reply is added to
+    /// the session and the transcript.
+    pub async fn call(
+        &self,
+        provider: &dyn crate::provider::Provider,
+        session: &mut Session,
+        index: u32,
+        label: &str,
+        schema: Option<ResponseSchema>,
+        settings: &graph::config::AgentConfig,
+    ) -> Result<ChatResponse, ActivationError> {
+        let request = ChatRequest {
+            model: session.model.clone(),
+            system: session.system.clone(),
+            messages: session.messages.clone(),
+            temperature: settings.temperature,
+            max_tokens: settings.max_tokens,
+            response_schema: schema,
+        };
+        let started = Instant::now();
+        self.update_record(|record| {
+            record.responses.push(ResponseRecord {
+                index,
+                label: label.to_owned(),
+                ..ResponseRecord::default()
+            });
+        });
+        let module_id = self.module.id.clone();
+        let response = with_retries(self.retry, |_| {
+            // A retried attempt starts its response over.
+            self.update_record(|record| {
+                if let Some(last) = record.responses.last_mut() {
+                    last.text.clear();
+                }
+            });
+            let mut pending = String::new();
+            let mut last_flush = Instant::now();
+            let events = self.events.clone();
+            let record = Arc::clone(&self.record);
+            let module_id = module_id.clone();
+            let request = &request;
+            async move {
+                let mut on_delta = |text: &str| {
+                    pending.push_str(text);
+                    if let Ok(mut record) = record.lock()
+                        && let Some(last) = record.responses.last_mut()
+                    {
+                        last.text.push_str(text);
+                    }
+                    if pending.len() >= DELTA_CHARACTERS
+                        || last_flush.elapsed().as_millis() >= DELTA_INTERVAL_MS
+                    {
+                        let _ = events.send(RunEvent::ModuleOutputDelta {
+                            module_id: module_id.clone(),
+                            response_index: index,
+                            text: std::mem::take(&mut pending),
+                        });
+                        last_flush = Instant::now();
+                    }
+                };
+                let result = provider.complete(request, &mut on_delta).await;
+                if !pending.is_empty() {
+                    let _ = events.send(RunEvent::ModuleOutputDelta {
+                        module_id: module_id.clone(),
+                        response_index: index,
+                        text: pending,
+                    });
+                }
+                result
+            }
+        })
+        .await
+        .map_err(|error| {
+            ActivationError(format!(
+                "\"{}\": {}",
+                self.module.display_label(),
+                error.message
+            ))
+        })?;
+        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        self.update_record(|record| {
+            if let Some(last) = record.responses.last_mut() {
+                last.text.clone_from(&response.text);
+                last.tokens_in = response.usage.input_tokens;
+                last.tokens_out = response.usage.output_tokens;
+                last.duration_ms = duration_ms;
+                last.complete = true;
+            }
+        });
+        session
+            .messages
+            .push(ChatMessage::assistant(response.text.clone()));
+        self.transcript(TranscriptRole::Assistant, &response.text);
+        Ok(response)
+    }
+
+    /// Opens a new session (or continues one) and records its system prompt.
+    pub fn open_session(
+        &self,
+        base: Option<Session>,
+        model: &str,
+        provider_id: &str,
+        system: Option<String>,
+    ) -> Session {
+        let mut session = base.unwrap_or_default();
+        session.model = model.to_owned();
+        session.provider = provider_id.to_owned();
+        if system.is_some() {
+            session.system = system;
+        }
+        if let Some(system) = &session.system {
+            self.transcript(TranscriptRole::System, system);
+        }
+        for message in &session.messages {
+            self.transcript(message.role.into(), &message.text());
+        }
+        session
+    }
+
+    /// Adds a user turn to the session and the transcript.
+    pub fn say(&self, session: &mut Session, message: ChatMessage) {
+        self.transcript(TranscriptRole::User, &message.text());
+        session.messages.push(message);
+    }
+
+    pub fn receipt(
+        &self,
+        info: &ProviderInfo,
+        model: &str,
+        tally: Tally,
+        re_prompt_count: u32,
+    ) -> Receipt {
+        Receipt {
+            module_id: self.module.id.clone(),
+            activation: self.activation,
+            provider: info.id.clone(),
+            model: model.to_owned(),
+            simulated: info.simulated,
+            tokens_in: tally.tokens_in,
+            tokens_out: tally.tokens_out,
+            duration_ms: u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
+            cost: 0.0,
+            re_prompt_count,
+        }
+    }
+
+    /// A plain-text bundle from this module.
+    pub fn text_bundle(&self, text: impl Into<String>) -> ContextBundle {
+        ContextBundle::text(&self.module.id, text)
+    }
+
+    pub fn signal(&self) -> PortValue {
+        PortValue::Signal {
+            source_module: self.module.id.clone(),
+        }
+    }
+}
+
+impl Tally {
+    pub fn add(&mut self, response: &ChatResponse) {
+        self.tokens_in += response.usage.input_tokens;
+        self.tokens_out += response.usage.output_tokens;
+    }
+}
+
+/// Runs the activation for the module's kind.
+pub async fn activate(context: &ActivationContext) -> Result<ActivationOutput, ActivationError> {
+    match &context.module.config {
+        ModuleConfig::Input(_) => Ok(simple::input(context)),
+        ModuleConfig::Output(_) => Ok(simple::output(context)),
+        ModuleConfig::AgentTask(config) => chain::agent_task(context, config).await,
+        ModuleConfig::ReviewGate(config) => review::review_gate(context, config).await,
+        ModuleConfig::RedTeam(config) => chain::red_team(context, config).await,
+        ModuleConfig::Transform(config) => simple::transform(context, config).await,
+        ModuleConfig::ClaimExtractor(config) => simple::claim_extractor(context, config).await,
+        ModuleConfig::Judge(config) => judge::judge(context, config).await,
+        ModuleConfig::Panel(config) => panel::panel(context, config).await,
+        ModuleConfig::Command(config) => command::command(context, config).await,
+        ModuleConfig::Coding(_) => match &context.settings.coding {
+            Some(runner) => runner.run(context).await,
+            None => Err(ActivationError(
+                "coding modules need an ACP agent, and none is configured on this server"
+                    .to_owned(),
+            )),
+        },
+        ModuleConfig::Unknown { kind, .. } => Err(ActivationError(format!(
+            "\"{}\" is of kind \"{kind}\", which this server cannot run",
+            context.module.display_label()
+        ))),
+    }
+}
+
+/// Parses a JSON reply leniently: the whole text, or the first `{…}` in it.
+pub fn parse_json_reply(text: &str) -> Option<Value> {
+    serde_json::from_str(text).ok().or_else(|| {
+        let start = text.find('{')?;
+        let end = text.rfind('}')?;
+        serde_json::from_str(text.get(start..=end)?).ok()
+    })
+}

@@ -1,0 +1,150 @@
+//! The review gate: the reviewer's re-prompt chain, then a structured
+//! decision (`approve` or `revise` with feedback). Approval passes the
+//! reviewed input on `approved_out`; revision sends the feedback on
+//! `revise_out`, usually wired back upstream. After `max_rounds` requests
+//! for revision the gate fails rather than loop on.
+
+use graph::config::{ReviewGateConfig, SessionMode};
+use serde_json::{Value, json};
+
+use super::chain::{Chain, run_chain, standard_outputs};
+use super::{ActivationContext, ActivationError, ActivationOutput, parse_json_reply};
+use crate::bundle::PortValue;
+use crate::provider::{ChatMessage, ResponseSchema};
+use crate::record::TranscriptRole;
+
+const REVIEW_INSTRUCTION: &str = "Review the input above. Say what is good, what is wrong or missing, and what would make it better.";
+
+const DECISION_REQUEST: &str = "Now decide. Approve if the work meets its instruction; otherwise ask for \
+    revision with specific, actionable feedback. Reply with JSON only: \
+    {\"decision\": \"approve\" | \"revise\", \"feedback\": \"…\"}";
+
+pub fn decision_schema() -> ResponseSchema {
+    ResponseSchema {
+        name: "review_decision".to_owned(),
+        schema: json!({
+            "type": "object",
+            "properties": {
+                "decision": {"type": "string", "enum": ["approve", "revise"]},
+                "feedback": {"type": "string"}
+            },
+            "required": ["decision", "feedback"],
+            "additionalProperties": false
+        }),
+    }
+}
+
+pub async fn review_gate(
+    context: &ActivationContext,
+    config: &ReviewGateConfig,
+) -> Result<ActivationOutput, ActivationError> {
+    let instruction = if config.instruction.trim().is_empty() {
+        REVIEW_INSTRUCTION
+    } else {
+        &config.instruction
+    };
+    let mut result = run_chain(
+        context,
+        Chain {
+            agent: &config.agent_config,
+            instruction,
+            attachments: &[],
+            re_prompts: &config.re_prompts,
+            named_outputs: &[],
+            session_mode: SessionMode::New,
+            session_persist: false,
+        },
+    )
+    .await?;
+
+    // The decision comes after every re-prompt (DOC23 §3.2, review_chain).
+    let (_, provider) = context.provider(&config.agent_config.provider)?;
+    let index = u32::try_from(result.responses.len()).unwrap_or(u32::MAX);
+    context.say(&mut result.session, ChatMessage::user(DECISION_REQUEST));
+    let reply = context
+        .call(
+            provider.as_ref(),
+            &mut result.session,
+            index,
+            "Decision",
+            Some(decision_schema()),
+            &config.agent_config,
+        )
+        .await?;
+    result.tally.add(&reply);
+    let decision = parse_json_reply(&reply.text).ok_or_else(|| {
+        ActivationError(format!(
+            "\"{}\": the reviewer's decision is not JSON: {}",
+            context.module.display_label(),
+            reply.text.chars().take(200).collect::<String>()
+        ))
+    })?;
+    let verdict = decision
+        .get("decision")
+        .and_then(Value::as_str)
+        .unwrap_or_default();
+    let feedback = decision
+        .get("feedback")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let approved = match verdict {
+        "approve" => true,
+        "revise" => false,
+        other => {
+            return Err(ActivationError(format!(
+                "\"{}\": the reviewer decided \"{other}\", not approve or revise",
+                context.module.display_label()
+            )));
+        }
+    };
+    if !approved && context.activation >= config.max_rounds.max(1) {
+        context.transcript(
+            TranscriptRole::System,
+            &format!("Not approved after {} rounds.", config.max_rounds),
+        );
+        return Err(ActivationError(format!(
+            "\"{}\" asked for revision in all {} rounds allowed (max_rounds); last feedback: {feedback}",
+            context.module.display_label(),
+            config.max_rounds
+        )));
+    }
+
+    let mut output = standard_outputs(context, &result, config.re_prompts.len());
+    let meta = |bundle: &mut crate::bundle::ContextBundle| {
+        bundle.meta.insert("decision".to_owned(), json!(verdict));
+        bundle
+            .meta
+            .insert("round".to_owned(), json!(context.activation));
+    };
+    if approved {
+        // What was reviewed, passed on unchanged.
+        let reviewed: Vec<String> = context
+            .bundles_on("data_in")
+            .into_iter()
+            .map(|(_, bundle)| bundle.as_text())
+            .collect();
+        let mut bundle = match context.bundles_on("data_in").as_slice() {
+            [(_, only)] => only.clone(),
+            _ => context.text_bundle(reviewed.join("\n\n")),
+        };
+        meta(&mut bundle);
+        bundle.meta.insert("feedback".to_owned(), json!(feedback));
+        output
+            .ports
+            .push(("approved_out".to_owned(), PortValue::Bundle(bundle)));
+    } else {
+        let mut bundle = context.text_bundle(feedback.clone());
+        meta(&mut bundle);
+        output
+            .ports
+            .push(("revise_out".to_owned(), PortValue::Bundle(bundle)));
+    }
+    if let Ok(mut record) = context.record.lock() {
+        record
+            .named_outputs
+            .insert("decision".to_owned(), verdict.to_owned());
+        record.named_outputs.insert("feedback".to_owned(), feedback);
+    }
+    Ok(output)
+}

@@ -1,0 +1,117 @@
+//! The Patchbay run engine: runs a graph snapshot module by module
+//! (scheduler), each activation by its kind (agent tasks as re-prompt chains
+//! in one session; DOC23 §3.1), through providers behind one trait, and
+//! writes a typed, numbered event log and activation records to a recorder.
+//! The server and the command line drive the same engine.
+
+pub mod activation;
+pub mod bundle;
+pub mod event;
+pub mod named_outputs;
+pub mod prompt;
+pub mod provider;
+pub mod record;
+pub mod recorder;
+pub mod render;
+pub mod scheduler;
+pub mod session;
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use serde::{Deserialize, Serialize};
+
+use activation::{ActivationContext, ActivationError, ActivationOutput};
+use prompt::AttachmentSource;
+use provider::ProviderRegistry;
+use provider::retry::RetryPolicy;
+
+pub use event::{EventRecord, RunEvent, RunStatus};
+pub use scheduler::{RunOutcome, RunSpec, execute};
+
+/// A file given with the run's input.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputFile {
+    pub name: String,
+    pub media_type: String,
+    #[serde(with = "base64_bytes", rename = "content_base64")]
+    pub bytes: Vec<u8>,
+}
+
+mod base64_bytes {
+    use base64::Engine;
+    use base64::engine::general_purpose::STANDARD;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(bytes: &[u8], serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&STANDARD.encode(bytes))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<u8>, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        STANDARD
+            .decode(text.as_bytes())
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// What a run starts from: the text (and files) the input modules emit.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunInput {
+    #[serde(default)]
+    pub text: String,
+    #[serde(default)]
+    pub files: Vec<InputFile>,
+}
+
+/// Runs coding modules (ACP agents); supplied by the coding module support.
+pub trait CodingRunner: Send + Sync {
+    fn run<'a>(
+        &'a self,
+        context: &'a ActivationContext,
+    ) -> Pin<Box<dyn Future<Output = Result<ActivationOutput, ActivationError>> + Send + 'a>>;
+}
+
+pub struct EngineSettings {
+    /// A run fails with `step_transition_limit_exceeded` past this many activations.
+    pub max_activations: u32,
+    /// Activations of one run in flight at once.
+    pub max_concurrency: usize,
+    /// Where `step.command` modules run; `None` disables them.
+    pub command_folder: Option<PathBuf>,
+    pub attachments: Option<Arc<dyn AttachmentSource>>,
+    pub coding: Option<Arc<dyn CodingRunner>>,
+    pub retry: RetryPolicy,
+}
+
+impl Default for EngineSettings {
+    fn default() -> EngineSettings {
+        EngineSettings {
+            max_activations: 500,
+            max_concurrency: 8,
+            command_folder: None,
+            attachments: None,
+            coding: None,
+            retry: RetryPolicy::default(),
+        }
+    }
+}
+
+/// The engine: providers and settings shared by every run.
+#[derive(Clone)]
+pub struct Engine {
+    pub providers: Arc<ProviderRegistry>,
+    pub settings: Arc<EngineSettings>,
+}
+
+/// Unix milliseconds.
+pub fn now_millis() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |elapsed| {
+            i64::try_from(elapsed.as_millis()).unwrap_or(i64::MAX)
+        })
+}

@@ -1,0 +1,280 @@
+//! Anthropic Messages API, streaming: `message_start` (input tokens), text
+//! and tool-input deltas, `message_delta` (cumulative output tokens, stop
+//! reason), `message_stop`; `ping` at any time; `error` mid-stream.
+//! Structured output is asked for by forcing a tool whose input schema is
+//! the wanted schema, which every current model supports.
+
+use std::time::Duration;
+
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+use super::sse::SseParser;
+use super::{
+    ChatRequest, ChatResponse, ContentPart, DeltaSink, Provider, ProviderError, ProviderFuture,
+    Role, Usage,
+};
+
+pub const API_VERSION: &str = "2023-06-01";
+/// Messages requires `max_tokens`; this is used when a module sets none.
+pub const DEFAULT_MAX_TOKENS: u32 = 4096;
+
+pub struct AnthropicProvider {
+    http: reqwest::Client,
+    endpoint: String,
+    api_key: String,
+}
+
+impl AnthropicProvider {
+    /// `base_url` like `https://api.anthropic.com`.
+    pub fn new(
+        base_url: &str,
+        api_key: &str,
+        timeout: Duration,
+    ) -> Result<AnthropicProvider, ProviderError> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(Duration::from_secs(10))
+            .read_timeout(timeout)
+            .build()
+            .map_err(|error| {
+                ProviderError::fatal(format!("cannot build the HTTP client: {error}"))
+            })?;
+        Ok(AnthropicProvider {
+            http,
+            endpoint: format!("{}/v1/messages", base_url.trim_end_matches('/')),
+            api_key: api_key.trim().to_owned(),
+        })
+    }
+}
+
+fn body(request: &ChatRequest) -> Value {
+    let messages: Vec<Value> = request
+        .messages
+        .iter()
+        .map(|message| {
+            let content: Vec<Value> = message
+                .content
+                .iter()
+                .map(|part| match part {
+                    ContentPart::Text { text } => json!({"type": "text", "text": text}),
+                    ContentPart::Image {
+                        media_type,
+                        data_base64,
+                    } => json!({
+                        "type": "image",
+                        "source": {"type": "base64", "media_type": media_type, "data": data_base64}
+                    }),
+                })
+                .collect();
+            json!({
+                "role": match message.role { Role::User => "user", Role::Assistant => "assistant" },
+                "content": content,
+            })
+        })
+        .collect();
+    let mut body = json!({
+        "model": request.model,
+        "max_tokens": request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
+        "messages": messages,
+        "stream": true,
+    });
+    if let Some(system) = request
+        .system
+        .as_deref()
+        .filter(|system| !system.is_empty())
+    {
+        body["system"] = json!(system);
+    }
+    if let Some(temperature) = request.temperature {
+        body["temperature"] = json!(temperature);
+    }
+    if let Some(schema) = &request.response_schema {
+        body["tools"] = json!([{
+            "name": schema.name,
+            "description": "Give the answer in exactly this structure.",
+            "input_schema": schema.schema,
+        }]);
+        body["tool_choice"] = json!({"type": "tool", "name": schema.name});
+    }
+    body
+}
+
+/// `error.message` of an Anthropic error body, or the body itself.
+fn error_message(body: &str) -> (Option<String>, String) {
+    match serde_json::from_str::<Value>(body) {
+        Ok(value) => (
+            value
+                .pointer("/error/type")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            value
+                .pointer("/error/message")
+                .and_then(Value::as_str)
+                .map_or_else(|| body.chars().take(500).collect(), str::to_owned),
+        ),
+        Err(_) => (None, body.chars().take(500).collect()),
+    }
+}
+
+/// Accumulates a streamed reply.
+#[derive(Default)]
+struct Reply {
+    text: String,
+    /// Tool input JSON, for structured replies.
+    tool_input: String,
+    input_tokens: u64,
+    output_tokens: u64,
+    stop_reason: Option<String>,
+    finished: bool,
+}
+
+impl Reply {
+    fn apply(
+        &mut self,
+        event: &str,
+        data: &Value,
+        on_delta: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<(), ProviderError> {
+        match event {
+            "message_start" => {
+                self.input_tokens = data
+                    .pointer("/message/usage/input_tokens")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0);
+                self.output_tokens = data
+                    .pointer("/message/usage/output_tokens")
+                    .and_then(Value::as_u64)
+                    .unwrap_or(0);
+            }
+            "content_block_delta" => match data.pointer("/delta/type").and_then(Value::as_str) {
+                Some("text_delta") => {
+                    if let Some(text) = data.pointer("/delta/text").and_then(Value::as_str) {
+                        self.text.push_str(text);
+                        on_delta(text);
+                    }
+                }
+                Some("input_json_delta") => {
+                    if let Some(partial) =
+                        data.pointer("/delta/partial_json").and_then(Value::as_str)
+                    {
+                        self.tool_input.push_str(partial);
+                        on_delta(partial);
+                    }
+                }
+                _ => {}
+            },
+            "message_delta" => {
+                if let Some(reason) = data.pointer("/delta/stop_reason").and_then(Value::as_str) {
+                    self.stop_reason = Some(reason.to_owned());
+                }
+                // Cumulative, so the last one counts.
+                if let Some(tokens) = data.pointer("/usage/output_tokens").and_then(Value::as_u64) {
+                    self.output_tokens = tokens;
+                }
+            }
+            "message_stop" => self.finished = true,
+            "error" => {
+                let kind = data
+                    .pointer("/error/type")
+                    .and_then(Value::as_str)
+                    .unwrap_or("error");
+                let message = data
+                    .pointer("/error/message")
+                    .and_then(Value::as_str)
+                    .unwrap_or("the provider reported an error");
+                return Err(ProviderError {
+                    message: format!("{kind}: {message}"),
+                    retryable: matches!(
+                        kind,
+                        "overloaded_error" | "api_error" | "rate_limit_error"
+                    ),
+                    status: None,
+                    retry_after_seconds: None,
+                });
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+}
+
+impl Provider for AnthropicProvider {
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        on_delta: DeltaSink<'a>,
+    ) -> ProviderFuture<'a> {
+        Box::pin(async move {
+            let response = self
+                .http
+                .post(&self.endpoint)
+                .header("x-api-key", &self.api_key)
+                .header("anthropic-version", API_VERSION)
+                .json(&body(request))
+                .send()
+                .await
+                .map_err(|error| ProviderError {
+                    message: format!("the request failed: {error}"),
+                    retryable: error.is_timeout() || error.is_connect() || error.is_request(),
+                    status: None,
+                    retry_after_seconds: None,
+                })?;
+            let status = response.status().as_u16();
+            if !response.status().is_success() {
+                let retry_after = response
+                    .headers()
+                    .get(reqwest::header::RETRY_AFTER)
+                    .and_then(|value| value.to_str().ok())
+                    .and_then(|value| value.trim().parse::<u64>().ok());
+                let body = response.text().await.unwrap_or_default();
+                let (_, message) = error_message(&body);
+                return Err(ProviderError::from_status(
+                    status,
+                    format!("HTTP {status}: {message}"),
+                    retry_after,
+                ));
+            }
+            let mut parser = SseParser::default();
+            let mut reply = Reply::default();
+            let mut bytes = response.bytes_stream();
+            while let Some(chunk) = bytes.next().await {
+                let chunk = chunk.map_err(|error| {
+                    ProviderError::retryable(format!("the stream broke off: {error}"))
+                })?;
+                for event in parser.feed(&chunk) {
+                    let name = event.event.as_deref().unwrap_or_default();
+                    if name == "ping" {
+                        continue;
+                    }
+                    let data: Value = serde_json::from_str(&event.data).map_err(|error| {
+                        ProviderError::retryable(format!(
+                            "the stream sent an unreadable event ({name}): {error}"
+                        ))
+                    })?;
+                    reply.apply(name, &data, on_delta)?;
+                }
+                if reply.finished {
+                    break;
+                }
+            }
+            if !reply.finished {
+                return Err(ProviderError::retryable(
+                    "the stream ended before the reply was complete",
+                ));
+            }
+            let text = if request.response_schema.is_some() && !reply.tool_input.is_empty() {
+                reply.tool_input
+            } else {
+                reply.text
+            };
+            Ok(ChatResponse {
+                text,
+                usage: Usage {
+                    input_tokens: reply.input_tokens,
+                    output_tokens: reply.output_tokens,
+                },
+                finish_reason: reply.stop_reason,
+            })
+        })
+    }
+}

@@ -1,0 +1,231 @@
+//! LLM providers behind one trait ("Gateway", PRODUCT §3.4): the built-in
+//! simulated provider, OpenAI-compatible Chat Completions and Anthropic
+//! Messages. A request carries the whole conversation; a provider streams the
+//! reply's text through a callback and returns the reply with its usage.
+
+pub mod anthropic;
+pub mod openai;
+pub mod retry;
+pub mod sim;
+pub mod sse;
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Role {
+    User,
+    Assistant,
+}
+
+/// A piece of a message.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ContentPart {
+    Text {
+        text: String,
+    },
+    /// An image, sent to providers that take images.
+    Image {
+        media_type: String,
+        data_base64: String,
+    },
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChatMessage {
+    pub role: Role,
+    pub content: Vec<ContentPart>,
+}
+
+impl ChatMessage {
+    pub fn user(text: impl Into<String>) -> ChatMessage {
+        ChatMessage {
+            role: Role::User,
+            content: vec![ContentPart::Text { text: text.into() }],
+        }
+    }
+
+    pub fn assistant(text: impl Into<String>) -> ChatMessage {
+        ChatMessage {
+            role: Role::Assistant,
+            content: vec![ContentPart::Text { text: text.into() }],
+        }
+    }
+
+    /// The message's text parts joined.
+    pub fn text(&self) -> String {
+        self.content
+            .iter()
+            .filter_map(|part| match part {
+                ContentPart::Text { text } => Some(text.as_str()),
+                ContentPart::Image { .. } => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+}
+
+/// Ask for a JSON reply matching a schema.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ResponseSchema {
+    pub name: String,
+    pub schema: Value,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChatRequest {
+    pub model: String,
+    pub system: Option<String>,
+    pub messages: Vec<ChatMessage>,
+    pub temperature: Option<f64>,
+    pub max_tokens: Option<u32>,
+    pub response_schema: Option<ResponseSchema>,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ChatResponse {
+    pub text: String,
+    pub usage: Usage,
+    /// Why generation stopped, in the provider's words (`stop`, `end_turn`, …).
+    pub finish_reason: Option<String>,
+}
+
+/// Why a provider call failed, and whether trying again may help.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[error("{message}")]
+pub struct ProviderError {
+    pub message: String,
+    pub retryable: bool,
+    /// The HTTP status, when there was one.
+    pub status: Option<u16>,
+    /// Seconds the provider asked us to wait (`Retry-After`).
+    pub retry_after_seconds: Option<u64>,
+}
+
+impl ProviderError {
+    pub fn fatal(message: impl Into<String>) -> ProviderError {
+        ProviderError {
+            message: message.into(),
+            retryable: false,
+            status: None,
+            retry_after_seconds: None,
+        }
+    }
+
+    pub fn retryable(message: impl Into<String>) -> ProviderError {
+        ProviderError {
+            message: message.into(),
+            retryable: true,
+            status: None,
+            retry_after_seconds: None,
+        }
+    }
+
+    /// From an HTTP error status: 408, 409, 429 and 5xx are worth retrying.
+    pub fn from_status(
+        status: u16,
+        message: impl Into<String>,
+        retry_after_seconds: Option<u64>,
+    ) -> ProviderError {
+        ProviderError {
+            message: message.into(),
+            retryable: matches!(status, 408 | 409 | 429) || status >= 500,
+            status: Some(status),
+            retry_after_seconds,
+        }
+    }
+}
+
+pub type ProviderFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<ChatResponse, ProviderError>> + Send + 'a>>;
+
+/// Receives streamed text as it arrives.
+pub type DeltaSink<'a> = &'a mut (dyn FnMut(&str) + Send);
+
+pub trait Provider: Send + Sync {
+    /// One completion of the conversation in `request`, streaming its text
+    /// into `on_delta`. Dropping the future aborts the request.
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        on_delta: DeltaSink<'a>,
+    ) -> ProviderFuture<'a>;
+}
+
+/// The HTTP client of the real providers: a bounded connect, and a read
+/// timeout between chunks rather than a total deadline, which would cut long
+/// streamed replies.
+pub fn http_client(read_timeout: std::time::Duration) -> Result<reqwest::Client, ProviderError> {
+    reqwest::Client::builder()
+        .connect_timeout(std::time::Duration::from_secs(10))
+        .read_timeout(read_timeout)
+        .build()
+        .map_err(|error| ProviderError::fatal(format!("cannot build the HTTP client: {error}")))
+}
+
+/// What `GET /api/providers` says about a provider. Never a secret.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ProviderInfo {
+    pub id: String,
+    pub label: String,
+    pub models: Vec<String>,
+    pub simulated: bool,
+}
+
+/// The providers a server or CLI run can use, by id.
+#[derive(Clone, Default)]
+pub struct ProviderRegistry {
+    providers: BTreeMap<String, (ProviderInfo, Arc<dyn Provider>)>,
+    default_id: Option<String>,
+}
+
+impl ProviderRegistry {
+    pub fn new() -> ProviderRegistry {
+        ProviderRegistry::default()
+    }
+
+    /// Adds a provider; the first one added is the default for modules that
+    /// name none.
+    pub fn add(&mut self, info: ProviderInfo, provider: Arc<dyn Provider>) {
+        if self.default_id.is_none() {
+            self.default_id = Some(info.id.clone());
+        }
+        self.providers.insert(info.id.clone(), (info, provider));
+    }
+
+    /// The provider for a module's `agent_config.provider` (empty = default).
+    pub fn get(&self, id: &str) -> Option<(&ProviderInfo, Arc<dyn Provider>)> {
+        let id = if id.is_empty() {
+            self.default_id.as_deref()?
+        } else {
+            id
+        };
+        self.providers
+            .get(id)
+            .map(|(info, provider)| (info, Arc::clone(provider)))
+    }
+
+    pub fn infos(&self) -> Vec<ProviderInfo> {
+        self.providers
+            .values()
+            .map(|(info, _)| info.clone())
+            .collect()
+    }
+
+    pub fn ids(&self) -> Vec<String> {
+        self.providers.keys().cloned().collect()
+    }
+}

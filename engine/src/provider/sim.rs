@@ -1,0 +1,335 @@
+//! The built-in simulated provider ("Simulated"): deterministic, offline,
+//! and honest about being fake. It exists so the app runs out of the box and
+//! tests are repeatable; it is never presented as a real model.
+//!
+//! Its replies are built from the conversation: the same history gives the
+//! same reply. It streams word by word with a configurable delay, counts
+//! tokens as words, follows the named-output instruction, answers structured
+//! requests with JSON for their schema, and obeys two directives in a
+//! prompt: `[sim:revise]` makes a review decision ask for revision, and
+//! `[sim:fail]` makes the call fail.
+
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use super::{
+    ChatRequest, ChatResponse, DeltaSink, Provider, ProviderError, ProviderFuture, Role, Usage,
+};
+
+pub const PROVIDER_ID: &str = "sim";
+pub const MODELS: [&str; 2] = ["sim-1", "sim-long"];
+
+#[derive(Clone, Debug)]
+pub struct SimProvider {
+    /// Delay per streamed word; zero for tests and benchmarks.
+    pub latency_per_token: Duration,
+    /// Length of a plain reply, in words (`sim-long` writes four times more).
+    pub words_per_reply: usize,
+}
+
+impl Default for SimProvider {
+    fn default() -> SimProvider {
+        SimProvider {
+            latency_per_token: Duration::ZERO,
+            words_per_reply: 36,
+        }
+    }
+}
+
+/// Sentences a simulated reply is made of, picked by the conversation's hash.
+const SENTENCES: [&str; 12] = [
+    "The main point is stated first, with the reasoning that supports it.",
+    "Each claim is paired with an example a reader can check.",
+    "Where the evidence is thin, the text says so instead of overstating it.",
+    "The structure moves from the problem to the options to a recommendation.",
+    "Two counter-arguments are addressed directly rather than ignored.",
+    "Jargon is replaced with plain words where it does not carry meaning.",
+    "The conclusion restates the recommendation and what it depends on.",
+    "Open questions are listed so that a reviewer knows what is not settled.",
+    "Numbers are given with their source and the date they refer to.",
+    "The opening paragraph says who the text is for and what it asks of them.",
+    "Risks are named with the condition that would trigger each one.",
+    "Every section ends with the decision or action it leads to.",
+];
+
+/// FNV-1a: a stable hash, the same on every machine and build.
+fn fingerprint(text: &str) -> u64 {
+    text.bytes().fold(0xcbf2_9ce4_8422_2325, |hash, byte| {
+        (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+fn words(text: &str) -> u64 {
+    text.split_whitespace().count() as u64
+}
+
+fn first_line(text: &str, limit: usize) -> String {
+    let line = text
+        .lines()
+        .map(str::trim)
+        .find(|line| !line.is_empty() && !line.starts_with('#'))
+        .unwrap_or_default();
+    let mut short: String = line.chars().take(limit).collect();
+    if line.chars().count() > limit {
+        short.push('…');
+    }
+    short
+}
+
+/// Names from "- 📄 Name" lines of the named-output instruction.
+fn requested_sections(prompt: &str) -> Vec<String> {
+    if !prompt.contains("label the following sections clearly") {
+        return Vec::new();
+    }
+    prompt
+        .lines()
+        .filter_map(|line| line.trim().strip_prefix("- 📄 "))
+        .map(|name| name.trim().to_owned())
+        .collect()
+}
+
+/// The text of the conversation's last user turn.
+fn last_user_text(request: &ChatRequest) -> String {
+    request
+        .messages
+        .iter()
+        .rev()
+        .find(|message| message.role == Role::User)
+        .map(|message| message.text())
+        .unwrap_or_default()
+}
+
+impl SimProvider {
+    fn reply_text(&self, request: &ChatRequest) -> Result<String, ProviderError> {
+        let turn = request
+            .messages
+            .iter()
+            .filter(|message| message.role == Role::User)
+            .count();
+        let last = last_user_text(request);
+        if last.contains("[sim:fail]") {
+            return Err(ProviderError::fatal(
+                "the simulated provider was told to fail ([sim:fail])",
+            ));
+        }
+        if let Some(schema) = &request.response_schema {
+            return Ok(structured_reply(&schema.name, &schema.schema, request).to_string());
+        }
+        let history: String = request
+            .messages
+            .iter()
+            .map(|message| message.text())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let mut seed = fingerprint(&format!("{}|{history}", request.model));
+        let length = if request.model == "sim-long" {
+            self.words_per_reply * 4
+        } else {
+            self.words_per_reply
+        };
+        let mut reply = format!(
+            "Simulated reply {turn} ({}, {} messages in session) to \"{}\":",
+            request.model,
+            request.messages.len(),
+            first_line(&last, 60)
+        );
+        let mut written = 0;
+        while written < length {
+            seed = seed
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            let sentence = SENTENCES[usize::try_from(seed >> 60).unwrap_or(0) % SENTENCES.len()];
+            reply.push(' ');
+            reply.push_str(sentence);
+            written += sentence.split_whitespace().count();
+        }
+        for name in requested_sections(&last) {
+            reply.push_str(&format!(
+                "\n📄 {name}\nSimulated {name} section of reply {turn}."
+            ));
+        }
+        Ok(reply)
+    }
+}
+
+/// A JSON reply for the schemas the engine asks for.
+fn structured_reply(name: &str, schema: &Value, request: &ChatRequest) -> Value {
+    let everything: String = request
+        .messages
+        .iter()
+        .map(|message| message.text())
+        .collect::<Vec<_>>()
+        .join("\n");
+    match name {
+        "review_decision" => {
+            if everything.contains("[sim:revise]") {
+                json!({"decision": "revise", "feedback": "Simulated feedback: tighten the argument and cite a source for each claim."})
+            } else {
+                json!({"decision": "approve", "feedback": "Simulated approval: the work meets the instruction."})
+            }
+        }
+        "judge_scores" => {
+            let criteria: Vec<String> = schema
+                .pointer("/properties/scores/items/properties/criterion/enum")
+                .and_then(Value::as_array)
+                .map(|names| {
+                    names
+                        .iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default();
+            let maximum = schema
+                .pointer("/properties/scores/items/properties/score/maximum")
+                .and_then(Value::as_u64)
+                .unwrap_or(10);
+            let scores: Vec<Value> = criteria
+                .iter()
+                .map(|criterion| {
+                    let score = fingerprint(&format!("{criterion}|{everything}")) % (maximum + 1);
+                    json!({"criterion": criterion, "score": score, "reasoning": format!("Simulated reasoning for {criterion}.")})
+                })
+                .collect();
+            json!({"scores": scores, "summary": "Simulated verdict."})
+        }
+        "claims" => {
+            let last = last_user_text(request);
+            let claims: Vec<String> = last
+                .split(['.', '\n'])
+                .map(str::trim)
+                .filter(|sentence| words(sentence) >= 4 && !sentence.starts_with('#'))
+                .take(5)
+                .map(|sentence| format!("{sentence}."))
+                .collect();
+            json!({"claims": claims})
+        }
+        _ => json!({}),
+    }
+}
+
+impl Provider for SimProvider {
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        on_delta: DeltaSink<'a>,
+    ) -> ProviderFuture<'a> {
+        Box::pin(async move {
+            let text = self.reply_text(request)?;
+            let mut first = true;
+            for word in text.split_inclusive(' ') {
+                if !first && !self.latency_per_token.is_zero() {
+                    tokio::time::sleep(self.latency_per_token).await;
+                }
+                first = false;
+                on_delta(word);
+            }
+            let input_tokens = request.system.as_deref().map_or(0, words)
+                + request
+                    .messages
+                    .iter()
+                    .map(|message| words(&message.text()))
+                    .sum::<u64>();
+            Ok(ChatResponse {
+                usage: Usage {
+                    input_tokens,
+                    output_tokens: words(&text),
+                },
+                text,
+                finish_reason: Some("stop".to_owned()),
+            })
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::provider::ChatMessage;
+
+    fn request(messages: Vec<ChatMessage>) -> ChatRequest {
+        ChatRequest {
+            model: "sim-1".to_owned(),
+            system: None,
+            messages,
+            temperature: None,
+            max_tokens: None,
+            response_schema: None,
+        }
+    }
+
+    async fn complete(request: &ChatRequest) -> (ChatResponse, String) {
+        let mut streamed = String::new();
+        let mut sink = |text: &str| streamed.push_str(text);
+        let response = SimProvider::default()
+            .complete(request, &mut sink)
+            .await
+            .unwrap();
+        (response, streamed)
+    }
+
+    #[tokio::test]
+    async fn replies_are_deterministic_streamed_and_counted() {
+        let conversation = request(vec![ChatMessage::user("Write about tides")]);
+        let (first, streamed) = complete(&conversation).await;
+        let (second, _) = complete(&conversation).await;
+        assert_eq!(first, second);
+        assert_eq!(streamed, first.text);
+        assert!(first.text.starts_with(
+            "Simulated reply 1 (sim-1, 1 messages in session) to \"Write about tides\":"
+        ));
+        assert_eq!(first.usage.input_tokens, 3);
+        assert_eq!(first.usage.output_tokens, words(&first.text));
+    }
+
+    #[tokio::test]
+    async fn later_turns_see_the_history() {
+        let conversation = request(vec![
+            ChatMessage::user("Write"),
+            ChatMessage::assistant("Draft"),
+            ChatMessage::user("Review it"),
+        ]);
+        let (response, _) = complete(&conversation).await;
+        assert!(
+            response
+                .text
+                .starts_with("Simulated reply 2 (sim-1, 3 messages in session) to \"Review it\"")
+        );
+    }
+
+    #[tokio::test]
+    async fn named_sections_are_produced_when_asked() {
+        let conversation = request(vec![ChatMessage::user(
+            "Finish.\nWhen producing your final output, label the following sections clearly:\n- 📄 Analysis\n- 📄 Summary",
+        )]);
+        let (response, _) = complete(&conversation).await;
+        assert!(
+            response
+                .text
+                .contains("\n📄 Analysis\nSimulated Analysis section")
+        );
+        assert!(response.text.contains("\n📄 Summary\n"));
+    }
+
+    #[tokio::test]
+    async fn directives_fail_and_revise() {
+        let mut sink = |_: &str| {};
+        let failing = request(vec![ChatMessage::user("please [sim:fail]")]);
+        assert!(
+            SimProvider::default()
+                .complete(&failing, &mut sink)
+                .await
+                .is_err()
+        );
+
+        let mut review = request(vec![ChatMessage::user("Review this [sim:revise]")]);
+        review.response_schema = Some(super::super::ResponseSchema {
+            name: "review_decision".to_owned(),
+            schema: json!({}),
+        });
+        let (response, _) = complete(&review).await;
+        let decision: Value = serde_json::from_str(&response.text).unwrap();
+        assert_eq!(decision["decision"], "revise");
+    }
+}

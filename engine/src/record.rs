@@ -1,0 +1,107 @@
+//! What a run keeps of each module activation: every response, the outputs
+//! that fired, named outputs, the receipt and the session transcript
+//! (DOC23 §12: re-prompt responses are part of the run record).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+use crate::bundle::{PortValue, Receipt};
+use crate::provider::Role;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ActivationStatus {
+    Queued,
+    Running,
+    Completed,
+    Failed,
+    Cancelled,
+}
+
+impl ActivationStatus {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ActivationStatus::Queued => "queued",
+            ActivationStatus::Running => "running",
+            ActivationStatus::Completed => "completed",
+            ActivationStatus::Failed => "failed",
+            ActivationStatus::Cancelled => "cancelled",
+        }
+    }
+}
+
+/// One response of an activation: the primary response is index 0, the
+/// response to re-prompt i is index i.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ResponseRecord {
+    pub index: u32,
+    /// "Original", "Re-prompt 1", "Decision", "Critic (round 2)", …
+    pub label: String,
+    pub text: String,
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+    pub duration_ms: u64,
+    /// False while it is still streaming (a cancelled run keeps it so).
+    pub complete: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TranscriptEntry {
+    pub role: TranscriptRole,
+    pub text: String,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TranscriptRole {
+    System,
+    User,
+    Assistant,
+}
+
+impl From<Role> for TranscriptRole {
+    fn from(role: Role) -> TranscriptRole {
+        match role {
+            Role::User => TranscriptRole::User,
+            Role::Assistant => TranscriptRole::Assistant,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ActivationRecord {
+    pub module_id: String,
+    /// 1 for the first activation of the module in this run.
+    pub activation: u32,
+    pub status: ActivationStatus,
+    /// Unix milliseconds.
+    pub started_at: i64,
+    pub finished_at: Option<i64>,
+    pub responses: Vec<ResponseRecord>,
+    /// The values of the ports that fired, by port id.
+    pub outputs: BTreeMap<String, PortValue>,
+    pub named_outputs: BTreeMap<String, String>,
+    pub receipt: Option<Receipt>,
+    /// The session as sent: system prompt, each user turn, each reply.
+    pub transcript: Vec<TranscriptEntry>,
+    pub error: Option<String>,
+}
+
+impl ActivationRecord {
+    pub fn new(module_id: &str, activation: u32, started_at: i64) -> ActivationRecord {
+        ActivationRecord {
+            module_id: module_id.to_owned(),
+            activation,
+            status: ActivationStatus::Running,
+            started_at,
+            finished_at: None,
+            responses: Vec::new(),
+            outputs: BTreeMap::new(),
+            named_outputs: BTreeMap::new(),
+            receipt: None,
+            transcript: Vec::new(),
+            error: None,
+        }
+    }
+}

@@ -1,0 +1,141 @@
+//! Where a run's record goes. The server writes it to its database and
+//! tells SSE clients; the command line keeps it in memory. The engine does
+//! not know which.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::sync::Mutex;
+
+use crate::event::{EventRecord, RunStatus};
+use crate::record::ActivationRecord;
+
+#[derive(Debug, thiserror::Error)]
+#[error("the run record could not be written: {0}")]
+pub struct RecordError(pub String);
+
+pub trait Recorder: Send + Sync + 'static {
+    /// Appends events, in order; their sequence numbers follow on from the
+    /// last batch.
+    fn append_events(
+        &self,
+        events: &[EventRecord],
+    ) -> impl Future<Output = Result<(), RecordError>> + Send;
+
+    /// Inserts or replaces one activation's record.
+    fn save_activation(
+        &self,
+        run_id: &str,
+        record: &ActivationRecord,
+    ) -> impl Future<Output = Result<(), RecordError>> + Send;
+
+    fn set_status(
+        &self,
+        run_id: &str,
+        status: RunStatus,
+        error: Option<&str>,
+    ) -> impl Future<Output = Result<(), RecordError>> + Send;
+}
+
+/// Keeps everything in memory (the command line, tests, benchmarks).
+#[derive(Default)]
+pub struct MemoryRecorder {
+    pub events: Mutex<Vec<EventRecord>>,
+    pub activations: Mutex<HashMap<(String, u32), ActivationRecord>>,
+    pub status: Mutex<Option<(RunStatus, Option<String>)>>,
+}
+
+fn poisoned<T>(_: T) -> RecordError {
+    RecordError("a lock was poisoned".to_owned())
+}
+
+impl MemoryRecorder {
+    pub fn events(&self) -> Vec<EventRecord> {
+        self.events
+            .lock()
+            .map(|events| events.clone())
+            .unwrap_or_default()
+    }
+
+    pub fn activation(&self, module_id: &str, activation: u32) -> Option<ActivationRecord> {
+        self.activations
+            .lock()
+            .ok()?
+            .get(&(module_id.to_owned(), activation))
+            .cloned()
+    }
+
+    /// Every activation record, by module id and activation number.
+    pub fn activations(&self) -> Vec<ActivationRecord> {
+        let mut records: Vec<ActivationRecord> = self
+            .activations
+            .lock()
+            .map(|records| records.values().cloned().collect())
+            .unwrap_or_default();
+        records.sort_by(|left, right| {
+            (left.started_at, &left.module_id, left.activation).cmp(&(
+                right.started_at,
+                &right.module_id,
+                right.activation,
+            ))
+        });
+        records
+    }
+}
+
+impl Recorder for MemoryRecorder {
+    async fn append_events(&self, events: &[EventRecord]) -> Result<(), RecordError> {
+        self.events
+            .lock()
+            .map_err(poisoned)?
+            .extend_from_slice(events);
+        Ok(())
+    }
+
+    async fn save_activation(
+        &self,
+        _run_id: &str,
+        record: &ActivationRecord,
+    ) -> Result<(), RecordError> {
+        self.activations.lock().map_err(poisoned)?.insert(
+            (record.module_id.clone(), record.activation),
+            record.clone(),
+        );
+        Ok(())
+    }
+
+    async fn set_status(
+        &self,
+        _run_id: &str,
+        status: RunStatus,
+        error: Option<&str>,
+    ) -> Result<(), RecordError> {
+        *self.status.lock().map_err(poisoned)? = Some((status, error.map(str::to_owned)));
+        Ok(())
+    }
+}
+
+impl<R: Recorder> Recorder for std::sync::Arc<R> {
+    fn append_events(
+        &self,
+        events: &[EventRecord],
+    ) -> impl Future<Output = Result<(), RecordError>> + Send {
+        (**self).append_events(events)
+    }
+
+    fn save_activation(
+        &self,
+        run_id: &str,
+        record: &ActivationRecord,
+    ) -> impl Future<Output = Result<(), RecordError>> + Send {
+        (**self).save_activation(run_id, record)
+    }
+
+    fn set_status(
+        &self,
+        run_id: &str,
+        status: RunStatus,
+        error: Option<&str>,
+    ) -> impl Future<Output = Result<(), RecordError>> + Send {
+        (**self).set_status(run_id, status, error)
+    }
+}

@@ -1,0 +1,68 @@
+//! Filling `{{ … }}` template variables at run time from the run's state
+//! (PRODUCT §3.5). A variable that cannot be filled fails the activation;
+//! it never becomes an empty string.
+
+use std::collections::BTreeMap;
+
+use graph::template::{BUILT_INS, variables};
+
+/// The run's flat state: `input`, `run_id`, `<label>.output`, `<label>.status` …
+pub type RunState = BTreeMap<String, String>;
+
+pub fn render(text: &str, state: &RunState) -> Result<String, String> {
+    let found = variables(text);
+    if found.is_empty() {
+        return Ok(text.to_owned());
+    }
+    let mut rendered = String::with_capacity(text.len());
+    let mut cursor = 0;
+    for variable in found {
+        rendered.push_str(&text[cursor..variable.start]);
+        let key = match variable.module_reference() {
+            Some((label, key)) => format!("{label}.{key}"),
+            None => variable.name.to_owned(),
+        };
+        match state.get(&key) {
+            Some(value) => rendered.push_str(value),
+            None if BUILT_INS.contains(&variable.name) => {
+                return Err(format!(
+                    "{{{{ {} }}}} has no value in this run",
+                    variable.name
+                ));
+            }
+            None => {
+                return Err(format!(
+                    "{{{{ {} }}}} has no value yet: the module it names has not run in this run",
+                    variable.name
+                ));
+            }
+        }
+        cursor = variable.end;
+    }
+    rendered.push_str(&text[cursor..]);
+    Ok(rendered)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fills_built_ins_and_module_keys() {
+        let state: RunState = [
+            ("input".to_owned(), "tides".to_owned()),
+            ("Draft.output".to_owned(), "A draft".to_owned()),
+        ]
+        .into();
+        assert_eq!(
+            render("On {{ input }}: {{Draft.output}}!", &state).unwrap(),
+            "On tides: A draft!"
+        );
+        assert!(
+            render("{{ Review.output }}", &state)
+                .unwrap_err()
+                .contains("has not run")
+        );
+        assert_eq!(render("no variables", &state).unwrap(), "no variables");
+    }
+}

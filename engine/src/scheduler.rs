@@ -1,0 +1,495 @@
+//! Running a graph (PRODUCT §3.1): a snapshot of the graph, modules
+//! activated as their inputs arrive, independent branches concurrently, and
+//! one writer numbering every event in order.
+//!
+//! Activation rule. Each live cable into a module is a slot holding the last
+//! value it carried and whether that value is fresh (arrived since the
+//! module last ran). Cables that close a loop (back edges found from the
+//! entry modules) do not hold up a first activation. A module runs when
+//! every other incoming cable is fresh (join = all), or, in a revision loop,
+//! when a loop cable is fresh and the others hold a value from before.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use graph::Graph;
+use graph::topology::Topology;
+use serde::{Deserialize, Serialize};
+use tokio::sync::mpsc;
+use tokio::task::JoinSet;
+use tokio_util::sync::CancellationToken;
+
+use crate::activation::{
+    ActivationContext, ActivationError, ActivationOutput, InputValue, activate,
+};
+use crate::bundle::{ContextBundle, PortValue};
+use crate::event::{EventRecord, RunEvent, RunStatus};
+use crate::record::{ActivationRecord, ActivationStatus};
+use crate::recorder::Recorder;
+use crate::render::RunState;
+use crate::session::SessionStore;
+use crate::{Engine, RunInput, now_millis};
+
+/// The error a run fails with when it makes more activations than allowed.
+pub const TRANSITION_LIMIT: &str = "step_transition_limit_exceeded";
+
+pub struct RunSpec {
+    pub run_id: String,
+    pub graph: Graph,
+    pub input: RunInput,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunOutcome {
+    pub status: RunStatus,
+    pub error: Option<String>,
+    pub activations: u32,
+    pub events: u64,
+}
+
+struct Slot {
+    target: usize,
+    port: String,
+    source: usize,
+    loop_cable: bool,
+    value: Option<PortValue>,
+    fresh: bool,
+}
+
+/// Cables (indices into `topology.live`) that close a loop: found by a
+/// depth-first walk from the entry modules, a cable to a module still on the
+/// walk's path.
+fn loop_cables(topology: &Topology<'_>) -> Vec<bool> {
+    let count = topology.graph.modules.len();
+    let mut outgoing: Vec<Vec<(usize, usize)>> = vec![Vec::new(); count];
+    for (index, (_, from, to)) in topology.live.iter().enumerate() {
+        outgoing[*from].push((index, *to));
+    }
+    let mut is_loop = vec![false; topology.live.len()];
+    // 0 = not seen, 1 = on the path, 2 = done
+    let mut state = vec![0u8; count];
+    let mut roots = topology.entries();
+    roots.extend(0..count);
+    for root in roots {
+        if state[root] != 0 {
+            continue;
+        }
+        state[root] = 1;
+        let mut stack = vec![(root, 0usize)];
+        while let Some(&mut (module, ref mut next)) = stack.last_mut() {
+            if let Some(&(cable, target)) = outgoing[module].get(*next) {
+                *next += 1;
+                match state[target] {
+                    0 => {
+                        state[target] = 1;
+                        stack.push((target, 0));
+                    }
+                    1 => is_loop[cable] = true,
+                    _ => {}
+                }
+            } else {
+                state[module] = 2;
+                stack.pop();
+            }
+        }
+    }
+    is_loop
+}
+
+/// Numbers events and hands them to the recorder in batches, in order.
+async fn write_events<R: Recorder>(
+    run_id: String,
+    recorder: Arc<R>,
+    mut events: mpsc::UnboundedReceiver<RunEvent>,
+) -> u64 {
+    let mut seq = 0u64;
+    let mut batch = Vec::new();
+    while let Some(first) = events.recv().await {
+        let mut next = Some(first);
+        while let Some(event) = next {
+            seq += 1;
+            batch.push(EventRecord {
+                run_id: run_id.clone(),
+                seq,
+                ts: now_millis(),
+                event,
+            });
+            next = if batch.len() < 256 {
+                events.try_recv().ok()
+            } else {
+                None
+            };
+        }
+        if let Err(error) = recorder.append_events(&batch).await {
+            tracing::error!(run = %run_id, %error, "events could not be recorded");
+        }
+        batch.clear();
+    }
+    seq
+}
+
+struct Finished {
+    module: usize,
+    activation: u32,
+    /// `None` when cancelled.
+    result: Option<Result<ActivationOutput, ActivationError>>,
+    record: Arc<Mutex<ActivationRecord>>,
+}
+
+/// Runs `spec` to the end (completed, failed or cancelled).
+pub async fn execute<R: Recorder>(
+    engine: &Engine,
+    spec: RunSpec,
+    recorder: Arc<R>,
+    cancel: CancellationToken,
+) -> RunOutcome {
+    let RunSpec {
+        run_id,
+        graph,
+        input,
+    } = spec;
+    let topology = Topology::new(&graph);
+    let modules = &graph.modules;
+    let settings = Arc::clone(&engine.settings);
+    let (events, receiver) = mpsc::unbounded_channel();
+    let writer = tokio::spawn(write_events(
+        run_id.clone(),
+        Arc::clone(&recorder),
+        receiver,
+    ));
+    let emit = |event: RunEvent| {
+        let _ = events.send(event);
+    };
+    emit(RunEvent::RunStarted {
+        status: RunStatus::Running,
+    });
+    if let Err(error) = recorder.set_status(&run_id, RunStatus::Running, None).await {
+        tracing::error!(run = %run_id, %error, "run status could not be recorded");
+    }
+
+    let loops = loop_cables(&topology);
+    let mut slots: Vec<Slot> = topology
+        .live
+        .iter()
+        .enumerate()
+        .map(|(index, (cable, from, to))| Slot {
+            target: *to,
+            port: cable.to.port.clone(),
+            source: *from,
+            loop_cable: loops[index],
+            value: None,
+            fresh: false,
+        })
+        .collect();
+    let mut incoming: Vec<Vec<usize>> = vec![Vec::new(); modules.len()];
+    let mut outgoing: HashMap<(usize, &str), Vec<usize>> = HashMap::new();
+    for (index, (cable, from, to)) in topology.live.iter().enumerate() {
+        incoming[*to].push(index);
+        outgoing
+            .entry((*from, cable.from.port.as_str()))
+            .or_default()
+            .push(index);
+    }
+
+    let mut state: RunState = RunState::new();
+    state.insert("input".to_owned(), input.text.clone());
+    state.insert("run_id".to_owned(), run_id.clone());
+    let run_input = Arc::new(input);
+    let sessions = Arc::new(SessionStore::default());
+    let activation_cancel = cancel.child_token();
+    let mut activations = vec![0u32; modules.len()];
+    let mut in_flight = vec![false; modules.len()];
+    let mut queued = vec![false; modules.len()];
+    let mut ready: VecDeque<usize> = VecDeque::new();
+    for entry in topology.entries() {
+        queued[entry] = true;
+        ready.push_back(entry);
+    }
+    let mut running: JoinSet<Finished> = JoinSet::new();
+    let mut started = 0u32;
+    let mut failure: Option<String> = None;
+
+    let is_ready = |slots: &[Slot], module: usize, activations: u32| -> bool {
+        let (loop_in, forward): (Vec<&Slot>, Vec<&Slot>) = incoming[module]
+            .iter()
+            .map(|&index| &slots[index])
+            .partition(|slot| slot.loop_cable);
+        let forward_fresh = !forward.is_empty() && forward.iter().all(|slot| slot.fresh);
+        if activations == 0 {
+            forward_fresh
+        } else {
+            forward_fresh
+                || (loop_in.iter().any(|slot| slot.fresh)
+                    && forward.iter().all(|slot| slot.value.is_some()))
+        }
+    };
+
+    loop {
+        if cancel.is_cancelled() || failure.is_some() {
+            break;
+        }
+        while running.len() < settings.max_concurrency.max(1) {
+            let Some(module) = ready.pop_front() else {
+                break;
+            };
+            queued[module] = false;
+            if started >= settings.max_activations {
+                failure = Some(format!(
+                    "{TRANSITION_LIMIT}: the run reached its limit of {} activations",
+                    settings.max_activations
+                ));
+                break;
+            }
+            started += 1;
+            activations[module] += 1;
+            in_flight[module] = true;
+            let activation = activations[module];
+            let inputs: Vec<InputValue> = incoming[module]
+                .iter()
+                .filter_map(|&index| {
+                    let slot = &slots[index];
+                    Some(InputValue {
+                        port: slot.port.clone(),
+                        source_module: modules[slot.source].id.clone(),
+                        source_label: modules[slot.source].display_label().to_owned(),
+                        value: slot.value.clone()?,
+                        fresh: slot.fresh,
+                    })
+                })
+                .collect();
+            for &index in &incoming[module] {
+                slots[index].fresh = false;
+            }
+            let module_id = modules[module].id.clone();
+            emit(RunEvent::ModuleActivated {
+                module_id: module_id.clone(),
+                activation,
+            });
+            let record = Arc::new(Mutex::new(ActivationRecord::new(
+                &module_id,
+                activation,
+                now_millis(),
+            )));
+            let context = ActivationContext {
+                run_id: run_id.clone(),
+                module: modules[module].clone(),
+                activation,
+                inputs,
+                run_input: Arc::clone(&run_input),
+                state: state.clone(),
+                providers: Arc::clone(&engine.providers),
+                sessions: Arc::clone(&sessions),
+                settings: Arc::clone(&settings),
+                retry: settings.retry,
+                events: events.clone(),
+                record: Arc::clone(&record),
+                started: Instant::now(),
+            };
+            let token = activation_cancel.clone();
+            running.spawn(async move {
+                let result = tokio::select! {
+                    result = activate(&context) => Some(result),
+                    () = token.cancelled() => None,
+                };
+                Finished {
+                    module,
+                    activation,
+                    result,
+                    record,
+                }
+            });
+        }
+        if failure.is_some() || running.is_empty() {
+            break;
+        }
+        let finished = tokio::select! {
+            joined = running.join_next() => joined,
+            () = cancel.cancelled() => continue,
+        };
+        let Some(joined) = finished else { continue };
+        let Finished {
+            module,
+            activation,
+            result,
+            record,
+        } = match joined {
+            Ok(finished) => finished,
+            Err(error) => {
+                failure = Some(format!("an activation task failed: {error}"));
+                continue;
+            }
+        };
+        in_flight[module] = false;
+        let label = modules[module].display_label().to_owned();
+        let mut record = record
+            .lock()
+            .map(|record| record.clone())
+            .unwrap_or_else(|poisoned| poisoned.into_inner().clone());
+        record.finished_at = Some(now_millis());
+        let module_id = modules[module].id.clone();
+        match result {
+            None => record.status = ActivationStatus::Cancelled,
+            Some(Ok(output)) => {
+                record.status = ActivationStatus::Completed;
+                record.receipt.clone_from(&output.receipt);
+                for (port, value) in &output.ports {
+                    record.outputs.insert(port.clone(), value.clone());
+                }
+                write_state(&mut state, &label, activation, &record, &output);
+                emit(RunEvent::ModuleCompleted {
+                    module_id: module_id.clone(),
+                    activation,
+                });
+                for (port, value) in output.ports {
+                    deliver(&mut slots, &outgoing, module, &port, value);
+                }
+            }
+            Some(Err(error)) => {
+                record.status = ActivationStatus::Failed;
+                record.error = Some(error.0.clone());
+                state.insert(format!("{label}.status"), "failed".to_owned());
+                emit(RunEvent::ModuleFailed {
+                    module_id: module_id.clone(),
+                    activation,
+                    error: error.0.clone(),
+                });
+                if outgoing.contains_key(&(module, "error_out")) {
+                    let mut bundle = ContextBundle::text(&module_id, error.0.clone());
+                    bundle
+                        .meta
+                        .insert("error".to_owned(), serde_json::Value::Bool(true));
+                    record
+                        .outputs
+                        .insert("error_out".to_owned(), PortValue::Bundle(bundle.clone()));
+                    deliver(
+                        &mut slots,
+                        &outgoing,
+                        module,
+                        "error_out",
+                        PortValue::Bundle(bundle),
+                    );
+                } else {
+                    failure = Some(error.0);
+                }
+            }
+        }
+        if let Err(error) = recorder.save_activation(&run_id, &record).await {
+            tracing::error!(run = %run_id, %error, "activation could not be recorded");
+        }
+        // Whoever got a value may be ready now, this module included (a value
+        // may have arrived while it ran).
+        let mut candidates: Vec<usize> = slots
+            .iter()
+            .filter(|slot| slot.fresh)
+            .map(|slot| slot.target)
+            .collect();
+        candidates.push(module);
+        candidates.sort_unstable();
+        candidates.dedup();
+        for candidate in candidates {
+            if !queued[candidate]
+                && !in_flight[candidate]
+                && is_ready(&slots, candidate, activations[candidate])
+            {
+                queued[candidate] = true;
+                ready.push_back(candidate);
+            }
+        }
+    }
+
+    // Stop what is still running and keep what it had produced.
+    activation_cancel.cancel();
+    while let Some(joined) = running.join_next().await {
+        if let Ok(Finished { record, result, .. }) = joined {
+            let mut record = record
+                .lock()
+                .map(|record| record.clone())
+                .unwrap_or_else(|poisoned| poisoned.into_inner().clone());
+            record.finished_at = Some(now_millis());
+            record.status = match result {
+                Some(Ok(_)) => ActivationStatus::Completed,
+                Some(Err(error)) => {
+                    record.error = Some(error.0);
+                    ActivationStatus::Failed
+                }
+                None => ActivationStatus::Cancelled,
+            };
+            if let Err(error) = recorder.save_activation(&run_id, &record).await {
+                tracing::error!(run = %run_id, %error, "activation could not be recorded");
+            }
+        }
+    }
+
+    let (status, error) = match failure {
+        Some(error) => {
+            emit(RunEvent::RunFailed {
+                status: RunStatus::Failed,
+                error: error.clone(),
+            });
+            (RunStatus::Failed, Some(error))
+        }
+        None if cancel.is_cancelled() => {
+            emit(RunEvent::RunCancelled {
+                status: RunStatus::Cancelled,
+            });
+            (RunStatus::Cancelled, None)
+        }
+        None => {
+            emit(RunEvent::RunCompleted {
+                status: RunStatus::Completed,
+            });
+            (RunStatus::Completed, None)
+        }
+    };
+    drop(events);
+    let event_count = writer.await.unwrap_or(0);
+    if let Err(record_error) = recorder.set_status(&run_id, status, error.as_deref()).await {
+        tracing::error!(run = %run_id, error = %record_error, "run status could not be recorded");
+    }
+    RunOutcome {
+        status,
+        error,
+        activations: started,
+        events: event_count,
+    }
+}
+
+fn deliver(
+    slots: &mut [Slot],
+    outgoing: &HashMap<(usize, &str), Vec<usize>>,
+    module: usize,
+    port: &str,
+    value: PortValue,
+) {
+    if let Some(cables) = outgoing.get(&(module, port)) {
+        for &index in cables {
+            slots[index].value = Some(value.clone());
+            slots[index].fresh = true;
+        }
+    }
+}
+
+/// The flat state keys an activation writes (PRODUCT §3.5).
+fn write_state(
+    state: &mut RunState,
+    label: &str,
+    activation: u32,
+    record: &ActivationRecord,
+    output: &ActivationOutput,
+) {
+    let mut set = |key: &str, value: String| {
+        state.insert(format!("{label}.{key}"), value);
+    };
+    set("output", output.output_text.clone());
+    set("status", "completed".to_owned());
+    set("attempt", activation.to_string());
+    let duration = record.finished_at.unwrap_or(record.started_at) - record.started_at;
+    set("duration_ms", duration.to_string());
+    let receipt = output.receipt.clone().unwrap_or_default();
+    set("tokens_in", receipt.tokens_in.to_string());
+    set("tokens_out", receipt.tokens_out.to_string());
+    set("cost", format!("{:.6}", receipt.cost));
+    set("re_prompt_count", receipt.re_prompt_count.to_string());
+    set("session_id", output.session_key.clone().unwrap_or_default());
+}

@@ -1,0 +1,332 @@
+//! `patchbay bench`: the engine's own cost per activation, with the
+//! simulated provider at zero latency, so that nothing but scheduling,
+//! prompt assembly, event logging and recording is measured. Prints figures;
+//! it is a command, not a test.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use engine::event::{EventRecord, RunStatus};
+use engine::provider::ProviderRegistry;
+use engine::provider::sim::SimProvider;
+use engine::record::ActivationRecord;
+use engine::recorder::{MemoryRecorder, RecordError, Recorder};
+use engine::{Engine, EngineSettings, RunInput, RunSpec};
+use graph::config::{AgentConfig, AgentTaskConfig, InputConfig};
+use graph::starter::starter_graph;
+use graph::{Cable, Endpoint, Extra, Graph, Module, ModuleConfig, Position, RePrompt};
+use tokio_util::sync::CancellationToken;
+
+use crate::runs::recorder::StoreRecorder;
+use crate::store::{NewRun, Store};
+
+/// Wraps a recorder and notes when each activation was saved.
+struct Timed<R> {
+    inner: R,
+    saves: Mutex<Vec<Instant>>,
+    events: Mutex<u64>,
+}
+
+impl<R: Recorder> Recorder for Timed<R> {
+    async fn append_events(&self, events: &[EventRecord]) -> Result<(), RecordError> {
+        if let Ok(mut count) = self.events.lock() {
+            *count += events.len() as u64;
+        }
+        self.inner.append_events(events).await
+    }
+
+    async fn save_activation(
+        &self,
+        run_id: &str,
+        record: &ActivationRecord,
+    ) -> Result<(), RecordError> {
+        let result = self.inner.save_activation(run_id, record).await;
+        if let Ok(mut saves) = self.saves.lock() {
+            saves.push(Instant::now());
+        }
+        result
+    }
+
+    async fn set_status(
+        &self,
+        run_id: &str,
+        status: RunStatus,
+        error: Option<&str>,
+    ) -> Result<(), RecordError> {
+        self.inner.set_status(run_id, status, error).await
+    }
+}
+
+fn timed<R>(inner: R) -> Arc<Timed<R>> {
+    Arc::new(Timed {
+        inner,
+        saves: Mutex::new(Vec::new()),
+        events: Mutex::new(0),
+    })
+}
+
+fn engine() -> Engine {
+    let mut registry = ProviderRegistry::new();
+    registry.add(
+        engine::provider::ProviderInfo {
+            id: "sim".to_owned(),
+            label: "Simulated".to_owned(),
+            models: vec!["sim-1".to_owned()],
+            simulated: true,
+        },
+        Arc::new(SimProvider::default()),
+    );
+    Engine {
+        providers: Arc::new(registry),
+        settings: Arc::new(EngineSettings {
+            max_activations: u32::MAX,
+            ..EngineSettings::default()
+        }),
+    }
+}
+
+/// input → task 1 → … → task `length`, each with `re_prompts` re-prompts.
+pub fn chain_graph(length: usize, re_prompts: usize) -> Graph {
+    let extra = Extra::new;
+    let mut modules = vec![Module {
+        id: "m0".to_owned(),
+        label: "Input".to_owned(),
+        position: Position::default(),
+        config: ModuleConfig::Input(InputConfig::default()),
+        extra: extra(),
+    }];
+    let mut cables = Vec::new();
+    for index in 1..=length {
+        modules.push(Module {
+            id: format!("m{index}"),
+            label: format!("Task {index}"),
+            position: Position {
+                x: (index % 40) as f64 * 220.0,
+                y: (index / 40) as f64 * 140.0,
+            },
+            config: ModuleConfig::AgentTask(AgentTaskConfig {
+                instruction: "Improve the text above.".to_owned(),
+                agent_config: AgentConfig::simulated(),
+                re_prompts: (1..=re_prompts)
+                    .map(|pass| RePrompt::new(format!("Pass {pass}: review and refine.")))
+                    .collect(),
+                ..AgentTaskConfig::default()
+            }),
+            extra: extra(),
+        });
+        cables.push(Cable {
+            id: format!("c{index}"),
+            from: Endpoint::new(format!("m{}", index - 1), "data_out"),
+            to: Endpoint::new(format!("m{index}"), "data_in"),
+            extra: extra(),
+        });
+    }
+    Graph {
+        name: "Benchmark chain".to_owned(),
+        modules,
+        cables,
+        ..Graph::default()
+    }
+}
+
+fn percentile(sorted: &[Duration], fraction: f64) -> Duration {
+    if sorted.is_empty() {
+        return Duration::ZERO;
+    }
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss
+    )]
+    let rank = ((sorted.len() as f64 * fraction).ceil() as usize).clamp(1, sorted.len());
+    sorted[rank - 1]
+}
+
+fn per_second(count: u64, elapsed: Duration) -> f64 {
+    #[allow(clippy::cast_precision_loss)]
+    let count = count as f64;
+    count / elapsed.as_secs_f64().max(f64::EPSILON)
+}
+
+fn milliseconds(duration: Duration) -> String {
+    format!("{:.2} ms", duration.as_secs_f64() * 1000.0)
+}
+
+async fn chain<R: Recorder>(
+    title: &str,
+    recorder: Arc<Timed<R>>,
+    length: usize,
+    re_prompts: usize,
+    before: impl std::future::Future<Output = ()>,
+) {
+    before.await;
+    let engine = engine();
+    let started = Instant::now();
+    let outcome = engine::execute(
+        &engine,
+        RunSpec {
+            run_id: "r_benchchainAAAAAAAAAAAAAAAA".to_owned(),
+            graph: chain_graph(length, re_prompts),
+            input: RunInput {
+                text: "A paragraph to improve.".to_owned(),
+                files: Vec::new(),
+            },
+        },
+        Arc::clone(&recorder),
+        CancellationToken::new(),
+    )
+    .await;
+    let elapsed = started.elapsed();
+    let saves = recorder
+        .saves
+        .lock()
+        .map(|saves| saves.clone())
+        .unwrap_or_default();
+    let mut intervals: Vec<Duration> = saves.windows(2).map(|pair| pair[1] - pair[0]).collect();
+    intervals.sort_unstable();
+    let events = recorder.events.lock().map_or(0, |count| *count);
+    println!("{title}");
+    println!(
+        "  {} {} activations in {:.2} s: {:.0} activations/s, {} events, {:.0} events/s",
+        outcome.status.as_str(),
+        outcome.activations,
+        elapsed.as_secs_f64(),
+        per_second(u64::from(outcome.activations), elapsed),
+        events,
+        per_second(events, elapsed)
+    );
+    println!(
+        "  per activation (4 sim calls each): p50 {}, p99 {}, max {}",
+        milliseconds(percentile(&intervals, 0.5)),
+        milliseconds(percentile(&intervals, 0.99)),
+        milliseconds(intervals.last().copied().unwrap_or_default())
+    );
+}
+
+async fn concurrent_runs(store: &Store, runs: usize) {
+    let engine = engine();
+    let graph = starter_graph();
+    let snapshot = graph.to_json().unwrap_or_default();
+    let started = Instant::now();
+    let mut handles = Vec::new();
+    for _ in 0..runs {
+        let run_id = crate::runs::new_run_id();
+        if let Err(error) = store
+            .insert_run(NewRun {
+                id: &run_id,
+                graph_id: None,
+                graph_revision: None,
+                snapshot: &snapshot,
+                input: "{}",
+            })
+            .await
+        {
+            println!("  cannot store a run: {error}");
+            return;
+        }
+        let (events, _) = tokio::sync::broadcast::channel(16);
+        let recorder = timed(StoreRecorder {
+            store: store.clone(),
+            events,
+        });
+        let engine = engine.clone();
+        let graph = graph.clone();
+        handles.push(tokio::spawn(async move {
+            let begun = Instant::now();
+            let outcome = engine::execute(
+                &engine,
+                RunSpec {
+                    run_id,
+                    graph,
+                    input: RunInput {
+                        text: "tides".to_owned(),
+                        files: Vec::new(),
+                    },
+                },
+                Arc::clone(&recorder),
+                CancellationToken::new(),
+            )
+            .await;
+            let events = recorder.events.lock().map_or(0, |count| *count);
+            (outcome, begun.elapsed(), events)
+        }));
+    }
+    let mut latencies = Vec::new();
+    let mut activations = 0u64;
+    let mut events = 0u64;
+    let mut completed = 0;
+    for handle in handles {
+        if let Ok((outcome, latency, run_events)) = handle.await {
+            activations += u64::from(outcome.activations);
+            events += run_events;
+            completed += usize::from(outcome.status == RunStatus::Completed);
+            latencies.push(latency);
+        }
+    }
+    let elapsed = started.elapsed();
+    latencies.sort_unstable();
+    println!(
+        "{runs} concurrent runs of the starter graph (input → task with 2 re-prompts → output), SQLite record:"
+    );
+    println!(
+        "  {completed}/{runs} completed in {:.2} s: {:.0} activations/s, {events} events, {:.0} events/s",
+        elapsed.as_secs_f64(),
+        per_second(activations, elapsed),
+        per_second(events, elapsed)
+    );
+    println!(
+        "  run latency: p50 {}, p99 {}",
+        milliseconds(percentile(&latencies, 0.5)),
+        milliseconds(percentile(&latencies, 0.99))
+    );
+}
+
+pub async fn run(length: usize, re_prompts: usize, runs: usize) -> Result<(), String> {
+    let folder = std::env::temp_dir().join(format!("patchbay-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&folder)
+        .map_err(|error| format!("cannot create {}: {error}", folder.display()))?;
+    let url = format!("sqlite://{}/bench.db", folder.display());
+    let store = Store::connect(&url)
+        .await
+        .map_err(|error| error.to_string())?;
+    println!(
+        "Patchbay engine benchmark — simulated provider at zero latency, {} cores",
+        std::thread::available_parallelism().map_or(1, usize::from)
+    );
+    chain(
+        &format!("chain of {length} agent tasks × {re_prompts} re-prompts, record in memory:"),
+        timed(MemoryRecorder::default()),
+        length,
+        re_prompts,
+        async {},
+    )
+    .await;
+    let (events, _) = tokio::sync::broadcast::channel(16);
+    let recorder = timed(StoreRecorder {
+        store: store.clone(),
+        events,
+    });
+    let insert = store.insert_run(NewRun {
+        id: "r_benchchainAAAAAAAAAAAAAAAA",
+        graph_id: None,
+        graph_revision: None,
+        snapshot: "{}",
+        input: "{}",
+    });
+    chain(
+        &format!("chain of {length} agent tasks × {re_prompts} re-prompts, record in SQLite:"),
+        recorder,
+        length,
+        re_prompts,
+        async {
+            if let Err(error) = insert.await {
+                println!("  cannot store the run: {error}");
+            }
+        },
+    )
+    .await;
+    concurrent_runs(&store, runs).await;
+    store.close().await;
+    let _ = std::fs::remove_dir_all(&folder);
+    Ok(())
+}

@@ -1,0 +1,80 @@
+//! The engine's run record written to the database; each batch of events is
+//! broadcast to SSE clients once it is stored, so a client never sees an
+//! event the log does not have.
+
+use engine::EventRecord;
+use engine::event::RunStatus;
+use engine::record::ActivationRecord;
+use engine::recorder::{RecordError, Recorder};
+use tokio::sync::broadcast;
+
+use crate::store::{Store, StoredActivation, StoredEvent};
+
+pub struct StoreRecorder {
+    pub store: Store,
+    pub events: broadcast::Sender<EventRecord>,
+}
+
+fn record_error(error: impl std::fmt::Display) -> RecordError {
+    RecordError(error.to_string())
+}
+
+impl Recorder for StoreRecorder {
+    async fn append_events(&self, events: &[EventRecord]) -> Result<(), RecordError> {
+        let Some(first) = events.first() else {
+            return Ok(());
+        };
+        let stored: Vec<StoredEvent> = events
+            .iter()
+            .map(|record| StoredEvent {
+                seq: i64::try_from(record.seq).unwrap_or(i64::MAX),
+                name: record.event.name().to_owned(),
+                payload: serde_json::Value::Object(record.event.payload()).to_string(),
+                ts: record.ts,
+            })
+            .collect();
+        self.store
+            .append_events(&first.run_id, &stored)
+            .await
+            .map_err(record_error)?;
+        for record in events {
+            // No subscribers is fine: nobody is watching.
+            let _ = self.events.send(record.clone());
+        }
+        Ok(())
+    }
+
+    async fn save_activation(
+        &self,
+        run_id: &str,
+        record: &ActivationRecord,
+    ) -> Result<(), RecordError> {
+        let json = serde_json::to_string(record).map_err(record_error)?;
+        self.store
+            .save_activation(
+                run_id,
+                StoredActivation {
+                    module_id: &record.module_id,
+                    activation: i64::from(record.activation),
+                    status: record.status.as_str(),
+                    record: &json,
+                    started_at: record.started_at,
+                    finished_at: record.finished_at,
+                },
+            )
+            .await
+            .map_err(record_error)
+    }
+
+    async fn set_status(
+        &self,
+        run_id: &str,
+        status: RunStatus,
+        error: Option<&str>,
+    ) -> Result<(), RecordError> {
+        self.store
+            .set_run_status(run_id, status.as_str(), error)
+            .await
+            .map_err(record_error)
+    }
+}

@@ -1,0 +1,283 @@
+//! The runs API (PRODUCT §6) and the event stream (§3.6): start a run of a
+//! stored graph, read a run with every activation, list a graph's runs,
+//! cancel, follow the events over SSE, and list the providers.
+
+use std::convert::Infallible;
+use std::time::Duration;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::sse::{Event, KeepAlive, Sse};
+use axum::response::{IntoResponse, Response};
+use engine::record::ActivationRecord;
+use engine::{EventRecord, RunEvent, RunInput};
+use graph::{Graph, ModuleKind, has_errors, validate};
+use serde_json::{Value, json};
+use tokio::sync::{broadcast, mpsc};
+use tokio_stream::wrappers::ReceiverStream;
+
+type EventStream = ReceiverStream<Result<Event, Infallible>>;
+
+use crate::body::JsonBody;
+use crate::capability::is_graph_id;
+use crate::error::ApiError;
+use crate::runs::{is_run_id, start_run};
+use crate::state::AppState;
+use crate::store::{StoredEvent, StoredRun};
+
+/// `POST /api/graphs/{id}/runs` with `{"input": {"text", "files"}}` (or no body).
+pub async fn start(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    body: JsonBody,
+) -> Result<Response, ApiError> {
+    if !is_graph_id(&id) {
+        return Err(ApiError::GraphNotFound);
+    }
+    let stored = state
+        .store
+        .graph(&id)
+        .await?
+        .ok_or(ApiError::GraphNotFound)?;
+    let input = if body.0.iter().all(u8::is_ascii_whitespace) {
+        RunInput::default()
+    } else {
+        #[derive(serde::Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct StartRun {
+            #[serde(default)]
+            input: RunInput,
+        }
+        let request: StartRun =
+            serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_slice(&body.0))
+                .map_err(|error| ApiError::RunInput {
+                    path: error.path().to_string(),
+                    message: error.into_inner().to_string(),
+                })?;
+        request.input
+    };
+    let graph = Graph::load(&stored.document)
+        .map_err(|error| ApiError::Internal(format!("stored graph {id}: {error}")))?;
+    let findings = validate(&graph, &state.validation_context());
+    if has_errors(&findings) {
+        return Err(ApiError::GraphInvalid(findings));
+    }
+    if !state.commands_enabled()
+        && let Some(module) = graph
+            .modules
+            .iter()
+            .find(|module| module.kind() == Some(ModuleKind::Command))
+    {
+        return Err(ApiError::CommandsDisabled(module.id.clone()));
+    }
+    let run_id = start_run(&state, graph, Some(&id), Some(stored.revision), input).await?;
+    Ok((
+        StatusCode::CREATED,
+        [(axum::http::header::LOCATION, format!("/api/runs/{run_id}"))],
+        Json(json!({
+            "id": run_id,
+            "graph_id": id,
+            "graph_revision": stored.revision,
+            "status": "queued",
+            "url": format!("/api/runs/{run_id}"),
+            "events_url": format!("/api/runs/{run_id}/events"),
+            "findings": findings,
+        })),
+    )
+        .into_response())
+}
+
+async fn stored_run(state: &AppState, id: &str) -> Result<StoredRun, ApiError> {
+    if !is_run_id(id) {
+        return Err(ApiError::RunNotFound);
+    }
+    state.store.run(id).await?.ok_or(ApiError::RunNotFound)
+}
+
+fn summary(run: &StoredRun) -> Value {
+    json!({
+        "id": run.id,
+        "graph_id": run.graph_id,
+        "graph_revision": run.graph_revision,
+        "status": run.status,
+        "error": run.error,
+        "created_at": run.created_at,
+        "started_at": run.started_at,
+        "finished_at": run.finished_at,
+    })
+}
+
+/// `GET /api/runs/{id}`: the run, its input and snapshot, and per module
+/// every activation (merged bundle, each response, named outputs, receipt,
+/// transcript).
+pub async fn get(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let run = stored_run(&state, &id).await?;
+    let mut modules = serde_json::Map::new();
+    for record in state.store.activations(&id).await? {
+        let record: ActivationRecord = serde_json::from_str(&record)
+            .map_err(|error| ApiError::Internal(format!("activation record of {id}: {error}")))?;
+        let entry = modules
+            .entry(record.module_id.clone())
+            .or_insert_with(|| json!({"activations": []}));
+        if let Some(list) = entry["activations"].as_array_mut() {
+            list.push(serde_json::to_value(&record).unwrap_or(Value::Null));
+        }
+    }
+    let mut body = summary(&run);
+    body["input"] = serde_json::from_str(&run.input).unwrap_or(Value::Null);
+    body["graph"] = serde_json::from_str(&run.snapshot).unwrap_or(Value::Null);
+    body["modules"] = Value::Object(modules);
+    body["last_event_id"] = json!(state.store.last_event_seq(&id).await?);
+    Ok(Json(body).into_response())
+}
+
+/// `GET /api/graphs/{id}/runs`: newest first.
+pub async fn list(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    if !is_graph_id(&id) || state.store.graph(&id).await?.is_none() {
+        return Err(ApiError::GraphNotFound);
+    }
+    let runs = state.store.runs_for_graph(&id, 100).await?;
+    Ok(Json(json!({ "runs": runs.iter().map(summary).collect::<Vec<_>>() })).into_response())
+}
+
+/// `POST /api/runs/{id}/cancel`.
+pub async fn cancel(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let run = stored_run(&state, &id).await?;
+    if state.hub.cancel(&id) {
+        return Ok((
+            StatusCode::ACCEPTED,
+            Json(json!({"id": id, "status": "cancelling"})),
+        )
+            .into_response());
+    }
+    Err(ApiError::RunFinished(run.status))
+}
+
+fn sse_event(record: &EventRecord) -> Event {
+    Event::default()
+        .id(record.seq.to_string())
+        .event(record.event.name())
+        .data(record.data().to_string())
+}
+
+fn from_stored(run_id: &str, stored: StoredEvent) -> Option<EventRecord> {
+    let payload = serde_json::from_str(&stored.payload).ok()?;
+    Some(EventRecord {
+        run_id: run_id.to_owned(),
+        seq: u64::try_from(stored.seq).ok()?,
+        ts: stored.ts,
+        event: RunEvent::from_parts(&stored.name, payload).ok()?,
+    })
+}
+
+/// `GET /api/runs/{id}/events`: the log after `Last-Event-ID` (or from the
+/// start), then live events; a finished run replays and closes.
+pub async fn events(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    headers: HeaderMap,
+) -> Result<Sse<axum::response::sse::KeepAliveStream<EventStream>>, ApiError> {
+    stored_run(&state, &id).await?;
+    let after: u64 = headers
+        .get("last-event-id")
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.trim().parse().ok())
+        .unwrap_or(0);
+    // Subscribe before reading the log: an event stored in between is in
+    // both, and the sequence numbers drop the second copy.
+    let live = state.hub.subscribe(&id);
+    let (sender, receiver) = mpsc::channel(64);
+    let store = state.store.clone();
+    tokio::spawn(async move {
+        let mut last = after;
+        let replay = |last: u64| {
+            let store = store.clone();
+            let id = id.clone();
+            async move {
+                store
+                    .events_after(&id, i64::try_from(last).unwrap_or(i64::MAX))
+                    .await
+                    .map(|events| {
+                        events
+                            .into_iter()
+                            .filter_map(|event| from_stored(&id, event))
+                            .collect::<Vec<_>>()
+                    })
+            }
+        };
+        // Sends what is new; says whether the stream is over.
+        let send = |record: EventRecord, last: &mut u64| {
+            let sender = sender.clone();
+            let fresh = record.seq > *last;
+            if fresh {
+                *last = record.seq;
+            }
+            async move {
+                if !fresh {
+                    return false;
+                }
+                let terminal = record.event.is_terminal();
+                sender.send(Ok(sse_event(&record))).await.is_err() || terminal
+            }
+        };
+        let Ok(backlog) = replay(last).await else {
+            return;
+        };
+        for record in backlog {
+            if send(record, &mut last).await {
+                return;
+            }
+        }
+        let Some(mut live) = live else { return };
+        loop {
+            match live.recv().await {
+                Ok(record) => {
+                    if send(record, &mut last).await {
+                        return;
+                    }
+                }
+                // Fell behind: the log has what was missed.
+                Err(broadcast::error::RecvError::Lagged(_)) => {
+                    let Ok(missed) = replay(last).await else {
+                        return;
+                    };
+                    for record in missed {
+                        if send(record, &mut last).await {
+                            return;
+                        }
+                    }
+                }
+                // The run ended here: the log has the rest.
+                Err(broadcast::error::RecvError::Closed) => {
+                    let Ok(rest) = replay(last).await else { return };
+                    for record in rest {
+                        if send(record, &mut last).await {
+                            return;
+                        }
+                    }
+                    return;
+                }
+            }
+        }
+    });
+    Ok(Sse::new(ReceiverStream::new(receiver))
+        .keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
+}
+
+/// `GET /api/providers`: providers and ACP profiles, never a secret.
+pub async fn providers(State(state): State<AppState>) -> Json<Value> {
+    Json(json!({
+        "providers": state.engine.providers.infos(),
+        "acp_profiles": state.acp_profiles,
+    }))
+}

@@ -1,0 +1,462 @@
+//! Runs through the HTTP API and SSE on a real socket: start, read, list,
+//! cancel, refusals, providers; events resumed with Last-Event-ID without a
+//! gap or a duplicate; replay after the run ends and after a restart.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+mod support;
+
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use engine::provider::sse::{SseEvent, SseParser};
+use futures::StreamExt;
+use graph::Limits;
+use graph::starter::starter_graph;
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use tower::ServiceExt;
+
+async fn call(router: &Router, request: Request<Body>) -> (StatusCode, Value) {
+    let response = router.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
+}
+
+fn post(uri: &str, body: Value) -> Request<Body> {
+    Request::builder()
+        .method("POST")
+        .uri(uri)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(body.to_string()))
+        .unwrap()
+}
+
+fn get(uri: &str) -> Request<Body> {
+    Request::builder().uri(uri).body(Body::empty()).unwrap()
+}
+
+/// A router whose simulator waits `latency_ms` per word.
+async fn app(
+    database: &support::TestDatabase,
+    latency_ms: u64,
+) -> (Router, server::state::AppState) {
+    let mut settings = support::settings(database, Limits::default());
+    settings.sim_latency_ms = Some(latency_ms);
+    let state = server::build_state(settings).await.unwrap();
+    (server::router::router(state.clone()), state)
+}
+
+async fn create_graph(router: &Router, document: Value) -> String {
+    let (status, body) = call(router, post("/api/graphs", document)).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    body["id"].as_str().unwrap().to_owned()
+}
+
+async fn start(router: &Router, graph_id: &str, text: &str) -> String {
+    let (status, body) = call(
+        router,
+        post(
+            &format!("/api/graphs/{graph_id}/runs"),
+            json!({"input": {"text": text}}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(body["graph_id"], graph_id);
+    body["id"].as_str().unwrap().to_owned()
+}
+
+async fn wait_for(router: &Router, run_id: &str, wanted: &[&str]) -> Value {
+    for _ in 0..500 {
+        let (_, run) = call(router, get(&format!("/api/runs/{run_id}"))).await;
+        if wanted.contains(&run["status"].as_str().unwrap_or_default()) {
+            return run;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("run {run_id} never reached {wanted:?}");
+}
+
+fn starter() -> Value {
+    serde_json::to_value(starter_graph()).unwrap()
+}
+
+#[tokio::test]
+async fn a_run_of_the_starter_graph_records_every_response_and_output() {
+    for database in support::databases().await {
+        let (router, _) = app(&database, 0).await;
+        let graph_id = create_graph(&router, starter()).await;
+        let run_id = start(&router, &graph_id, "why tests matter").await;
+        let run = wait_for(&router, &run_id, &["completed", "failed"]).await;
+        assert_eq!(run["status"], "completed", "{}: {run}", database.name);
+        assert_eq!(run["input"]["text"], "why tests matter");
+        assert_eq!(
+            run["graph"]["modules"].as_array().unwrap().len(),
+            3,
+            "the snapshot is kept"
+        );
+        assert_eq!(run["graph_revision"], 1);
+
+        let draft = &run["modules"]["m2"]["activations"][0];
+        assert_eq!(draft["status"], "completed");
+        let responses: Vec<&str> = draft["responses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|response| response["text"].as_str().unwrap())
+            .collect();
+        assert_eq!(responses.len(), 3);
+        let merged = draft["outputs"]["data_out"]["content"]["merged_content"]
+            .as_str()
+            .unwrap();
+        assert_eq!(
+            merged,
+            format!(
+                "{}\n───── Re-prompt 1 ─────\n{}\n───── Re-prompt 2 ─────\n{}",
+                responses[0], responses[1], responses[2]
+            )
+        );
+        assert_eq!(draft["receipt"]["re_prompt_count"], 2);
+        assert_eq!(
+            draft["transcript"][2]["text"],
+            "Review your work above. What did you miss?"
+        );
+        let result = &run["modules"]["m3"]["activations"][0]["outputs"]["result_1"];
+        assert_eq!(result["content"]["merged_content"], merged);
+        assert!(run["last_event_id"].as_i64().unwrap() > 10);
+
+        let (status, listed) = call(&router, get(&format!("/api/graphs/{graph_id}/runs"))).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(listed["runs"][0]["id"], run_id.as_str());
+        assert_eq!(listed["runs"][0]["status"], "completed");
+    }
+}
+
+#[tokio::test]
+async fn runs_are_refused_with_clear_errors() {
+    for database in support::databases().await {
+        let (router, state) = app(&database, 0).await;
+        // Validation errors: 422 with the findings, and no run is stored.
+        let mut broken = starter();
+        broken["modules"][1]["config"]["re_prompts"] = json!(["Review", " "]);
+        let graph_id = create_graph(&router, broken).await;
+        let (status, body) = call(
+            &router,
+            post(&format!("/api/graphs/{graph_id}/runs"), json!({})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert_eq!(body["error"]["code"], "run.graph_invalid");
+        assert_eq!(
+            body["error"]["details"]["findings"][0]["code"],
+            "validation.reprompt_empty"
+        );
+        assert_eq!(
+            state
+                .store
+                .runs_for_graph(&graph_id, 10)
+                .await
+                .unwrap()
+                .len(),
+            0
+        );
+
+        // Commands are off by default.
+        let mut with_command = starter();
+        with_command["modules"]
+            .as_array_mut()
+            .unwrap()
+            .push(json!({"id": "m4", "kind": "step.command", "config": {"command": "true"}}));
+        with_command["cables"].as_array_mut().unwrap().push(json!({"id": "c3", "from": {"module": "m2", "port": "signal_out"}, "to": {"module": "m4", "port": "signal_in"}}));
+        let graph_id = create_graph(&router, with_command).await;
+        let (status, body) = call(
+            &router,
+            post(&format!("/api/graphs/{graph_id}/runs"), json!({})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert_eq!(body["error"]["code"], "run.commands_disabled");
+        assert_eq!(body["error"]["details"]["module_id"], "m4");
+
+        // A malformed request says where.
+        let graph_id = create_graph(&router, starter()).await;
+        let (status, body) = call(
+            &router,
+            post(
+                &format!("/api/graphs/{graph_id}/runs"),
+                json!({"input": {"text": 5}}),
+            ),
+        )
+        .await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert_eq!(body["error"]["code"], "run.invalid_input");
+        assert_eq!(body["error"]["details"]["path"], "input.text");
+
+        for uri in [
+            "/api/runs/r_AAAAAAAAAAAAAAAAAAAAAAAA",
+            "/api/runs/nonsense",
+            "/api/runs/nonsense/events",
+        ] {
+            let (status, body) = call(&router, get(uri)).await;
+            assert_eq!(status, StatusCode::NOT_FOUND, "{uri}");
+            assert_eq!(body["error"]["code"], "run.not_found");
+        }
+        let (status, _) = call(
+            &router,
+            post("/api/graphs/g_AAAAAAAAAAAAAAAAAAAAAAAA/runs", json!({})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::NOT_FOUND);
+    }
+}
+
+#[tokio::test]
+async fn cancel_stops_a_run_and_keeps_what_it_produced() {
+    for database in support::databases().await {
+        // 40 ms a word: the first response alone takes over a second.
+        let (router, _) = app(&database, 40).await;
+        let graph_id = create_graph(&router, starter()).await;
+        let run_id = start(&router, &graph_id, "slow").await;
+        for _ in 0..200 {
+            let (_, run) = call(&router, get(&format!("/api/runs/{run_id}"))).await;
+            let streamed = run["modules"]["m2"]["activations"][0]["responses"][0]["text"]
+                .as_str()
+                .unwrap_or_default()
+                .len();
+            if streamed > 0 || run["status"] == "running" && run["modules"]["m2"].is_object() {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let (status, body) = call(
+            &router,
+            post(&format!("/api/runs/{run_id}/cancel"), json!({})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::ACCEPTED, "{body}");
+        let run = wait_for(&router, &run_id, &["cancelled", "completed", "failed"]).await;
+        assert_eq!(run["status"], "cancelled", "{}", database.name);
+        let draft = &run["modules"]["m2"]["activations"][0];
+        assert_eq!(draft["status"], "cancelled");
+        assert!(
+            run["modules"]["m3"].is_null(),
+            "nothing ran after the cancel"
+        );
+
+        let (status, body) = call(
+            &router,
+            post(&format!("/api/runs/{run_id}/cancel"), json!({})),
+        )
+        .await;
+        assert_eq!(status, StatusCode::CONFLICT);
+        assert_eq!(body["error"]["code"], "run.not_running");
+    }
+}
+
+#[tokio::test]
+async fn providers_are_listed_without_secrets() {
+    let database = support::databases().await.remove(0);
+    let (router, _) = app(&database, 0).await;
+    let (status, body) = call(&router, get("/api/providers")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        body,
+        json!({
+            "providers": [{"id": "sim", "label": "Simulated", "models": ["sim-1", "sim-long"], "simulated": true}],
+            "acp_profiles": []
+        })
+    );
+}
+
+/// Serves the router on a loopback port.
+async fn serve(router: Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move {
+        axum::serve(listener, router).await.unwrap();
+    });
+    format!("http://{address}")
+}
+
+/// Reads SSE events; stops after `limit` events (then drops the connection)
+/// or when the server closes the stream.
+async fn read_events(
+    client: &reqwest::Client,
+    url: &str,
+    last_event_id: Option<&str>,
+    limit: usize,
+) -> (Vec<SseEvent>, bool) {
+    let mut request = client
+        .get(url)
+        .header("accept", "text/event-stream")
+        .header("accept-encoding", "gzip");
+    if let Some(id) = last_event_id {
+        request = request.header("last-event-id", id);
+    }
+    let response = request.send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.headers()["content-type"], "text/event-stream");
+    assert!(
+        response.headers().get("content-encoding").is_none(),
+        "SSE must not be compressed (it would be buffered)"
+    );
+    let mut parser = SseParser::default();
+    let mut events = Vec::new();
+    let mut bytes = response.bytes_stream();
+    let reading = async {
+        while let Some(chunk) = bytes.next().await {
+            events.extend(parser.feed(&chunk.unwrap()));
+            if events.len() >= limit {
+                return false;
+            }
+        }
+        true
+    };
+    let closed = tokio::time::timeout(Duration::from_secs(30), reading)
+        .await
+        .expect("the stream stalled");
+    (events, closed)
+}
+
+fn numbered(events: &[SseEvent]) -> Vec<u64> {
+    events
+        .iter()
+        .map(|event| event.id.as_deref().unwrap().parse().unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn sse_resumes_after_a_dropped_connection_without_gap_or_duplicate() {
+    for database in support::databases().await {
+        // 8 ms a word: the run lasts about a second, so the drop is mid-run.
+        let (router, state) = app(&database, 8).await;
+        let base = serve(router.clone()).await;
+        let graph_id = create_graph(&router, starter()).await;
+        let run_id = start(&router, &graph_id, "resume").await;
+        let client = reqwest::Client::new();
+        let url = format!("{base}/api/runs/{run_id}/events");
+
+        let (first, closed) = read_events(&client, &url, None, 6).await;
+        assert!(!closed, "the run should still be going");
+        let (status, _) = call(&router, get(&format!("/api/runs/{run_id}"))).await;
+        assert_eq!(status, StatusCode::OK);
+        tokio::time::sleep(Duration::from_millis(150)).await;
+        let last = first.last().unwrap().id.clone().unwrap();
+        let (rest, closed) = read_events(&client, &url, Some(&last), usize::MAX).await;
+        assert!(closed, "the stream ends after the run's last event");
+
+        let mut all = first.clone();
+        all.extend(rest);
+        let ids = numbered(&all);
+        assert_eq!(
+            ids,
+            (1..=ids.len() as u64).collect::<Vec<_>>(),
+            "{}: gap or duplicate",
+            database.name
+        );
+        assert_eq!(all.last().unwrap().event.as_deref(), Some("run.completed"));
+        // Exactly the stored log, names and data.
+        let stored = state.store.events_after(&run_id, 0).await.unwrap();
+        assert_eq!(stored.len(), all.len());
+        for (event, stored) in all.iter().zip(&stored) {
+            assert_eq!(event.event.as_deref(), Some(stored.name.as_str()));
+            let data: Value = serde_json::from_str(&event.data).unwrap();
+            assert_eq!(data["run_id"], run_id.as_str());
+            assert_eq!(data["ts"], stored.ts);
+            let payload: Value = serde_json::from_str(&stored.payload).unwrap();
+            for (key, value) in payload.as_object().unwrap() {
+                assert_eq!(&data[key], value, "{key}");
+            }
+        }
+        // The badge's events are there: Re-prompt 1/2 then 2/2.
+        let dispatched: Vec<Value> = all
+            .iter()
+            .filter(|event| event.event.as_deref() == Some("task.agent_task.reprompt_dispatched"))
+            .map(|event| serde_json::from_str::<Value>(&event.data).unwrap())
+            .collect();
+        assert_eq!(dispatched.len(), 2);
+        assert_eq!(
+            (
+                dispatched[0]["reprompt_index"].clone(),
+                dispatched[0]["reprompt_count"].clone()
+            ),
+            (json!(1), json!(2))
+        );
+        assert_eq!(dispatched[1]["reprompt_index"], 2);
+
+        // A finished run replays everything and closes.
+        let (replayed, closed) = read_events(&client, &url, None, usize::MAX).await;
+        assert!(closed);
+        assert_eq!(numbered(&replayed), ids);
+        // And from the middle, only what follows.
+        let (tail, _) = read_events(&client, &url, Some("5"), usize::MAX).await;
+        assert_eq!(numbered(&tail), (6..=ids.len() as u64).collect::<Vec<_>>());
+    }
+}
+
+#[tokio::test]
+async fn the_log_replays_after_a_restart_and_unfinished_runs_become_interrupted() {
+    for database in support::databases().await {
+        let (router, state) = app(&database, 0).await;
+        let graph_id = create_graph(&router, starter()).await;
+        let finished = start(&router, &graph_id, "before the restart").await;
+        wait_for(&router, &finished, &["completed"]).await;
+        // A run a crashed server left running.
+        let stuck = server::runs::new_run_id();
+        state
+            .store
+            .insert_run(server::store::NewRun {
+                id: &stuck,
+                graph_id: Some(&graph_id),
+                graph_revision: Some(1),
+                snapshot: "{}",
+                input: "{}",
+            })
+            .await
+            .unwrap();
+        state
+            .store
+            .set_run_status(&stuck, "running", None)
+            .await
+            .unwrap();
+        let before = state.store.events_after(&finished, 0).await.unwrap();
+        drop(router);
+        drop(state);
+
+        // A new server on the same database.
+        let (router, _) = app(&database, 0).await;
+        let base = serve(router.clone()).await;
+        let client = reqwest::Client::new();
+        let (events, closed) = read_events(
+            &client,
+            &format!("{base}/api/runs/{finished}/events"),
+            None,
+            usize::MAX,
+        )
+        .await;
+        assert!(closed);
+        assert_eq!(events.len(), before.len(), "{}", database.name);
+        assert_eq!(
+            events.last().unwrap().event.as_deref(),
+            Some("run.completed")
+        );
+        let (_, run) = call(&router, get(&format!("/api/runs/{stuck}"))).await;
+        assert_eq!(run["status"], "interrupted");
+        assert!(run["error"].as_str().unwrap().contains("server stopped"));
+        let (_, closed) = read_events(
+            &client,
+            &format!("{base}/api/runs/{stuck}/events"),
+            None,
+            usize::MAX,
+        )
+        .await;
+        assert!(closed, "an interrupted run's stream closes");
+    }
+}
