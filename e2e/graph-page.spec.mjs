@@ -36,7 +36,7 @@ test('the front page opens a new starter graph that persists across a reload', a
 
   // A cable ends where its port is drawn.
   const dot = await page.locator('[data-node-id="m2"] [data-port-id="data_in"] .port-dot').boundingBox();
-  const end = await page.locator('[data-edge-id="c1"]').evaluate((path) => {
+  const end = await page.locator('[data-edge-id="c1"] .cable-line').evaluate((path) => {
     const point = path.getPointAtLength(path.getTotalLength()).matrixTransform(path.getScreenCTM());
     return { x: point.x, y: point.y };
   });

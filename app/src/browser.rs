@@ -1,44 +1,115 @@
-//! Small wrappers over the browser APIs the pages use: fetch and local
-//! storage. Compiled for the browser only.
-
-use wasm_bindgen::JsCast;
-use wasm_bindgen_futures::JsFuture;
-
-fn describe(error: wasm_bindgen::JsValue) -> String {
-    error
-        .as_string()
-        .or_else(|| {
-            error
-                .dyn_ref::<js_sys::Error>()
-                .map(|error| String::from(error.message()))
-        })
-        .unwrap_or_else(|| "the request failed".to_owned())
-}
+//! Small wrappers over the browser APIs the pages use: fetch, navigation and
+//! local storage. On the server (which renders pages but never runs their
+//! handlers) they answer "not in a browser".
 
 /// Sends a request and returns the status and body text. A network failure
 /// is an `Err`; an HTTP error status is not.
-pub async fn fetch_text(
+pub async fn fetch(
     method: &str,
     url: &str,
     body: Option<&str>,
+    headers: &[(&str, String)],
 ) -> Result<(u16, String), String> {
-    let window = web_sys::window().ok_or("no window")?;
-    let init = web_sys::RequestInit::new();
-    init.set_method(method);
-    if let Some(body) = body {
-        init.set_body(&wasm_bindgen::JsValue::from_str(body));
+    #[cfg(feature = "hydrate")]
+    {
+        use wasm_bindgen::JsCast;
+        use wasm_bindgen_futures::JsFuture;
+
+        fn describe(error: wasm_bindgen::JsValue) -> String {
+            error
+                .as_string()
+                .or_else(|| {
+                    error
+                        .dyn_ref::<js_sys::Error>()
+                        .map(|error| String::from(error.message()))
+                })
+                .unwrap_or_else(|| "the request failed".to_owned())
+        }
+
+        let window = web_sys::window().ok_or("no window")?;
+        let init = web_sys::RequestInit::new();
+        init.set_method(method);
+        let request_headers = web_sys::Headers::new().map_err(describe)?;
+        for (name, value) in headers {
+            request_headers.set(name, value).map_err(describe)?;
+        }
+        init.set_headers(&request_headers);
+        if let Some(body) = body {
+            init.set_body(&wasm_bindgen::JsValue::from_str(body));
+        }
+        let request = web_sys::Request::new_with_str_and_init(url, &init).map_err(describe)?;
+        let response = JsFuture::from(window.fetch_with_request(&request))
+            .await
+            .map_err(describe)?;
+        let response: web_sys::Response = response.dyn_into().map_err(describe)?;
+        let text = JsFuture::from(response.text().map_err(describe)?)
+            .await
+            .map_err(describe)?;
+        Ok((response.status(), text.as_string().unwrap_or_default()))
     }
-    let request = web_sys::Request::new_with_str_and_init(url, &init).map_err(describe)?;
-    let response = JsFuture::from(window.fetch_with_request(&request))
-        .await
-        .map_err(describe)?;
-    let response: web_sys::Response = response.dyn_into().map_err(describe)?;
-    let text = JsFuture::from(response.text().map_err(describe)?)
-        .await
-        .map_err(describe)?;
-    Ok((response.status(), text.as_string().unwrap_or_default()))
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = (method, url, body, headers);
+        Err("not in a browser".to_owned())
+    }
+}
+
+/// Uploads bytes (a file) with a content type; returns status and body.
+pub async fn upload(
+    url: &str,
+    file: &web_sys::File,
+    headers: &[(&str, String)],
+) -> Result<(u16, String), String> {
+    #[cfg(feature = "hydrate")]
+    {
+        use wasm_bindgen::JsCast;
+        use wasm_bindgen_futures::JsFuture;
+
+        let describe = |error: wasm_bindgen::JsValue| {
+            error
+                .as_string()
+                .unwrap_or_else(|| "the upload failed".to_owned())
+        };
+        let window = web_sys::window().ok_or("no window")?;
+        let init = web_sys::RequestInit::new();
+        init.set_method("POST");
+        let request_headers = web_sys::Headers::new().map_err(describe)?;
+        for (name, value) in headers {
+            request_headers.set(name, value).map_err(describe)?;
+        }
+        init.set_headers(&request_headers);
+        init.set_body(file);
+        let request = web_sys::Request::new_with_str_and_init(url, &init).map_err(describe)?;
+        let response = JsFuture::from(window.fetch_with_request(&request))
+            .await
+            .map_err(describe)?;
+        let response: web_sys::Response = response.dyn_into().map_err(describe)?;
+        let text = JsFuture::from(response.text().map_err(describe)?)
+            .await
+            .map_err(describe)?;
+        Ok((response.status(), text.as_string().unwrap_or_default()))
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = (url, file, headers);
+        Err("not in a browser".to_owned())
+    }
 }
 
 pub fn local_storage() -> Option<web_sys::Storage> {
-    web_sys::window()?.local_storage().ok()?
+    #[cfg(feature = "hydrate")]
+    {
+        web_sys::window()?.local_storage().ok()?
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        None
+    }
+}
+
+/// Goes to another page.
+pub fn navigate(url: &str) {
+    if let Some(window) = web_sys::window() {
+        let _ = window.location().assign(url);
+    }
 }

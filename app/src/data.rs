@@ -57,7 +57,7 @@ pub fn load_graph(
 ) -> impl std::future::Future<Output = Result<Graph, PageError>> + Send + 'static {
     send_wrapper::SendWrapper::new(async move {
         let url = format!("/api/graphs/{id}");
-        match crate::browser::fetch_text("GET", &url, None).await {
+        match crate::browser::fetch("GET", &url, None, &[]).await {
             Ok((200, body)) => {
                 Graph::load(&body).map_err(|error| PageError::Unavailable(error.to_string()))
             }

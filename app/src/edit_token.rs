@@ -4,29 +4,26 @@
 //! fragment (`/g/{id}#edit=…`), which never reaches a server log. The page
 //! moves it into local storage and removes it from the address bar.
 
-#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+use crate::browser::local_storage;
+
 const FRAGMENT_KEY: &str = "edit=";
 
-#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
 fn storage_key(graph_id: &str) -> String {
     format!("patchbay.edit.{graph_id}")
 }
 
 /// Takes a token from the address bar if there is one, and says whether this
 /// browser can edit the graph.
-#[cfg(feature = "hydrate")]
 pub fn capture(graph_id: &str) -> bool {
     let Some(window) = web_sys::window() else {
         return false;
     };
-    let storage = crate::browser::local_storage();
     let fragment = window.location().hash().unwrap_or_default();
     if let Some(token) = fragment.trim_start_matches('#').strip_prefix(FRAGMENT_KEY)
         && !token.is_empty()
     {
-        if let Some(storage) = &storage {
-            // Without storage the token only lives in this page; saving
-            // still works until it is closed.
+        // Without storage the token only lives in this page.
+        if let Some(storage) = local_storage() {
             let _ = storage.set_item(&storage_key(graph_id), token);
         }
         if let Ok(history) = window.history() {
@@ -38,9 +35,8 @@ pub fn capture(graph_id: &str) -> bool {
     stored(graph_id).is_some()
 }
 
-#[cfg(feature = "hydrate")]
 pub fn stored(graph_id: &str) -> Option<String> {
-    crate::browser::local_storage()?
+    local_storage()?
         .get_item(&storage_key(graph_id))
         .ok()
         .flatten()

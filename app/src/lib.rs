@@ -3,13 +3,16 @@
 //! browser (`hydrate`); server-only and browser-only code sit behind those
 //! features. The graph model itself lives in the `graph` crate.
 
+// Leptos views are deeply nested types; the detail panels exceed the default.
+#![recursion_limit = "512"]
+
+pub mod bench;
+pub mod browser;
 pub mod canvas;
 pub mod data;
 pub mod edit_token;
+pub mod editor;
 pub mod pages;
-
-#[cfg(feature = "hydrate")]
-pub mod browser;
 
 pub use graph;
 
@@ -47,6 +50,7 @@ pub fn App() -> impl IntoView {
                 // Async: the status (404 for an unknown graph) is known before
                 // the first byte is sent.
                 <Route path=path!("/g/:id") view=GraphPage ssr=SsrMode::Async/>
+                <Route path=path!("/bench") view=bench::BenchPage/>
             </Routes>
         </Router>
     }
@@ -56,5 +60,7 @@ pub fn App() -> impl IntoView {
 #[cfg(feature = "hydrate")]
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {
+    // A bug shows its message in the console rather than a bare "unreachable".
+    console_error_panic_hook::set_once();
     leptos::mount::hydrate_body(App);
 }

@@ -1,29 +1,11 @@
-//! The pages: a graph at `/g/{id}`, and the not-found page.
+//! The pages: a graph at `/g/{id}` (the editor), and the not-found page.
 
 use leptos::either::Either;
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
-use crate::canvas::Canvas;
 use crate::data::{PageError, load_graph};
-
-/// Says whether this browser holds the graph's edit token. Unknown until the
-/// page has hydrated: the server cannot see the browser's storage.
-#[component]
-fn AccessBadge(graph_id: String) -> impl IntoView {
-    let editable = RwSignal::new(None::<bool>);
-    Effect::new(move |_| {
-        #[cfg(feature = "hydrate")]
-        editable.set(Some(crate::edit_token::capture(&graph_id)));
-        #[cfg(not(feature = "hydrate"))]
-        let _ = &graph_id;
-    });
-    move || match editable.get() {
-        None => view! { <span class="access-badge"></span> }.into_any(),
-        Some(true) => view! { <span class="access-badge editable">"Editing"</span> }.into_any(),
-        Some(false) => view! { <span class="access-badge read-only">"View only"</span> }.into_any(),
-    }
-}
+use crate::editor::Editor;
 
 #[component]
 pub fn GraphPage() -> impl IntoView {
@@ -39,22 +21,7 @@ pub fn GraphPage() -> impl IntoView {
                 let response = response.clone();
                 Suspend::new(async move {
                     match graph.await {
-                        Ok(graph) => {
-                            let id = graph.id.clone().unwrap_or_default();
-                            let name = graph.name.clone();
-                            let revision = graph.revision;
-                            Either::Left(view! {
-                                <div class="editor">
-                                    <header class="toolbar">
-                                        <a class="brand" href="/" title="New graph">"Patchbay"</a>
-                                        <h1 class="graph-name">{name}</h1>
-                                        <span class="revision" title="Saved revision">"rev " {revision}</span>
-                                        <AccessBadge graph_id=id/>
-                                    </header>
-                                    <Canvas graph/>
-                                </div>
-                            })
-                        }
+                        Ok(graph) => Either::Left(view! { <Editor graph/> }),
                         Err(error) => {
                             #[cfg(feature = "ssr")]
                             if let Some(response) = &response {

@@ -19,7 +19,10 @@ pub struct AttachmentContent {
 
 /// Where attachment bytes come from (the server's upload store).
 pub trait AttachmentSource: Send + Sync {
-    fn load(&self, id: &str) -> Option<AttachmentContent>;
+    fn load<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Option<AttachmentContent>> + Send + 'a>>;
 }
 
 /// Which input bundles the primary turn repeats.
@@ -75,21 +78,23 @@ pub fn primary_turn(
 
 /// A user turn: the text, then each attachment — text files inline, images
 /// as images. A missing attachment fails the activation.
-pub fn turn(
+pub async fn turn(
     source: Option<&Arc<dyn AttachmentSource>>,
     text: String,
     attachments: &[Attachment],
 ) -> Result<ChatMessage, ActivationError> {
     let mut content = vec![ContentPart::Text { text }];
     for attachment in attachments {
-        let loaded = source
-            .and_then(|source| source.load(&attachment.id))
-            .ok_or_else(|| {
-                ActivationError(format!(
-                    "attachment \"{}\" is not on this server",
-                    attachment.name
-                ))
-            })?;
+        let found = match source {
+            Some(source) => source.load(&attachment.id).await,
+            None => None,
+        };
+        let loaded = found.ok_or_else(|| {
+            ActivationError(format!(
+                "attachment \"{}\" is not on this server",
+                attachment.name
+            ))
+        })?;
         if loaded.media_type.starts_with("image/") {
             content.push(ContentPart::Image {
                 media_type: loaded.media_type.clone(),

@@ -977,6 +977,84 @@ async fn commands_are_refused_unless_enabled_and_route_pass_and_fail() {
     let _ = std::fs::remove_dir_all(folder);
 }
 
+/// Files by id, for attachment tests.
+struct Files;
+
+impl engine::prompt::AttachmentSource for Files {
+    fn load<'a>(
+        &'a self,
+        id: &'a str,
+    ) -> std::pin::Pin<
+        Box<
+            dyn std::future::Future<Output = Option<engine::prompt::AttachmentContent>> + Send + 'a,
+        >,
+    > {
+        Box::pin(async move {
+            (id == "a_notes").then(|| engine::prompt::AttachmentContent {
+                name: "notes.md".to_owned(),
+                media_type: "text/markdown".to_owned(),
+                bytes: b"Budget is 40k.".to_vec(),
+            })
+        })
+    }
+}
+
+#[tokio::test]
+async fn a_re_prompts_attachment_goes_into_that_turn_only() {
+    let engine = engine_with(
+        registry_with("sim", Arc::new(SimProvider::default())),
+        EngineSettings {
+            attachments: Some(Arc::new(Files)),
+            ..EngineSettings::default()
+        },
+    );
+    let config = json!({
+        "instruction": "Draft the plan",
+        "agent_config": {"provider": "sim"},
+        "re_prompts": [
+            "Review it",
+            {"text": "Check it against the notes", "attachments": [{"id": "a_notes", "name": "notes.md", "media_type": "text/markdown", "size_bytes": 14}]},
+            "Finalize"
+        ]
+    });
+    let (outcome, recorder) = run(&engine, chain_graph(config)).await;
+    assert_eq!(outcome.status, RunStatus::Completed, "{:?}", outcome.error);
+    let user_turns: Vec<String> = recorder
+        .activation("task", 1)
+        .unwrap()
+        .transcript
+        .into_iter()
+        .filter(|entry| entry.role == TranscriptRole::User)
+        .map(|entry| entry.text)
+        .collect();
+    assert_eq!(
+        user_turns[2],
+        "Check it against the notes\nAttached file `notes.md`:\n```\nBudget is 40k.\n```"
+    );
+    for (index, turn) in user_turns
+        .iter()
+        .enumerate()
+        .filter(|(index, _)| *index != 2)
+    {
+        assert!(
+            !turn.contains("Budget is 40k"),
+            "turn {index} carries the attachment"
+        );
+    }
+
+    // An attachment the server does not have fails the module, clearly.
+    let missing = json!({"instruction": "x", "agent_config": {"provider": "sim"},
+        "re_prompts": [{"text": "y", "attachments": [{"id": "a_gone", "name": "gone.pdf"}]}]});
+    let (outcome, _) = run(&engine, chain_graph(missing)).await;
+    assert_eq!(outcome.status, RunStatus::Failed);
+    assert!(
+        outcome
+            .error
+            .unwrap()
+            .contains("attachment \"gone.pdf\" is not on this server")
+    );
+}
+
 #[test]
 fn roles_serialise_in_lowercase() {
     assert_eq!(

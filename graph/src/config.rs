@@ -336,6 +336,13 @@ pub struct ConfigError {
     pub message: String,
 }
 
+/// Whose re-prompts: the module's own, or one coding agent's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum RePromptOwner {
+    Module,
+    Agent(usize),
+}
+
 /// One list of re-prompts inside a config, with the path of the list and, for
 /// coding, the agent it belongs to.
 pub struct RePromptList<'a> {
@@ -354,15 +361,20 @@ fn typed<T: serde::de::DeserializeOwned>(
     } else {
         config
     };
-    serde_path_to_error::deserialize(config)
-        .map(wrap)
-        .map_err(|error| {
-            let path = error.path().to_string();
-            ConfigError {
-                path: if path == "." { String::new() } else { path },
-                message: error.into_inner().to_string(),
-            }
-        })
+    #[cfg(feature = "error-paths")]
+    let result = serde_path_to_error::deserialize(config).map_err(|error| {
+        let path = error.path().to_string();
+        ConfigError {
+            path: if path == "." { String::new() } else { path },
+            message: error.into_inner().to_string(),
+        }
+    });
+    #[cfg(not(feature = "error-paths"))]
+    let result = serde_json::from_value(config).map_err(|error| ConfigError {
+        path: String::new(),
+        message: error.to_string(),
+    });
+    result.map(wrap)
 }
 
 impl ModuleConfig {
@@ -488,6 +500,78 @@ impl ModuleConfig {
             ModuleConfig::Judge(config) => Some(&config.agent_config),
             ModuleConfig::Transform(config) => Some(&config.agent_config),
             ModuleConfig::ClaimExtractor(config) => Some(&config.agent_config),
+            _ => None,
+        }
+    }
+
+    /// The primary instruction of kinds that have one.
+    pub fn instruction(&self) -> Option<&str> {
+        match self {
+            ModuleConfig::AgentTask(config) => Some(&config.instruction),
+            ModuleConfig::Coding(config) => Some(&config.instruction),
+            ModuleConfig::ReviewGate(config) => Some(&config.instruction),
+            ModuleConfig::RedTeam(config) => Some(&config.instruction),
+            ModuleConfig::Panel(config) => Some(&config.instruction),
+            ModuleConfig::Judge(config) => Some(&config.instruction),
+            ModuleConfig::Transform(config) => Some(&config.instruction),
+            ModuleConfig::ClaimExtractor(config) => Some(&config.instruction),
+            _ => None,
+        }
+    }
+
+    pub fn instruction_mut(&mut self) -> Option<&mut String> {
+        match self {
+            ModuleConfig::AgentTask(config) => Some(&mut config.instruction),
+            ModuleConfig::Coding(config) => Some(&mut config.instruction),
+            ModuleConfig::ReviewGate(config) => Some(&mut config.instruction),
+            ModuleConfig::RedTeam(config) => Some(&mut config.instruction),
+            ModuleConfig::Panel(config) => Some(&mut config.instruction),
+            ModuleConfig::Judge(config) => Some(&mut config.instruction),
+            ModuleConfig::Transform(config) => Some(&mut config.instruction),
+            ModuleConfig::ClaimExtractor(config) => Some(&mut config.instruction),
+            _ => None,
+        }
+    }
+
+    pub fn agent_config_mut(&mut self) -> Option<&mut AgentConfig> {
+        match self {
+            ModuleConfig::AgentTask(config) => Some(&mut config.agent_config),
+            ModuleConfig::ReviewGate(config) => Some(&mut config.agent_config),
+            ModuleConfig::RedTeam(config) => Some(&mut config.agent_config),
+            ModuleConfig::Panel(config) => Some(&mut config.agent_config),
+            ModuleConfig::Judge(config) => Some(&mut config.agent_config),
+            ModuleConfig::Transform(config) => Some(&mut config.agent_config),
+            ModuleConfig::ClaimExtractor(config) => Some(&mut config.agent_config),
+            _ => None,
+        }
+    }
+
+    /// One re-prompt list: the module's, or a coding agent's.
+    pub fn re_prompts(&self, owner: RePromptOwner) -> Option<&Vec<RePrompt>> {
+        match (self, owner) {
+            (ModuleConfig::AgentTask(config), RePromptOwner::Module) => Some(&config.re_prompts),
+            (ModuleConfig::ReviewGate(config), RePromptOwner::Module) => Some(&config.re_prompts),
+            (ModuleConfig::RedTeam(config), RePromptOwner::Module) => Some(&config.re_prompts),
+            (ModuleConfig::Coding(config), RePromptOwner::Agent(index)) => {
+                config.agents.get(index).map(|agent| &agent.re_prompts)
+            }
+            _ => None,
+        }
+    }
+
+    pub fn re_prompts_mut(&mut self, owner: RePromptOwner) -> Option<&mut Vec<RePrompt>> {
+        match (self, owner) {
+            (ModuleConfig::AgentTask(config), RePromptOwner::Module) => {
+                Some(&mut config.re_prompts)
+            }
+            (ModuleConfig::ReviewGate(config), RePromptOwner::Module) => {
+                Some(&mut config.re_prompts)
+            }
+            (ModuleConfig::RedTeam(config), RePromptOwner::Module) => Some(&mut config.re_prompts),
+            (ModuleConfig::Coding(config), RePromptOwner::Agent(index)) => config
+                .agents
+                .get_mut(index)
+                .map(|agent| &mut agent.re_prompts),
             _ => None,
         }
     }

@@ -341,6 +341,7 @@ impl Graph {
             });
         }
         let notes = migrate_r31(&mut value);
+        #[cfg(feature = "error-paths")]
         let wire: GraphWire = serde_path_to_error::deserialize(value).map_err(|error| {
             let path = error.path().to_string();
             LoadError {
@@ -348,6 +349,12 @@ impl Graph {
                 path: if path == "." { String::new() } else { path },
                 message: error.into_inner().to_string(),
             }
+        })?;
+        #[cfg(not(feature = "error-paths"))]
+        let wire: GraphWire = serde_json::from_value(value).map_err(|error| LoadError {
+            kind: LoadErrorKind::Shape,
+            path: String::new(),
+            message: error.to_string(),
         })?;
         let mut modules = Vec::with_capacity(wire.modules.len());
         for (index, module) in wire.modules.into_iter().enumerate() {

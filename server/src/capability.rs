@@ -31,6 +31,14 @@ pub fn new_run_id() -> String {
     random_id("r_")
 }
 
+pub fn new_attachment_id() -> String {
+    random_id("a_")
+}
+
+pub fn is_attachment_id(id: &str) -> bool {
+    is_random_id("a_", id)
+}
+
 /// 256 random bits.
 pub fn new_edit_token() -> String {
     let bytes: [u8; 32] = rand::random();

@@ -31,6 +31,7 @@ pub enum ApiError {
         current: i64,
     },
     RunNotFound,
+    AttachmentNotFound,
     /// The run request body is not `{"input": {"text", "files"}}`.
     RunInput {
         path: String,
@@ -62,7 +63,7 @@ impl ApiError {
             ApiError::RevisionRequired => StatusCode::PRECONDITION_REQUIRED,
             ApiError::RevisionMalformed(_) => StatusCode::BAD_REQUEST,
             ApiError::RevisionConflict { .. } => StatusCode::CONFLICT,
-            ApiError::RunNotFound => StatusCode::NOT_FOUND,
+            ApiError::RunNotFound | ApiError::AttachmentNotFound => StatusCode::NOT_FOUND,
             ApiError::RunInput { .. }
             | ApiError::GraphInvalid(_)
             | ApiError::CommandsDisabled(_) => StatusCode::UNPROCESSABLE_ENTITY,
@@ -86,6 +87,7 @@ impl ApiError {
             ApiError::RevisionMalformed(_) => "graph.revision_malformed",
             ApiError::RevisionConflict { .. } => "graph.revision_conflict",
             ApiError::RunNotFound => "run.not_found",
+            ApiError::AttachmentNotFound => "attachment.not_found",
             ApiError::RunInput { .. } => "run.invalid_input",
             ApiError::GraphInvalid(_) => "run.graph_invalid",
             ApiError::CommandsDisabled(_) => "run.commands_disabled",
@@ -121,6 +123,7 @@ impl ApiError {
                 "the graph was saved by someone else since; it is now at revision {current}"
             ),
             ApiError::RunNotFound => "there is no run with this id".to_owned(),
+            ApiError::AttachmentNotFound => "there is no attachment with this id".to_owned(),
             ApiError::RunInput { message, .. } => {
                 format!("the run request must be {{\"input\": {{\"text\", \"files\"}}}}: {message}")
             }

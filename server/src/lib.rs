@@ -1,6 +1,10 @@
 //! The Patchbay server as a library: the binary (`main.rs`) and the tests
 //! build the same router from the same parts.
 
+// Rendering the app's deeply nested Leptos views needs more than the default.
+#![recursion_limit = "512"]
+
+pub mod attachments_api;
 pub mod bench;
 pub mod body;
 pub mod capability;
@@ -28,7 +32,11 @@ use store::{Store, StoreError};
 
 /// The engine this server runs graphs with: providers from `file` (keys from
 /// the environment) and the settings' limits.
-pub fn build_engine(settings: &Settings, file: &ConfigFile) -> engine::Engine {
+pub fn build_engine(
+    settings: &Settings,
+    file: &ConfigFile,
+    store: Option<&Store>,
+) -> engine::Engine {
     let mut file = file.clone();
     if let Some(latency) = settings.sim_latency_ms {
         file.sim.latency_ms_per_token = Some(latency);
@@ -47,6 +55,10 @@ pub fn build_engine(settings: &Settings, file: &ConfigFile) -> engine::Engine {
                 .max_concurrency
                 .unwrap_or(defaults.max_concurrency),
             command_folder: settings.command_folder.clone(),
+            attachments: store.map(|store| {
+                Arc::new(attachments_api::StoreAttachments(store.clone()))
+                    as Arc<dyn engine::prompt::AttachmentSource>
+            }),
             ..defaults
         }),
     }
@@ -67,7 +79,7 @@ pub async fn build_state(settings: Settings) -> Result<AppState, StoreError> {
             "runs left unfinished by a previous server are marked interrupted"
         );
     }
-    let engine = build_engine(&settings, &file);
+    let engine = build_engine(&settings, &file, Some(&store));
     let leptos_options = LeptosOptions::builder()
         .output_name("app")
         .site_root(settings.site_root.to_string_lossy().into_owned())

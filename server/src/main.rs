@@ -170,7 +170,7 @@ fn run_headless(
     settings.command_folder = args.command_folder();
     // Headless runs default to an instant simulator.
     settings.sim_latency_ms = Some(args.sim_latency_ms.unwrap_or(0));
-    let engine = server::build_engine(&settings, &config);
+    let engine = server::build_engine(&settings, &config, None);
     match runtime() {
         Ok(runtime) => ExitCode::from(runtime.block_on(server::headless::run_file(
             engine,

@@ -12,7 +12,7 @@ use tower_http::trace::TraceLayer;
 
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::{graphs_api, pages, runs_api};
+use crate::{attachments_api, graphs_api, pages, runs_api};
 
 /// A run request with its input files.
 const MAX_RUN_REQUEST_BYTES: usize = 16 * 1024 * 1024;
@@ -22,6 +22,8 @@ fn api(state: &AppState) -> Router<AppState> {
         .route("/graphs", post(graphs_api::create))
         .route("/graphs/{id}", get(graphs_api::get).put(graphs_api::update))
         .route("/graphs/{id}/fork", post(graphs_api::fork))
+        .route("/graphs/{id}/attachments", post(attachments_api::upload))
+        .route("/attachments/{id}", get(attachments_api::download))
         .route(
             "/graphs/{id}/runs",
             post(runs_api::start).get(runs_api::list),

@@ -575,3 +575,56 @@ async fn an_unknown_graph_gets_a_404_page() {
         }
     }
 }
+
+#[tokio::test]
+async fn attachments_upload_with_the_token_and_download_sandboxed() {
+    for database in support::databases().await {
+        let (router, _) = app(&database, Limits::default()).await;
+        let (id, token) = create(&router).await;
+        let upload = |token: Option<&str>| {
+            let mut builder = Request::builder()
+                .method("POST")
+                .uri(format!("/api/graphs/{id}/attachments"))
+                .header(header::CONTENT_TYPE, "text/html")
+                .header("X-Filename", "page%20one.html");
+            if let Some(token) = token {
+                builder = builder.header(header::AUTHORIZATION, format!("Bearer {token}"));
+            }
+            builder
+                .body(Body::from("<script>alert(1)</script>"))
+                .unwrap()
+        };
+        let reply = send(&router, upload(None)).await;
+        assert_eq!(reply.status, StatusCode::FORBIDDEN);
+        let reply = send(&router, upload(Some("wrong"))).await;
+        assert_eq!(reply.status, StatusCode::FORBIDDEN);
+
+        let reply = send(&router, upload(Some(&token))).await;
+        assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.text);
+        let attachment = reply.json();
+        assert_eq!(attachment["name"], "page one.html");
+        assert_eq!(attachment["media_type"], "text/html");
+        assert_eq!(attachment["size_bytes"], 25);
+        let attachment_id = attachment["id"].as_str().unwrap();
+
+        let reply = send(&router, get(&format!("/api/attachments/{attachment_id}"))).await;
+        assert_eq!(reply.status, StatusCode::OK);
+        assert_eq!(reply.text, "<script>alert(1)</script>");
+        // An uploaded page never runs as our page.
+        assert_eq!(
+            reply.headers[header::CONTENT_TYPE],
+            "text/plain; charset=utf-8"
+        );
+        assert_eq!(reply.headers[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
+        assert!(
+            reply.headers[header::CONTENT_SECURITY_POLICY]
+                .to_str()
+                .unwrap()
+                .starts_with("sandbox")
+        );
+
+        let reply = send(&router, get("/api/attachments/a_AAAAAAAAAAAAAAAAAAAAAAAA")).await;
+        assert_eq!(reply.status, StatusCode::NOT_FOUND);
+        assert_eq!(reply.error_code(), "attachment.not_found");
+    }
+}

@@ -12,12 +12,20 @@ pub const HEADER_HEIGHT: f64 = 24.0;
 pub const BODY_PADDING: f64 = 4.0;
 pub const PORT_ROW_HEIGHT: f64 = 20.0;
 
+/// Outer width of every module.
+pub const MODULE_OUTER_WIDTH: f64 = MODULE_WIDTH + 2.0 * BORDER;
+
+/// Outer height of a module with this many input and output ports.
+pub fn module_height(inputs: usize, outputs: usize) -> f64 {
+    let rows = inputs.max(outputs).max(1) as f64;
+    2.0 * BORDER + HEADER_HEIGHT + 2.0 * BODY_PADDING + rows * PORT_ROW_HEIGHT
+}
+
 /// Outer size of a module with these ports.
 pub fn module_size(ports: &ModulePorts) -> (f64, f64) {
-    let rows = ports.inputs.len().max(ports.outputs.len()).max(1) as f64;
     (
-        MODULE_WIDTH + 2.0 * BORDER,
-        2.0 * BORDER + HEADER_HEIGHT + 2.0 * BODY_PADDING + rows * PORT_ROW_HEIGHT,
+        MODULE_OUTER_WIDTH,
+        module_height(ports.inputs.len(), ports.outputs.len()),
     )
 }
 
@@ -32,10 +40,17 @@ pub fn input_anchor(position: Position, row: usize) -> (f64, f64) {
 
 /// The point where a cable leaves the output port in row `row`.
 pub fn output_anchor(position: Position, row: usize) -> (f64, f64) {
-    (
-        position.x + MODULE_WIDTH + 2.0 * BORDER,
-        row_centre(position, row),
-    )
+    (position.x + MODULE_OUTER_WIDTH, row_centre(position, row))
+}
+
+/// Where a cable meets a module whose port is gone: the header's edge.
+pub fn header_anchor(position: Position, outgoing: bool) -> (f64, f64) {
+    let x = if outgoing {
+        position.x + MODULE_OUTER_WIDTH
+    } else {
+        position.x
+    };
+    (x, position.y + BORDER + HEADER_HEIGHT / 2.0)
 }
 
 /// How far a control point sits from its end, as React Flow's default

@@ -1,159 +1,954 @@
 //! The canvas: modules as boxes with the ports `graph::ports` gives them,
-//! cables as SVG curves between port anchors. Every module element carries
-//! `data-node-id` and every cable element `data-edge-id`.
+//! cables as SVG curves between port anchors, and every gesture on them —
+//! pan (background or space+drag), zoom around the pointer, drag (the whole
+//! selection), box selection, wiring and rewiring cables. Every module
+//! element carries `data-node-id`, every cable element `data-edge-id`.
+//!
+//! Pointer handling is delegated to the pane, one listener for thousands of
+//! modules; what a gesture means for the document is reported to the owner
+//! through [`CanvasEvents`].
 
 pub mod geometry;
+pub mod minimap;
+pub mod model;
 
-use graph::{Cable, Graph, Module, ModulePorts, Port, ports};
+use std::sync::Arc;
+
+use graph::{PortType, Position};
 use leptos::prelude::*;
+use wasm_bindgen::JsCast;
 
-use geometry::{cable_path, input_anchor, module_size, output_anchor};
+use geometry::{cable_path, header_anchor, input_anchor, output_anchor};
+use model::{CanvasModel, EdgeHandle, NodeHandle, PortView, Viewport};
 
-/// A module with its computed ports, laid out once per render.
-struct Placed<'a> {
-    module: &'a Module,
-    ports: ModulePorts,
+/// A finished wiring gesture: from an output port to an input port.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Connection {
+    pub from: (String, String),
+    pub to: (String, String),
+    /// The cable whose end was picked up, when rewiring.
+    pub rewire: Option<String>,
 }
 
-/// Where a cable is drawn, and whether it leads anywhere.
-struct CableLine {
-    id: String,
-    path: String,
-    dangling: bool,
+/// What the canvas reports; the owner decides what it means.
+#[derive(Clone, Copy)]
+pub struct CanvasEvents {
+    /// Modules were dragged to these positions.
+    pub moved: Callback<Vec<(String, Position)>>,
+    /// A cable was drawn or rewired.
+    pub connect: Callback<Connection>,
+    /// A picked-up cable was dropped on nothing: remove it.
+    pub drop_cable: Callback<String>,
+    /// A module was double-clicked (open its details).
+    pub open: Callback<String>,
+    /// The selection changed.
+    pub selection: Callback<()>,
+    /// A port was clicked without dragging (show the output popup).
+    pub port_clicked: Callback<(String, String, f64, f64)>,
 }
 
-fn header_anchor(placed: &Placed<'_>, outgoing: bool) -> (f64, f64) {
-    let position = placed.module.position;
-    let (width, _) = module_size(&placed.ports);
-    let x = if outgoing {
-        position.x + width
-    } else {
-        position.x
+impl CanvasEvents {
+    /// Events that do nothing (a canvas that is only looked at and moved).
+    pub fn ignored() -> CanvasEvents {
+        CanvasEvents {
+            moved: Callback::new(|_| {}),
+            connect: Callback::new(|_| {}),
+            drop_cable: Callback::new(|_| {}),
+            open: Callback::new(|_| {}),
+            selection: Callback::new(|()| {}),
+            port_clicked: Callback::new(|_| {}),
+        }
+    }
+}
+
+/// A gesture in progress.
+#[derive(Clone, Default)]
+enum Gesture {
+    #[default]
+    Idle,
+    Panning {
+        start: (f64, f64),
+        view: Viewport,
+        moved: bool,
+    },
+    Dragging {
+        start: (f64, f64),
+        nodes: Vec<(NodeHandle, Position)>,
+        moved: bool,
+        /// Clicked an already selected module without shift: on a click
+        /// without movement, it becomes the only selection.
+        narrow_to: Option<Arc<str>>,
+    },
+    Connecting {
+        from: (String, String),
+        rewire: Option<String>,
+        start: (f64, f64),
+        moved: bool,
+    },
+    Boxing {
+        start: Position,
+        additive: bool,
+    },
+}
+
+fn element_of(target: Option<web_sys::EventTarget>) -> Option<web_sys::Element> {
+    target?.dyn_into::<web_sys::Element>().ok()
+}
+
+fn closest(element: &web_sys::Element, selector: &str) -> Option<web_sys::Element> {
+    element.closest(selector).ok().flatten()
+}
+
+/// (module id, port id, port type) of a port element.
+fn port_of(element: &web_sys::Element) -> Option<(String, String, PortType)> {
+    let module = closest(element, "[data-node-id]")?.get_attribute("data-node-id")?;
+    let port = element.get_attribute("data-port-id")?;
+    let port_type = match element.get_attribute("data-port-type").as_deref() {
+        Some("signal") => PortType::Signal,
+        Some("receipt") => PortType::Receipt,
+        _ => PortType::Bundle,
     };
-    (
-        x,
-        position.y + geometry::BORDER + geometry::HEADER_HEIGHT / 2.0,
-    )
+    Some((module, port, port_type))
 }
 
-fn cable_line(cable: &Cable, placed: &[Placed<'_>]) -> Option<CableLine> {
-    let find = |id: &str| placed.iter().find(|entry| entry.module.id == id);
-    let (from, to) = (find(&cable.from.module)?, find(&cable.to.module)?);
-    let from_row = from
-        .ports
+/// Where a cable runs, in graph units, and whether one of its ports is gone.
+fn cable_geometry(model: &CanvasModel, edge: &EdgeHandle) -> Option<(String, bool)> {
+    let (from_module, from_port) = edge.from.get();
+    let (to_module, to_port) = edge.to.get();
+    let (source, target) = model.by_id.with(|nodes| {
+        (
+            nodes.get(from_module.as_str()).cloned(),
+            nodes.get(to_module.as_str()).cloned(),
+        )
+    });
+    let (source, target) = (source?, target?);
+    let source_row = source
         .outputs
-        .iter()
-        .position(|port| port.id == cable.from.port);
-    let to_row = to
-        .ports
+        .with(|ports| ports.iter().position(|port| port.id == from_port));
+    let target_row = target
         .inputs
+        .with(|ports| ports.iter().position(|port| port.id == to_port));
+    let source_position = source.position.get();
+    let target_position = target.position.get();
+    let start = source_row.map_or_else(
+        || header_anchor(source_position, true),
+        |row| output_anchor(source_position, row),
+    );
+    let end = target_row.map_or_else(
+        || header_anchor(target_position, false),
+        |row| input_anchor(target_position, row),
+    );
+    Some((
+        cable_path(start, end),
+        source_row.is_none() || target_row.is_none(),
+    ))
+}
+
+/// `text` cut to `limit` characters with an ellipsis. Shortening here rather
+/// than with CSS `overflow: hidden` matters: every clipped box is a clip node
+/// and a paint chunk of its own, and thousands of them slow every frame.
+pub fn fit(text: &str, limit: usize) -> String {
+    if text.chars().count() <= limit {
+        text.to_owned()
+    } else {
+        let mut short: String = text.chars().take(limit.saturating_sub(1)).collect();
+        short.push('…');
+        short
+    }
+}
+
+/// Characters of port labels that fit side by side across a module.
+const ROW_CHARACTERS: usize = 27;
+const TITLE_LIMIT: usize = 18;
+const KIND_LIMIT: usize = 12;
+
+/// How many characters one column's labels may have, given the widest
+/// label of the other column.
+fn column_limit(other: &[PortView]) -> usize {
+    let widest = other
         .iter()
-        .position(|port| port.id == cable.to.port);
-    // A cable whose port vanished stays, drawn to the module's header.
-    let start = from_row.map_or_else(
-        || header_anchor(from, true),
-        |row| output_anchor(from.module.position, row),
-    );
-    let end = to_row.map_or_else(
-        || header_anchor(to, false),
-        |row| input_anchor(to.module.position, row),
-    );
-    Some(CableLine {
-        id: cable.id.clone(),
-        path: cable_path(start, end),
-        dangling: from_row.is_none() || to_row.is_none(),
-    })
+        .map(|port| port.label.chars().count())
+        .max()
+        .unwrap_or(0);
+    ROW_CHARACTERS
+        .saturating_sub(widest)
+        .clamp(6, ROW_CHARACTERS)
 }
 
 #[component]
-fn PortRow(port: Port) -> impl IntoView {
+fn PortRow(port: PortView, incoming: bool, limit: Memo<usize>) -> impl IntoView {
     let class = format!(
-        "port port-{} port-type-{} accent-{}",
-        match port.direction {
-            graph::Direction::Input => "in",
-            graph::Direction::Output => "out",
-        },
+        "port {} port-type-{} accent-{}",
+        if incoming { "port-in" } else { "port-out" },
         port.port_type.as_str(),
-        port.accent.as_str()
+        port.accent
     );
     view! {
-        <div class=class data-port-id=port.id.clone() title=port.description.clone()>
+        <div
+            class=class
+            data-port-id=port.id.clone()
+            data-port-type=port.port_type.as_str()
+            data-label=port.label.clone()
+            title=format!("{} — {}", port.label, port.description)
+        >
             <span class="port-dot"></span>
-            <span class="port-label">{port.label.clone()}</span>
+            <span class="port-label">{
+                let label = port.label.clone();
+                move || fit(&label, limit.get())
+            }</span>
         </div>
     }
 }
 
 #[component]
-fn ModuleBox(module: Module, ports: ModulePorts) -> impl IntoView {
-    let kind_class = module
-        .kind()
-        .map_or("unknown", |kind| kind.as_str().trim_start_matches("step."));
-    let kind_title = module.kind().map_or_else(
-        || format!("Unknown: {}", module.config.kind_name()),
-        |kind| kind.title().to_owned(),
-    );
-    let style = format!(
-        "transform: translate({}px, {}px)",
-        module.position.x, module.position.y
-    );
-    let class = format!("module kind-{kind_class}");
-    let label = module.display_label().to_owned();
+fn ModuleBox(node: NodeHandle, model: CanvasModel) -> impl IntoView {
+    let dragging = {
+        let id = std::sync::Arc::clone(&node.id);
+        Memo::new(move |_| model.dragging.with(|dragging| dragging.contains(&id)))
+    };
+    let NodeHandle {
+        id,
+        position,
+        title,
+        subtitle,
+        kind,
+        inputs,
+        outputs,
+        selected,
+        flagged,
+        note,
+    } = node;
+    let input_limit = Memo::new(move |_| outputs.with(|ports| column_limit(ports)));
+    let output_limit = Memo::new(move |_| inputs.with(|ports| column_limit(ports)));
     view! {
-        <div class=class data-node-id=module.id.clone() style=style>
-            <div class="module-header">
-                <span class="module-label">{label}</span>
-                <span class="module-kind">{kind_title}</span>
+        <div
+            class=move || format!("module kind-{}", kind.get())
+            class:selected=move || selected.get()
+            class:flagged=move || flagged.get()
+            class:dragging=move || dragging.get()
+            data-node-id=id.to_string()
+            // left/top, not a transform: a transform per module gives each
+            // its own paint chunk, and Chromium re-layerizes a thousand of
+            // them on every frame of a pan.
+            style:left=move || format!("{}px", position.get().x)
+            style:top=move || format!("{}px", position.get().y)
+        >
+            <div class="module-header" title=move || format!("{} ({})", title.get(), subtitle.get())>
+                <span class="module-label">{move || fit(&title.get(), TITLE_LIMIT)}</span>
+                <span class="module-note" title="Re-prompts">{move || note.get()}</span>
+                <span class="module-kind">{move || fit(&subtitle.get(), KIND_LIMIT)}</span>
             </div>
             <div class="module-ports">
                 <div class="ports-in">
-                    {ports.inputs.into_iter().map(|port| view! { <PortRow port/> }).collect_view()}
+                    <For each=move || inputs.get() key=|port| port.id.clone() let:port>
+                        <PortRow port incoming=true limit=input_limit/>
+                    </For>
                 </div>
                 <div class="ports-out">
-                    {ports.outputs.into_iter().map(|port| view! { <PortRow port/> }).collect_view()}
+                    <For each=move || outputs.get() key=|port| port.id.clone() let:port>
+                        <PortRow port incoming=false limit=output_limit/>
+                    </For>
                 </div>
             </div>
         </div>
     }
 }
 
-/// The graph drawn at its stored positions.
+/// A module far from the eye (zoomed out): its box and title only, which
+/// mount and draw a great deal faster. Cables still meet its ports' places.
 #[component]
-pub fn Canvas(graph: Graph) -> impl IntoView {
-    let placed: Vec<Placed<'_>> = graph
-        .modules
-        .iter()
-        .map(|module| Placed {
-            module,
-            ports: ports(module),
-        })
-        .collect();
-    let cables: Vec<CableLine> = graph
-        .cables
-        .iter()
-        .filter_map(|cable| cable_line(cable, &placed))
-        .collect();
-    let modules: Vec<(Module, ModulePorts)> = placed
-        .into_iter()
-        .map(|entry| (entry.module.clone(), entry.ports))
-        .collect();
+fn ModuleSketch(node: NodeHandle) -> impl IntoView {
+    let NodeHandle {
+        id,
+        position,
+        title,
+        kind,
+        inputs,
+        outputs,
+        selected,
+        flagged,
+        ..
+    } = node;
     view! {
-        <div class="pane" data-bench-pane="">
-            <div class="viewport">
-                <svg class="cables" aria-hidden="true">
-                    {cables
-                        .into_iter()
-                        .map(|line| {
-                            let class = if line.dangling { "cable dangling" } else { "cable" };
-                            view! { <path class=class data-edge-id=line.id d=line.path></path> }
-                        })
-                        .collect_view()}
-                </svg>
-                {modules
-                    .into_iter()
-                    .map(|(module, ports)| view! { <ModuleBox module ports/> })
-                    .collect_view()}
+        <div
+            class=move || format!("module sketch kind-{}", kind.get())
+            class:selected=move || selected.get()
+            class:flagged=move || flagged.get()
+            data-node-id=id.to_string()
+            style:left=move || format!("{}px", position.get().x)
+            style:top=move || format!("{}px", position.get().y)
+            style:height=move || format!("{}px", geometry::module_height(inputs.with(Vec::len), outputs.with(Vec::len)))
+        >
+            <div class="module-header">
+                <span class="module-label">{move || fit(&title.get(), TITLE_LIMIT)}</span>
             </div>
         </div>
+    }
+}
+
+/// Below this zoom modules are drawn as sketches.
+const SKETCH_BELOW_ZOOM: f64 = 0.6;
+
+#[component]
+fn CableView(model: CanvasModel, edge: EdgeHandle) -> impl IntoView {
+    let id = edge.id.to_string();
+    let selected = edge.selected;
+    let flagged = edge.flagged;
+    let geometry = Memo::new(move |_| cable_geometry(&model, &edge));
+    let path = move || {
+        geometry.with(|geometry| {
+            geometry
+                .as_ref()
+                .map(|(path, _)| path.clone())
+                .unwrap_or_default()
+        })
+    };
+    view! {
+        <g
+            class="cable"
+            class:dangling=move || geometry.with(|geometry| geometry.as_ref().is_none_or(|(_, dangling)| *dangling))
+            class:selected=move || selected.get()
+            class:flagged=move || flagged.get()
+            data-edge-id=id
+        >
+            <path class="cable-hit" d=path></path>
+            <path class="cable-line" d=path></path>
+        </g>
+    }
+}
+
+/// The pane: everything drawn, and every gesture.
+#[component]
+pub fn Canvas(
+    model: CanvasModel,
+    /// Whether cables may be drawn and rewired.
+    #[prop(into)]
+    editable: Signal<bool>,
+    /// Whether modules may be dragged.
+    #[prop(into)]
+    movable: Signal<bool>,
+    events: CanvasEvents,
+    /// The pane element, for whoever fits or centres the view.
+    pane: NodeRef<leptos::html::Div>,
+) -> impl IntoView {
+    let gesture = StoredValue::new(Gesture::Idle);
+    // The pane's top-left corner, read once per gesture: reading layout on
+    // every move would force a style and layout pass per frame.
+    let pane_origin = StoredValue::new((0.0, 0.0));
+    let preview = RwSignal::new(None::<String>);
+    let connecting = RwSignal::new(None::<PortType>);
+    let boxing = RwSignal::new(None::<(Position, Position)>);
+    let space_held = RwSignal::new(false);
+
+    let measure_pane = move || {
+        if let Some(element) = pane.get_untracked() {
+            let rect = element.get_bounding_client_rect();
+            pane_origin.set_value((rect.left(), rect.top()));
+        }
+    };
+    let pane_point = move |client_x: f64, client_y: f64| -> (f64, f64) {
+        let (left, top) = pane_origin.get_value();
+        (client_x - left, client_y - top)
+    };
+    let graph_point = move |client_x: f64, client_y: f64| -> Position {
+        let (x, y) = pane_point(client_x, client_y);
+        model.viewport.get_untracked().to_graph(x, y)
+    };
+
+    let on_pointer_down = move |event: web_sys::PointerEvent| {
+        if event.button() != 0 {
+            return;
+        }
+        let Some(target) = element_of(event.target()) else {
+            return;
+        };
+        // Controls inside the pane (zoom buttons, minimap) handle themselves.
+        if closest(&target, "[data-pane-control]").is_some() {
+            return;
+        }
+        let client = (f64::from(event.client_x()), f64::from(event.client_y()));
+        measure_pane();
+        // An output chosen in the popup: this click picks its target.
+        if let Some((module, port, _)) = model.pending_from.get_untracked() {
+            model.pending_from.set(None);
+            if let Some(target_port) =
+                closest(&target, ".port-in").and_then(|element| port_of(&element))
+            {
+                events.connect.run(Connection {
+                    from: (module, port),
+                    to: (target_port.0, target_port.1),
+                    rewire: None,
+                });
+                event.prevent_default();
+                return;
+            }
+        }
+        let started = if space_held.get_untracked() {
+            Gesture::Panning {
+                start: client,
+                view: model.viewport.get_untracked(),
+                moved: false,
+            }
+        } else if let Some(port) =
+            closest(&target, ".port-out").filter(|_| editable.get_untracked())
+        {
+            match port_of(&port) {
+                Some((module, port, port_type)) => {
+                    connecting.set(Some(port_type));
+                    Gesture::Connecting {
+                        from: (module, port),
+                        rewire: None,
+                        start: client,
+                        moved: false,
+                    }
+                }
+                None => Gesture::Idle,
+            }
+        } else if let Some(port) = closest(&target, ".port-in").filter(|_| editable.get_untracked())
+        {
+            // Pick up the end of a cable plugged in here, to rewire or drop it.
+            let Some((module, port, _)) = port_of(&port) else {
+                return;
+            };
+            let plugged = model.edges.with_untracked(|edges| {
+                edges
+                    .iter()
+                    .rev()
+                    .find(|edge| edge.to.with_untracked(|to| to.0 == module && to.1 == port))
+                    .cloned()
+            });
+            match plugged {
+                Some(edge) => {
+                    let from = edge.from.get_untracked();
+                    let port_type = model
+                        .node(&from.0)
+                        .and_then(|node| {
+                            node.outputs.with_untracked(|ports| {
+                                ports
+                                    .iter()
+                                    .find(|candidate| candidate.id == from.1)
+                                    .map(|found| found.port_type)
+                            })
+                        })
+                        .unwrap_or(PortType::Bundle);
+                    connecting.set(Some(port_type));
+                    Gesture::Connecting {
+                        from,
+                        rewire: Some(edge.id.to_string()),
+                        start: client,
+                        moved: false,
+                    }
+                }
+                None => Gesture::Idle,
+            }
+        } else if let Some(cable) = closest(&target, "[data-edge-id]") {
+            let id = cable.get_attribute("data-edge-id");
+            model.select_only(&[]);
+            model.select_edge(id.as_deref());
+            events.selection.run(());
+            Gesture::Idle
+        } else if let Some(module) = closest(&target, "[data-node-id]") {
+            let Some(id) = module.get_attribute("data-node-id") else {
+                return;
+            };
+            let Some(node) = model.node(&id) else { return };
+            let mut narrow_to = None;
+            if event.shift_key() {
+                node.selected.update(|selected| *selected = !*selected);
+                model.select_edge(None);
+            } else if node.selected.get_untracked() {
+                narrow_to = Some(Arc::clone(&node.id));
+            } else {
+                model.select_only(&[&id]);
+            }
+            events.selection.run(());
+            if !movable.get_untracked() {
+                return;
+            }
+            let nodes: Vec<(NodeHandle, Position)> = model.nodes.with_untracked(|nodes| {
+                nodes
+                    .iter()
+                    .filter(|node| node.selected.get_untracked())
+                    .map(|node| (node.clone(), node.position.get_untracked()))
+                    .collect()
+            });
+            model
+                .dragging
+                .set(nodes.iter().map(|(node, _)| Arc::clone(&node.id)).collect());
+            Gesture::Dragging {
+                start: client,
+                nodes,
+                moved: false,
+                narrow_to,
+            }
+        } else if event.shift_key() {
+            let start = graph_point(client.0, client.1);
+            boxing.set(Some((start, start)));
+            Gesture::Boxing {
+                start,
+                additive: true,
+            }
+        } else {
+            Gesture::Panning {
+                start: client,
+                view: model.viewport.get_untracked(),
+                moved: false,
+            }
+        };
+        if !matches!(started, Gesture::Idle) {
+            if let Some(element) = pane.get_untracked() {
+                let _ = element.set_pointer_capture(event.pointer_id());
+            }
+            event.prevent_default();
+        }
+        gesture.set_value(started);
+    };
+
+    let on_pointer_move = move |event: web_sys::PointerEvent| {
+        let client = (f64::from(event.client_x()), f64::from(event.client_y()));
+        model.pointer.set_value(Some(client));
+        gesture.update_value(|gesture| match gesture {
+            Gesture::Idle => {}
+            Gesture::Panning { start, view, moved } => {
+                *moved = *moved || (client.0 - start.0).abs() + (client.1 - start.1).abs() > 2.0;
+                model.viewport.set(Viewport {
+                    x: view.x + client.0 - start.0,
+                    y: view.y + client.1 - start.1,
+                    zoom: view.zoom,
+                });
+            }
+            Gesture::Dragging {
+                start,
+                nodes,
+                moved,
+                ..
+            } => {
+                let zoom = model.viewport.get_untracked().zoom;
+                let (dx, dy) = ((client.0 - start.0) / zoom, (client.1 - start.1) / zoom);
+                *moved = *moved || dx.abs() + dy.abs() > 2.0 / zoom;
+                for (node, origin) in nodes.iter() {
+                    node.position.set(Position {
+                        x: origin.x + dx,
+                        y: origin.y + dy,
+                    });
+                }
+            }
+            Gesture::Connecting {
+                from, start, moved, ..
+            } => {
+                *moved = *moved || (client.0 - start.0).abs() + (client.1 - start.1).abs() > 3.0;
+                let Some(source) = model.node(&from.0) else {
+                    return;
+                };
+                let row = source
+                    .outputs
+                    .with_untracked(|ports| ports.iter().position(|port| port.id == from.1));
+                let origin = row.map_or_else(
+                    || header_anchor(source.position.get_untracked(), true),
+                    |row| output_anchor(source.position.get_untracked(), row),
+                );
+                let end = graph_point(client.0, client.1);
+                preview.set(Some(cable_path(origin, (end.x, end.y))));
+            }
+            Gesture::Boxing { start, .. } => {
+                boxing.set(Some((*start, graph_point(client.0, client.1))));
+            }
+        });
+    };
+
+    let on_pointer_up = move |event: web_sys::PointerEvent| {
+        let finished = gesture.with_value(Clone::clone);
+        gesture.set_value(Gesture::Idle);
+        let client = (f64::from(event.client_x()), f64::from(event.client_y()));
+        match finished {
+            Gesture::Idle => {}
+            Gesture::Panning { moved, .. } => {
+                if !moved {
+                    model.select_only(&[]);
+                    events.selection.run(());
+                }
+            }
+            Gesture::Dragging {
+                nodes,
+                moved,
+                narrow_to,
+                ..
+            } => {
+                model.dragging.set(Vec::new());
+                if moved {
+                    let positions = nodes
+                        .iter()
+                        .map(|(node, _)| (node.id.to_string(), node.position.get_untracked()))
+                        .collect();
+                    events.moved.run(positions);
+                } else if let Some(id) = narrow_to {
+                    model.select_only(&[&id]);
+                    events.selection.run(());
+                }
+            }
+            Gesture::Connecting {
+                from,
+                rewire,
+                moved,
+                ..
+            } => {
+                connecting.set(None);
+                preview.set(None);
+                let dropped_on = web_sys::window()
+                    .and_then(|window| window.document())
+                    .and_then(|document| {
+                        document.element_from_point(client.0 as f32, client.1 as f32)
+                    })
+                    .and_then(|element| closest(&element, ".port-in"))
+                    .and_then(|port| port_of(&port));
+                match (dropped_on, rewire) {
+                    (Some((module, port, _)), rewire) => events.connect.run(Connection {
+                        from,
+                        to: (module, port),
+                        rewire,
+                    }),
+                    (None, Some(cable)) if moved => events.drop_cable.run(cable),
+                    (None, None) if !moved => events
+                        .port_clicked
+                        .run((from.0, from.1, client.0, client.1)),
+                    _ => {}
+                }
+            }
+            Gesture::Boxing { start, additive } => {
+                boxing.set(None);
+                let end = graph_point(client.0, client.1);
+                let (left, right) = (start.x.min(end.x), start.x.max(end.x));
+                let (top, bottom) = (start.y.min(end.y), start.y.max(end.y));
+                model.nodes.with_untracked(|nodes| {
+                    for node in nodes {
+                        let at = node.position.get_untracked();
+                        let height = geometry::module_height(
+                            node.inputs.with_untracked(Vec::len),
+                            node.outputs.with_untracked(Vec::len),
+                        );
+                        let inside = at.x < right
+                            && at.x + geometry::MODULE_OUTER_WIDTH > left
+                            && at.y < bottom
+                            && at.y + height > top;
+                        if inside {
+                            node.selected.set(true);
+                        } else if !additive {
+                            node.selected.set(false);
+                        }
+                    }
+                });
+                events.selection.run(());
+            }
+        }
+    };
+
+    // While zooming, the scaled content is a compositor layer resized as is
+    // (no re-raster per wheel step); once the zoom settles it is drawn
+    // sharp again at the new scale.
+    let sharpen = RwSignal::new(false);
+    let settle = StoredValue::new(None::<TimeoutHandle>);
+    let zoom_settled = move || {
+        if let Some(previous) = settle.try_update_value(Option::take).flatten() {
+            previous.clear();
+        }
+        let handle = set_timeout_with_handle(
+            move || {
+                sharpen.set(true);
+                request_animation_frame(move || {
+                    request_animation_frame(move || sharpen.set(false))
+                });
+            },
+            std::time::Duration::from_millis(200),
+        )
+        .ok();
+        settle.set_value(handle);
+    };
+
+    let on_wheel = move |event: web_sys::WheelEvent| {
+        if closest_target(&event, "[data-pane-control]") {
+            return;
+        }
+        event.prevent_default();
+        measure_pane();
+        let (x, y) = pane_point(f64::from(event.client_x()), f64::from(event.client_y()));
+        // Pixels, or lines (about 16 px), as d3-zoom does it.
+        let delta = match event.delta_mode() {
+            1 => event.delta_y() * 16.0,
+            2 => event.delta_y() * 400.0,
+            _ => event.delta_y(),
+        };
+        let factor = 2f64.powf(-delta * 0.002);
+        model
+            .viewport
+            .update(|view| *view = view.zoomed_at(factor, x, y));
+        zoom_settled();
+    };
+
+    let on_double_click = move |event: web_sys::MouseEvent| {
+        if let Some(id) = element_of(event.target())
+            .and_then(|target| closest(&target, "[data-node-id]"))
+            .and_then(|module| module.get_attribute("data-node-id"))
+        {
+            events.open.run(id);
+        }
+    };
+
+    // Large graphs are drawn near the view only, once hydrated (the server
+    // drew them whole, and hydration must find what it drew).
+    let detailed = Memo::new(move |_| model.viewport.with(|view| view.zoom >= SKETCH_BELOW_ZOOM));
+    let wanted_nodes = Memo::new(move |_| {
+        if detailed.get() {
+            model.drawn_nodes()
+        } else {
+            Vec::new()
+        }
+    });
+    // Sketches are cheap: when zoomed out, all of them are drawn at once, so
+    // zooming further mounts nothing.
+    let sketched_nodes = Memo::new(move |_| {
+        if detailed.get() {
+            Vec::new()
+        } else {
+            model.nodes.get()
+        }
+    });
+    let drawn_edges = Memo::new(move |_| model.drawn_edges());
+    Effect::new(move |_| model.virtualize.set(true));
+    // Modules coming into view are added a batch per frame, so zooming out
+    // over a large graph never spends one long frame mounting hundreds.
+    let drawn_nodes = RwSignal::new(model.nodes.get_untracked());
+    let catching_up = StoredValue::new(false);
+    fn catch_up(
+        wanted: Memo<Vec<NodeHandle>>,
+        drawn: RwSignal<Vec<NodeHandle>>,
+        catching_up: StoredValue<bool>,
+    ) {
+        const PER_FRAME: usize = 40;
+        let wanted_now = wanted.get_untracked();
+        let shown: std::collections::HashSet<Arc<str>> =
+            drawn.with_untracked(|drawn| drawn.iter().map(|node| Arc::clone(&node.id)).collect());
+        let mut budget = PER_FRAME;
+        let mut complete = true;
+        let next: Vec<NodeHandle> = wanted_now
+            .into_iter()
+            .filter(|node| {
+                if shown.contains(&node.id) {
+                    return true;
+                }
+                if budget > 0 {
+                    budget -= 1;
+                    true
+                } else {
+                    complete = false;
+                    false
+                }
+            })
+            .collect();
+        if drawn.with_untracked(|drawn| *drawn != next) {
+            drawn.set(next);
+        }
+        if complete {
+            catching_up.set_value(false);
+        } else {
+            request_animation_frame(move || catch_up(wanted, drawn, catching_up));
+        }
+    }
+    Effect::new(move |_| {
+        wanted_nodes.track();
+        if !catching_up.get_value() {
+            catching_up.set_value(true);
+            catch_up(wanted_nodes, drawn_nodes, catching_up);
+        }
+    });
+
+    // The pane's size, for the minimap, fitting the view and placing new
+    // modules. It changes with the window and as side panels open and close.
+    Effect::new(move |_| {
+        let Some(element) = pane.get() else { return };
+        let measure = move || {
+            if let Some(element) = pane.get_untracked() {
+                let rect = element.get_bounding_client_rect();
+                model::set_if_changed(model.pane_size, (rect.width(), rect.height()));
+            }
+        };
+        measure();
+        let callback = wasm_bindgen::closure::Closure::<dyn FnMut()>::new(measure);
+        if let Ok(observer) = web_sys::ResizeObserver::new(callback.as_ref().unchecked_ref()) {
+            observer.observe(&element);
+            let observer = send_wrapper::SendWrapper::new(observer);
+            let callback = send_wrapper::SendWrapper::new(callback);
+            on_cleanup(move || {
+                observer.disconnect();
+                drop(callback);
+            });
+        }
+    });
+
+    // Space held: dragging anywhere pans (not while typing in a field).
+    Effect::new(move |_| {
+        let down = window_event_listener(leptos::ev::keydown, move |event| {
+            if event.code() == "Space" && !typing(&event) {
+                space_held.set(true);
+                event.prevent_default();
+            }
+        });
+        let up = window_event_listener(leptos::ev::keyup, move |event| {
+            if event.code() == "Space" {
+                space_held.set(false);
+            }
+        });
+        on_cleanup(move || {
+            down.remove();
+            up.remove();
+        });
+    });
+
+    let pane_class = move || {
+        let mut class = "pane".to_owned();
+        let pending = model
+            .pending_from
+            .with(|pending| pending.as_ref().map(|(_, _, port_type)| *port_type));
+        if let Some(port_type) = connecting.get().or(pending) {
+            class.push_str(" connecting connecting-");
+            class.push_str(port_type.as_str());
+        }
+        if space_held.get() {
+            class.push_str(" grab");
+        }
+        class
+    };
+    let zoom_by = move |factor: f64| zoom_centre(model, factor);
+
+    view! {
+        <div
+            class=pane_class
+            data-bench-pane=""
+            node_ref=pane
+            on:pointerdown=on_pointer_down
+            on:pointermove=on_pointer_move
+            on:pointerup=on_pointer_up
+            on:pointercancel=move |_| {
+                gesture.set_value(Gesture::Idle);
+                model.dragging.set(Vec::new());
+                preview.set(None);
+                connecting.set(None);
+                boxing.set(None);
+            }
+            on:wheel=on_wheel
+            on:dblclick=on_double_click
+        >
+            // Pan is a pure 2D translation of the outer element, which
+            // Chromium applies on the compositor without re-layerizing the
+            // page; zoom scales the inner one.
+            <div class="viewport" style:transform=move || model.viewport.with(|view| format!("translate({}px, {}px)", view.x, view.y))>
+            <div
+                class="viewport-scale"
+                class:sharpen=move || sharpen.get()
+                style:transform=move || model.viewport.with(|view| format!("scale({})", view.zoom))
+            >
+                <svg class="cables" aria-hidden="true">
+                    <For each=move || drawn_edges.get() key=|edge| Arc::clone(&edge.id) let:edge>
+                        <CableView model edge/>
+                    </For>
+                    <path class="cable-preview" d=move || preview.get().unwrap_or_default()></path>
+                </svg>
+                // Cables of modules being dragged: redrawn every frame on a
+                // layer of their own, so nothing else is repainted.
+                <svg class="cables cables-moving" aria-hidden="true">
+                    <For each=move || model.moving_edges() key=|edge| Arc::clone(&edge.id) let:edge>
+                        <CableView model edge/>
+                    </For>
+                </svg>
+                <For each=move || drawn_nodes.get() key=|node| Arc::clone(&node.id) let:node>
+                    <ModuleBox node model/>
+                </For>
+                <For each=move || sketched_nodes.get() key=|node| Arc::clone(&node.id) let:node>
+                    <ModuleSketch node/>
+                </For>
+                {move || {
+                    boxing.get().map(|(start, end)| {
+                        let style = format!(
+                            "left: {}px; top: {}px; width: {}px; height: {}px",
+                            start.x.min(end.x),
+                            start.y.min(end.y),
+                            (start.x - end.x).abs(),
+                            (start.y - end.y).abs()
+                        );
+                        view! { <div class="selection-box" style=style></div> }
+                    })
+                }}
+            </div>
+            </div>
+            <div class="pane-controls" data-pane-control="">
+                <button type="button" title="Zoom out (−)" aria-label="Zoom out" on:click=move |_| zoom_by(1.0 / 1.25)>"−"</button>
+                <span class="zoom-level">{move || format!("{:.0}%", model.viewport.get().zoom * 100.0)}</span>
+                <button type="button" title="Zoom in (+)" aria-label="Zoom in" on:click=move |_| zoom_by(1.25)>"+"</button>
+                <button type="button" title="Fit view (F)" aria-label="Fit view" on:click=move |_| fit_view(model)>"Fit"</button>
+            </div>
+            <minimap::Minimap model/>
+        </div>
+    }
+}
+
+fn closest_target(event: &web_sys::Event, selector: &str) -> bool {
+    element_of(event.target())
+        .and_then(|target| closest(&target, selector))
+        .is_some()
+}
+
+/// Whether a key event happened in a text field (where keys type, not act).
+pub fn typing(event: &web_sys::KeyboardEvent) -> bool {
+    element_of(event.target()).is_some_and(|target| {
+        let tag = target.tag_name().to_ascii_uppercase();
+        tag == "INPUT"
+            || tag == "TEXTAREA"
+            || tag == "SELECT"
+            || target.get_attribute("contenteditable").is_some()
+    })
+}
+
+/// Zooms by `factor` around the pane's centre.
+pub fn zoom_centre(model: CanvasModel, factor: f64) {
+    let (width, height) = model.pane_size.get_untracked();
+    model
+        .viewport
+        .update(|view| *view = view.zoomed_at(factor, width / 2.0, height / 2.0));
+}
+
+/// Zooms and centres the view so that every module shows.
+pub fn fit_view(model: CanvasModel) {
+    let Some((left, top, right, bottom)) = model.bounds() else {
+        return;
+    };
+    let (width, height) = model.pane_size.get_untracked();
+    let margin = 40.0;
+    let zoom = ((width - 2.0 * margin) / (right - left).max(1.0))
+        .min((height - 2.0 * margin) / (bottom - top).max(1.0))
+        .clamp(model::MIN_ZOOM, 1.0);
+    model.viewport.set(Viewport {
+        x: (width - (right - left) * zoom) / 2.0 - left * zoom,
+        y: (height - (bottom - top) * zoom) / 2.0 - top * zoom,
+        zoom,
+    });
+}
+
+/// Centres the view on a graph point, keeping the zoom.
+pub fn centre_on(model: CanvasModel, point: Position) {
+    let (width, height) = model.pane_size.get_untracked();
+    model.viewport.update(|view| {
+        view.x = width / 2.0 - point.x * view.zoom;
+        view.y = height / 2.0 - point.y * view.zoom;
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn labels_are_cut_to_their_limit_in_characters() {
+        assert_eq!(fit("Output", 10), "Output");
+        assert_eq!(fit("📄 \"Review your work\"", 12), "📄 \"Review y…");
+        assert_eq!(fit("é".repeat(20).as_str(), 5).chars().count(), 5);
     }
 }

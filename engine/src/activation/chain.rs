@@ -84,7 +84,10 @@ pub async fn run_chain(
         primary = named_outputs::append_instruction(&primary, chain.named_outputs);
     }
     let attachments = context.settings.attachments.as_ref();
-    context.say(&mut session, turn(attachments, primary, chain.attachments)?);
+    context.say(
+        &mut session,
+        turn(attachments, primary, chain.attachments).await?,
+    );
     let mut tally = Tally::default();
     let first = context
         .call(
@@ -112,7 +115,7 @@ pub async fn run_chain(
         }
         context.say(
             &mut session,
-            turn(attachments, text, &re_prompt.attachments)?,
+            turn(attachments, text, &re_prompt.attachments).await?,
         );
         let response = context
             .call(

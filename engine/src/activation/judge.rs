@@ -101,7 +101,7 @@ pub async fn judge(
         .map(|system| context.render(system))
         .transpose()?;
     let mut session = context.open_session(None, &model, &info.id, system);
-    context.say(&mut session, turn(None, prompt, &[])?);
+    context.say(&mut session, turn(None, prompt, &[]).await?);
     let reply = context
         .call(
             provider.as_ref(),

@@ -61,7 +61,7 @@ pub async fn panel(
                 },
                 persona.name
             );
-            context.say(&mut session, turn(None, prompt, &[])?);
+            context.say(&mut session, turn(None, prompt, &[]).await?);
             let reply = context
                 .call(
                     provider.as_ref(),

@@ -92,7 +92,7 @@ async fn single_call(
     let prompt = primary_turn(context, &instruction, InputSelection::All);
     context.say(
         &mut session,
-        turn(context.settings.attachments.as_ref(), prompt, &[])?,
+        turn(context.settings.attachments.as_ref(), prompt, &[]).await?,
     );
     let reply = context
         .call(

@@ -3,9 +3,11 @@
 //! sqlx's Any driver (`$n` placeholders, TEXT and BIGINT columns); each has
 //! its own migrations under `migrations/`.
 
+mod attachments;
 mod graphs;
 mod runs;
 
+pub use attachments::{NewAttachment, StoredAttachment};
 pub use graphs::{NewGraph, SaveOutcome, StoredGraph};
 pub use runs::{NewRun, StoredActivation, StoredEvent, StoredRun};
 

@@ -1,0 +1,569 @@
+//! What the canvas draws, as signals: one handle per module (position,
+//! title, the ports `graph::ports` gives it, selection, error mark) and per
+//! cable. A drag changes one module's position signal, so only that module
+//! and its cables redraw; an edit refreshes only the modules and cables it
+//! touched.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use graph::{Cable, Graph, Module, ModulePorts, Port, PortType, Position, ports};
+use leptos::prelude::*;
+
+/// A port as the canvas shows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PortView {
+    pub id: String,
+    pub label: String,
+    pub title: String,
+    pub description: String,
+    pub accent: &'static str,
+    pub port_type: PortType,
+}
+
+impl From<&Port> for PortView {
+    fn from(port: &Port) -> PortView {
+        PortView {
+            id: port.id.clone(),
+            label: port.label.clone(),
+            title: port.title.clone(),
+            description: port.description.clone(),
+            accent: port.accent.as_str(),
+            port_type: port.port_type,
+        }
+    }
+}
+
+/// Where the view is: graph point (0, 0) is drawn at (`x`, `y`) in the pane,
+/// and graph units are scaled by `zoom`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Viewport {
+    pub x: f64,
+    pub y: f64,
+    pub zoom: f64,
+}
+
+impl Default for Viewport {
+    fn default() -> Viewport {
+        Viewport {
+            x: 0.0,
+            y: 0.0,
+            zoom: 1.0,
+        }
+    }
+}
+
+pub const MIN_ZOOM: f64 = 0.1;
+pub const MAX_ZOOM: f64 = 2.5;
+
+impl Viewport {
+    /// The graph point under a pane point.
+    pub fn to_graph(&self, pane_x: f64, pane_y: f64) -> Position {
+        Position {
+            x: (pane_x - self.x) / self.zoom,
+            y: (pane_y - self.y) / self.zoom,
+        }
+    }
+
+    /// Zoomed by `factor` keeping the graph point under (`pane_x`, `pane_y`) in place.
+    pub fn zoomed_at(&self, factor: f64, pane_x: f64, pane_y: f64) -> Viewport {
+        let zoom = (self.zoom * factor).clamp(MIN_ZOOM, MAX_ZOOM);
+        let anchor = self.to_graph(pane_x, pane_y);
+        Viewport {
+            x: pane_x - anchor.x * zoom,
+            y: pane_y - anchor.y * zoom,
+            zoom,
+        }
+    }
+}
+
+#[derive(Clone, PartialEq)]
+pub struct NodeHandle {
+    pub id: Arc<str>,
+    pub position: RwSignal<Position>,
+    pub title: RwSignal<String>,
+    pub subtitle: RwSignal<String>,
+    /// CSS class suffix of the kind (`agent_task`, `unknown` …).
+    pub kind: RwSignal<String>,
+    pub inputs: RwSignal<Vec<PortView>>,
+    pub outputs: RwSignal<Vec<PortView>>,
+    pub selected: RwSignal<bool>,
+    /// Has a validation error.
+    pub flagged: RwSignal<bool>,
+    /// A short note under the header (`↻ 2 re-prompts`), or a run badge.
+    pub note: RwSignal<String>,
+}
+
+#[derive(Clone, PartialEq)]
+pub struct EdgeHandle {
+    pub id: Arc<str>,
+    pub from: RwSignal<(String, String)>,
+    pub to: RwSignal<(String, String)>,
+    pub selected: RwSignal<bool>,
+    pub flagged: RwSignal<bool>,
+}
+
+/// What a module looks like on the canvas, whatever drew it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct NodeLook {
+    pub title: String,
+    pub subtitle: String,
+    pub kind: String,
+    pub note: String,
+    pub inputs: Vec<PortView>,
+    pub outputs: Vec<PortView>,
+}
+
+fn views(ports: &[Port]) -> Vec<PortView> {
+    ports.iter().map(PortView::from).collect()
+}
+
+/// The look of a graph module: its label, its kind, its ports from `ports()`.
+pub fn module_look(module: &Module) -> NodeLook {
+    let ModulePorts { inputs, outputs } = ports(module);
+    let re_prompts: usize = module
+        .config
+        .re_prompt_lists()
+        .iter()
+        .map(|list| list.re_prompts.len())
+        .sum();
+    NodeLook {
+        title: module.display_label().to_owned(),
+        subtitle: module.kind().map_or_else(
+            || format!("? {}", module.config.kind_name()),
+            |kind| kind.title().to_owned(),
+        ),
+        kind: module
+            .kind()
+            .map_or("unknown", |kind| kind.as_str().trim_start_matches("step."))
+            .to_owned(),
+        note: if re_prompts == 0 {
+            String::new()
+        } else {
+            format!("↻ {re_prompts}")
+        },
+        inputs: views(&inputs),
+        outputs: views(&outputs),
+    }
+}
+
+/// The canvas's modules and cables, and the view onto them.
+#[derive(Clone, Copy)]
+pub struct CanvasModel {
+    pub nodes: RwSignal<Vec<NodeHandle>>,
+    pub edges: RwSignal<Vec<EdgeHandle>>,
+    pub by_id: RwSignal<HashMap<Arc<str>, NodeHandle>>,
+    pub viewport: RwSignal<Viewport>,
+    /// The selected cable, if any.
+    pub selected_edge: RwSignal<Option<Arc<str>>>,
+    /// An output chosen in the output popup: the next input port clicked
+    /// gets a cable from it.
+    pub pending_from: RwSignal<Option<(String, String, PortType)>>,
+    /// Where the pointer last was over the pane (client coordinates).
+    pub pointer: StoredValue<Option<(f64, f64)>>,
+    /// The pane's size in pixels, measured on mount and on resize.
+    pub pane_size: RwSignal<(f64, f64)>,
+    /// Render only what is near the view (large graphs, once hydrated).
+    pub virtualize: RwSignal<bool>,
+    /// Ids of the modules being dragged: they and their cables are drawn on
+    /// layers of their own while they move.
+    pub dragging: RwSignal<Vec<Arc<str>>>,
+    /// Where handles are created. A signal belongs to the reactive owner
+    /// current when it is made; a module added from a dialog's button must
+    /// not vanish when the dialog closes.
+    owner: StoredValue<Owner>,
+}
+
+impl CanvasModel {
+    pub fn new() -> CanvasModel {
+        CanvasModel {
+            nodes: RwSignal::new(Vec::new()),
+            edges: RwSignal::new(Vec::new()),
+            by_id: RwSignal::new(HashMap::new()),
+            viewport: RwSignal::new(Viewport::default()),
+            selected_edge: RwSignal::new(None),
+            pending_from: RwSignal::new(None),
+            pointer: StoredValue::new(None),
+            pane_size: RwSignal::new((1280.0, 800.0)),
+            virtualize: RwSignal::new(false),
+            dragging: RwSignal::new(Vec::new()),
+            owner: StoredValue::new(Owner::current().unwrap_or_default()),
+        }
+    }
+
+    pub fn node_handle(&self, id: &str, position: Position, look: NodeLook) -> NodeHandle {
+        self.owner.with_value(|owner| {
+            owner.with(|| NodeHandle {
+                id: Arc::from(id),
+                position: RwSignal::new(position),
+                title: RwSignal::new(look.title),
+                subtitle: RwSignal::new(look.subtitle),
+                kind: RwSignal::new(look.kind),
+                inputs: RwSignal::new(look.inputs),
+                outputs: RwSignal::new(look.outputs),
+                selected: RwSignal::new(false),
+                flagged: RwSignal::new(false),
+                note: RwSignal::new(look.note),
+            })
+        })
+    }
+
+    pub fn edge_handle(
+        &self,
+        id: &str,
+        from: (String, String),
+        to: (String, String),
+    ) -> EdgeHandle {
+        self.owner.with_value(|owner| {
+            owner.with(|| EdgeHandle {
+                id: Arc::from(id),
+                from: RwSignal::new(from),
+                to: RwSignal::new(to),
+                selected: RwSignal::new(false),
+                flagged: RwSignal::new(false),
+            })
+        })
+    }
+
+    pub fn edge_from_cable(&self, cable: &Cable) -> EdgeHandle {
+        self.edge_handle(
+            &cable.id,
+            (cable.from.module.clone(), cable.from.port.clone()),
+            (cable.to.module.clone(), cable.to.port.clone()),
+        )
+    }
+
+    /// Replaces everything with these nodes and edges.
+    pub fn load(&self, nodes: Vec<NodeHandle>, edges: Vec<EdgeHandle>) {
+        let by_id: HashMap<Arc<str>, NodeHandle> = nodes
+            .iter()
+            .map(|node| (Arc::clone(&node.id), node.clone()))
+            .collect();
+        self.by_id.set(by_id);
+        self.nodes.set(nodes);
+        self.edges.set(edges);
+        self.selected_edge.set(None);
+    }
+
+    /// Replaces everything with a graph's modules and cables.
+    pub fn load_graph(&self, graph: &Graph) {
+        let nodes = graph
+            .modules
+            .iter()
+            .map(|module| self.node_handle(&module.id, module.position, module_look(module)))
+            .collect();
+        let edges = graph
+            .cables
+            .iter()
+            .map(|cable| self.edge_from_cable(cable))
+            .collect();
+        self.load(nodes, edges);
+    }
+
+    pub fn node(&self, id: &str) -> Option<NodeHandle> {
+        self.by_id.with_untracked(|nodes| nodes.get(id).cloned())
+    }
+
+    /// Brings the canvas in line with `graph` for the modules and cables
+    /// named (an edit, undo or redo touched them).
+    pub fn refresh<'a>(
+        &self,
+        graph: &Graph,
+        modules: impl IntoIterator<Item = &'a str>,
+        cables: impl IntoIterator<Item = &'a str>,
+    ) {
+        let mut added_or_removed = false;
+        for id in modules {
+            match (graph.module(id), self.node(id)) {
+                (Some(module), Some(handle)) => {
+                    let look = module_look(module);
+                    set_if_changed(handle.position, module.position);
+                    set_if_changed(handle.title, look.title);
+                    set_if_changed(handle.subtitle, look.subtitle);
+                    set_if_changed(handle.kind, look.kind);
+                    set_if_changed(handle.note, look.note);
+                    set_if_changed(handle.inputs, look.inputs);
+                    set_if_changed(handle.outputs, look.outputs);
+                }
+                (Some(module), None) => {
+                    let handle = self.node_handle(&module.id, module.position, module_look(module));
+                    self.by_id.update(|nodes| {
+                        nodes.insert(Arc::clone(&handle.id), handle.clone());
+                    });
+                    self.nodes.update(|nodes| nodes.push(handle));
+                    added_or_removed = true;
+                }
+                (None, Some(_)) => {
+                    self.by_id.update(|nodes| {
+                        nodes.remove(id);
+                    });
+                    self.nodes
+                        .update(|nodes| nodes.retain(|node| &*node.id != id));
+                    added_or_removed = true;
+                }
+                (None, None) => {}
+            }
+        }
+        if added_or_removed {
+            // Keep the drawing order the document's order.
+            let order: HashMap<&str, usize> = graph
+                .modules
+                .iter()
+                .enumerate()
+                .map(|(index, module)| (module.id.as_str(), index))
+                .collect();
+            self.nodes.update(|nodes| {
+                nodes.sort_by_key(|node| order.get(&*node.id).copied().unwrap_or(usize::MAX))
+            });
+        }
+        for id in cables {
+            let existing = self
+                .edges
+                .with_untracked(|edges| edges.iter().find(|edge| &*edge.id == id).cloned());
+            match (graph.cables.iter().find(|cable| cable.id == id), existing) {
+                (Some(cable), Some(handle)) => {
+                    set_if_changed(
+                        handle.from,
+                        (cable.from.module.clone(), cable.from.port.clone()),
+                    );
+                    set_if_changed(handle.to, (cable.to.module.clone(), cable.to.port.clone()));
+                }
+                (Some(cable), None) => {
+                    let handle = self.edge_from_cable(cable);
+                    self.edges.update(|edges| edges.push(handle));
+                }
+                (None, Some(_)) => {
+                    self.edges
+                        .update(|edges| edges.retain(|edge| &*edge.id != id));
+                    if self.selected_edge.get_untracked().as_deref() == Some(id) {
+                        self.selected_edge.set(None);
+                    }
+                }
+                (None, None) => {}
+            }
+        }
+    }
+
+    /// Ids of the selected modules, in drawing order.
+    pub fn selected_ids(&self) -> Vec<String> {
+        self.nodes.with_untracked(|nodes| {
+            nodes
+                .iter()
+                .filter(|node| node.selected.get_untracked())
+                .map(|node| node.id.to_string())
+                .collect()
+        })
+    }
+
+    pub fn select_only(&self, ids: &[&str]) {
+        self.nodes.with_untracked(|nodes| {
+            for node in nodes {
+                set_if_changed(node.selected, ids.contains(&&*node.id));
+            }
+        });
+        self.select_edge(None);
+    }
+
+    pub fn select_edge(&self, id: Option<&str>) {
+        let previous = self.selected_edge.get_untracked();
+        if previous.as_deref() == id {
+            return;
+        }
+        self.edges.with_untracked(|edges| {
+            for edge in edges {
+                if previous.as_deref() == Some(&*edge.id) {
+                    edge.selected.set(false);
+                }
+                if id == Some(&*edge.id) {
+                    edge.selected.set(true);
+                }
+            }
+        });
+        self.selected_edge.set(id.map(Arc::from));
+    }
+
+    /// The bounds of every module, in graph units: (left, top, right, bottom).
+    pub fn bounds(&self) -> Option<(f64, f64, f64, f64)> {
+        self.nodes.with_untracked(|nodes| {
+            nodes.iter().fold(None, |bounds, node| {
+                let position = node.position.get_untracked();
+                let height = super::geometry::module_height(
+                    node.inputs.with_untracked(Vec::len),
+                    node.outputs.with_untracked(Vec::len),
+                );
+                let (right, bottom) = (
+                    position.x + super::geometry::MODULE_OUTER_WIDTH,
+                    position.y + height,
+                );
+                Some(match bounds {
+                    None => (position.x, position.y, right, bottom),
+                    Some((left, top, old_right, old_bottom)) => (
+                        f64::min(left, position.x),
+                        f64::min(top, position.y),
+                        f64::max(old_right, right),
+                        f64::max(old_bottom, bottom),
+                    ),
+                })
+            })
+        })
+    }
+}
+
+/// Graphs with at least this many modules are drawn near the view only.
+pub const VIRTUALIZE_FROM: usize = 300;
+
+/// How far beyond the view (in graph units) modules are still drawn, so a
+/// pan shows drawn content before anything needs mounting.
+const MARGIN: f64 = 400.0;
+
+impl CanvasModel {
+    /// The region drawn, in graph units: the view and a margin around it,
+    /// widened to a coarse grid so that the set of drawn modules changes
+    /// seldom, in batches, rather than a few modules on every frame of a pan.
+    fn drawn_region(&self) -> (f64, f64, f64, f64) {
+        const GRID: f64 = 512.0;
+        let view = self.viewport.get();
+        let (width, height) = self.pane_size.get();
+        let top_left = view.to_graph(0.0, 0.0);
+        let bottom_right = view.to_graph(width, height);
+        (
+            ((top_left.x - MARGIN) / GRID).floor() * GRID,
+            ((top_left.y - MARGIN) / GRID).floor() * GRID,
+            ((bottom_right.x + MARGIN) / GRID).ceil() * GRID,
+            ((bottom_right.y + MARGIN) / GRID).ceil() * GRID,
+        )
+    }
+
+    fn virtualizing(&self) -> bool {
+        self.virtualize.get() && self.nodes.with(|nodes| nodes.len() >= VIRTUALIZE_FROM)
+    }
+
+    /// The modules to put in the page: all of them for small graphs, those
+    /// near the view (and the selected ones) for large ones.
+    pub fn drawn_nodes(&self) -> Vec<NodeHandle> {
+        if !self.virtualizing() {
+            return self.nodes.get();
+        }
+        let (left, top, right, bottom) = self.drawn_region();
+        self.nodes.with(|nodes| {
+            nodes
+                .iter()
+                .filter(|node| {
+                    let at = node.position.get();
+                    node.selected.get()
+                        || (at.x < right
+                            && at.x + super::geometry::MODULE_OUTER_WIDTH > left
+                            && at.y < bottom
+                            && at.y + 400.0 > top)
+                })
+                .cloned()
+                .collect()
+        })
+    }
+
+    /// Whether a cable is attached to a module being dragged.
+    pub fn moving(&self, edge: &EdgeHandle) -> bool {
+        self.dragging.with(|dragging| {
+            !dragging.is_empty()
+                && (edge
+                    .from
+                    .with(|from| dragging.iter().any(|id| **id == *from.0))
+                    || edge.to.with(|to| dragging.iter().any(|id| **id == *to.0)))
+        })
+    }
+
+    /// The cables attached to dragged modules, drawn on their own layer.
+    pub fn moving_edges(&self) -> Vec<EdgeHandle> {
+        if self.dragging.with(Vec::is_empty) {
+            return Vec::new();
+        }
+        self.edges.with(|edges| {
+            edges
+                .iter()
+                .filter(|edge| self.moving(edge))
+                .cloned()
+                .collect()
+        })
+    }
+
+    /// The cables to put in the page: those whose span meets the drawn region.
+    pub fn drawn_edges(&self) -> Vec<EdgeHandle> {
+        if !self.virtualizing() {
+            return self.edges.with(|edges| {
+                edges
+                    .iter()
+                    .filter(|edge| !self.moving(edge))
+                    .cloned()
+                    .collect()
+            });
+        }
+        let (left, top, right, bottom) = self.drawn_region();
+        let nodes = self.by_id.read();
+        self.edges.with(|edges| {
+            edges
+                .iter()
+                .filter(|edge| !self.moving(edge))
+                .filter(|edge| {
+                    let ends =
+                        edge.from
+                            .with(|from| nodes.get(from.0.as_str()).map(|node| node.position.get()))
+                            .zip(edge.to.with(|to| {
+                                nodes.get(to.0.as_str()).map(|node| node.position.get())
+                            }));
+                    match ends {
+                        Some((a, b)) => {
+                            a.x.min(b.x) < right
+                                && a.x.max(b.x) + super::geometry::MODULE_OUTER_WIDTH > left
+                                && a.y.min(b.y) < bottom
+                                && a.y.max(b.y) + 400.0 > top
+                        }
+                        None => true,
+                    }
+                })
+                .cloned()
+                .collect()
+        })
+    }
+}
+
+impl Default for CanvasModel {
+    fn default() -> CanvasModel {
+        CanvasModel::new()
+    }
+}
+
+/// Sets a signal only when the value differs, so nothing redraws for nothing.
+pub fn set_if_changed<T: PartialEq + Send + Sync + 'static>(signal: RwSignal<T>, value: T) {
+    if signal.with_untracked(|current| current != &value) {
+        signal.set(value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zooming_keeps_the_point_under_the_pointer_still() {
+        let view = Viewport {
+            x: 40.0,
+            y: -20.0,
+            zoom: 1.0,
+        };
+        let before = view.to_graph(300.0, 200.0);
+        let zoomed = view.zoomed_at(0.5, 300.0, 200.0);
+        let after = zoomed.to_graph(300.0, 200.0);
+        assert!((before.x - after.x).abs() < 1e-9 && (before.y - after.y).abs() < 1e-9);
+        assert_eq!(zoomed.zoom, 0.5);
+        assert_eq!(view.zoomed_at(100.0, 0.0, 0.0).zoom, MAX_ZOOM);
+    }
+
+    #[test]
+    fn an_agent_task_shows_its_re_prompt_count() {
+        let graph = graph::starter::starter_graph();
+        let look = module_look(graph.module("m2").unwrap());
+        assert_eq!(look.note, "↻ 2");
+        assert_eq!(look.subtitle, "Agent task");
+        assert!(look.inputs.iter().any(|port| port.id == "data_in"));
+    }
+}

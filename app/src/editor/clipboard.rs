@@ -1,0 +1,180 @@
+//! Copy and paste as graph fragments: the selected modules and the cables
+//! between them, as JSON on the system clipboard, so a fragment moves
+//! between two graphs (or two browsers). Pasting gives everything fresh ids
+//! and puts the fragment's top-left corner at the cursor.
+//!
+//! Plain Rust: no UI types, tested natively.
+
+use std::collections::{HashMap, HashSet};
+
+use graph::{Cable, Graph, Module, Position};
+use serde::{Deserialize, Serialize};
+
+pub const FORMAT: &str = "patchbay.fragment/1";
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Fragment {
+    pub format: String,
+    pub modules: Vec<Module>,
+    pub cables: Vec<Cable>,
+}
+
+/// The modules with these ids, and the cables that join two of them.
+pub fn copy(graph: &Graph, selected: &HashSet<String>) -> Fragment {
+    Fragment {
+        format: FORMAT.to_owned(),
+        modules: graph
+            .modules
+            .iter()
+            .filter(|module| selected.contains(&module.id))
+            .cloned()
+            .collect(),
+        cables: graph
+            .cables
+            .iter()
+            .filter(|cable| {
+                selected.contains(&cable.from.module) && selected.contains(&cable.to.module)
+            })
+            .cloned()
+            .collect(),
+    }
+}
+
+impl Fragment {
+    pub fn to_text(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+
+    /// A fragment from clipboard text: a fragment, or a whole graph document
+    /// (pasting an exported graph pastes all of it). `None` for anything else.
+    pub fn parse(text: &str) -> Option<Fragment> {
+        let value: serde_json::Value = serde_json::from_str(text.trim()).ok()?;
+        if value.get("format").and_then(serde_json::Value::as_str) == Some(FORMAT) {
+            return serde_json::from_value(value).ok();
+        }
+        let graph = Graph::from_value(value).ok()?;
+        Some(Fragment {
+            format: FORMAT.to_owned(),
+            modules: graph.modules,
+            cables: graph.cables,
+        })
+    }
+
+    /// The fragment's modules and cables with ids free in `graph`, moved so
+    /// that its top-left module corner is at `at`.
+    pub fn place(&self, graph: &Graph, at: Position) -> (Vec<Module>, Vec<Cable>) {
+        let left = self
+            .modules
+            .iter()
+            .map(|module| module.position.x)
+            .fold(f64::INFINITY, f64::min);
+        let top = self
+            .modules
+            .iter()
+            .map(|module| module.position.y)
+            .fold(f64::INFINITY, f64::min);
+        let (left, top) = if left.is_finite() {
+            (left, top)
+        } else {
+            (0.0, 0.0)
+        };
+        let mut taken = graph.clone();
+        let mut renamed: HashMap<&str, String> = HashMap::new();
+        let mut modules = Vec::with_capacity(self.modules.len());
+        for module in &self.modules {
+            let id = taken.next_module_id();
+            renamed.insert(module.id.as_str(), id.clone());
+            let mut copy = module.clone();
+            copy.id = id;
+            copy.position = Position {
+                x: at.x + (module.position.x - left),
+                y: at.y + (module.position.y - top),
+            };
+            taken.modules.push(copy.clone());
+            modules.push(copy);
+        }
+        let mut cables = Vec::new();
+        for cable in &self.cables {
+            let (Some(from), Some(to)) = (
+                renamed.get(cable.from.module.as_str()),
+                renamed.get(cable.to.module.as_str()),
+            ) else {
+                continue;
+            };
+            let mut copy = cable.clone();
+            copy.id = taken.next_cable_id();
+            copy.from.module = from.clone();
+            copy.to.module = to.clone();
+            taken.cables.push(copy.clone());
+            cables.push(copy);
+        }
+        (modules, cables)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use graph::starter::starter_graph;
+
+    fn ids(ids: &[&str]) -> HashSet<String> {
+        ids.iter().map(|id| (*id).to_owned()).collect()
+    }
+
+    #[test]
+    fn copying_takes_the_cables_inside_the_selection_only() {
+        let fragment = copy(&starter_graph(), &ids(&["m1", "m2"]));
+        assert_eq!(fragment.modules.len(), 2);
+        assert_eq!(fragment.cables.len(), 1);
+        assert_eq!(fragment.cables[0].id, "c1");
+    }
+
+    #[test]
+    fn pasting_gives_fresh_ids_and_lands_at_the_cursor() {
+        let graph = starter_graph();
+        let fragment = Fragment::parse(&copy(&graph, &ids(&["m1", "m2"])).to_text()).unwrap();
+        let (modules, cables) = fragment.place(
+            &graph,
+            Position {
+                x: 1000.0,
+                y: 500.0,
+            },
+        );
+        let module_ids: Vec<&str> = modules.iter().map(|module| module.id.as_str()).collect();
+        assert_eq!(module_ids, ["m4", "m5"]);
+        assert_eq!(
+            modules[0].position,
+            Position {
+                x: 1000.0,
+                y: 500.0
+            }
+        );
+        assert_eq!(
+            modules[1].position,
+            Position {
+                x: 1280.0,
+                y: 500.0
+            },
+            "relative layout kept"
+        );
+        assert_eq!(cables.len(), 1);
+        assert_eq!(cables[0].id, "c3");
+        assert_eq!(
+            (cables[0].from.module.as_str(), cables[0].to.module.as_str()),
+            ("m4", "m5")
+        );
+        assert_eq!(
+            modules[1].config, graph.modules[1].config,
+            "configs come along"
+        );
+    }
+
+    #[test]
+    fn a_whole_graph_document_pastes_as_a_fragment_and_junk_does_not() {
+        let text = starter_graph().to_json().unwrap();
+        let fragment = Fragment::parse(&text).unwrap();
+        assert_eq!(fragment.modules.len(), 3);
+        assert!(Fragment::parse("hello").is_none());
+        assert!(Fragment::parse("{\"format\": \"patchbay.fragment/1\", \"modules\": 3}").is_none());
+    }
+}

@@ -1,0 +1,528 @@
+//! Editing a graph document with undo and redo. Every edit records the
+//! modules and cables it touched as they were before and after, so undo and
+//! redo put back exactly those, and the canvas refreshes exactly those.
+//! Consecutive edits of one field (typing) coalesce into one step.
+//!
+//! Plain Rust: no UI types, tested natively.
+
+use graph::{Cable, Graph, MigrationNote, Module};
+
+/// What a change touched, in one state (before or after).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Touched {
+    /// Module id → the module and its place in the document, or `None` when
+    /// it does not exist in this state.
+    pub modules: Vec<(String, Option<(usize, Module)>)>,
+    pub cables: Vec<(String, Option<(usize, Cable)>)>,
+    pub name: Option<String>,
+    pub migrations: Option<Vec<MigrationNote>>,
+}
+
+/// One undoable step.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Change {
+    pub label: String,
+    pub before: Touched,
+    pub after: Touched,
+    /// Edits with the same key in a row merge into this step.
+    pub coalesce: Option<String>,
+}
+
+impl Change {
+    /// Ids of the modules this change touched.
+    pub fn module_ids(&self) -> impl Iterator<Item = &str> {
+        self.after.modules.iter().map(|(id, _)| id.as_str())
+    }
+
+    pub fn cable_ids(&self) -> impl Iterator<Item = &str> {
+        self.after.cables.iter().map(|(id, _)| id.as_str())
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.before == self.after
+    }
+}
+
+/// Puts back a before-state. Each entry's index is where it was when the
+/// edit first touched it, so walking the entries backwards undoes the edit
+/// step by step, whatever it removed or moved in between.
+fn restore_before(graph: &mut Graph, state: &Touched) {
+    for (id, slot) in state.modules.iter().rev() {
+        graph.modules.retain(|module| &module.id != id);
+        if let Some((index, module)) = slot {
+            graph
+                .modules
+                .insert((*index).min(graph.modules.len()), module.clone());
+        }
+    }
+    for (id, slot) in state.cables.iter().rev() {
+        graph.cables.retain(|cable| &cable.id != id);
+        if let Some((index, cable)) = slot {
+            graph
+                .cables
+                .insert((*index).min(graph.cables.len()), cable.clone());
+        }
+    }
+    restore_fields(graph, state);
+}
+
+/// Puts back an after-state, whose indices are those of the finished edit.
+fn restore_after(graph: &mut Graph, state: &Touched) {
+    for (id, _) in &state.modules {
+        graph.modules.retain(|module| &module.id != id);
+    }
+    let mut modules: Vec<&(usize, Module)> = state
+        .modules
+        .iter()
+        .filter_map(|(_, slot)| slot.as_ref())
+        .collect();
+    modules.sort_by_key(|(index, _)| *index);
+    for (index, module) in modules {
+        graph
+            .modules
+            .insert((*index).min(graph.modules.len()), module.clone());
+    }
+    for (id, _) in &state.cables {
+        graph.cables.retain(|cable| &cable.id != id);
+    }
+    let mut cables: Vec<&(usize, Cable)> = state
+        .cables
+        .iter()
+        .filter_map(|(_, slot)| slot.as_ref())
+        .collect();
+    cables.sort_by_key(|(index, _)| *index);
+    for (index, cable) in cables {
+        graph
+            .cables
+            .insert((*index).min(graph.cables.len()), cable.clone());
+    }
+    restore_fields(graph, state);
+}
+
+fn restore_fields(graph: &mut Graph, state: &Touched) {
+    if let Some(name) = &state.name {
+        graph.name.clone_from(name);
+    }
+    if let Some(migrations) = &state.migrations {
+        graph.migrations.clone_from(migrations);
+    }
+}
+
+/// An edit in progress: records the before-state of everything it touches.
+pub struct Edit<'a> {
+    graph: &'a mut Graph,
+    before: Touched,
+}
+
+impl Edit<'_> {
+    fn note_module(&mut self, id: &str) {
+        if self.before.modules.iter().any(|(touched, _)| touched == id) {
+            return;
+        }
+        let slot = self
+            .graph
+            .modules
+            .iter()
+            .position(|module| module.id == id)
+            .map(|index| (index, self.graph.modules[index].clone()));
+        self.before.modules.push((id.to_owned(), slot));
+    }
+
+    fn note_cable(&mut self, id: &str) {
+        if self.before.cables.iter().any(|(touched, _)| touched == id) {
+            return;
+        }
+        let slot = self
+            .graph
+            .cables
+            .iter()
+            .position(|cable| cable.id == id)
+            .map(|index| (index, self.graph.cables[index].clone()));
+        self.before.cables.push((id.to_owned(), slot));
+    }
+
+    pub fn graph(&self) -> &Graph {
+        self.graph
+    }
+
+    pub fn module_mut(&mut self, id: &str) -> Option<&mut Module> {
+        self.note_module(id);
+        self.graph.modules.iter_mut().find(|module| module.id == id)
+    }
+
+    pub fn cable_mut(&mut self, id: &str) -> Option<&mut Cable> {
+        self.note_cable(id);
+        self.graph.cables.iter_mut().find(|cable| cable.id == id)
+    }
+
+    pub fn add_module(&mut self, module: Module) {
+        self.note_module(&module.id);
+        self.graph
+            .modules
+            .retain(|existing| existing.id != module.id);
+        self.graph.modules.push(module);
+    }
+
+    pub fn add_cable(&mut self, cable: Cable) {
+        self.note_cable(&cable.id);
+        self.graph.cables.retain(|existing| existing.id != cable.id);
+        self.graph.cables.push(cable);
+    }
+
+    /// Removes a module and the cables attached to it.
+    pub fn remove_module(&mut self, id: &str) {
+        self.note_module(id);
+        self.graph.modules.retain(|module| module.id != id);
+        let attached: Vec<String> = self
+            .graph
+            .cables
+            .iter()
+            .filter(|cable| cable.from.module == id || cable.to.module == id)
+            .map(|cable| cable.id.clone())
+            .collect();
+        for cable in attached {
+            self.remove_cable(&cable);
+        }
+    }
+
+    pub fn remove_cable(&mut self, id: &str) {
+        self.note_cable(id);
+        self.graph.cables.retain(|cable| cable.id != id);
+    }
+
+    pub fn set_name(&mut self, name: &str) {
+        if self.before.name.is_none() {
+            self.before.name = Some(self.graph.name.clone());
+        }
+        self.graph.name = name.to_owned();
+    }
+
+    pub fn set_migrations(&mut self, migrations: Vec<MigrationNote>) {
+        if self.before.migrations.is_none() {
+            self.before.migrations = Some(self.graph.migrations.clone());
+        }
+        self.graph.migrations = migrations;
+    }
+
+    fn after(&self) -> Touched {
+        let module = |id: &String| {
+            self.graph
+                .modules
+                .iter()
+                .position(|module| &module.id == id)
+                .map(|index| (index, self.graph.modules[index].clone()))
+        };
+        let cable = |id: &String| {
+            self.graph
+                .cables
+                .iter()
+                .position(|cable| &cable.id == id)
+                .map(|index| (index, self.graph.cables[index].clone()))
+        };
+        Touched {
+            modules: self
+                .before
+                .modules
+                .iter()
+                .map(|(id, _)| (id.clone(), module(id)))
+                .collect(),
+            cables: self
+                .before
+                .cables
+                .iter()
+                .map(|(id, _)| (id.clone(), cable(id)))
+                .collect(),
+            name: self.before.name.as_ref().map(|_| self.graph.name.clone()),
+            migrations: self
+                .before
+                .migrations
+                .as_ref()
+                .map(|_| self.graph.migrations.clone()),
+        }
+    }
+}
+
+/// How long two edits of one field may be apart and still be one step.
+pub const COALESCE_WINDOW_MS: f64 = 1500.0;
+
+/// The document being edited and its history.
+pub struct Document {
+    pub graph: Graph,
+    undo: Vec<Change>,
+    redo: Vec<Change>,
+    /// When the last step was made, for coalescing.
+    last_edit_ms: f64,
+    /// Steps kept; older ones are forgotten.
+    pub depth: usize,
+}
+
+impl Document {
+    pub fn new(graph: Graph) -> Document {
+        Document {
+            graph,
+            undo: Vec::new(),
+            redo: Vec::new(),
+            last_edit_ms: f64::NEG_INFINITY,
+            depth: 200,
+        }
+    }
+
+    /// Makes one edit. `coalesce`: edits with the same key within the window
+    /// join the previous step (typing in one field). `now_ms` is the time of
+    /// the edit. Returns the change to refresh the view with, or `None` when
+    /// the edit changed nothing.
+    pub fn edit(
+        &mut self,
+        label: &str,
+        coalesce: Option<&str>,
+        now_ms: f64,
+        apply: impl FnOnce(&mut Edit<'_>),
+    ) -> Option<Change> {
+        let mut edit = Edit {
+            graph: &mut self.graph,
+            before: Touched::default(),
+        };
+        apply(&mut edit);
+        let after = edit.after();
+        let change = Change {
+            label: label.to_owned(),
+            before: edit.before,
+            after,
+            coalesce: coalesce.map(str::to_owned),
+        };
+        if change.is_empty() {
+            return None;
+        }
+        self.redo.clear();
+        let joins = coalesce.is_some()
+            && now_ms - self.last_edit_ms <= COALESCE_WINDOW_MS
+            && self
+                .undo
+                .last()
+                .is_some_and(|last| last.coalesce.as_deref() == coalesce);
+        self.last_edit_ms = now_ms;
+        if joins && let Some(last) = self.undo.last_mut() {
+            // Keep the oldest before-state, take the newest after-state.
+            merge(&mut last.before, &change.before, false);
+            merge(&mut last.after, &change.after, true);
+        } else {
+            self.undo.push(change.clone());
+            if self.undo.len() > self.depth {
+                self.undo.remove(0);
+            }
+        }
+        Some(change)
+    }
+
+    /// Breaks coalescing, so the next edit is a step of its own.
+    pub fn seal(&mut self) {
+        self.last_edit_ms = f64::NEG_INFINITY;
+    }
+
+    pub fn can_undo(&self) -> bool {
+        !self.undo.is_empty()
+    }
+
+    pub fn can_redo(&self) -> bool {
+        !self.redo.is_empty()
+    }
+
+    /// Undoes the last step; returns it (its `after` is what is now gone).
+    pub fn undo(&mut self) -> Option<Change> {
+        let change = self.undo.pop()?;
+        restore_before(&mut self.graph, &change.before);
+        self.redo.push(change.clone());
+        self.seal();
+        Some(change)
+    }
+
+    pub fn redo(&mut self) -> Option<Change> {
+        let change = self.redo.pop()?;
+        restore_after(&mut self.graph, &change.after);
+        self.undo.push(change.clone());
+        self.seal();
+        Some(change)
+    }
+
+    /// Replaces the whole document (loading another revision); history is
+    /// cleared because its steps no longer apply.
+    pub fn replace(&mut self, graph: Graph) {
+        self.graph = graph;
+        self.undo.clear();
+        self.redo.clear();
+        self.seal();
+    }
+}
+
+/// Adds `newer`'s entries to `state`; with `replace`, newer values win.
+fn merge(state: &mut Touched, newer: &Touched, replace: bool) {
+    for (id, slot) in &newer.modules {
+        match state
+            .modules
+            .iter_mut()
+            .find(|(existing, _)| existing == id)
+        {
+            Some(entry) if replace => entry.1.clone_from(slot),
+            Some(_) => {}
+            None => state.modules.push((id.clone(), slot.clone())),
+        }
+    }
+    for (id, slot) in &newer.cables {
+        match state.cables.iter_mut().find(|(existing, _)| existing == id) {
+            Some(entry) if replace => entry.1.clone_from(slot),
+            Some(_) => {}
+            None => state.cables.push((id.clone(), slot.clone())),
+        }
+    }
+    if newer.name.is_some() && (replace || state.name.is_none()) {
+        state.name.clone_from(&newer.name);
+    }
+    if newer.migrations.is_some() && (replace || state.migrations.is_none()) {
+        state.migrations.clone_from(&newer.migrations);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use graph::config::AgentTaskConfig;
+    use graph::starter::starter_graph;
+    use graph::{Endpoint, ModuleConfig, ModuleKind, Position};
+
+    fn instruction(graph: &Graph, id: &str) -> String {
+        match &graph.module(id).unwrap().config {
+            ModuleConfig::AgentTask(config) => config.instruction.clone(),
+            _ => panic!("not an agent task"),
+        }
+    }
+
+    fn set_instruction(edit: &mut Edit<'_>, id: &str, text: &str) {
+        if let Some(ModuleConfig::AgentTask(AgentTaskConfig { instruction, .. })) =
+            edit.module_mut(id).map(|module| &mut module.config)
+        {
+            *instruction = text.to_owned();
+        }
+    }
+
+    #[test]
+    fn undo_and_redo_put_back_exactly_what_changed() {
+        let mut document = Document::new(starter_graph());
+        let original = document.graph.clone();
+        document.edit("Move", None, 0.0, |edit| {
+            edit.module_mut("m2").unwrap().position = Position { x: 500.0, y: 10.0 };
+        });
+        let moved = document.graph.clone();
+        let change = document.undo().unwrap();
+        assert_eq!(document.graph, original);
+        assert_eq!(change.module_ids().collect::<Vec<_>>(), ["m2"]);
+        document.redo().unwrap();
+        assert_eq!(document.graph, moved);
+        assert!(!document.can_redo());
+    }
+
+    #[test]
+    fn deleting_a_module_takes_its_cables_and_undo_restores_both_in_place() {
+        let mut document = Document::new(starter_graph());
+        let original = document.graph.clone();
+        document.edit("Delete", None, 0.0, |edit| edit.remove_module("m2"));
+        assert!(document.graph.module("m2").is_none());
+        assert!(document.graph.cables.is_empty());
+        document.undo();
+        assert_eq!(
+            document.graph, original,
+            "same modules, same cables, same order"
+        );
+        document.redo();
+        assert!(document.graph.cables.is_empty());
+        assert_eq!(document.graph.modules.len(), 2);
+    }
+
+    #[test]
+    fn undoing_an_edit_that_changed_one_module_and_removed_another_keeps_the_order() {
+        let mut document = Document::new(starter_graph());
+        let mut expected = document.graph.clone();
+        document.edit("Mixed", None, 0.0, |edit| {
+            edit.module_mut("m1").unwrap().label = "Renamed".to_owned();
+            edit.remove_module("m2");
+        });
+        let after = document.graph.clone();
+        document.undo();
+        assert_eq!(document.graph, expected);
+        document.redo();
+        assert_eq!(document.graph, after);
+        expected.modules.retain(|module| module.id != "m2");
+        expected.modules[0].label = "Renamed".to_owned();
+        expected.cables.clear();
+        assert_eq!(document.graph, expected);
+    }
+
+    #[test]
+    fn typing_in_one_field_is_one_step() {
+        let mut document = Document::new(starter_graph());
+        let original = instruction(&document.graph, "m2");
+        for (time, text) in [(0.0, "W"), (300.0, "Wr"), (600.0, "Wri"), (900.0, "Writ")] {
+            document.edit("Instruction", Some("m2.instruction"), time, |edit| {
+                set_instruction(edit, "m2", text)
+            });
+        }
+        assert_eq!(instruction(&document.graph, "m2"), "Writ");
+        document.undo();
+        assert_eq!(instruction(&document.graph, "m2"), original);
+        assert!(!document.can_undo());
+        document.redo();
+        assert_eq!(instruction(&document.graph, "m2"), "Writ");
+    }
+
+    #[test]
+    fn a_pause_or_another_field_starts_a_new_step() {
+        let mut document = Document::new(starter_graph());
+        document.edit("Instruction", Some("m2.instruction"), 0.0, |edit| {
+            set_instruction(edit, "m2", "A")
+        });
+        document.edit("Instruction", Some("m2.instruction"), 5000.0, |edit| {
+            set_instruction(edit, "m2", "AB")
+        });
+        document.edit("Name", Some("name"), 5100.0, |edit| {
+            edit.set_name("Renamed")
+        });
+        document.undo();
+        assert_eq!(document.graph.name, "Draft, review, finalize");
+        document.undo();
+        assert_eq!(instruction(&document.graph, "m2"), "A");
+    }
+
+    #[test]
+    fn an_edit_that_changes_nothing_is_not_a_step() {
+        let mut document = Document::new(starter_graph());
+        let change = document.edit("Move", None, 0.0, |edit| {
+            let module = edit.module_mut("m1").unwrap();
+            module.position = Position { ..module.position };
+        });
+        assert!(change.is_none());
+        assert!(!document.can_undo());
+    }
+
+    #[test]
+    fn adding_modules_and_cables_undoes_cleanly() {
+        let mut document = Document::new(starter_graph());
+        document.edit("Add", None, 0.0, |edit| {
+            let id = edit.graph().next_module_id();
+            edit.add_module(Module::new(
+                id.clone(),
+                ModuleKind::Output,
+                Position::default(),
+            ));
+            let cable = edit.graph().next_cable_id();
+            edit.add_cable(Cable {
+                id: cable,
+                from: Endpoint::new("m2", "signal_out"),
+                to: Endpoint::new(id, "data_in"),
+                extra: Default::default(),
+            });
+        });
+        assert_eq!(document.graph.modules.len(), 4);
+        assert_eq!(document.graph.cables.len(), 3);
+        document.undo();
+        assert_eq!(document.graph, starter_graph());
+    }
+}

@@ -1,0 +1,192 @@
+//! Keyboard shortcuts (the help dialog lists them): every main action of
+//! the editor works without a pointer. Keys typed into a field type; only
+//! undo/redo, save and Escape act there too.
+
+use graph::Position;
+use leptos::prelude::*;
+
+use super::save;
+use super::state::{EditorState, Overlay};
+use crate::canvas::{self, typing};
+
+fn focus(selector: &str) {
+    if let Some(element) = web_sys::window()
+        .and_then(|window| window.document())
+        .and_then(|document| document.query_selector(selector).ok().flatten())
+        .and_then(|element| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(element).ok())
+    {
+        let _ = element.focus();
+    }
+}
+
+/// Selects the module before or after the selected one, in document order.
+fn step_selection(editor: EditorState, forward: bool) {
+    let ids: Vec<String> = editor.with_graph(|graph| {
+        graph
+            .modules
+            .iter()
+            .map(|module| module.id.clone())
+            .collect()
+    });
+    if ids.is_empty() {
+        return;
+    }
+    let current = editor
+        .selected
+        .get_untracked()
+        .and_then(|id| ids.iter().position(|candidate| *candidate == id));
+    let next = match (current, forward) {
+        (None, true) => 0,
+        (None, false) => ids.len() - 1,
+        (Some(index), true) => (index + 1) % ids.len(),
+        (Some(index), false) => (index + ids.len() - 1) % ids.len(),
+    };
+    editor.select(&ids[next]);
+    if let Some(node) = editor.model.node(&ids[next]) {
+        let at = node.position.get_untracked();
+        canvas::centre_on(
+            editor.model,
+            Position {
+                x: at.x + 91.0,
+                y: at.y + 47.0,
+            },
+        );
+    }
+}
+
+fn nudge(editor: EditorState, dx: f64, dy: f64) {
+    let selected = editor.model.selected_ids();
+    if selected.is_empty() {
+        editor.model.viewport.update(|view| {
+            view.x -= dx * 4.0;
+            view.y -= dy * 4.0;
+        });
+        return;
+    }
+    editor.edit("Move", Some("nudge"), |edit| {
+        for id in &selected {
+            if let Some(module) = edit.module_mut(id) {
+                module.position.x += dx;
+                module.position.y += dy;
+            }
+        }
+    });
+}
+
+pub fn handle(editor: EditorState, event: &web_sys::KeyboardEvent) {
+    let command = event.ctrl_key() || event.meta_key();
+    let key = event.key();
+    let in_field = typing(event);
+    let overlay_open = editor
+        .overlay
+        .with_untracked(|overlay| *overlay != Overlay::None);
+    let handled = match (command, event.shift_key(), key.as_str()) {
+        (true, false, "z" | "Z") => {
+            editor.undo();
+            true
+        }
+        (true, true, "z" | "Z") | (true, _, "y" | "Y") => {
+            editor.redo();
+            true
+        }
+        (true, _, "s" | "S") => {
+            save::save_now(editor);
+            true
+        }
+        (_, _, "Escape") => {
+            if overlay_open {
+                editor.overlay.set(Overlay::None);
+                editor.model.pending_from.set(None);
+            } else if editor.model.pending_from.get_untracked().is_some() {
+                editor.model.pending_from.set(None);
+            } else if in_field {
+                focus(".pane");
+            } else {
+                editor.model.select_only(&[]);
+                editor.selection_changed();
+            }
+            true
+        }
+        _ if in_field || overlay_open => false,
+        (true, _, "a" | "A") => {
+            editor.select_all();
+            true
+        }
+        (true, _, "d" | "D") => {
+            editor.duplicate();
+            true
+        }
+        (false, _, "Delete" | "Backspace") => {
+            editor.delete_selection();
+            true
+        }
+        (false, _, "?") => {
+            editor.overlay.set(Overlay::Help);
+            true
+        }
+        (false, _, "/") => {
+            focus("#palette-search");
+            true
+        }
+        (false, _, "f" | "F") => {
+            canvas::fit_view(editor.model);
+            true
+        }
+        (false, _, "0") => {
+            let zoom = editor.model.viewport.get_untracked().zoom;
+            canvas::zoom_centre(editor.model, 1.0 / zoom);
+            true
+        }
+        (false, _, "+" | "=") => {
+            canvas::zoom_centre(editor.model, 1.25);
+            true
+        }
+        (false, _, "-" | "_") => {
+            canvas::zoom_centre(editor.model, 0.8);
+            true
+        }
+        (false, _, "v" | "V") => {
+            editor.show_validation.update(|shown| *shown = !*shown);
+            true
+        }
+        (false, _, "]") => {
+            step_selection(editor, true);
+            true
+        }
+        (false, _, "[") => {
+            step_selection(editor, false);
+            true
+        }
+        (false, _, "Enter") => {
+            focus("#module-label");
+            editor.selected.get_untracked().is_some()
+        }
+        (false, _, "o" | "O") => match editor.selected.get_untracked() {
+            Some(module) => {
+                let (width, height) = editor.model.pane_size.get_untracked();
+                editor.overlay.set(Overlay::Outputs {
+                    module,
+                    x: width / 2.0,
+                    y: height / 3.0,
+                });
+                true
+            }
+            None => false,
+        },
+        (false, shift, arrow @ ("ArrowLeft" | "ArrowRight" | "ArrowUp" | "ArrowDown")) => {
+            let step = if shift { 1.0 } else { 20.0 };
+            let (dx, dy) = match arrow {
+                "ArrowLeft" => (-step, 0.0),
+                "ArrowRight" => (step, 0.0),
+                "ArrowUp" => (0.0, -step),
+                _ => (0.0, step),
+            };
+            nudge(editor, dx, dy);
+            true
+        }
+        _ => false,
+    };
+    if handled {
+        event.prevent_default();
+    }
+}

@@ -1,0 +1,299 @@
+//! The graph editor: toolbar, palette, canvas, detail panel, validation,
+//! autosave, keyboard and clipboard. The editing logic proper (history,
+//! clipboard fragments) is plain Rust in `history` and `clipboard`; the rest
+//! connects it to the page.
+
+pub mod clipboard;
+pub mod history;
+mod keyboard;
+mod overlays;
+mod palette;
+mod panel;
+pub mod save;
+pub mod state;
+mod validation;
+
+use std::time::Duration;
+
+use graph::{Graph, ModuleKind, Severity, validate};
+use leptos::prelude::*;
+
+use crate::canvas::{Canvas, CanvasEvents};
+use crate::{browser, edit_token};
+use overlays::Overlays;
+use palette::{KIND_MIME, Palette};
+use panel::DetailPanel;
+use save::SaveStatus;
+use state::{Catalogue, EditorState, Overlay};
+use validation::{ValidationBadge, ValidationPanel};
+
+/// Runs validation a moment after the last edit, and marks what has errors.
+fn watch_validation(editor: EditorState) {
+    let timer = StoredValue::new(None::<TimeoutHandle>);
+    Effect::new(move |_| {
+        editor.version.track();
+        editor.catalogue.track();
+        if let Some(previous) = timer.try_update_value(Option::take).flatten() {
+            previous.clear();
+        }
+        let run = move || {
+            let findings = editor.with_graph(|graph| validate(graph, &editor.validation_context()));
+            let errors: std::collections::HashSet<&str> = findings
+                .iter()
+                .filter(|finding| finding.severity == Severity::Error)
+                .filter_map(|finding| finding.module_id.as_deref())
+                .collect();
+            let bad_cables: std::collections::HashSet<&str> = findings
+                .iter()
+                .filter_map(|finding| finding.cable_id.as_deref())
+                .collect();
+            editor.model.nodes.with_untracked(|nodes| {
+                for node in nodes {
+                    crate::canvas::model::set_if_changed(node.flagged, errors.contains(&*node.id));
+                }
+            });
+            editor.model.edges.with_untracked(|edges| {
+                for edge in edges {
+                    crate::canvas::model::set_if_changed(
+                        edge.flagged,
+                        bad_cables.contains(&*edge.id),
+                    );
+                }
+            });
+            editor.findings.set(findings);
+        };
+        timer.set_value(set_timeout_with_handle(run, Duration::from_millis(120)).ok());
+    });
+}
+
+/// In the browser, after hydration: who may edit, what the server offers,
+/// and any draft an earlier visit left.
+fn start(editor: EditorState) {
+    Effect::new(move |_| {
+        let editable = edit_token::capture(&editor.graph_id());
+        editor.can_edit.set(editable);
+        editor.save.status.set(if editable {
+            SaveStatus::Saved
+        } else {
+            SaveStatus::ViewOnly
+        });
+        if editable {
+            save::restore_draft(editor);
+        }
+        leptos::task::spawn_local(async move {
+            if let Ok((200, body)) = browser::fetch("GET", "/api/providers", None, &[]).await
+                && let Ok(catalogue) = serde_json::from_str::<Catalogue>(&body)
+            {
+                editor.catalogue.set(Some(catalogue));
+            }
+        });
+        let keys = window_event_listener(leptos::ev::keydown, move |event| {
+            keyboard::handle(editor, &event)
+        });
+        let copy = window_event_listener(leptos::ev::copy, move |event| {
+            clipboard_out(editor, &event, false)
+        });
+        let cut = window_event_listener(leptos::ev::cut, move |event| {
+            clipboard_out(editor, &event, true)
+        });
+        let paste =
+            window_event_listener(leptos::ev::paste, move |event| clipboard_in(editor, &event));
+        let leave = window_event_listener(leptos::ev::beforeunload, move |event| {
+            if matches!(
+                editor.save.status.get_untracked(),
+                SaveStatus::Pending | SaveStatus::Saving | SaveStatus::Offline
+            ) {
+                save::save_now(editor);
+                event.prevent_default();
+            }
+        });
+        let online = window_event_listener(leptos::ev::online, move |_| save::save_now(editor));
+        on_cleanup(move || {
+            keys.remove();
+            copy.remove();
+            cut.remove();
+            paste.remove();
+            leave.remove();
+            online.remove();
+        });
+    });
+}
+
+fn in_text_field() -> bool {
+    web_sys::window()
+        .and_then(|window| window.document())
+        .and_then(|document| document.active_element())
+        .is_some_and(|element| {
+            matches!(
+                element.tag_name().to_ascii_uppercase().as_str(),
+                "INPUT" | "TEXTAREA" | "SELECT"
+            )
+        })
+}
+
+/// Copy and cut put the selected modules on the system clipboard as a
+/// graph fragment (fields keep their own copy and paste).
+fn clipboard_out(editor: EditorState, event: &web_sys::ClipboardEvent, cut: bool) {
+    if in_text_field() {
+        return;
+    }
+    let Some(text) = editor.copy_selection() else {
+        return;
+    };
+    if let Some(data) = event.clipboard_data() {
+        let _ = data.set_data("text/plain", &text);
+        event.prevent_default();
+        if cut {
+            editor.delete_selection();
+        }
+    }
+}
+
+fn clipboard_in(editor: EditorState, event: &web_sys::ClipboardEvent) {
+    if in_text_field() {
+        return;
+    }
+    let Some(text) = event
+        .clipboard_data()
+        .and_then(|data| data.get_data("text/plain").ok())
+    else {
+        return;
+    };
+    event.prevent_default();
+    if !editor.paste(&text, editor.pointer_or_centre()) {
+        editor.notify("The clipboard holds no Patchbay modules.");
+    }
+}
+
+#[component]
+fn Toolbar() -> impl IntoView {
+    let editor = expect_context::<EditorState>();
+    view! {
+        <header class="toolbar">
+            <a class="brand" href="/" title="Start a new graph">"Patchbay"</a>
+            <input
+                class="graph-name"
+                aria-label="Graph name"
+                prop:value=move || editor.name.get()
+                disabled=move || !editor.can_edit.get()
+                on:input=move |event| {
+                    let name = event_target_value(&event);
+                    editor.edit("Rename graph", Some("name"), |edit| edit.set_name(&name));
+                }
+            />
+            <span class=move || format!("save-status {}", editor.save.status.get().class()) role="status">{move || editor.save.status.get().text()}</span>
+            <div class="toolbar-group">
+                <button type="button" title="Undo (Ctrl+Z)" aria-label="Undo" disabled=move || !editor.can_undo.get() on:click=move |_| editor.undo()>"↶"</button>
+                <button type="button" title="Redo (Ctrl+Shift+Z)" aria-label="Redo" disabled=move || !editor.can_redo.get() on:click=move |_| editor.redo()>"↷"</button>
+            </div>
+            <ValidationBadge/>
+            <button type="button" class="help-button" title="Keyboard shortcuts (?)" aria-label="Keyboard shortcuts" on:click=move |_| editor.overlay.set(Overlay::Help)>"?"</button>
+            <span class="access-badge" class:editable=move || editor.can_edit.get() class:read-only=move || !editor.can_edit.get()>
+                {move || if editor.can_edit.get() { "Editing" } else { "View only" }}
+            </span>
+            <Show when=move || !editor.can_edit.get()>
+                <button type="button" class="primary" on:click=move |_| save::save_as_fork(editor)>"Fork to edit"</button>
+            </Show>
+        </header>
+    }
+}
+
+#[component]
+fn MigrationBanner() -> impl IntoView {
+    let editor = expect_context::<EditorState>();
+    move || {
+        let notes = editor.migrations.get();
+        (!notes.is_empty()).then(|| {
+            view! {
+                <div class="notice migrated" role="status">
+                    <strong>"This graph was written for DOC23 R3.1 and has been migrated: "</strong>
+                    {notes.iter().map(|note| format!("{} ({})", note.message, note.module_id)).collect::<Vec<_>>().join(" ")}
+                    <button type="button" disabled=move || !editor.can_edit.get() on:click=move |_| {
+                        editor.edit("Dismiss migration notes", None, |edit| edit.set_migrations(Vec::new()));
+                    }>"Got it"</button>
+                </div>
+            }
+        })
+    }
+}
+
+#[component]
+pub fn Editor(graph: Graph) -> impl IntoView {
+    let editor = EditorState::new(graph);
+    provide_context(editor);
+    start(editor);
+    watch_validation(editor);
+    let model = editor.model;
+    let events = CanvasEvents {
+        moved: Callback::new(move |positions| editor.moved(positions)),
+        connect: Callback::new(move |connection| editor.connect(connection)),
+        drop_cable: Callback::new(move |cable: String| {
+            editor.edit("Remove cable", None, |edit| edit.remove_cable(&cable));
+        }),
+        open: Callback::new(move |id: String| {
+            editor.select(&id);
+            request_animation_frame(|| {
+                if let Some(element) = web_sys::window()
+                    .and_then(|window| window.document())
+                    .and_then(|document| document.get_element_by_id("module-label"))
+                    .and_then(|element| {
+                        wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(element).ok()
+                    })
+                {
+                    let _ = element.focus();
+                }
+            });
+        }),
+        selection: Callback::new(move |()| editor.selection_changed()),
+        port_clicked: Callback::new(move |(module, _port, x, y): (String, String, f64, f64)| {
+            editor.overlay.set(Overlay::Outputs { module, x, y });
+        }),
+    };
+    let editable = Signal::derive(move || editor.can_edit.get());
+    let on_drop = move |event: web_sys::DragEvent| {
+        let Some(kind) = event
+            .data_transfer()
+            .and_then(|transfer| transfer.get_data(KIND_MIME).ok())
+            .and_then(|kind| ModuleKind::parse(&kind))
+        else {
+            return;
+        };
+        event.prevent_default();
+        let Some(pane) = editor.pane.get_untracked() else {
+            return;
+        };
+        let rect = pane.get_bounding_client_rect();
+        let at = model.viewport.get_untracked().to_graph(
+            f64::from(event.client_x()) - rect.left(),
+            f64::from(event.client_y()) - rect.top(),
+        );
+        editor.add_module(
+            kind,
+            graph::Position {
+                x: (at.x - 91.0).round(),
+                y: (at.y - 12.0).round(),
+            },
+        );
+    };
+    view! {
+        <div class="editor">
+            <Toolbar/>
+            <MigrationBanner/>
+            <div class="workspace">
+                <Show when=move || editor.can_edit.get()>
+                    <Palette/>
+                </Show>
+                <div
+                    class="canvas-area"
+                    on:dragover=move |event: web_sys::DragEvent| event.prevent_default()
+                    on:drop=on_drop
+                >
+                    <Canvas model editable movable=editable events pane=editor.pane/>
+                    <ValidationPanel/>
+                </div>
+                <DetailPanel/>
+            </div>
+            <Overlays/>
+        </div>
+    }
+}

@@ -1,0 +1,257 @@
+//! What opens over the editor: the output popup (DOC23 §4.5), the target
+//! chooser for wiring from the keyboard, the conflict dialog, the shortcut
+//! list, and short notices.
+
+use std::time::Duration;
+
+use graph::{Direction, Port, ports};
+use leptos::prelude::*;
+
+use super::save::{self, SaveStatus};
+use super::state::{EditorState, Overlay};
+use crate::canvas::Connection;
+
+/// Every shortcut, as the help dialog lists them.
+pub const SHORTCUTS: [(&str, &str); 22] = [
+    ("?", "Show this list"),
+    ("/", "Search the palette to add a module"),
+    ("Ctrl+Z", "Undo"),
+    ("Ctrl+Shift+Z, Ctrl+Y", "Redo"),
+    ("Delete, Backspace", "Delete the selection"),
+    ("Ctrl+A", "Select every module"),
+    (
+        "Ctrl+C, Ctrl+X, Ctrl+V",
+        "Copy, cut, paste (between graphs too)",
+    ),
+    ("Ctrl+D", "Duplicate the selection"),
+    ("[ and ]", "Select the previous / next module"),
+    (
+        "Arrow keys",
+        "Move the selection (Shift: 1 px); with nothing selected, pan",
+    ),
+    ("Enter", "Edit the selected module's details"),
+    ("O", "Outputs of the selected module, to start a cable"),
+    ("F", "Fit the graph in view"),
+    ("0", "Zoom to 100%"),
+    ("+ and −", "Zoom in / out"),
+    ("Space + drag", "Pan"),
+    ("Shift + drag", "Select with a box"),
+    ("Shift + click", "Add to / remove from the selection"),
+    ("V", "Show or hide validation"),
+    ("Ctrl+S", "Save now"),
+    ("Alt+↑ / Alt+↓", "Move a re-prompt up / down (in its text)"),
+    ("Escape", "Close, cancel, or clear the selection"),
+];
+
+#[component]
+fn Help() -> impl IntoView {
+    let editor = expect_context::<EditorState>();
+    view! {
+        <div class="modal-backdrop" on:click=move |_| editor.overlay.set(Overlay::None)>
+            <div class="modal help" role="dialog" aria-modal="true" aria-label="Keyboard shortcuts" on:click=|event| event.stop_propagation()>
+                <header>
+                    <h2>"Keyboard shortcuts"</h2>
+                    <button type="button" class="close" aria-label="Close" autofocus=true on:click=move |_| editor.overlay.set(Overlay::None)>"✕"</button>
+                </header>
+                <table>
+                    <tbody>
+                        {SHORTCUTS
+                            .iter()
+                            .map(|(keys, action)| view! { <tr><th scope="row"><kbd>{*keys}</kbd></th><td>{*action}</td></tr> })
+                            .collect_view()}
+                    </tbody>
+                </table>
+            </div>
+        </div>
+    }
+}
+
+/// The outputs of a module with label, description and colour; choosing one
+/// starts a cable from it.
+#[component]
+fn Outputs(module: String, x: f64, y: f64) -> impl IntoView {
+    let editor = expect_context::<EditorState>();
+    let outputs: Vec<Port> = editor.with_graph(|graph| {
+        graph
+            .module(&module)
+            .map(|module| ports(module).outputs)
+            .unwrap_or_default()
+    });
+    let label = editor.with_graph(|graph| {
+        graph
+            .module(&module)
+            .map(|module| module.display_label().to_owned())
+            .unwrap_or_default()
+    });
+    let style = format!("left: {}px; top: {}px", x.max(8.0), y.max(8.0));
+    view! {
+        <div class="popup-backdrop" on:click=move |_| editor.overlay.set(Overlay::None)>
+            <div class="output-popup" role="dialog" aria-label=format!("Outputs of {label}") style=style on:click=|event| event.stop_propagation()>
+                <h3>{format!("Outputs of “{label}”")}</h3>
+                <ul>
+                    {outputs
+                        .into_iter()
+                        .enumerate()
+                        .map(|(index, port)| {
+                            let module = module.clone();
+                            let port_id = port.id.clone();
+                            let port_type = port.port_type;
+                            view! {
+                                <li>
+                                    <button
+                                        type="button"
+                                        class=format!("output-choice accent-{}", port.accent.as_str())
+                                        data-port-id=port.id.clone()
+                                        autofocus=index == 0
+                                        on:click=move |event: web_sys::MouseEvent| {
+                                            editor.model.pending_from.set(Some((module.clone(), port_id.clone(), port_type)));
+                                            // From the keyboard (no pointer), choose the target from a list.
+                                            if event.detail() == 0 {
+                                                editor.overlay.set(Overlay::Targets { module: module.clone(), port: port_id.clone() });
+                                            } else {
+                                                editor.overlay.set(Overlay::None);
+                                                editor.notify("Click an input port to connect (Escape cancels).");
+                                            }
+                                        }
+                                    >
+                                        <span class="swatch"></span>
+                                        <span class="output-title">{port.title.clone()}</span>
+                                        <span class="output-description">{port.description.clone()}</span>
+                                    </button>
+                                </li>
+                            }
+                        })
+                        .collect_view()}
+                </ul>
+            </div>
+        </div>
+    }
+}
+
+/// The inputs of other modules a chosen output fits, for wiring without a pointer.
+#[component]
+fn Targets(module: String, port: String) -> impl IntoView {
+    let editor = expect_context::<EditorState>();
+    let filter = RwSignal::new(String::new());
+    let candidates: Vec<(String, String, String)> = editor.with_graph(|graph| {
+        let Some(source) = graph.module(&module) else {
+            return Vec::new();
+        };
+        let Some(output) = ports(source).output(&port).cloned() else {
+            return Vec::new();
+        };
+        graph
+            .modules
+            .iter()
+            .filter(|target| target.id != module)
+            .flat_map(|target| {
+                ports(target)
+                    .inputs
+                    .into_iter()
+                    .filter(|input| {
+                        input.direction == Direction::Input
+                            && output.port_type.connects_to(input.port_type)
+                    })
+                    .map(|input| {
+                        (
+                            target.id.clone(),
+                            input.id.clone(),
+                            format!("{} · {}", target.display_label(), input.label),
+                        )
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    });
+    let stored = StoredValue::new(candidates);
+    let connect = move |target: String, input: String| {
+        editor.model.pending_from.set(None);
+        editor.overlay.set(Overlay::None);
+        editor.connect(Connection {
+            from: (module.clone(), port.clone()),
+            to: (target, input),
+            rewire: None,
+        });
+    };
+    view! {
+        <div class="modal-backdrop" on:click=move |_| {
+            editor.model.pending_from.set(None);
+            editor.overlay.set(Overlay::None);
+        }>
+            <div class="modal targets" role="dialog" aria-modal="true" aria-label="Connect to" on:click=|event| event.stop_propagation()>
+                <h2>"Connect to…"</h2>
+                <input type="search" placeholder="Filter inputs" aria-label="Filter inputs" autofocus=true prop:value=move || filter.get() on:input=move |event| filter.set(event_target_value(&event))/>
+                <ul>
+                    {move || {
+                        let query = filter.get().to_lowercase();
+                        stored.with_value(|candidates| {
+                            candidates
+                                .iter()
+                                .filter(|(_, _, text)| text.to_lowercase().contains(&query))
+                                .map(|(target, input, text)| {
+                                    let (target, input) = (target.clone(), input.clone());
+                                    let connect = connect.clone();
+                                    view! { <li><button type="button" on:click=move |_| connect(target.clone(), input.clone())>{text.clone()}</button></li> }
+                                })
+                                .collect_view()
+                        })
+                    }}
+                </ul>
+            </div>
+        </div>
+    }
+}
+
+#[component]
+fn Conflict(current: u64) -> impl IntoView {
+    let editor = expect_context::<EditorState>();
+    view! {
+        <div class="modal-backdrop">
+            <div class="modal conflict" role="alertdialog" aria-modal="true" aria-label="Someone else saved this graph">
+                <h2>"Someone else saved this graph"</h2>
+                <p>{format!("It is now at revision {current}. Your edits are still here, and nothing has been overwritten. Choose what to keep:")}</p>
+                <div class="actions">
+                    <button type="button" class="danger" on:click=move |_| save::load_theirs(editor)>"Load theirs (discard my edits)"</button>
+                    <button type="button" class="primary" autofocus=true on:click=move |_| save::save_as_fork(editor)>"Save mine as a fork"</button>
+                </div>
+            </div>
+        </div>
+    }
+}
+
+#[component]
+pub fn Overlays() -> impl IntoView {
+    let editor = expect_context::<EditorState>();
+    // Notices go away by themselves.
+    Effect::new(move |_| {
+        if let Some((serial, _)) = editor.toast.get() {
+            set_timeout(
+                move || {
+                    if editor
+                        .toast
+                        .with_untracked(|toast| toast.as_ref().map(|(current, _)| *current))
+                        == Some(serial)
+                    {
+                        editor.toast.set(None);
+                    }
+                },
+                Duration::from_millis(4000),
+            );
+        }
+    });
+    view! {
+        {move || match editor.overlay.get() {
+            Overlay::None => None,
+            Overlay::Help => Some(view! { <Help/> }.into_any()),
+            Overlay::Outputs { module, x, y } => Some(view! { <Outputs module x y/> }.into_any()),
+            Overlay::Targets { module, port } => Some(view! { <Targets module port/> }.into_any()),
+        }}
+        {move || match editor.save.status.get() {
+            SaveStatus::Conflict(current) => Some(view! { <Conflict current/> }),
+            _ => None,
+        }}
+        <div class="toast-area" role="status" aria-live="polite">
+            {move || editor.toast.get().map(|(_, message)| view! { <div class="toast">{message}</div> })}
+        </div>
+    }
+}

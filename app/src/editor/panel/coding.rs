@@ -1,0 +1,275 @@
+//! The coding module's panel (DOC23 §6.2): one card per agent — ACP profile,
+//! role, instruction override and that agent's re-prompts — and the module's
+//! coordination settings. There is no test command: an agent runs tests
+//! because a re-prompt asks it to. A module migrated from R3.1 says so once.
+
+use graph::ModuleConfig;
+use graph::config::{CodingAgentAssignment, Coordination, RePromptOwner, SessionStyle};
+use leptos::prelude::*;
+
+use super::fields::{CheckField, NumberField, SelectField, TextArea, TextField};
+use super::reprompts::RePromptSection;
+use super::{Instruction, Selected};
+
+fn agents(config: &ModuleConfig) -> Vec<CodingAgentAssignment> {
+    match config {
+        ModuleConfig::Coding(coding) => coding.agents.clone(),
+        _ => Vec::new(),
+    }
+}
+
+fn agent_mut(config: &mut ModuleConfig, index: usize) -> Option<&mut CodingAgentAssignment> {
+    match config {
+        ModuleConfig::Coding(coding) => coding.agents.get_mut(index),
+        _ => None,
+    }
+}
+
+#[component]
+fn AgentCard(selected: Selected, index: usize, count: Signal<usize>) -> impl IntoView {
+    let editor = selected.editor;
+    let agent = selected.read(move |config| agents(config).get(index).cloned().unwrap_or_default());
+    let profiles = Signal::derive(move || {
+        let mut options = vec![(String::new(), "Server default".to_owned())];
+        if let Some(catalogue) = editor.catalogue.get() {
+            options.extend(catalogue.acp_profiles.iter().map(|profile| {
+                let name = if profile.simulated {
+                    format!("{} (simulated)", profile.name)
+                } else {
+                    profile.name.clone()
+                };
+                (profile.id.clone(), name)
+            }));
+        }
+        let current = agent.get().acp_profile_id.unwrap_or_default();
+        if !options.iter().any(|(id, _)| *id == current) {
+            options.push((current.clone(), format!("{current} (not on this server)")));
+        }
+        options
+    });
+    let move_agent = selected.act("Reorder agents", move |config, to: usize| {
+        if let ModuleConfig::Coding(coding) = config
+            && index < coding.agents.len()
+            && to < coding.agents.len()
+        {
+            let moved = coding.agents.remove(index);
+            coding.agents.insert(to, moved);
+        }
+    });
+    let remove = selected.act("Remove agent", move |config, (): ()| {
+        if let ModuleConfig::Coding(coding) = config
+            && index < coding.agents.len()
+        {
+            coding.agents.remove(index);
+        }
+    });
+    let heading = move || {
+        let role = agent.get().role;
+        if role.is_empty() {
+            format!("Agent {}", index + 1)
+        } else {
+            format!("Agent {}: {role}", index + 1)
+        }
+    };
+    view! {
+        <div class="card agent-card" aria-label=heading>
+            <div class="card-head">
+                <h4>{heading}</h4>
+                <button type="button" aria-label=format!("Move agent {} up", index + 1) disabled=move || index == 0 || selected.disabled().get() on:click=move |_| move_agent.run(index.saturating_sub(1))>"▲"</button>
+                <button type="button" aria-label=format!("Move agent {} down", index + 1) disabled=move || { index + 1 >= count.get() || selected.disabled().get() } on:click=move |_| move_agent.run(index + 1)>"▼"</button>
+                <button type="button" aria-label=format!("Remove agent {}", index + 1) disabled=move || selected.disabled().get() on:click=move |_| remove.run(())>"✕"</button>
+            </div>
+            <SelectField
+                label="Agent"
+                value=Signal::derive(move || agent.get().acp_profile_id.unwrap_or_default())
+                options=profiles
+                on_change=selected.act("Change agent", move |config, value: String| {
+                    if let Some(agent) = agent_mut(config, index) {
+                        agent.acp_profile_id = (!value.is_empty()).then_some(value);
+                    }
+                })
+                disabled=selected.disabled()
+            />
+            <TextField
+                label="Role"
+                value=Signal::derive(move || agent.get().role)
+                on_input=selected.update("Edit role", "agent_role", move |config, value: String| {
+                    if let Some(agent) = agent_mut(config, index) {
+                        agent.role = value;
+                    }
+                })
+                disabled=selected.disabled()
+            />
+            <TextArea
+                label="Instruction override"
+                rows=3
+                placeholder="Leave empty to use the module's instruction"
+                value=Signal::derive(move || agent.get().instruction_override.unwrap_or_default())
+                on_input=selected.update("Edit instruction override", "agent_instruction", move |config, value: String| {
+                    if let Some(agent) = agent_mut(config, index) {
+                        agent.instruction_override = (!value.is_empty()).then_some(value);
+                    }
+                })
+                disabled=selected.disabled()
+            />
+            <RePromptSection selected owner=RePromptOwner::Agent(index)/>
+        </div>
+    }
+}
+
+pub fn coding(selected: Selected) -> impl IntoView {
+    let editor = selected.editor;
+    let count = selected.read(|config| agents(config).len());
+    let add = selected.act("Add agent", |config, (): ()| {
+        if let ModuleConfig::Coding(coding) = config {
+            let role = if coding.agents.is_empty() {
+                "builder"
+            } else {
+                "reviewer"
+            };
+            coding.agents.push(CodingAgentAssignment {
+                role: role.to_owned(),
+                ..CodingAgentAssignment::default()
+            });
+        }
+    });
+    let coordination = selected.read(|config| match config {
+        ModuleConfig::Coding(coding) => match coding.coordination {
+            Coordination::Sequential => "sequential",
+            Coordination::Parallel => "parallel",
+            Coordination::ReviewChain => "review_chain",
+        }
+        .to_owned(),
+        _ => String::new(),
+    });
+    let migration = Signal::derive(move || {
+        let id = selected.id();
+        editor
+            .migrations
+            .get()
+            .into_iter()
+            .find(|note| note.module_id == id)
+            .map(|note| note.message)
+    });
+    let dismiss = move |_| {
+        let id = selected.id();
+        editor.edit("Dismiss migration note", None, |edit| {
+            let remaining = edit
+                .graph()
+                .migrations
+                .iter()
+                .filter(|note| note.module_id != id)
+                .cloned()
+                .collect();
+            edit.set_migrations(remaining);
+        });
+    };
+    let number_field =
+        move |label: &'static str,
+              field: &'static str,
+              read: fn(&graph::config::CodingConfig) -> u32,
+              write: fn(&mut graph::config::CodingConfig, u32)| {
+            view! {
+                <NumberField
+                    label
+                    min=1.0
+                    max=1000.0
+                    step=1.0
+                    value=selected.read(move |config| match config {
+                        ModuleConfig::Coding(coding) => Some(f64::from(read(coding))),
+                        _ => None,
+                    })
+                    on_input=selected.update("Change coding setting", field, move |config, value: Option<f64>| {
+                        if let ModuleConfig::Coding(coding) = config {
+                            write(coding, value.map_or(1, |value| value.round().clamp(1.0, 1000.0) as u32));
+                        }
+                    })
+                    disabled=selected.disabled()
+                />
+            }
+        };
+    view! {
+        {move || migration.get().map(|message| view! {
+            <div class="notice migrated" role="status">
+                <strong>"Migrated from DOC23 R3.1. "</strong>{message}
+                <button type="button" on:click=dismiss>"Got it"</button>
+            </div>
+        })}
+        <Instruction selected placeholder="What the agents should build"/>
+        <TextField
+            label="Workspace folder"
+            placeholder="A fresh temporary repository per run"
+            value=selected.read(|config| match config {
+                ModuleConfig::Coding(coding) => coding.workspace.path.clone().unwrap_or_default(),
+                _ => String::new(),
+            })
+            on_input=selected.update("Change workspace", "workspace", |config, value: String| {
+                if let ModuleConfig::Coding(coding) = config {
+                    coding.workspace.path = (!value.trim().is_empty()).then_some(value);
+                }
+            })
+            disabled=selected.disabled()
+        />
+        <section class="agents" aria-label="Agents">
+            <h3>"Agents"</h3>
+            <For each=move || 0..count.get() key=|index| *index let:index>
+                <AgentCard selected index count/>
+            </For>
+            <button type="button" class="add" disabled=move || selected.disabled().get() on:click=move |_| add.run(())>"+ Add agent"</button>
+        </section>
+        <fieldset>
+            <legend>"Coordination"</legend>
+            <SelectField
+                label="Coordination"
+                value=coordination
+                options=Signal::derive(|| vec![
+                    ("sequential".to_owned(), "Sequential (each hands over to the next)".to_owned()),
+                    ("parallel".to_owned(), "Parallel (each in its own worktree)".to_owned()),
+                    ("review_chain".to_owned(), "Review chain (builder, then reviewer)".to_owned()),
+                ])
+                on_change=selected.act("Change coordination", |config, value: String| {
+                    if let ModuleConfig::Coding(coding) = config {
+                        coding.coordination = match value.as_str() {
+                            "parallel" => Coordination::Parallel,
+                            "review_chain" => Coordination::ReviewChain,
+                            _ => Coordination::Sequential,
+                        };
+                    }
+                })
+                disabled=selected.disabled()
+            />
+            <Show when=move || coordination.get() == "review_chain">
+                {number_field("Max rounds", "coding_max_rounds", |coding| coding.max_rounds, |coding, value| coding.max_rounds = value)}
+            </Show>
+            {number_field("Max iterations (safety cap on agent turns)", "max_iterations", |coding| coding.max_iterations, |coding, value| coding.max_iterations = value)}
+            <CheckField
+                label="Capture test results"
+                hint="Keep the last test results the agents ran"
+                checked=selected.read(|config| matches!(config, ModuleConfig::Coding(coding) if coding.capture_test_results))
+                on_change=selected.act("Toggle test results", |config, checked: bool| {
+                    if let ModuleConfig::Coding(coding) = config {
+                        coding.capture_test_results = checked;
+                    }
+                })
+                disabled=selected.disabled()
+            />
+            <SelectField
+                label="When an agent is done"
+                value=selected.read(|config| match config {
+                    ModuleConfig::Coding(coding) if coding.session_style == SessionStyle::Park => "park".to_owned(),
+                    _ => "close".to_owned(),
+                })
+                options=Signal::derive(|| vec![
+                    ("close".to_owned(), "Close its session".to_owned()),
+                    ("park".to_owned(), "Park its session".to_owned()),
+                ])
+                on_change=selected.act("Change session style", |config, value: String| {
+                    if let ModuleConfig::Coding(coding) = config {
+                        coding.session_style = if value == "park" { SessionStyle::Park } else { SessionStyle::Close };
+                    }
+                })
+                disabled=selected.disabled()
+            />
+        </fieldset>
+    }
+}

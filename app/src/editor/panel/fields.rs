@@ -1,0 +1,141 @@
+//! Form controls the detail panels share. Each shows a value read from the
+//! document and reports edits; the panel turns an edit into a document
+//! change (so undo, validation and autosave follow).
+
+use leptos::prelude::*;
+
+#[component]
+pub fn TextField(
+    label: &'static str,
+    #[prop(into)] value: Signal<String>,
+    on_input: Callback<String>,
+    #[prop(into)] disabled: Signal<bool>,
+    #[prop(optional)] placeholder: &'static str,
+    #[prop(optional, into)] id: Option<String>,
+) -> impl IntoView {
+    view! {
+        <label class="field">
+            <span class="field-label">{label}</span>
+            <input
+                type="text"
+                id=id
+                placeholder=placeholder
+                prop:value=move || value.get()
+                disabled=move || disabled.get()
+                on:input=move |event| on_input.run(event_target_value(&event))
+            />
+        </label>
+    }
+}
+
+#[component]
+pub fn TextArea(
+    label: &'static str,
+    #[prop(into)] value: Signal<String>,
+    on_input: Callback<String>,
+    #[prop(into)] disabled: Signal<bool>,
+    #[prop(optional)] placeholder: &'static str,
+    #[prop(default = 4)] rows: u32,
+) -> impl IntoView {
+    view! {
+        <label class="field">
+            <span class="field-label">{label}</span>
+            <textarea
+                rows=rows
+                placeholder=placeholder
+                prop:value=move || value.get()
+                disabled=move || disabled.get()
+                on:input=move |event| on_input.run(event_target_value(&event))
+            ></textarea>
+        </label>
+    }
+}
+
+/// A number; an empty box means "not set" (`None`).
+#[component]
+pub fn NumberField(
+    label: &'static str,
+    #[prop(into)] value: Signal<Option<f64>>,
+    on_input: Callback<Option<f64>>,
+    #[prop(into)] disabled: Signal<bool>,
+    #[prop(optional)] placeholder: &'static str,
+    min: f64,
+    max: f64,
+    step: f64,
+) -> impl IntoView {
+    view! {
+        <label class="field field-number">
+            <span class="field-label">{label}</span>
+            <input
+                type="number"
+                min=min
+                max=max
+                step=step
+                placeholder=placeholder
+                prop:value=move || value.get().map(|number| number.to_string()).unwrap_or_default()
+                disabled=move || disabled.get()
+                on:input=move |event| {
+                    let text = event_target_value(&event);
+                    let parsed = text.trim().parse::<f64>().ok().filter(|number| number.is_finite());
+                    if text.trim().is_empty() || parsed.is_some() {
+                        on_input.run(parsed.map(|number| number.clamp(min, max)));
+                    }
+                }
+            />
+        </label>
+    }
+}
+
+#[component]
+pub fn CheckField(
+    label: &'static str,
+    #[prop(into)] checked: Signal<bool>,
+    on_change: Callback<bool>,
+    #[prop(into)] disabled: Signal<bool>,
+    #[prop(optional)] hint: &'static str,
+) -> impl IntoView {
+    view! {
+        <label class="field field-check" title=hint>
+            <input
+                type="checkbox"
+                prop:checked=move || checked.get()
+                disabled=move || disabled.get()
+                on:change=move |event| on_change.run(event_target_checked(&event))
+            />
+            <span>{label}</span>
+        </label>
+    }
+}
+
+/// A choice among (value, label) pairs.
+#[component]
+pub fn SelectField(
+    label: &'static str,
+    #[prop(into)] value: Signal<String>,
+    #[prop(into)] options: Signal<Vec<(String, String)>>,
+    on_change: Callback<String>,
+    #[prop(into)] disabled: Signal<bool>,
+) -> impl IntoView {
+    view! {
+        <label class="field">
+            <span class="field-label">{label}</span>
+            <select
+                prop:value=move || value.get()
+                disabled=move || disabled.get()
+                on:change=move |event| on_change.run(event_target_value(&event))
+            >
+                {move || {
+                    let current = value.get();
+                    options
+                        .get()
+                        .into_iter()
+                        .map(|(option, text)| {
+                            let selected = option == current;
+                            view! { <option value=option selected=selected>{text}</option> }
+                        })
+                        .collect_view()
+                }}
+            </select>
+        </label>
+    }
+}

@@ -1,0 +1,466 @@
+//! The fields of each module kind (PRODUCT §1.2), apart from coding.
+
+use graph::ModuleConfig;
+use graph::config::{Criterion, Persona, RePromptOwner, SessionMode};
+use leptos::prelude::*;
+
+use super::fields::{CheckField, NumberField, SelectField, TextArea, TextField};
+use super::reprompts::RePromptSection;
+use super::{AgentSettings, Instruction, Selected};
+
+fn number(value: Option<f64>) -> u32 {
+    value.map_or(0, |value| {
+        value.round().clamp(0.0, f64::from(u32::MAX)) as u32
+    })
+}
+
+/// Named outputs: one port each, filled from the last response.
+#[component]
+fn NamedOutputs(selected: Selected) -> impl IntoView {
+    let names = selected.read(|config| match config {
+        ModuleConfig::AgentTask(task) => task.named_outputs.clone(),
+        _ => Vec::new(),
+    });
+    let rename = move |index: usize| {
+        selected.update(
+            "Rename output",
+            "named_output",
+            move |config, value: String| {
+                if let ModuleConfig::AgentTask(task) = config
+                    && let Some(name) = task.named_outputs.get_mut(index)
+                {
+                    *name = value;
+                }
+            },
+        )
+    };
+    let remove = selected.act("Remove named output", |config, index: usize| {
+        if let ModuleConfig::AgentTask(task) = config
+            && index < task.named_outputs.len()
+        {
+            task.named_outputs.remove(index);
+        }
+    });
+    let add = selected.act("Add named output", |config, (): ()| {
+        if let ModuleConfig::AgentTask(task) = config {
+            let name = format!("Output {}", task.named_outputs.len() + 1);
+            task.named_outputs.push(name);
+        }
+    });
+    view! {
+        <section class="named-outputs" aria-label="Named outputs">
+            <h3>"Named outputs"</h3>
+            <p class="hint">"Each becomes an output port, filled from the last response's section of that name."</p>
+            <For each=move || 0..names.get().len() key=|index| *index let:index>
+                <div class="row">
+                    <input
+                        type="text"
+                        aria-label=format!("Named output {}", index + 1)
+                        prop:value=move || names.get().get(index).cloned().unwrap_or_default()
+                        disabled=move || selected.disabled().get()
+                        on:input={
+                            let rename = rename(index);
+                            move |event| rename.run(event_target_value(&event))
+                        }
+                    />
+                    <button type="button" aria-label=format!("Remove named output {}", index + 1) disabled=move || selected.disabled().get() on:click=move |_| remove.run(index)>"✕"</button>
+                </div>
+            </For>
+            <button type="button" class="add" disabled=move || selected.disabled().get() on:click=move |_| add.run(())>"+ Add named output"</button>
+        </section>
+    }
+}
+
+pub fn agent_task(selected: Selected) -> impl IntoView {
+    view! {
+        <Instruction selected placeholder="What the agent should do"/>
+        <RePromptSection selected owner=RePromptOwner::Module separate_outputs=true/>
+        <NamedOutputs selected/>
+        <AgentSettings selected/>
+        <fieldset>
+            <legend>"Session"</legend>
+            <SelectField
+                label="Session"
+                value=selected.read(|config| match config {
+                    ModuleConfig::AgentTask(task) if task.session_mode == SessionMode::Continue => "continue".to_owned(),
+                    _ => "new".to_owned(),
+                })
+                options=Signal::derive(|| vec![
+                    ("new".to_owned(), "New session".to_owned()),
+                    ("continue".to_owned(), "Continue the upstream module's session".to_owned()),
+                ])
+                on_change=selected.act("Change session mode", |config, value: String| {
+                    if let ModuleConfig::AgentTask(task) = config {
+                        task.session_mode = if value == "continue" { SessionMode::Continue } else { SessionMode::New };
+                    }
+                })
+                disabled=selected.disabled()
+            />
+            <CheckField
+                label="Keep the session across revision rounds"
+                hint="On re-activation (a revision loop) the module continues its own session"
+                checked=selected.read(|config| matches!(config, ModuleConfig::AgentTask(task) if task.session_persist))
+                on_change=selected.act("Toggle session persist", |config, checked: bool| {
+                    if let ModuleConfig::AgentTask(task) = config {
+                        task.session_persist = checked;
+                    }
+                })
+                disabled=selected.disabled()
+            />
+        </fieldset>
+    }
+}
+
+pub fn review_gate(selected: Selected) -> impl IntoView {
+    view! {
+        <Instruction selected label="Review instruction" placeholder="What the reviewer checks"/>
+        <RePromptSection selected owner=RePromptOwner::Module/>
+        <NumberField
+            label="Max rounds"
+            min=1.0
+            max=100.0
+            step=1.0
+            value=selected.read(|config| match config {
+                ModuleConfig::ReviewGate(gate) => Some(f64::from(gate.max_rounds)),
+                _ => None,
+            })
+            on_input=selected.update("Change max rounds", "max_rounds", |config, value: Option<f64>| {
+                if let ModuleConfig::ReviewGate(gate) = config {
+                    gate.max_rounds = number(value).max(1);
+                }
+            })
+            disabled=selected.disabled()
+        />
+        <p class="hint">"The reviewer decides approve or revise after its re-prompts. Wire “Revise” back upstream for a revision loop."</p>
+        <AgentSettings selected/>
+    }
+}
+
+pub fn red_team(selected: Selected) -> impl IntoView {
+    view! {
+        <Instruction selected label="Attack instruction" placeholder="What to attack (default: errors, weak arguments, risks)"/>
+        <RePromptSection selected owner=RePromptOwner::Module/>
+        <AgentSettings selected/>
+    }
+}
+
+pub fn panel(selected: Selected) -> impl IntoView {
+    let personas = selected.read(|config| match config {
+        ModuleConfig::Panel(panel) => panel.personas.clone(),
+        _ => Vec::new(),
+    });
+    let edit_persona = move |index: usize, name: bool| {
+        selected.update(
+            "Edit persona",
+            if name {
+                "persona_name"
+            } else {
+                "persona_perspective"
+            },
+            move |config, value: String| {
+                if let ModuleConfig::Panel(panel) = config
+                    && let Some(persona) = panel.personas.get_mut(index)
+                {
+                    if name {
+                        persona.name = value;
+                    } else {
+                        persona.perspective = value;
+                    }
+                }
+            },
+        )
+    };
+    let remove = selected.act("Remove persona", |config, index: usize| {
+        if let ModuleConfig::Panel(panel) = config
+            && index < panel.personas.len()
+        {
+            panel.personas.remove(index);
+        }
+    });
+    let add = selected.act("Add persona", |config, (): ()| {
+        if let ModuleConfig::Panel(panel) = config {
+            panel.personas.push(Persona {
+                name: format!("Persona {}", panel.personas.len() + 1),
+                ..Persona::default()
+            });
+        }
+    });
+    view! {
+        <Instruction selected label="Question" placeholder="What the panel discusses"/>
+        <section class="personas" aria-label="Personas">
+            <h3>"Personas"</h3>
+            <For each=move || 0..personas.get().len() key=|index| *index let:index>
+                <div class="card">
+                    <TextField
+                        label="Name"
+                        value=Signal::derive(move || personas.get().get(index).map(|persona| persona.name.clone()).unwrap_or_default())
+                        on_input=edit_persona(index, true)
+                        disabled=selected.disabled()
+                    />
+                    <TextArea
+                        label="Perspective"
+                        rows=2
+                        value=Signal::derive(move || personas.get().get(index).map(|persona| persona.perspective.clone()).unwrap_or_default())
+                        on_input=edit_persona(index, false)
+                        disabled=selected.disabled()
+                    />
+                    <button type="button" class="remove-card" disabled=move || selected.disabled().get() on:click=move |_| remove.run(index)>"Remove persona"</button>
+                </div>
+            </For>
+            <button type="button" class="add" disabled=move || selected.disabled().get() on:click=move |_| add.run(())>"+ Add persona"</button>
+        </section>
+        <NumberField
+            label="Rounds"
+            min=1.0
+            max=20.0
+            step=1.0
+            value=selected.read(|config| match config {
+                ModuleConfig::Panel(panel) => Some(f64::from(panel.rounds)),
+                _ => None,
+            })
+            on_input=selected.update("Change rounds", "rounds", |config, value: Option<f64>| {
+                if let ModuleConfig::Panel(panel) = config {
+                    panel.rounds = number(value).max(1);
+                }
+            })
+            disabled=selected.disabled()
+        />
+        <AgentSettings selected/>
+    }
+}
+
+pub fn judge(selected: Selected) -> impl IntoView {
+    let rubric = selected.read(|config| match config {
+        ModuleConfig::Judge(judge) => judge.rubric.clone(),
+        _ => Vec::new(),
+    });
+    let edit_name = move |index: usize| {
+        selected.update(
+            "Edit criterion",
+            "criterion_name",
+            move |config, value: String| {
+                if let ModuleConfig::Judge(judge) = config
+                    && let Some(criterion) = judge.rubric.get_mut(index)
+                {
+                    criterion.name = value;
+                }
+            },
+        )
+    };
+    let edit_description = move |index: usize| {
+        selected.update(
+            "Edit criterion",
+            "criterion_description",
+            move |config, value: String| {
+                if let ModuleConfig::Judge(judge) = config
+                    && let Some(criterion) = judge.rubric.get_mut(index)
+                {
+                    criterion.description = value;
+                }
+            },
+        )
+    };
+    let edit_weight = move |index: usize| {
+        selected.update(
+            "Edit weight",
+            "criterion_weight",
+            move |config, value: Option<f64>| {
+                if let ModuleConfig::Judge(judge) = config
+                    && let Some(criterion) = judge.rubric.get_mut(index)
+                {
+                    criterion.weight = value.unwrap_or(1.0);
+                }
+            },
+        )
+    };
+    let remove = selected.act("Remove criterion", |config, index: usize| {
+        if let ModuleConfig::Judge(judge) = config
+            && index < judge.rubric.len()
+        {
+            judge.rubric.remove(index);
+        }
+    });
+    let add = selected.act("Add criterion", |config, (): ()| {
+        if let ModuleConfig::Judge(judge) = config {
+            judge.rubric.push(Criterion {
+                name: format!("Criterion {}", judge.rubric.len() + 1),
+                weight: 1.0,
+                ..Criterion::default()
+            });
+        }
+    });
+    view! {
+        <Instruction selected label="Instruction" placeholder="Extra guidance for the judge (optional)"/>
+        <section class="rubric" aria-label="Rubric">
+            <h3>"Rubric"</h3>
+            <For each=move || 0..rubric.get().len() key=|index| *index let:index>
+                <div class="card">
+                    <TextField
+                        label="Criterion"
+                        value=Signal::derive(move || rubric.get().get(index).map(|criterion| criterion.name.clone()).unwrap_or_default())
+                        on_input=edit_name(index)
+                        disabled=selected.disabled()
+                    />
+                    <TextArea
+                        label="What it means"
+                        rows=2
+                        value=Signal::derive(move || rubric.get().get(index).map(|criterion| criterion.description.clone()).unwrap_or_default())
+                        on_input=edit_description(index)
+                        disabled=selected.disabled()
+                    />
+                    <NumberField
+                        label="Weight"
+                        min=0.0
+                        max=100.0
+                        step=0.5
+                        value=Signal::derive(move || rubric.get().get(index).map(|criterion| criterion.weight))
+                        on_input=edit_weight(index)
+                        disabled=selected.disabled()
+                    />
+                    <button type="button" class="remove-card" disabled=move || selected.disabled().get() on:click=move |_| remove.run(index)>"Remove criterion"</button>
+                </div>
+            </For>
+            <button type="button" class="add" disabled=move || selected.disabled().get() on:click=move |_| add.run(())>"+ Add criterion"</button>
+        </section>
+        <NumberField
+            label="Highest score"
+            min=1.0
+            max=100.0
+            step=1.0
+            value=selected.read(|config| match config {
+                ModuleConfig::Judge(judge) => Some(f64::from(judge.scale_max)),
+                _ => None,
+            })
+            on_input=selected.update("Change scale", "scale_max", |config, value: Option<f64>| {
+                if let ModuleConfig::Judge(judge) = config {
+                    judge.scale_max = number(value).max(1);
+                }
+            })
+            disabled=selected.disabled()
+        />
+        <AgentSettings selected/>
+    }
+}
+
+pub fn transform(selected: Selected) -> impl IntoView {
+    view! {
+        <Instruction selected placeholder="How to rewrite the input"/>
+        <AgentSettings selected/>
+    }
+}
+
+pub fn claim_extractor(selected: Selected) -> impl IntoView {
+    view! {
+        <Instruction selected label="Guidance" placeholder="What counts as a claim (optional)"/>
+        <AgentSettings selected/>
+    }
+}
+
+pub fn input(selected: Selected) -> impl IntoView {
+    view! {
+        <TextArea
+            label="Description"
+            rows=2
+            placeholder="Shown above the input box when a run starts"
+            value=selected.read(|config| match config {
+                ModuleConfig::Input(input) => input.description.clone(),
+                _ => String::new(),
+            })
+            on_input=selected.update("Edit description", "description", |config, value: String| {
+                if let ModuleConfig::Input(input) = config {
+                    input.description = value;
+                }
+            })
+            disabled=selected.disabled()
+        />
+        <TextArea
+            label="Default input"
+            rows=3
+            value=selected.read(|config| match config {
+                ModuleConfig::Input(input) => input.default_text.clone(),
+                _ => String::new(),
+            })
+            on_input=selected.update("Edit default input", "default_text", |config, value: String| {
+                if let ModuleConfig::Input(input) = config {
+                    input.default_text = value;
+                }
+            })
+            disabled=selected.disabled()
+        />
+    }
+}
+
+pub fn output(selected: Selected) -> impl IntoView {
+    view! {
+        <TextArea
+            label="Description"
+            rows=2
+            placeholder="What this output collects"
+            value=selected.read(|config| match config {
+                ModuleConfig::Output(output) => output.description.clone(),
+                _ => String::new(),
+            })
+            on_input=selected.update("Edit description", "description", |config, value: String| {
+                if let ModuleConfig::Output(output) = config {
+                    output.description = value;
+                }
+            })
+            disabled=selected.disabled()
+        />
+    }
+}
+
+pub fn command(selected: Selected) -> impl IntoView {
+    view! {
+        <TextArea
+            label="Command"
+            rows=2
+            placeholder="cargo test --quiet"
+            value=selected.read(|config| match config {
+                ModuleConfig::Command(command) => command.command.clone(),
+                _ => String::new(),
+            })
+            on_input=selected.update("Edit command", "command", |config, value: String| {
+                if let ModuleConfig::Command(command) = config {
+                    command.command = value;
+                }
+            })
+            disabled=selected.disabled()
+        />
+        <NumberField
+            label="Timeout (seconds)"
+            min=1.0
+            max=86_400.0
+            step=1.0
+            value=selected.read(|config| match config {
+                ModuleConfig::Command(command) => Some(f64::from(command.timeout_seconds)),
+                _ => None,
+            })
+            on_input=selected.update("Change timeout", "timeout", |config, value: Option<f64>| {
+                if let ModuleConfig::Command(command) = config {
+                    command.timeout_seconds = number(value).max(1);
+                }
+            })
+            disabled=selected.disabled()
+        />
+        <p class="hint">"Runs with sh -c; exit status 0 fires “Pass”, anything else “Fail”. The server runs commands only when started with --enable-commands."</p>
+    }
+}
+
+pub fn unknown(selected: Selected) -> impl IntoView {
+    let text = move || {
+        selected.module.with(
+            |module| match module.as_ref().map(|module| &module.config) {
+                Some(ModuleConfig::Unknown { kind, config }) => format!(
+                    "{kind}\n{}",
+                    serde_json::to_string_pretty(config).unwrap_or_default()
+                ),
+                _ => String::new(),
+            },
+        )
+    };
+    view! {
+        <p class="hint">"This server does not know this kind of module. It is kept as it is, and the graph cannot run until it is removed."</p>
+        <pre class="unknown-config">{text}</pre>
+    }
+}

@@ -1,0 +1,317 @@
+//! Autosave: a debounced `PUT` with `If-Match: <revision>` after every edit,
+//! one at a time. Edits made while the server is unreachable stay in the page
+//! and in a local draft, and are saved when it answers again. A stale
+//! revision (409) never overwrites: the person chooses to load theirs or to
+//! save theirs as a fork.
+
+use std::time::Duration;
+
+use graph::Graph;
+use leptos::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use super::state::EditorState;
+use crate::browser;
+use crate::edit_token;
+
+/// What the save indicator says.
+#[derive(Clone, Debug, PartialEq)]
+pub enum SaveStatus {
+    Saved,
+    /// Edits wait for the debounce.
+    Pending,
+    Saving,
+    /// The server did not answer; saving again soon.
+    Offline,
+    /// Someone saved first; the graph is at this revision.
+    Conflict(u64),
+    /// The server refused the document; the message says why.
+    Refused(String),
+    ViewOnly,
+}
+
+impl SaveStatus {
+    pub fn text(&self) -> String {
+        match self {
+            SaveStatus::Saved => "Saved".to_owned(),
+            SaveStatus::Pending => "Unsaved changes".to_owned(),
+            SaveStatus::Saving => "Saving…".to_owned(),
+            SaveStatus::Offline => "Offline — will save when the server is back".to_owned(),
+            SaveStatus::Conflict(_) => "Conflict — choose what to keep".to_owned(),
+            SaveStatus::Refused(message) => format!("Not saved: {message}"),
+            SaveStatus::ViewOnly => "View only".to_owned(),
+        }
+    }
+
+    pub fn class(&self) -> &'static str {
+        match self {
+            SaveStatus::Saved => "saved",
+            SaveStatus::Pending | SaveStatus::Saving => "saving",
+            SaveStatus::Offline => "offline",
+            SaveStatus::Conflict(_) | SaveStatus::Refused(_) => "problem",
+            SaveStatus::ViewOnly => "view-only",
+        }
+    }
+}
+
+const DEBOUNCE: Duration = Duration::from_millis(700);
+const RETRY: Duration = Duration::from_secs(4);
+
+#[derive(Clone, Copy)]
+pub struct SaveState {
+    pub status: RwSignal<SaveStatus>,
+    /// The revision the server has; saves say `If-Match` with it.
+    pub revision: StoredValue<u64>,
+    /// The document version last sent successfully.
+    saved_version: StoredValue<u64>,
+    in_flight: StoredValue<bool>,
+    timer: StoredValue<Option<TimeoutHandle>>,
+}
+
+/// A draft kept in local storage until the server has it.
+#[derive(Serialize, Deserialize)]
+struct Draft {
+    base_revision: u64,
+    document: Graph,
+}
+
+fn draft_key(graph_id: &str) -> String {
+    format!("patchbay.draft.{graph_id}")
+}
+
+impl SaveState {
+    pub fn new(revision: u64) -> SaveState {
+        SaveState {
+            status: RwSignal::new(SaveStatus::ViewOnly),
+            revision: StoredValue::new(revision),
+            saved_version: StoredValue::new(0),
+            in_flight: StoredValue::new(false),
+            timer: StoredValue::new(None),
+        }
+    }
+
+    /// An edit happened: keep a draft, and save after a pause.
+    pub fn changed(&self, editor: EditorState) {
+        if matches!(self.status.get_untracked(), SaveStatus::Conflict(_)) {
+            // Until the person chooses, nothing is sent.
+            store_draft(editor);
+            return;
+        }
+        if !matches!(
+            self.status.get_untracked(),
+            SaveStatus::Offline | SaveStatus::Saving
+        ) {
+            self.status.set(SaveStatus::Pending);
+        }
+        store_draft(editor);
+        self.schedule(editor, DEBOUNCE);
+    }
+
+    fn schedule(&self, editor: EditorState, after: Duration) {
+        if let Some(previous) = self.timer.try_update_value(Option::take).flatten() {
+            previous.clear();
+        }
+        let handle = set_timeout_with_handle(move || save_now(editor), after).ok();
+        self.timer.set_value(handle);
+    }
+}
+
+fn store_draft(editor: EditorState) {
+    let draft = Draft {
+        base_revision: editor.save.revision.get_value(),
+        document: editor.graph(),
+    };
+    if let (Some(storage), Ok(text)) = (browser::local_storage(), serde_json::to_string(&draft)) {
+        // A full quota only loses the draft; the page still has the edits.
+        let _ = storage.set_item(&draft_key(&editor.graph_id()), &text);
+    }
+}
+
+fn clear_draft(editor: EditorState) {
+    if let Some(storage) = browser::local_storage() {
+        let _ = storage.remove_item(&draft_key(&editor.graph_id()));
+    }
+}
+
+/// Restores a draft left by an earlier visit (a reload while offline). A
+/// draft made on the current revision is taken up and saved; one made on an
+/// older revision is a conflict, for the person to resolve.
+pub fn restore_draft(editor: EditorState) {
+    let Some(storage) = browser::local_storage() else {
+        return;
+    };
+    let Some(text) = storage
+        .get_item(&draft_key(&editor.graph_id()))
+        .ok()
+        .flatten()
+    else {
+        return;
+    };
+    let Ok(draft) = serde_json::from_str::<Draft>(&text) else {
+        let _ = storage.remove_item(&draft_key(&editor.graph_id()));
+        return;
+    };
+    if draft.document == editor.graph() {
+        clear_draft(editor);
+        return;
+    }
+    let revision = editor.save.revision.get_value();
+    editor.replace(draft.document);
+    if draft.base_revision == revision {
+        editor.notify("Restored edits that had not been saved.");
+        editor.save.status.set(SaveStatus::Pending);
+        editor.save.schedule(editor, Duration::from_millis(10));
+    } else {
+        editor.save.status.set(SaveStatus::Conflict(revision));
+    }
+}
+
+/// Sends the document now, unless a save is already on its way (then it
+/// runs again when that one is back).
+pub fn save_now(editor: EditorState) {
+    let save = editor.save;
+    if save.in_flight.get_value()
+        || matches!(
+            save.status.get_untracked(),
+            SaveStatus::Conflict(_) | SaveStatus::ViewOnly
+        )
+    {
+        return;
+    }
+    let Some(token) = edit_token::stored(&editor.graph_id()) else {
+        save.status.set(SaveStatus::ViewOnly);
+        return;
+    };
+    let version = editor.version.get_untracked();
+    if version == save.saved_version.get_value() && save.status.get_untracked() == SaveStatus::Saved
+    {
+        return;
+    }
+    let mut document = editor.graph();
+    let revision = save.revision.get_value();
+    document.revision = revision;
+    let Ok(body) = document.to_json() else { return };
+    save.in_flight.set_value(true);
+    save.status.set(SaveStatus::Saving);
+    let url = format!("/api/graphs/{}", editor.graph_id());
+    leptos::task::spawn_local(async move {
+        let headers = [
+            ("Content-Type", "application/json".to_owned()),
+            ("Authorization", format!("Bearer {token}")),
+            ("If-Match", format!("\"{revision}\"")),
+        ];
+        let result = browser::fetch("PUT", &url, Some(&body), &headers).await;
+        save.in_flight.set_value(false);
+        match result {
+            Ok((200, reply)) => {
+                let saved = serde_json::from_str::<serde_json::Value>(&reply)
+                    .ok()
+                    .and_then(|reply| reply.get("revision").and_then(serde_json::Value::as_u64))
+                    .unwrap_or(revision + 1);
+                save.revision.set_value(saved);
+                save.saved_version.set_value(version);
+                if editor.version.get_untracked() == version {
+                    save.status.set(SaveStatus::Saved);
+                    clear_draft(editor);
+                } else {
+                    // More edits came while this one was on its way.
+                    store_draft(editor);
+                    save.schedule(editor, Duration::from_millis(10));
+                }
+            }
+            Ok((409, reply)) => {
+                let current = serde_json::from_str::<serde_json::Value>(&reply)
+                    .ok()
+                    .and_then(|reply| {
+                        reply
+                            .pointer("/error/details/current_revision")
+                            .and_then(serde_json::Value::as_u64)
+                    })
+                    .unwrap_or(revision + 1);
+                save.status.set(SaveStatus::Conflict(current));
+            }
+            Ok((403, _)) => {
+                save.status.set(SaveStatus::ViewOnly);
+                editor.can_edit.set(false);
+                editor.notify("The server did not accept this browser's edit token; the graph is view only here.");
+            }
+            Ok((status, reply)) if (400..500).contains(&status) => {
+                let message = serde_json::from_str::<serde_json::Value>(&reply)
+                    .ok()
+                    .and_then(|reply| {
+                        reply
+                            .pointer("/error/message")
+                            .and_then(serde_json::Value::as_str)
+                            .map(str::to_owned)
+                    })
+                    .unwrap_or_else(|| format!("the server answered {status}"));
+                save.status.set(SaveStatus::Refused(message));
+            }
+            // 5xx or no answer: keep the edits and try again.
+            Ok(_) | Err(_) => {
+                save.status.set(SaveStatus::Offline);
+                save.schedule(editor, RETRY);
+            }
+        }
+    });
+}
+
+/// After a conflict: drop our edits and load the server's revision.
+pub fn load_theirs(editor: EditorState) {
+    let url = format!("/api/graphs/{}", editor.graph_id());
+    leptos::task::spawn_local(async move {
+        match browser::fetch("GET", &url, None, &[]).await {
+            Ok((200, body)) => match Graph::load(&body) {
+                Ok(graph) => {
+                    editor.save.revision.set_value(graph.revision);
+                    editor.replace(graph);
+                    editor
+                        .save
+                        .saved_version
+                        .set_value(editor.version.get_untracked());
+                    editor.save.status.set(SaveStatus::Saved);
+                    clear_draft(editor);
+                    editor.notify("Loaded the latest saved version.");
+                }
+                Err(error) => {
+                    editor.notify(format!("The saved version could not be read: {error}"))
+                }
+            },
+            _ => editor.notify("The server could not be reached; try again."),
+        }
+    });
+}
+
+/// After a conflict (or to take a view-only graph further): save this
+/// document as a new graph this browser owns, and go there.
+pub fn save_as_fork(editor: EditorState) {
+    let mut document = editor.graph();
+    document.id = None;
+    document.revision = 0;
+    let Ok(body) = document.to_json() else { return };
+    leptos::task::spawn_local(async move {
+        let headers = [("Content-Type", "application/json".to_owned())];
+        match browser::fetch("POST", "/api/graphs", Some(&body), &headers).await {
+            Ok((201, reply)) => {
+                let reply: serde_json::Value = serde_json::from_str(&reply).unwrap_or_default();
+                if let Some(url) = reply.get("edit_url").and_then(serde_json::Value::as_str) {
+                    clear_draft(editor);
+                    browser::navigate(url);
+                }
+            }
+            Ok((_, reply)) => {
+                let message = serde_json::from_str::<serde_json::Value>(&reply)
+                    .ok()
+                    .and_then(|reply| {
+                        reply
+                            .pointer("/error/message")
+                            .and_then(serde_json::Value::as_str)
+                            .map(str::to_owned)
+                    })
+                    .unwrap_or_else(|| "the server refused it".to_owned());
+                editor.notify(format!("Could not save a copy: {message}"));
+            }
+            Err(_) => editor.notify("The server could not be reached; try again."),
+        }
+    });
+}

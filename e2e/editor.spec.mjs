@@ -1,0 +1,347 @@
+// The canvas editor, through the UI only: DOC23 §6.1 re-prompts, separate
+// outputs and wiring, dangling cables and undo, validation, persistence,
+// coding agents, copy/paste between graphs, and the save conflict.
+import { test, expect } from '@playwright/test';
+
+/** Opens a new starter graph this browser can edit; returns its id. */
+async function newGraph(page) {
+  await page.goto('/');
+  await expect(page.locator('.access-badge')).toHaveText('Editing');
+  return page.url().split('/g/')[1];
+}
+
+async function saved(page) {
+  await expect(page.locator('.save-status')).toHaveText('Saved', { timeout: 10_000 });
+}
+
+const panel = (page) => page.getByRole('complementary', { name: 'Module details' });
+const node = (page, id) => page.locator(`[data-node-id="${id}"]`);
+const port = (page, module, id) => page.locator(`[data-node-id="${module}"] [data-port-id="${id}"]`);
+
+async function centre(locator) {
+  const box = await locator.boundingBox();
+  return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+}
+
+/** Drags a cable from an output port's dot to an input port's dot. */
+async function wire(page, from, to) {
+  const start = await centre(port(page, from[0], from[1]).locator('.port-dot'));
+  const end = await centre(port(page, to[0], to[1]).locator('.port-dot'));
+  await page.mouse.move(start.x, start.y);
+  await page.mouse.down();
+  await page.mouse.move((start.x + end.x) / 2, (start.y + end.y) / 2, { steps: 5 });
+  await page.mouse.move(end.x, end.y, { steps: 5 });
+  await page.mouse.up();
+}
+
+/** Drags a module by its header. */
+async function drag(page, module, dx, dy) {
+  const header = node(page, module).locator('.module-header');
+  const start = await centre(header);
+  await page.mouse.move(start.x, start.y);
+  await page.mouse.down();
+  await page.mouse.move(start.x + dx / 2, start.y + dy / 2, { steps: 4 });
+  await page.mouse.move(start.x + dx, start.y + dy, { steps: 4 });
+  await page.mouse.up();
+}
+
+async function reprompts(page) {
+  return panel(page).locator('.reprompt textarea').evaluateAll((areas) => areas.map((area) => area.value));
+}
+
+async function findingCodes(page) {
+  const badge = page.locator('.validation-badge');
+  if ((await badge.getAttribute('aria-expanded')) !== 'true') await badge.click();
+  const list = page.getByRole('region', { name: 'Validation' });
+  await expect(list).toBeVisible();
+  return list.locator('.finding').evaluateAll((items) => items.map((item) => item.dataset.code));
+}
+
+test('re-prompts as DOC23 §6.1: add, remove, reorder, the limit, separate outputs, wiring, undo, reload', async ({ page }) => {
+  const errors = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  await newGraph(page);
+
+  // Build DOC23's §6.1 example from the palette.
+  await page.locator('.palette-item[data-kind="step.agent_task"]').click();
+  await expect(node(page, 'm4')).toBeVisible();
+  await expect(panel(page)).toBeVisible();
+  await panel(page).getByLabel('Instruction').fill('Write the launch plan for the new API.');
+  const add = panel(page).getByRole('button', { name: '+ Add Re-Prompt' });
+  await add.click();
+  await panel(page).getByLabel('Re-prompt 1', { exact: true }).fill('Review your work above. What did you miss? What could be stronger?');
+  await add.click();
+  await panel(page).getByLabel('Re-prompt 2', { exact: true }).fill('Incorporate your review into a final consolidated version.');
+  await expect(node(page, 'm4')).toContainText('↻ 2');
+
+  // ✕ removes and renumbers.
+  await panel(page).getByRole('button', { name: 'Remove re-prompt 1' }).click();
+  expect(await reprompts(page)).toEqual(['Incorporate your review into a final consolidated version.']);
+  await expect(panel(page).locator('.reprompt-number')).toHaveText(['1.']);
+
+  // Reorder by the drag handle, and from the keyboard.
+  await add.click();
+  await panel(page).getByLabel('Re-prompt 2', { exact: true }).fill('Review your work');
+  await panel(page).locator('.reprompt').nth(1).locator('.drag-handle').dragTo(panel(page).locator('.reprompt').nth(0));
+  expect(await reprompts(page)).toEqual(['Review your work', 'Incorporate your review into a final consolidated version.']);
+  await panel(page).getByLabel('Re-prompt 1', { exact: true }).press('Alt+ArrowDown');
+  expect(await reprompts(page)).toEqual(['Incorporate your review into a final consolidated version.', 'Review your work']);
+  await expect(panel(page).getByLabel('Re-prompt 2', { exact: true })).toBeFocused();
+  await panel(page).getByLabel('Re-prompt 2', { exact: true }).press('Alt+ArrowUp');
+  expect(await reprompts(page)).toEqual(['Review your work', 'Incorporate your review into a final consolidated version.']);
+
+  // An 11th re-prompt is impossible.
+  for (let number = 3; number <= 10; number += 1) {
+    await add.click();
+    await panel(page).getByLabel(`Re-prompt ${number}`, { exact: true }).fill(`Pass ${number}`);
+  }
+  await expect(add).toBeDisabled();
+  await expect(panel(page).getByText('At most 10 re-prompts per module.')).toBeVisible();
+  for (let count = 0; count < 8; count += 1) {
+    await panel(page).getByRole('button', { name: 'Remove re-prompt 3' }).click();
+  }
+  await expect(add).toBeEnabled();
+  expect((await reprompts(page)).length).toBe(2);
+
+  // Separate outputs: original_out and reprompt_1_out appear with their labels.
+  await expect(port(page, 'm4', 'original_out')).toHaveCount(0);
+  await panel(page).getByLabel('Send responses to separate outputs').check();
+  await expect(port(page, 'm4', 'original_out')).toHaveAttribute('data-label', '📄 Original');
+  await expect(port(page, 'm4', 'reprompt_1_out')).toHaveAttribute('data-label', '📄 "Review your work"');
+  await expect(port(page, 'm4', 'reprompt_2_out')).toHaveAttribute('data-label', '📄 Re-prompt 2');
+  await expect(port(page, 'm4', 'reprompt_1_out')).toContainText('📄 "Review');
+
+  // Wire reprompt_1_out to a new output module.
+  await page.locator('.palette-item[data-kind="step.output"]').click();
+  await expect(node(page, 'm5')).toBeVisible();
+  await drag(page, 'm5', 0, 220);
+  await wire(page, ['m4', 'reprompt_1_out'], ['m5', 'data_in']);
+  const cable = page.locator('[data-edge-id="c3"]');
+  await expect(cable).toHaveCount(1);
+  await expect(cable).not.toHaveClass(/dangling/);
+
+  // Untick: the cable stays, dashed, and validation says why.
+  await node(page, 'm4').locator('.module-header').click();
+  await panel(page).getByLabel('Send responses to separate outputs').uncheck();
+  await expect(port(page, 'm4', 'reprompt_1_out')).toHaveCount(0);
+  await expect(cable).toHaveClass(/dangling/);
+  await expect.poll(() => findingCodes(page)).toContain('validation.dangling_cable');
+
+  // Undo brings the port back and the cable leads somewhere again.
+  await page.locator('.pane').click({ position: { x: 600, y: 30 } });
+  await page.keyboard.press('Control+z');
+  await expect(port(page, 'm4', 'reprompt_1_out')).toHaveCount(1);
+  await expect(cable).not.toHaveClass(/dangling/);
+  await expect.poll(() => findingCodes(page)).not.toContain('validation.dangling_cable');
+
+  // An empty re-prompt is an error, and the module is marked.
+  await node(page, 'm4').locator('.module-header').click();
+  await add.click();
+  await expect.poll(() => findingCodes(page)).toContain('validation.reprompt_empty');
+  await expect(node(page, 'm4')).toHaveClass(/flagged/);
+  await panel(page).getByLabel('Re-prompt 3', { exact: true }).fill('Shorten it.');
+  await expect.poll(() => findingCodes(page)).not.toContain('validation.reprompt_empty');
+
+  // Reload: everything persisted.
+  await saved(page);
+  await page.reload();
+  await expect(page.locator('.access-badge')).toHaveText('Editing');
+  await expect(port(page, 'm4', 'reprompt_1_out')).toHaveAttribute('data-label', '📄 "Review your work"');
+  await expect(page.locator('[data-edge-id="c3"]')).not.toHaveClass(/dangling/);
+  await node(page, 'm4').locator('.module-header').click();
+  await expect(panel(page).getByLabel('Instruction')).toHaveValue('Write the launch plan for the new API.');
+  expect(await reprompts(page)).toEqual(['Review your work', 'Incorporate your review into a final consolidated version.', 'Shorten it.']);
+  await expect(panel(page).getByLabel('Send responses to separate outputs')).toBeChecked();
+  expect(errors).toEqual([]);
+});
+
+test('a file attached to one re-prompt is uploaded and kept', async ({ page }) => {
+  await newGraph(page);
+  await node(page, 'm2').locator('.module-header').click();
+  const second = panel(page).locator('.reprompt').nth(1);
+  await second.locator('input[type="file"]').setInputFiles({ name: 'style guide.md', mimeType: 'text/markdown', buffer: Buffer.from('# Style\nShort sentences.') });
+  await expect(second.locator('.attachment-chip')).toContainText('📎 style guide.md');
+  await expect(panel(page).locator('.reprompt').nth(0).locator('.attachment-chip')).toHaveCount(0);
+  const href = await second.locator('.attachment-chip a').getAttribute('href');
+  const body = await page.evaluate(async (url) => (await fetch(url)).text(), href);
+  expect(body).toBe('# Style\nShort sentences.');
+  await saved(page);
+  await page.reload();
+  await node(page, 'm2').locator('.module-header').click();
+  await expect(panel(page).locator('.reprompt').nth(1).locator('.attachment-chip')).toContainText('style guide.md');
+});
+
+test('edits made while the server is unreachable are saved when it is back', async ({ page }) => {
+  await newGraph(page);
+  await page.route('**/api/graphs/*', (route) => (route.request().method() === 'PUT' ? route.abort('connectionrefused') : route.continue()));
+  await page.getByLabel('Graph name').fill('Written offline');
+  await expect(page.locator('.save-status')).toContainText('Offline', { timeout: 10_000 });
+  await page.unroute('**/api/graphs/*');
+  await saved(page);
+  await page.reload();
+  await expect(page.getByLabel('Graph name')).toHaveValue('Written offline');
+});
+
+test('incompatible ports refuse the drop with a reason', async ({ page }) => {
+  await newGraph(page);
+  await wire(page, ['m2', 'signal_out'], ['m3', 'data_in']);
+  await expect(page.getByRole('status').filter({ hasText: 'cannot feed' })).toContainText('A signal output cannot feed a bundle input');
+  await expect(page.locator('[data-edge-id]')).toHaveCount(2);
+});
+
+test('a coding module with two agents, each with re-prompts, persists', async ({ page }) => {
+  await newGraph(page);
+  await page.locator('.palette-item[data-kind="step.coding"]').click();
+  await expect(node(page, 'm4')).toBeVisible();
+  await panel(page).getByLabel('Instruction', { exact: true }).fill('Implement the /health endpoint.');
+  await panel(page).getByRole('button', { name: '+ Add agent' }).click();
+  const cards = panel(page).locator('.agent-card');
+  await expect(cards).toHaveCount(2);
+  await cards.nth(0).getByRole('button', { name: '+ Add Re-Prompt' }).click();
+  await cards.nth(0).getByLabel('Re-prompt 1', { exact: true }).fill('Run the tests and fix what fails.');
+  await cards.nth(0).getByRole('button', { name: '+ Add Re-Prompt' }).click();
+  await cards.nth(0).getByLabel('Re-prompt 2', { exact: true }).fill('Review your implementation for edge cases.');
+  await cards.nth(1).getByLabel('Role').fill('security reviewer');
+  await cards.nth(1).getByRole('button', { name: '+ Add Re-Prompt' }).click();
+  await cards.nth(1).getByLabel('Re-prompt 1', { exact: true }).fill('Reconsider your review. What did you miss?');
+  await panel(page).getByLabel('Coordination').selectOption('review_chain');
+  await expect(node(page, 'm4')).toContainText('↻ 3');
+  await saved(page);
+
+  await page.reload();
+  await node(page, 'm4').locator('.module-header').click();
+  await expect(cards).toHaveCount(2);
+  await expect(cards.nth(0).getByLabel('Re-prompt 2', { exact: true })).toHaveValue('Review your implementation for edge cases.');
+  await expect(cards.nth(1).getByLabel('Role')).toHaveValue('security reviewer');
+  await expect(cards.nth(1).getByLabel('Re-prompt 1', { exact: true })).toHaveValue('Reconsider your review. What did you miss?');
+  await expect(panel(page).getByLabel('Coordination')).toHaveValue('review_chain');
+  // No test command, no iteration modes.
+  await expect(panel(page).getByText('Test command')).toHaveCount(0);
+});
+
+test('copy and paste move modules between two graphs', async ({ page, context }) => {
+  await newGraph(page);
+  await node(page, 'm2').locator('.module-header').click();
+  await page.keyboard.press('Control+c');
+
+  const other = await context.newPage();
+  await newGraph(other);
+  await other.mouse.move(700, 520);
+  await other.keyboard.press('Control+v');
+  await expect(other.locator('[data-node-id]')).toHaveCount(4);
+  await expect(node(other, 'm4')).toContainText('Draft');
+  await expect(node(other, 'm4')).toContainText('↻ 2');
+  await saved(other);
+  await other.reload();
+  await expect(node(other, 'm4')).toContainText('Draft');
+});
+
+test('deleting, box selection and undo work from the keyboard', async ({ page }) => {
+  await newGraph(page);
+  // Box-select the two right-hand modules and delete them.
+  const pane = page.locator('.pane');
+  const paneBox = await pane.boundingBox();
+  const first = await node(page, 'm2').boundingBox();
+  await page.keyboard.down('Shift');
+  await page.mouse.move(first.x - 20, first.y - 20);
+  await page.mouse.down();
+  await page.mouse.move(paneBox.x + paneBox.width - 240, first.y + 200, { steps: 6 });
+  await page.mouse.up();
+  await page.keyboard.up('Shift');
+  await expect(node(page, 'm2')).toHaveClass(/selected/);
+  await expect(node(page, 'm3')).toHaveClass(/selected/);
+  await expect(node(page, 'm1')).not.toHaveClass(/selected/);
+  await page.keyboard.press('Delete');
+  await expect(page.locator('[data-node-id]')).toHaveCount(1);
+  await expect(page.locator('[data-edge-id]')).toHaveCount(0);
+  await page.keyboard.press('Control+z');
+  await expect(page.locator('[data-node-id]')).toHaveCount(3);
+  await expect(page.locator('[data-edge-id]')).toHaveCount(2);
+  await page.keyboard.press('Control+Shift+z');
+  await expect(page.locator('[data-node-id]')).toHaveCount(1);
+  await page.keyboard.press('Control+y');
+  await page.keyboard.press('Control+z');
+  await expect(page.locator('[data-node-id]')).toHaveCount(3);
+
+  // Select with ], open the output popup with O, wire from the keyboard.
+  await page.keyboard.press(']');
+  await expect(node(page, 'm1')).toHaveClass(/selected/);
+  await page.keyboard.press('o');
+  const popup = page.getByRole('dialog', { name: 'Outputs of Topic' });
+  await expect(popup).toBeVisible();
+  await popup.locator('[data-port-id="signal_out"]').press('Enter');
+  const targets = page.getByRole('dialog', { name: 'Connect to' });
+  await targets.getByRole('button', { name: 'Draft · Start after' }).press('Enter');
+  await expect(page.locator('[data-edge-id]')).toHaveCount(3);
+
+  // The shortcut list.
+  await page.keyboard.press('?');
+  await expect(page.getByRole('dialog', { name: 'Keyboard shortcuts' })).toBeVisible();
+  await page.keyboard.press('Escape');
+  await expect(page.getByRole('dialog', { name: 'Keyboard shortcuts' })).toHaveCount(0);
+});
+
+test('a stale-revision save offers load theirs or save mine as a fork', async ({ page }) => {
+  const id = await newGraph(page);
+  // Someone else saves first (another tab with the same edit token).
+  const status = await page.evaluate(async (graphId) => {
+    const token = localStorage.getItem(`patchbay.edit.${graphId}`);
+    const document = await (await fetch(`/api/graphs/${graphId}`)).json();
+    document.name = 'Their version';
+    const reply = await fetch(`/api/graphs/${graphId}`, {
+      method: 'PUT',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}`, 'If-Match': '"1"' },
+      body: JSON.stringify(document),
+    });
+    return reply.status;
+  }, id);
+  expect(status).toBe(200);
+
+  await page.getByLabel('Graph name').fill('My version');
+  const dialog = page.getByRole('alertdialog', { name: 'Someone else saved this graph' });
+  await expect(dialog).toBeVisible({ timeout: 10_000 });
+  await expect(dialog.getByRole('button', { name: 'Load theirs (discard my edits)' })).toBeVisible();
+  await expect(page.getByLabel('Graph name')).toHaveValue('My version');
+
+  // Save mine as a fork: a new graph, mine, with my edit.
+  await dialog.getByRole('button', { name: 'Save mine as a fork' }).click();
+  await expect(page).not.toHaveURL(new RegExp(id));
+  await expect(page.locator('.access-badge')).toHaveText('Editing');
+  await expect(page.getByLabel('Graph name')).toHaveValue('My version');
+  // The original kept their version.
+  const original = await page.evaluate(async (graphId) => (await (await fetch(`/api/graphs/${graphId}`)).json()).name, id);
+  expect(original).toBe('Their version');
+});
+
+test('load theirs after a conflict replaces the edits with the saved version', async ({ page }) => {
+  const id = await newGraph(page);
+  await page.evaluate(async (graphId) => {
+    const token = localStorage.getItem(`patchbay.edit.${graphId}`);
+    const document = await (await fetch(`/api/graphs/${graphId}`)).json();
+    document.name = 'Their version';
+    await fetch(`/api/graphs/${graphId}`, {
+      method: 'PUT',
+      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}`, 'If-Match': '1' },
+      body: JSON.stringify(document),
+    });
+  }, id);
+  await page.getByLabel('Graph name').fill('Mine');
+  const dialog = page.getByRole('alertdialog', { name: 'Someone else saved this graph' });
+  await dialog.getByRole('button', { name: 'Load theirs (discard my edits)' }).click();
+  await expect(dialog).toHaveCount(0);
+  await expect(page.getByLabel('Graph name')).toHaveValue('Their version');
+  await saved(page);
+});
+
+test('the bench page builds the contract graph in the browser', async ({ page }) => {
+  await page.goto('/bench?bench=10');
+  await expect(page.locator('[data-node-id]')).toHaveCount(10);
+  await expect(page.locator('[data-edge-id]')).toHaveCount(14);
+  await expect(node(page, '0')).toContainText('Module 0');
+  for (const label of ['in0', 'in1', 'out0', 'out1', 'out2']) await expect(node(page, '0')).toContainText(label);
+  const pane = await page.locator('[data-bench-pane]').boundingBox();
+  const fifth = await node(page, '5').boundingBox();
+  // cols = 4: node 5 is at (220, 140).
+  expect(Math.round(fifth.x - pane.x)).toBe(220);
+  expect(Math.round(fifth.y - pane.y)).toBe(140);
+});
