@@ -90,8 +90,19 @@ ensure_build_tools() {
 }
 
 # A PostgreSQL server on this machine with a `patchbay` role and a fresh
-# `patchbay_test` database; prints its URL.
+# `patchbay_test` database; prints its URL and nothing else on stdout (the
+# tools it calls may talk, e.g. pg_ctlcluster's "Removed stale pid file.",
+# so their stdout goes to stderr).
 ensure_postgres_test_database() {
+  # Not captured through a pipe: the server started here would inherit it
+  # and keep the caller's $(...) waiting forever.
+  prepare_postgres_test_database >&2
+  local port
+  port="$(pg_lsclusters --no-header | awk 'NR == 1 { print $3 }')"
+  echo "postgres://patchbay:patchbay@127.0.0.1:$port/patchbay_test"
+}
+
+prepare_postgres_test_database() {
   if ! command -v pg_lsclusters >/dev/null 2>&1; then
     apt_install postgresql
   fi
@@ -119,5 +130,4 @@ ensure_postgres_test_database() {
     "${psql[@]}" -c "DROP DATABASE IF EXISTS $stale WITH (FORCE)" >/dev/null
   done
   "${psql[@]}" -c "CREATE DATABASE patchbay_test OWNER patchbay" >/dev/null
-  echo "postgres://patchbay:patchbay@127.0.0.1:$port/patchbay_test"
 }
