@@ -113,3 +113,74 @@ pub fn navigate(url: &str) {
         let _ = window.location().assign(url);
     }
 }
+
+/// Awaits a JS promise (in the browser; elsewhere it fails).
+pub async fn await_promise(
+    promise: js_sys::Promise,
+) -> Result<wasm_bindgen::JsValue, wasm_bindgen::JsValue> {
+    #[cfg(feature = "hydrate")]
+    {
+        wasm_bindgen_futures::JsFuture::from(promise).await
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        let _ = promise;
+        Err(wasm_bindgen::JsValue::NULL)
+    }
+}
+
+/// The text of a chosen file.
+pub async fn read_text(file: &web_sys::File) -> Result<String, String> {
+    let text = await_promise(file.text())
+        .await
+        .map_err(|_| "the browser could not read the file".to_owned())?;
+    text.as_string()
+        .ok_or_else(|| "the file is not text".to_owned())
+}
+
+/// The bytes of a chosen file.
+pub async fn read_bytes(file: &web_sys::File) -> Result<Vec<u8>, String> {
+    let buffer = await_promise(file.array_buffer())
+        .await
+        .map_err(|_| "the browser could not read the file".to_owned())?;
+    Ok(js_sys::Uint8Array::new(&buffer).to_vec())
+}
+
+/// Offers text as a file download.
+pub fn download(file_name: &str, media_type: &str, text: &str) -> Result<(), String> {
+    use wasm_bindgen::JsCast;
+
+    let describe = |_| "the browser refused".to_owned();
+    let document = web_sys::window()
+        .and_then(|window| window.document())
+        .ok_or("no document")?;
+    let parts = js_sys::Array::of1(&wasm_bindgen::JsValue::from_str(text));
+    let options = web_sys::BlobPropertyBag::new();
+    options.set_type(media_type);
+    let blob =
+        web_sys::Blob::new_with_str_sequence_and_options(&parts, &options).map_err(describe)?;
+    let url = web_sys::Url::create_object_url_with_blob(&blob).map_err(describe)?;
+    let anchor: web_sys::HtmlAnchorElement = document
+        .create_element("a")
+        .map_err(describe)?
+        .dyn_into()
+        .map_err(|_| "no link element".to_owned())?;
+    anchor.set_href(&url);
+    anchor.set_download(file_name);
+    anchor.click();
+    // The download has its own copy once it started.
+    let _ = web_sys::Url::revoke_object_url(&url);
+    Ok(())
+}
+
+/// A pause in the browser (on the server it returns at once).
+pub async fn sleep(duration: std::time::Duration) {
+    let (sender, receiver) = futures_channel::oneshot::channel::<()>();
+    leptos::prelude::set_timeout(
+        move || {
+            let _ = sender.send(());
+        },
+        duration,
+    );
+    let _ = receiver.await;
+}

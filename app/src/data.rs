@@ -1,9 +1,11 @@
-//! How a page gets its graph: read from the store while rendering on the
-//! server, fetched from the graphs API in the browser. A hydrating page
-//! never fetches: Leptos serialises the server's answer into the page.
+//! How a page gets its graph or run: read from the store while rendering on
+//! the server, fetched from the API in the browser. A hydrating page never
+//! fetches: Leptos serialises the server's answer into the page.
 
 use graph::Graph;
 use serde::{Deserialize, Serialize};
+
+use crate::run::record::RunRecord;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum PageError {
@@ -23,9 +25,12 @@ pub mod server {
     use graph::Graph;
 
     pub type GraphFuture = Pin<Box<dyn Future<Output = Result<Option<Graph>, String>> + Send>>;
+    /// A run as `GET /api/runs/{id}` gives it (JSON text).
+    pub type RunFuture = Pin<Box<dyn Future<Output = Result<Option<String>, String>> + Send>>;
 
     pub trait GraphSource: Send + Sync {
         fn graph(&self, id: String) -> GraphFuture;
+        fn run(&self, id: String) -> RunFuture;
     }
 
     #[derive(Clone)]
@@ -79,6 +84,64 @@ pub fn load_graph(
     async move {
         Err(PageError::Unavailable(format!(
             "graph {id}: this build renders no data"
+        )))
+    }
+}
+
+/// Reads a run's JSON; a run of another graph is not found under this one.
+fn run_of_graph(graph_id: &str, text: &str) -> Result<RunRecord, PageError> {
+    let record: RunRecord = serde_json::from_str(text)
+        .map_err(|error| PageError::Unavailable(format!("the run could not be read: {error}")))?;
+    if record.graph_id.as_deref() != Some(graph_id) {
+        return Err(PageError::NotFound);
+    }
+    Ok(record)
+}
+
+/// Starts loading run `run_id` of graph `graph_id`.
+#[cfg(feature = "ssr")]
+pub fn load_run(
+    graph_id: String,
+    run_id: String,
+) -> impl std::future::Future<Output = Result<RunRecord, PageError>> + Send + 'static {
+    let source = leptos::prelude::use_context::<server::GraphSourceHandle>();
+    async move {
+        let Some(source) = source else {
+            return Err(PageError::Unavailable("no run store".to_owned()));
+        };
+        match source.0.run(run_id).await {
+            Ok(Some(text)) => run_of_graph(&graph_id, &text),
+            Ok(None) => Err(PageError::NotFound),
+            Err(message) => Err(PageError::Unavailable(message)),
+        }
+    }
+}
+
+#[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+pub fn load_run(
+    graph_id: String,
+    run_id: String,
+) -> impl std::future::Future<Output = Result<RunRecord, PageError>> + Send + 'static {
+    send_wrapper::SendWrapper::new(async move {
+        match crate::browser::fetch("GET", &format!("/api/runs/{run_id}"), None, &[]).await {
+            Ok((200, body)) => run_of_graph(&graph_id, &body),
+            Ok((404, _)) => Err(PageError::NotFound),
+            Ok((status, _)) => Err(PageError::Unavailable(format!(
+                "the server answered {status}"
+            ))),
+            Err(message) => Err(PageError::Unavailable(message)),
+        }
+    })
+}
+
+#[cfg(not(any(feature = "ssr", feature = "hydrate")))]
+pub fn load_run(
+    graph_id: String,
+    run_id: String,
+) -> impl std::future::Future<Output = Result<RunRecord, PageError>> + Send + 'static {
+    async move {
+        Err(PageError::Unavailable(format!(
+            "run {run_id} of {graph_id}: this build renders no data"
         )))
     }
 }

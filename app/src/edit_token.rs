@@ -27,8 +27,15 @@ pub fn capture(graph_id: &str) -> bool {
             let _ = storage.set_item(&storage_key(graph_id), token);
         }
         if let Ok(history) = window.history() {
-            let path = window.location().pathname().unwrap_or_default();
-            let _ = history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&path));
+            // The query stays (`?run=…`: the run this page follows).
+            let location = window.location();
+            let address = format!(
+                "{}{}",
+                location.pathname().unwrap_or_default(),
+                location.search().unwrap_or_default()
+            );
+            let _ =
+                history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&address));
         }
         return true;
     }

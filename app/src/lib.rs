@@ -12,7 +12,9 @@ pub mod canvas;
 pub mod data;
 pub mod edit_token;
 pub mod editor;
+pub mod link;
 pub mod pages;
+pub mod run;
 
 pub use graph;
 
@@ -20,7 +22,7 @@ use leptos::prelude::*;
 use leptos_router::components::{Route, Router, Routes};
 use leptos_router::{SsrMode, path};
 
-use pages::{GraphPage, NotFound};
+use pages::{GraphPage, NotFound, OpenPage, RunPage};
 
 /// The HTML document around the app.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -50,6 +52,8 @@ pub fn App() -> impl IntoView {
                 // Async: the status (404 for an unknown graph) is known before
                 // the first byte is sent.
                 <Route path=path!("/g/:id") view=GraphPage ssr=SsrMode::Async/>
+                <Route path=path!("/g/:id/runs/:run_id") view=RunPage ssr=SsrMode::Async/>
+                <Route path=path!("/open") view=OpenPage/>
                 <Route path=path!("/bench") view=bench::BenchPage/>
             </Routes>
         </Router>

@@ -1,44 +1,71 @@
-//! The pages: a graph at `/g/{id}` (the editor), and the not-found page.
+//! The pages: a graph at `/g/{id}` (the editor), a recorded run at
+//! `/g/{id}/runs/{run_id}` (read-only), a graph from a self-contained link
+//! at `/open#graph=…`, and the not-found page.
 
 use leptos::either::Either;
 use leptos::prelude::*;
 use leptos_router::hooks::use_params_map;
 
-use crate::data::{PageError, load_graph};
+use crate::data::{PageError, load_graph, load_run};
 use crate::editor::Editor;
+use crate::editor::state::EditorMode;
+use crate::link;
+
+/// Sets the response status of a page rendered on the server. Taken from
+/// context while the page's component runs, before any async work.
+#[derive(Clone)]
+struct PageStatus(#[cfg(feature = "ssr")] Option<leptos_axum::ResponseOptions>);
+
+impl PageStatus {
+    fn current() -> PageStatus {
+        PageStatus(
+            #[cfg(feature = "ssr")]
+            use_context::<leptos_axum::ResponseOptions>(),
+        )
+    }
+
+    fn failed(&self, error: &PageError) {
+        #[cfg(feature = "ssr")]
+        if let Some(response) = &self.0 {
+            response.set_status(match error {
+                PageError::NotFound => http::StatusCode::NOT_FOUND,
+                PageError::Unavailable(_) => http::StatusCode::SERVICE_UNAVAILABLE,
+            });
+        }
+        #[cfg(not(feature = "ssr"))]
+        let _ = error;
+    }
+}
+
+/// The page for a graph or run that did not load.
+fn load_failed(status: &PageStatus, error: PageError, what: &'static str) -> AnyView {
+    status.failed(&error);
+    match error {
+        PageError::NotFound => view! {
+            <NotFound message=format!("There is no {what} at this address. It may have been mistyped, or the link is incomplete.")/>
+        }
+        .into_any(),
+        PageError::Unavailable(message) => view! {
+            <NotFound message=format!("The {what} could not be loaded: {message}")/>
+        }
+        .into_any(),
+    }
+}
 
 #[component]
 pub fn GraphPage() -> impl IntoView {
     let params = use_params_map();
     let graph_id = move || params.read().get("id").unwrap_or_default();
     let graph = Resource::new_blocking(graph_id, load_graph);
-    #[cfg(feature = "ssr")]
-    let response = use_context::<leptos_axum::ResponseOptions>();
+    let status = PageStatus::current();
     view! {
         <Suspense fallback=|| view! { <p class="loading">"Loading graph…"</p> }>
             {move || {
-                #[cfg(feature = "ssr")]
-                let response = response.clone();
+                let status = status.clone();
                 Suspend::new(async move {
                     match graph.await {
                         Ok(graph) => Either::Left(view! { <Editor graph/> }),
-                        Err(error) => {
-                            #[cfg(feature = "ssr")]
-                            if let Some(response) = &response {
-                                response.set_status(match error {
-                                    PageError::NotFound => http::StatusCode::NOT_FOUND,
-                                    PageError::Unavailable(_) => http::StatusCode::SERVICE_UNAVAILABLE,
-                                });
-                            }
-                            Either::Right(match error {
-                                PageError::NotFound => view! {
-                                    <NotFound message="There is no graph at this address. It may have been mistyped, or the link is incomplete."/>
-                                }.into_any(),
-                                PageError::Unavailable(message) => view! {
-                                    <NotFound message=format!("The graph could not be loaded: {message}")/>
-                                }.into_any(),
-                            })
-                        }
+                        Err(error) => Either::Right(load_failed(&status, error, "graph")),
                     }
                 })
             }}
@@ -46,13 +73,72 @@ pub fn GraphPage() -> impl IntoView {
     }
 }
 
+/// A recorded run, read-only, for anyone with the link: the graph as it ran
+/// with every module's final state and outputs (followed live if it is
+/// still going).
 #[component]
-pub fn NotFound(#[prop(into)] message: String) -> impl IntoView {
+pub fn RunPage() -> impl IntoView {
+    let params = use_params_map();
+    let ids = move || {
+        let params = params.read();
+        (
+            params.get("id").unwrap_or_default(),
+            params.get("run_id").unwrap_or_default(),
+        )
+    };
+    let run = Resource::new_blocking(ids, |(graph_id, run_id)| load_run(graph_id, run_id));
+    let status = PageStatus::current();
+    view! {
+        <Suspense fallback=|| view! { <p class="loading">"Loading run…"</p> }>
+            {move || {
+                let status = status.clone();
+                Suspend::new(async move {
+                    match run.await {
+                        Ok(record) => {
+                            let graph = record.graph.clone();
+                            Either::Left(view! { <Editor graph mode=EditorMode::Recorded record/> })
+                        }
+                        Err(error) => Either::Right(load_failed(&status, error, "run")),
+                    }
+                })
+            }}
+        </Suspense>
+    }
+}
+
+/// A graph carried in the address (`/open#graph=…`). The fragment never
+/// reaches the server, so the page decodes it in the browser.
+#[component]
+pub fn OpenPage() -> impl IntoView {
+    let opened = RwSignal::new(None::<Result<graph::Graph, String>>);
+    Effect::new(move |_| {
+        let hash = web_sys::window()
+            .and_then(|window| window.location().hash().ok())
+            .unwrap_or_default();
+        opened.set(Some(match link::from_fragment(&hash) {
+            Some(text) => link::decode(text).map_err(|error| error.to_string()),
+            None => Err("This address holds no graph: a self-contained link ends in #graph=… followed by the graph.".to_owned()),
+        }));
+    });
+    move || match opened.get() {
+        None => view! { <p class="loading">"Opening the graph in this link…"</p> }.into_any(),
+        Some(Ok(graph)) => view! { <Editor graph mode=EditorMode::Local/> }.into_any(),
+        Some(Err(message)) => {
+            view! { <NotFound title="This link cannot be opened" message/> }.into_any()
+        }
+    }
+}
+
+#[component]
+pub fn NotFound(
+    #[prop(into)] message: String,
+    #[prop(into, default = "Not found".to_owned())] title: String,
+) -> impl IntoView {
     // The status is set by whoever renders this: the graph page, or the
     // server's fallback for unknown paths (404).
     view! {
         <main class="not-found">
-            <h1>"Not found"</h1>
+            <h1>{title}</h1>
             <p>{message}</p>
             <p><a href="/">"Start a new graph"</a></p>
         </main>

@@ -1,23 +1,44 @@
-//! Server side of the pages: `/` starts a new graph from the starter
-//! example, and the graph page reads graphs from the store while rendering.
+//! Server side of the pages: `/` sends a visitor on (a self-contained link
+//! to `/open`, anyone else to `/new`), `/new` starts a new graph from the
+//! starter example, and the pages read graphs and runs from the store while
+//! rendering.
 
 use std::sync::Arc;
 
-use app::data::server::{GraphFuture, GraphSource, GraphSourceHandle};
+use app::data::server::{GraphFuture, GraphSource, GraphSourceHandle, RunFuture};
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::http::header::{CACHE_CONTROL, LOCATION};
-use axum::response::{IntoResponse, Response};
+use axum::response::{Html, IntoResponse, Response};
 use graph::Graph;
 use graph::starter::starter_graph;
 
 use crate::capability::is_graph_id;
 use crate::error::ApiError;
 use crate::graphs_api::create_graph;
+use crate::runs_api::run_document;
 use crate::state::AppState;
 use crate::store::Store;
 
-/// `/`: a new graph from the starter example, then to its page. The edit
+/// `/`. A self-contained link (`/#graph=…`) carries the graph in the
+/// fragment, which never reaches the server, so the page decides in the
+/// browser; without script it offers a new graph.
+const ROOT_PAGE: &str = r##"<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8"><title>Patchbay</title>
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<script>
+location.replace(location.hash.indexOf("#graph=") === 0 ? "/open" + location.hash : "/new");
+</script>
+</head><body>
+<noscript><p>Patchbay needs JavaScript. <a href="/new">Start a new graph</a></p></noscript>
+</body></html>
+"##;
+
+pub async fn root() -> Response {
+    ([(CACHE_CONTROL, "no-store")], Html(ROOT_PAGE)).into_response()
+}
+
+/// `/new`: a new graph from the starter example, then to its page. The edit
 /// token rides in the fragment, which browsers keep across the redirect and
 /// never send to a server.
 pub async fn new_graph(State(state): State<AppState>) -> Result<Response, ApiError> {
@@ -50,6 +71,19 @@ impl GraphSource for StoreGraphSource {
                 tracing::error!(%error, graph = %id, "a stored graph does not load");
                 "the stored graph could not be read".to_owned()
             })
+        })
+    }
+
+    fn run(&self, id: String) -> RunFuture {
+        let store = self.0.clone();
+        Box::pin(async move {
+            match run_document(&store, &id).await {
+                Ok(document) => Ok(document.map(|document| document.to_string())),
+                Err(error) => {
+                    tracing::error!(error = %error.message(), run = %id, "reading a run for its page failed");
+                    Err("the run store failed".to_owned())
+                }
+            }
         })
     }
 }

@@ -1,5 +1,6 @@
 //! The whole HTTP surface, built in one place: the JSON API under `/api`,
-//! the new-graph redirect at `/`, the Leptos pages, and the built site.
+//! the front door at `/` and the new-graph redirect at `/new`, the Leptos
+//! pages, and the built site.
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -56,7 +57,8 @@ pub fn router(state: AppState) -> Router {
     let shell_options = state.leptos_options.clone();
     let pkg = state.settings.site_root.join("pkg");
     Router::new()
-        .route("/", get(pages::new_graph))
+        .route("/", get(pages::root))
+        .route("/new", get(pages::new_graph))
         .nest("/api", api(&state))
         .nest_service("/pkg", ServeDir::new(pkg).precompressed_gzip())
         .leptos_routes_with_context(

@@ -24,7 +24,7 @@ use crate::capability::is_graph_id;
 use crate::error::ApiError;
 use crate::runs::{is_run_id, start_run};
 use crate::state::AppState;
-use crate::store::{StoredEvent, StoredRun};
+use crate::store::{Store, StoredEvent, StoredRun};
 
 /// `POST /api/graphs/{id}/runs` with `{"input": {"text", "files"}}` (or no body).
 pub async fn start(
@@ -108,16 +108,18 @@ fn summary(run: &StoredRun) -> Value {
     })
 }
 
-/// `GET /api/runs/{id}`: the run, its input and snapshot, and per module
-/// every activation (merged bundle, each response, named outputs, receipt,
-/// transcript).
-pub async fn get(
-    State(state): State<AppState>,
-    Path(id): Path<String>,
-) -> Result<Response, ApiError> {
-    let run = stored_run(&state, &id).await?;
+/// A run as the API and the run page show it: the run, its input and
+/// snapshot, and per module every activation (merged bundle, each response,
+/// named outputs, receipt, transcript). `None` if there is no such run.
+pub async fn run_document(store: &Store, id: &str) -> Result<Option<Value>, ApiError> {
+    if !is_run_id(id) {
+        return Ok(None);
+    }
+    let Some(run) = store.run(id).await? else {
+        return Ok(None);
+    };
     let mut modules = serde_json::Map::new();
-    for record in state.store.activations(&id).await? {
+    for record in store.activations(id).await? {
         let record: ActivationRecord = serde_json::from_str(&record)
             .map_err(|error| ApiError::Internal(format!("activation record of {id}: {error}")))?;
         let entry = modules
@@ -131,7 +133,18 @@ pub async fn get(
     body["input"] = serde_json::from_str(&run.input).unwrap_or(Value::Null);
     body["graph"] = serde_json::from_str(&run.snapshot).unwrap_or(Value::Null);
     body["modules"] = Value::Object(modules);
-    body["last_event_id"] = json!(state.store.last_event_seq(&id).await?);
+    body["last_event_id"] = json!(store.last_event_seq(id).await?);
+    Ok(Some(body))
+}
+
+/// `GET /api/runs/{id}`.
+pub async fn get(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Result<Response, ApiError> {
+    let body = run_document(&state.store, &id)
+        .await?
+        .ok_or(ApiError::RunNotFound)?;
     Ok(Json(body).into_response())
 }
 

@@ -139,6 +139,63 @@ async fn a_run_of_the_starter_graph_records_every_response_and_output() {
     }
 }
 
+async fn page(router: &Router, uri: &str) -> (StatusCode, String) {
+    let response = router.clone().oneshot(get(uri)).await.unwrap();
+    let status = response.status();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (status, String::from_utf8_lossy(&bytes).into_owned())
+}
+
+#[tokio::test]
+async fn a_recorded_run_has_its_own_read_only_page() {
+    for database in support::databases().await {
+        let (router, _) = app(&database, 0).await;
+        let graph_id = create_graph(&router, starter()).await;
+        let run_id = start(&router, &graph_id, "tides").await;
+        let run = wait_for(&router, &run_id, &["completed", "failed"]).await;
+        assert_eq!(run["status"], "completed", "{run}");
+        let merged = run["modules"]["m2"]["activations"][0]["outputs"]["data_out"]["content"]
+            ["merged_content"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+
+        let (status, html) = page(&router, &format!("/g/{graph_id}/runs/{run_id}")).await;
+        assert_eq!(status, StatusCode::OK);
+        // Rendered on the server: the run, every module done, the result.
+        assert!(html.contains(&run_id), "run id");
+        assert!(html.contains("Recorded run"), "read-only badge");
+        for module in ["m1", "m2", "m3"] {
+            // The module's opening tag.
+            let at = html.find(&format!("data-node-id=\"{module}\"")).unwrap();
+            let start = html[..at].rfind("<div").unwrap();
+            let end = at + html[at..].find('>').unwrap();
+            let element = &html[start..end];
+            assert!(
+                element.contains("run-done"),
+                "{module} not shown done: {element}"
+            );
+        }
+        let escaped = merged
+            .replace('&', "&amp;")
+            .replace('<', "&lt;")
+            .replace('>', "&gt;");
+        assert!(html.contains(&escaped), "the merged output is on the page");
+
+        // A run under another graph's address, and unknown runs, are not found.
+        let other = create_graph(&router, starter()).await;
+        for uri in [
+            format!("/g/{other}/runs/{run_id}"),
+            format!("/g/{graph_id}/runs/r_AAAAAAAAAAAAAAAAAAAAAAAA"),
+            format!("/g/{graph_id}/runs/nonsense"),
+        ] {
+            let (status, html) = page(&router, &uri).await;
+            assert_eq!(status, StatusCode::NOT_FOUND, "{uri}");
+            assert!(html.contains("There is no run at this address"), "{uri}");
+        }
+    }
+}
+
 #[tokio::test]
 async fn runs_are_refused_with_clear_errors() {
     for database in support::databases().await {

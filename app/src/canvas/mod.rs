@@ -217,12 +217,17 @@ fn ModuleBox(node: NodeHandle, model: CanvasModel) -> impl IntoView {
         selected,
         flagged,
         note,
+        run,
     } = node;
+    let clock = model.clock;
     let input_limit = Memo::new(move |_| outputs.with(|ports| column_limit(ports)));
     let output_limit = Memo::new(move |_| inputs.with(|ports| column_limit(ports)));
     view! {
         <div
-            class=move || format!("module kind-{}", kind.get())
+            class=move || {
+                let state = run.with(|run| run.as_ref().map_or("", |run| run.state.class()));
+                format!("module kind-{} {state}", kind.get())
+            }
             class:selected=move || selected.get()
             class:flagged=move || flagged.get()
             class:dragging=move || dragging.get()
@@ -233,6 +238,17 @@ fn ModuleBox(node: NodeHandle, model: CanvasModel) -> impl IntoView {
             style:left=move || format!("{}px", position.get().x)
             style:top=move || format!("{}px", position.get().y)
         >
+            {move || {
+                run.get().map(|state| {
+                    let class = format!("run-badge {}", state.state.class());
+                    let title = state.error.clone().unwrap_or_default();
+                    view! {
+                        <div class=class title=title>
+                            {move || run.with(|run| run.as_ref().map(|run| run.badge_text(clock.get())).unwrap_or_default())}
+                        </div>
+                    }
+                })
+            }}
             <div class="module-header" title=move || format!("{} ({})", title.get(), subtitle.get())>
                 <span class="module-label">{move || fit(&title.get(), TITLE_LIMIT)}</span>
                 <span class="module-note" title="Re-prompts">{move || note.get()}</span>

@@ -77,6 +77,81 @@ impl Viewport {
     }
 }
 
+/// Where a module is in a run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ModuleRunState {
+    #[default]
+    Queued,
+    Running,
+    Done,
+    Failed,
+    Cancelled,
+}
+
+impl ModuleRunState {
+    pub fn class(self) -> &'static str {
+        match self {
+            ModuleRunState::Queued => "run-queued",
+            ModuleRunState::Running => "run-running",
+            ModuleRunState::Done => "run-done",
+            ModuleRunState::Failed => "run-failed",
+            ModuleRunState::Cancelled => "run-cancelled",
+        }
+    }
+}
+
+/// A module's part in the run shown.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ModuleRun {
+    pub state: ModuleRunState,
+    /// `Re-prompt 2/3…`, `builder · Re-prompt 1/2…`, `Round 2`.
+    pub badge: Option<String>,
+    /// Unix milliseconds.
+    pub started_ms: Option<f64>,
+    pub finished_ms: Option<f64>,
+    pub tokens: u64,
+    pub error: Option<String>,
+}
+
+/// A duration for people: `3.2 s`, `12 s`, `2 min 5 s`.
+pub fn duration_text(milliseconds: f64) -> String {
+    let seconds = (milliseconds / 1000.0).max(0.0);
+    if seconds < 10.0 {
+        format!("{seconds:.1} s")
+    } else if seconds < 60.0 {
+        format!("{seconds:.0} s")
+    } else {
+        let whole = seconds.round() as u64;
+        format!("{} min {} s", whole / 60, whole % 60)
+    }
+}
+
+impl ModuleRun {
+    /// The badge over the module: what it is doing, for how long, and its tokens.
+    pub fn badge_text(&self, now_ms: f64) -> String {
+        let tokens = if self.tokens > 0 {
+            format!(" · {} tok", self.tokens)
+        } else {
+            String::new()
+        };
+        let took = |end: Option<f64>| match (self.started_ms, end) {
+            (Some(start), Some(end)) => format!(" {}", duration_text(end - start)),
+            _ => String::new(),
+        };
+        match self.state {
+            ModuleRunState::Queued => "queued".to_owned(),
+            ModuleRunState::Running => format!(
+                "● {}{}{tokens}",
+                self.badge.as_deref().unwrap_or("Running"),
+                took(Some(now_ms)).replacen(' ', " · ", 1)
+            ),
+            ModuleRunState::Done => format!("✓{}{tokens}", took(self.finished_ms)),
+            ModuleRunState::Failed => "✕ failed".to_owned(),
+            ModuleRunState::Cancelled => "■ cancelled".to_owned(),
+        }
+    }
+}
+
 #[derive(Clone, PartialEq)]
 pub struct NodeHandle {
     pub id: Arc<str>,
@@ -90,8 +165,10 @@ pub struct NodeHandle {
     pub selected: RwSignal<bool>,
     /// Has a validation error.
     pub flagged: RwSignal<bool>,
-    /// A short note under the header (`↻ 2 re-prompts`), or a run badge.
+    /// A short note in the header (`↻ 2`: its re-prompts).
     pub note: RwSignal<String>,
+    /// Its state in the run shown, if any.
+    pub run: RwSignal<Option<ModuleRun>>,
 }
 
 #[derive(Clone, PartialEq)]
@@ -163,6 +240,8 @@ pub struct CanvasModel {
     pub pointer: StoredValue<Option<(f64, f64)>>,
     /// The pane's size in pixels, measured on mount and on resize.
     pub pane_size: RwSignal<(f64, f64)>,
+    /// Now, in Unix milliseconds, ticking while a run is shown live.
+    pub clock: RwSignal<f64>,
     /// Render only what is near the view (large graphs, once hydrated).
     pub virtualize: RwSignal<bool>,
     /// Ids of the modules being dragged: they and their cables are drawn on
@@ -185,6 +264,7 @@ impl CanvasModel {
             pending_from: RwSignal::new(None),
             pointer: StoredValue::new(None),
             pane_size: RwSignal::new((1280.0, 800.0)),
+            clock: RwSignal::new(0.0),
             virtualize: RwSignal::new(false),
             dragging: RwSignal::new(Vec::new()),
             owner: StoredValue::new(Owner::current().unwrap_or_default()),
@@ -204,6 +284,7 @@ impl CanvasModel {
                 selected: RwSignal::new(false),
                 flagged: RwSignal::new(false),
                 note: RwSignal::new(look.note),
+                run: RwSignal::new(None),
             })
         })
     }
@@ -556,6 +637,29 @@ mod tests {
         assert!((before.x - after.x).abs() < 1e-9 && (before.y - after.y).abs() < 1e-9);
         assert_eq!(zoomed.zoom, 0.5);
         assert_eq!(view.zoomed_at(100.0, 0.0, 0.0).zoom, MAX_ZOOM);
+    }
+
+    #[test]
+    fn run_badges_say_what_a_module_is_doing() {
+        let running = ModuleRun {
+            state: ModuleRunState::Running,
+            badge: Some("Re-prompt 2/3…".to_owned()),
+            started_ms: Some(1_000.0),
+            tokens: 120,
+            ..ModuleRun::default()
+        };
+        assert_eq!(
+            running.badge_text(4_250.0),
+            "● Re-prompt 2/3… · 3.2 s · 120 tok"
+        );
+        let done = ModuleRun {
+            state: ModuleRunState::Done,
+            finished_ms: Some(13_000.0),
+            badge: None,
+            ..running.clone()
+        };
+        assert_eq!(done.badge_text(99_999.0), "✓ 12 s · 120 tok");
+        assert_eq!(ModuleRun::default().badge_text(0.0), "queued");
     }
 
     #[test]

@@ -6,7 +6,7 @@ use graph::Position;
 use leptos::prelude::*;
 
 use super::save;
-use super::state::{EditorState, Overlay};
+use super::state::{EditorMode, EditorState, Overlay};
 use crate::canvas::{self, typing};
 
 fn focus(selector: &str) {
@@ -110,6 +110,12 @@ pub fn handle(editor: EditorState, event: &web_sys::KeyboardEvent) {
         _ if in_field || overlay_open => false,
         (true, _, "a" | "A") => {
             editor.select_all();
+            true
+        }
+        (true, _, "Enter") => {
+            if editor.mode == EditorMode::Stored && !editor.run.is_live() {
+                editor.overlay.set(Overlay::Run);
+            }
             true
         }
         (true, _, "d" | "D") => {

@@ -6,11 +6,14 @@
 pub mod clipboard;
 pub mod history;
 mod keyboard;
+pub mod modal;
 mod overlays;
 mod palette;
 mod panel;
 pub mod save;
+mod share;
 pub mod state;
+pub mod transfer;
 mod validation;
 
 use std::time::Duration;
@@ -19,12 +22,16 @@ use graph::{Graph, ModuleKind, Severity, validate};
 use leptos::prelude::*;
 
 use crate::canvas::{Canvas, CanvasEvents};
+use crate::run::panel::RunPanel;
+use crate::run::record::RunRecord;
+use crate::run::run_in_address;
 use crate::{browser, edit_token};
 use overlays::Overlays;
 use palette::{KIND_MIME, Palette};
 use panel::DetailPanel;
 use save::SaveStatus;
-use state::{Catalogue, EditorState, Overlay};
+use state::{Catalogue, EditorMode, EditorState, Overlay};
+use transfer::ImportButton;
 use validation::{ValidationBadge, ValidationPanel};
 
 /// Runs validation a moment after the last edit, and marks what has errors.
@@ -70,15 +77,36 @@ fn watch_validation(editor: EditorState) {
 /// and any draft an earlier visit left.
 fn start(editor: EditorState) {
     Effect::new(move |_| {
-        let editable = edit_token::capture(&editor.graph_id());
-        editor.can_edit.set(editable);
-        editor.save.status.set(if editable {
-            SaveStatus::Saved
-        } else {
-            SaveStatus::ViewOnly
-        });
-        if editable {
-            save::restore_draft(editor);
+        match editor.mode {
+            EditorMode::Stored => {
+                let editable = edit_token::capture(&editor.graph_id());
+                editor.can_edit.set(editable);
+                editor.save.status.set(if editable {
+                    SaveStatus::Saved
+                } else {
+                    SaveStatus::ViewOnly
+                });
+                if editable {
+                    save::restore_draft(editor);
+                }
+                // A reload in the middle of a run picks it up again.
+                if let Some(run_id) = run_in_address() {
+                    resume(editor, run_id);
+                }
+            }
+            EditorMode::Local => {
+                editor.can_edit.set(true);
+                editor.save.status.set(SaveStatus::Local);
+            }
+            EditorMode::Recorded => {
+                editor.save.status.set(SaveStatus::ViewOnly);
+                // Still going: follow it from here.
+                if editor.run.is_live()
+                    && let Some(run_id) = editor.run.run_id.get_untracked()
+                {
+                    editor.run.follow(editor.model, editor.graph(), &run_id);
+                }
+            }
         }
         leptos::task::spawn_local(async move {
             if let Ok((200, body)) = browser::fetch("GET", "/api/providers", None, &[]).await
@@ -116,6 +144,22 @@ fn start(editor: EditorState) {
             leave.remove();
             online.remove();
         });
+    });
+}
+
+/// Shows the run in the address: followed live if it is still going, its
+/// end state if it is over.
+fn resume(editor: EditorState, run_id: String) {
+    leptos::task::spawn_local(async move {
+        match browser::fetch("GET", &format!("/api/runs/{run_id}"), None, &[]).await {
+            Ok((200, body)) => match serde_json::from_str::<RunRecord>(&body) {
+                Ok(record) if record.is_finished() => editor.run.show_record(editor.model, record),
+                Ok(record) => editor.run.follow(editor.model, record.graph, &run_id),
+                Err(error) => editor.notify(format!("The run could not be read: {error}")),
+            },
+            Ok((404, _)) => editor.notify("The run in the address does not exist."),
+            _ => editor.notify("The run in the address could not be loaded."),
+        }
     });
 }
 
@@ -187,14 +231,78 @@ fn Toolbar() -> impl IntoView {
                 <button type="button" title="Redo (Ctrl+Shift+Z)" aria-label="Redo" disabled=move || !editor.can_redo.get() on:click=move |_| editor.redo()>"↷"</button>
             </div>
             <ValidationBadge/>
+            <RunControls/>
+            <div class="toolbar-group">
+                <button type="button" title="Links to this graph" on:click=move |_| editor.overlay.set(Overlay::Share)>"Share"</button>
+                <button type="button" title="Download the graph as a JSON file" on:click=move |_| transfer::export(editor)>"Export"</button>
+                <ImportButton/>
+            </div>
             <button type="button" class="help-button" title="Keyboard shortcuts (?)" aria-label="Keyboard shortcuts" on:click=move |_| editor.overlay.set(Overlay::Help)>"?"</button>
-            <span class="access-badge" class:editable=move || editor.can_edit.get() class:read-only=move || !editor.can_edit.get()>
-                {move || if editor.can_edit.get() { "Editing" } else { "View only" }}
-            </span>
-            <Show when=move || !editor.can_edit.get()>
-                <button type="button" class="primary" on:click=move |_| save::save_as_fork(editor)>"Fork to edit"</button>
-            </Show>
+            {match editor.mode {
+                EditorMode::Stored => view! {
+                    <span class="access-badge" class:editable=move || editor.can_edit.get() class:read-only=move || !editor.can_edit.get()>
+                        {move || if editor.can_edit.get() { "Editing" } else { "View only" }}
+                    </span>
+                    <Show when=move || !editor.can_edit.get()>
+                        <button type="button" class="primary" title="Make a copy you own and can edit" on:click=move |_| save::save_as_fork(editor)>"Fork to edit"</button>
+                    </Show>
+                }
+                .into_any(),
+                EditorMode::Local => view! {
+                    <span class="access-badge local" title="This graph came in a self-contained link; the server does not have it">"From a link"</span>
+                    <button type="button" class="primary" title="Store it on the server as a new graph you own" on:click=move |_| save::save_as_fork(editor)>"Save to server"</button>
+                }
+                .into_any(),
+                EditorMode::Recorded => {
+                    let graph_link = editor
+                        .run
+                        .record
+                        .with_untracked(|record| record.as_ref().and_then(|record| record.graph_id.clone()))
+                        .map(|id| format!("/g/{id}"));
+                    view! {
+                        <span class="access-badge read-only" title="A recorded run: the graph as it ran, read-only">"Recorded run"</span>
+                        {graph_link.map(|href| view! { <a class="button-link" href=href>"Open the graph"</a> })}
+                        <button type="button" title="Make a copy of this version you own and can edit" on:click=move |_| save::save_as_fork(editor)>"Fork to edit"</button>
+                    }
+                    .into_any()
+                }
+            }}
         </header>
+    }
+}
+
+/// ▶ Run (Ctrl+Enter) and the run history.
+#[component]
+fn RunControls() -> impl IntoView {
+    let editor = expect_context::<EditorState>();
+    let run = editor.run;
+    match editor.mode {
+        EditorMode::Stored => view! {
+            <div class="toolbar-group">
+                <button
+                    type="button"
+                    class="primary run-button"
+                    title="Run the graph (Ctrl+Enter)"
+                    disabled=move || run.is_live()
+                    on:click=move |_| editor.overlay.set(Overlay::Run)
+                >
+                    {move || if run.is_live() { "Running…" } else { "▶ Run" }}
+                </button>
+                <button type="button" title="This graph's runs" on:click=move |_| {
+                    run.panel_open.set(true);
+                    run.history.set(true);
+                }>"Runs"</button>
+            </div>
+        }
+        .into_any(),
+        EditorMode::Local => view! {
+            <button type="button" class="run-button" disabled=true title="Save it to the server to run it">"▶ Run"</button>
+        }
+        .into_any(),
+        EditorMode::Recorded => view! {
+            <button type="button" title="Show the run's details" on:click=move |_| run.panel_open.set(true)>"Run details"</button>
+        }
+        .into_any(),
     }
 }
 
@@ -217,9 +325,19 @@ fn MigrationBanner() -> impl IntoView {
     }
 }
 
+/// The editor of one graph. `mode` says where it comes from (stored, a
+/// self-contained link, a recorded run); a recorded run passes its record,
+/// which the canvas shows from the first render.
 #[component]
-pub fn Editor(graph: Graph) -> impl IntoView {
-    let editor = EditorState::new(graph);
+pub fn Editor(
+    graph: Graph,
+    #[prop(default = EditorMode::Stored)] mode: EditorMode,
+    #[prop(optional)] record: Option<RunRecord>,
+) -> impl IntoView {
+    let editor = EditorState::new(graph, mode);
+    if let Some(record) = record {
+        editor.run.show_record(editor.model, record);
+    }
     provide_context(editor);
     start(editor);
     watch_validation(editor);
@@ -290,6 +408,7 @@ pub fn Editor(graph: Graph) -> impl IntoView {
                 >
                     <Canvas model editable movable=editable events pane=editor.pane/>
                     <ValidationPanel/>
+                    <RunPanel/>
                 </div>
                 <DetailPanel/>
             </div>

@@ -7,13 +7,20 @@ use std::time::Duration;
 use graph::{Direction, Port, ports};
 use leptos::prelude::*;
 
+use super::modal::Modal;
 use super::save::{self, SaveStatus};
+use super::share::ShareDialog;
 use super::state::{EditorState, Overlay};
 use crate::canvas::Connection;
+use crate::run::dialog::RunDialog;
 
 /// Every shortcut, as the help dialog lists them.
-pub const SHORTCUTS: [(&str, &str); 22] = [
+pub const SHORTCUTS: [(&str, &str); 23] = [
     ("?", "Show this list"),
+    (
+        "Ctrl+Enter",
+        "Run the graph (in the run dialog: start the run)",
+    ),
     ("/", "Search the palette to add a module"),
     ("Ctrl+Z", "Undo"),
     ("Ctrl+Shift+Z, Ctrl+Y", "Redo"),
@@ -45,14 +52,8 @@ pub const SHORTCUTS: [(&str, &str); 22] = [
 
 #[component]
 fn Help() -> impl IntoView {
-    let editor = expect_context::<EditorState>();
     view! {
-        <div class="modal-backdrop" on:click=move |_| editor.overlay.set(Overlay::None)>
-            <div class="modal help" role="dialog" aria-modal="true" aria-label="Keyboard shortcuts" on:click=|event| event.stop_propagation()>
-                <header>
-                    <h2>"Keyboard shortcuts"</h2>
-                    <button type="button" class="close" aria-label="Close" autofocus=true on:click=move |_| editor.overlay.set(Overlay::None)>"✕"</button>
-                </header>
+        <Modal title="Keyboard shortcuts".to_owned() class="help">
                 <table>
                     <tbody>
                         {SHORTCUTS
@@ -61,8 +62,7 @@ fn Help() -> impl IntoView {
                             .collect_view()}
                     </tbody>
                 </table>
-            </div>
-        </div>
+        </Modal>
     }
 }
 
@@ -202,6 +202,20 @@ fn Targets(module: String, port: String) -> impl IntoView {
     }
 }
 
+/// Something that did not work, said plainly, until the person closes it.
+#[component]
+fn Problem(title: String, message: String) -> impl IntoView {
+    let editor = expect_context::<EditorState>();
+    view! {
+        <Modal title class="problem" alert=true>
+            <p class="problem-message">{message}</p>
+            <div class="actions">
+                <button type="button" autofocus=true on:click=move |_| editor.overlay.set(Overlay::None)>"Close"</button>
+            </div>
+        </Modal>
+    }
+}
+
 #[component]
 fn Conflict(current: u64) -> impl IntoView {
     let editor = expect_context::<EditorState>();
@@ -245,6 +259,9 @@ pub fn Overlays() -> impl IntoView {
             Overlay::Help => Some(view! { <Help/> }.into_any()),
             Overlay::Outputs { module, x, y } => Some(view! { <Outputs module x y/> }.into_any()),
             Overlay::Targets { module, port } => Some(view! { <Targets module port/> }.into_any()),
+            Overlay::Run => Some(view! { <RunDialog/> }.into_any()),
+            Overlay::Share => Some(view! { <ShareDialog/> }.into_any()),
+            Overlay::Problem { title, message } => Some(view! { <Problem title message/> }.into_any()),
         }}
         {move || match editor.save.status.get() {
             SaveStatus::Conflict(current) => Some(view! { <Conflict current/> }),

@@ -10,7 +10,7 @@ use graph::Graph;
 use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::state::EditorState;
+use super::state::{EditorMode, EditorState};
 use crate::browser;
 use crate::edit_token;
 
@@ -28,6 +28,8 @@ pub enum SaveStatus {
     /// The server refused the document; the message says why.
     Refused(String),
     ViewOnly,
+    /// The graph came in a self-contained link: it lives in this page only.
+    Local,
 }
 
 impl SaveStatus {
@@ -40,6 +42,7 @@ impl SaveStatus {
             SaveStatus::Conflict(_) => "Conflict — choose what to keep".to_owned(),
             SaveStatus::Refused(message) => format!("Not saved: {message}"),
             SaveStatus::ViewOnly => "View only".to_owned(),
+            SaveStatus::Local => "Not on the server — in this page only".to_owned(),
         }
     }
 
@@ -50,6 +53,7 @@ impl SaveStatus {
             SaveStatus::Offline => "offline",
             SaveStatus::Conflict(_) | SaveStatus::Refused(_) => "problem",
             SaveStatus::ViewOnly => "view-only",
+            SaveStatus::Local => "local",
         }
     }
 }
@@ -92,6 +96,10 @@ impl SaveState {
 
     /// An edit happened: keep a draft, and save after a pause.
     pub fn changed(&self, editor: EditorState) {
+        if editor.mode != EditorMode::Stored {
+            // Nothing to save to: the link's graph stays in the page.
+            return;
+        }
         if matches!(self.status.get_untracked(), SaveStatus::Conflict(_)) {
             // Until the person chooses, nothing is sent.
             store_draft(editor);
@@ -170,6 +178,9 @@ pub fn restore_draft(editor: EditorState) {
 /// runs again when that one is back).
 pub fn save_now(editor: EditorState) {
     let save = editor.save;
+    if editor.mode != EditorMode::Stored {
+        return;
+    }
     if save.in_flight.get_value()
         || matches!(
             save.status.get_untracked(),
@@ -282,8 +293,9 @@ pub fn load_theirs(editor: EditorState) {
     });
 }
 
-/// After a conflict (or to take a view-only graph further): save this
-/// document as a new graph this browser owns, and go there.
+/// After a conflict, to take a view-only graph further, or to keep a graph
+/// that came in a self-contained link: save this document as a new graph
+/// this browser owns, and go there.
 pub fn save_as_fork(editor: EditorState) {
     let mut document = editor.graph();
     document.id = None;

@@ -17,6 +17,7 @@ use super::history::{Change, Document, Edit};
 use super::save::SaveState;
 use crate::canvas::Connection;
 use crate::canvas::model::CanvasModel;
+use crate::run::RunView;
 
 /// `GET /api/providers`: what modules may name.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -56,6 +57,28 @@ pub enum Overlay {
         module: String,
         port: String,
     },
+    /// The run's input, before it starts.
+    Run,
+    /// The graph's links.
+    Share,
+    /// Something that did not work, explained (a broken import file).
+    Problem {
+        title: String,
+        message: String,
+    },
+}
+
+/// Where the graph on the page comes from, which decides what the page may do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum EditorMode {
+    /// A graph the server stores (`/g/{id}`): edited with the edit token,
+    /// viewed and run without.
+    Stored,
+    /// A graph carried by a self-contained link: edited in the page only,
+    /// until it is saved to the server.
+    Local,
+    /// A recorded run (`/g/{id}/runs/{run_id}`): the graph as it ran, read-only.
+    Recorded,
 }
 
 /// Milliseconds since the epoch (the browser's clock in the browser).
@@ -94,10 +117,13 @@ pub struct EditorState {
     pub overlay: RwSignal<Overlay>,
     pub show_validation: RwSignal<bool>,
     pub save: SaveState,
+    pub mode: EditorMode,
+    /// The run the canvas shows, if any.
+    pub run: RunView,
 }
 
 impl EditorState {
-    pub fn new(graph: Graph) -> EditorState {
+    pub fn new(graph: Graph, mode: EditorMode) -> EditorState {
         let model = CanvasModel::new();
         model.load_graph(&graph);
         EditorState {
@@ -118,6 +144,8 @@ impl EditorState {
             toast: RwSignal::new(None),
             overlay: RwSignal::new(Overlay::None),
             show_validation: RwSignal::new(false),
+            mode,
+            run: RunView::new(),
         }
     }
 

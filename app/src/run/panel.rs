@@ -1,0 +1,559 @@
+//! The run panel under the canvas: the run's status and cancel, every
+//! module with its state, and for the module in focus its merged output,
+//! one tab per response (Original, Re-prompt 1…N, streaming live), named
+//! outputs, the receipt, the session transcript and errors; and the graph's
+//! run history, where opening a past run shows the canvas in its end state.
+
+use graph::Graph;
+use leptos::prelude::*;
+use serde_json::Value;
+
+use super::record::{ActivationView, RunRecord, RunSummary};
+use super::{RunView, remember_in_address};
+use crate::browser;
+use crate::canvas::model::{ModuleRunState, duration_text};
+use crate::editor::state::{EditorMode, EditorState};
+
+/// A tab of the module view.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Tab {
+    Merged,
+    /// Response `index`: 0 is the original, i is re-prompt i.
+    Response(u32),
+    Named(String),
+    Receipt,
+    Transcript,
+    Error,
+}
+
+/// The label of response `index` before the record names it.
+pub fn response_label(index: u32) -> String {
+    if index == 0 {
+        "Original".to_owned()
+    } else {
+        format!("Re-prompt {index}")
+    }
+}
+
+/// The tabs of one module: what its record holds, and what streams now.
+pub fn tabs(activation: Option<&ActivationView>, streaming: &[u32]) -> Vec<(Tab, String)> {
+    let mut tabs = vec![(Tab::Merged, "Merged".to_owned())];
+    let mut responses: Vec<(u32, String)> = activation
+        .map(|activation| {
+            activation
+                .responses
+                .iter()
+                .map(|response| (response.index, response.label.clone()))
+                .collect()
+        })
+        .unwrap_or_default();
+    for index in streaming {
+        if !responses.iter().any(|(known, _)| known == index) {
+            responses.push((*index, response_label(*index)));
+        }
+    }
+    responses.sort_by_key(|(index, _)| *index);
+    tabs.extend(
+        responses
+            .into_iter()
+            .map(|(index, label)| (Tab::Response(index), label)),
+    );
+    if let Some(activation) = activation {
+        tabs.extend(
+            activation
+                .named_outputs
+                .keys()
+                .map(|name| (Tab::Named(name.clone()), format!("“{name}”"))),
+        );
+        if activation.receipt.is_some() {
+            tabs.push((Tab::Receipt, "Receipt".to_owned()));
+        }
+        if !activation.transcript.is_empty() {
+            tabs.push((Tab::Transcript, "Transcript".to_owned()));
+        }
+        if activation.error.is_some() {
+            tabs.push((Tab::Error, "Error".to_owned()));
+        }
+    }
+    tabs
+}
+
+/// What a tab shows, as text.
+pub fn tab_text(tab: &Tab, activation: Option<&ActivationView>, stream: Option<&String>) -> String {
+    let Some(activation) = activation else {
+        return match tab {
+            Tab::Response(_) => stream.cloned().unwrap_or_default(),
+            _ => String::new(),
+        };
+    };
+    match tab {
+        Tab::Merged => activation.merged().unwrap_or_else(|| {
+            if activation.status == "running" {
+                "…".to_owned()
+            } else {
+                "No output.".to_owned()
+            }
+        }),
+        Tab::Response(index) => {
+            let recorded = activation
+                .responses
+                .iter()
+                .find(|response| response.index == *index);
+            match (recorded, stream) {
+                (Some(response), _) if response.complete => response.text.clone(),
+                (_, Some(stream)) => stream.clone(),
+                (Some(response), None) => response.text.clone(),
+                (None, None) => String::new(),
+            }
+        }
+        Tab::Named(name) => activation
+            .named_outputs
+            .get(name)
+            .cloned()
+            .unwrap_or_default(),
+        Tab::Receipt => receipt_text(activation.receipt.as_ref()),
+        Tab::Transcript => activation
+            .transcript
+            .iter()
+            .map(|line| format!("── {} ──\n{}", line.role, line.text))
+            .collect::<Vec<_>>()
+            .join("\n\n"),
+        Tab::Error => activation.error.clone().unwrap_or_default(),
+    }
+}
+
+fn receipt_text(receipt: Option<&Value>) -> String {
+    let Some(receipt) = receipt else {
+        return String::new();
+    };
+    let number = |key: &str| receipt.get(key).and_then(Value::as_u64).unwrap_or(0);
+    let text = |key: &str| {
+        receipt
+            .get(key)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let simulated = if receipt.get("simulated").and_then(Value::as_bool) == Some(true) {
+        " (simulated)"
+    } else {
+        ""
+    };
+    format!(
+        "Provider: {} · {}{simulated}\nTokens: {} in, {} out\nDuration: {}\nRe-prompts: {}\n\n{}",
+        text("provider"),
+        text("model"),
+        number("tokens_in"),
+        number("tokens_out"),
+        duration_text(number("duration_ms") as f64),
+        number("re_prompt_count"),
+        serde_json::to_string_pretty(receipt).unwrap_or_default(),
+    )
+}
+
+fn status_text(status: &str) -> &'static str {
+    match status {
+        "queued" => "Queued",
+        "running" => "Running",
+        "completed" => "Completed",
+        "failed" => "Failed",
+        "cancelled" => "Cancelled",
+        "interrupted" => "Interrupted (the server stopped)",
+        _ => "Unknown",
+    }
+}
+
+/// The modules of the run, in document order: id, label, kind.
+fn modules_of(graph: &Graph) -> Vec<(String, String, String)> {
+    graph
+        .modules
+        .iter()
+        .map(|module| {
+            let kind = module.kind().map_or("unknown", graph::ModuleKind::as_str);
+            (
+                module.id.clone(),
+                module.display_label().to_owned(),
+                kind.to_owned(),
+            )
+        })
+        .collect()
+}
+
+/// Local time of a Unix-milliseconds instant (in the browser).
+fn local_time(milliseconds: i64) -> String {
+    #[cfg(feature = "hydrate")]
+    {
+        String::from(
+            js_sys::Date::new(&wasm_bindgen::JsValue::from_f64(milliseconds as f64))
+                .to_locale_string("default", &wasm_bindgen::JsValue::UNDEFINED),
+        )
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        format!("{milliseconds}")
+    }
+}
+
+#[component]
+fn History(graph_id: String) -> impl IntoView {
+    let editor = expect_context::<EditorState>();
+    let view_state = editor.run;
+    let runs = RwSignal::new(None::<Result<Vec<RunSummary>, String>>);
+    let url = format!("/api/graphs/{graph_id}/runs");
+    Effect::new(move |_| {
+        // Read again when the run shown changes state.
+        view_state.status.track();
+        let url = url.clone();
+        leptos::task::spawn_local(async move {
+            let answer = match browser::fetch("GET", &url, None, &[]).await {
+                Ok((200, body)) => serde_json::from_str::<Value>(&body)
+                    .ok()
+                    .and_then(|body| body.get("runs").cloned())
+                    .and_then(|list| serde_json::from_value::<Vec<RunSummary>>(list).ok())
+                    .ok_or_else(|| "the run list could not be read".to_owned()),
+                Ok((status, _)) => Err(format!("the server answered {status}")),
+                Err(message) => Err(message),
+            };
+            runs.set(Some(answer));
+        });
+    });
+    let open = move |run_id: String| {
+        leptos::task::spawn_local(async move {
+            match browser::fetch("GET", &format!("/api/runs/{run_id}"), None, &[]).await {
+                Ok((200, body)) => match serde_json::from_str::<RunRecord>(&body) {
+                    Ok(record) if record.is_finished() => {
+                        view_state.show_record(editor.model, record);
+                        remember_in_address(Some(&run_id));
+                        view_state.history.set(false);
+                    }
+                    Ok(record) => {
+                        view_state.follow(editor.model, record.graph, &run_id);
+                        view_state.history.set(false);
+                    }
+                    Err(error) => editor.notify(format!("The run could not be read: {error}")),
+                },
+                _ => editor.notify("The run could not be loaded; try again."),
+            }
+        });
+    };
+    let graph_for_links = graph_id.clone();
+    view! {
+        <div class="run-history" role="region" aria-label="Run history">
+            {move || match runs.get() {
+                None => view! { <p class="hint">"Loading the run history…"</p> }.into_any(),
+                Some(Err(message)) => view! { <p class="hint">{format!("The run history could not be loaded: {message}")}</p> }.into_any(),
+                Some(Ok(list)) if list.is_empty() => view! { <p class="hint">"No runs yet. Run the graph with ▶ Run (Ctrl+Enter)."</p> }.into_any(),
+                Some(Ok(list)) => {
+                    let graph_id = graph_for_links.clone();
+                    view! {
+                        <ul>
+                            {list
+                                .into_iter()
+                                .map(|summary| {
+                                    let id = summary.id.clone();
+                                    let link = format!("/g/{graph_id}/runs/{}", summary.id);
+                                    let took = summary.finished_at.map(|end| duration_text((end - summary.created_at) as f64)).unwrap_or_default();
+                                    view! {
+                                        <li class=format!("history-run status-{}", summary.status)>
+                                            <button type="button" class="history-open" on:click=move |_| open(id.clone())>
+                                                <span class="history-status">{status_text(&summary.status)}</span>
+                                                <span class="history-time">{local_time(summary.created_at)}</span>
+                                                <span class="history-took">{took}</span>
+                                            </button>
+                                            <a href=link title="The run's own page, to share">"link"</a>
+                                        </li>
+                                    }
+                                })
+                                .collect_view()}
+                        </ul>
+                    }
+                    .into_any()
+                }
+            }}
+        </div>
+    }
+}
+
+#[component]
+fn ModuleView(view_state: RunView) -> impl IntoView {
+    let editor = expect_context::<EditorState>();
+    // None: follow the run (the response streaming now, else Merged).
+    let chosen = RwSignal::new(None::<Tab>);
+    Effect::new(move |_| {
+        view_state.focus.track();
+        chosen.set(None);
+    });
+    let activation = Memo::new(move |_| {
+        let focus = view_state.focus.get()?;
+        view_state.record.with(|record| {
+            record
+                .as_ref()
+                .and_then(|record| record.last(&focus).cloned())
+        })
+    });
+    let streaming = Memo::new(move |_| {
+        let focus = view_state.focus.get().unwrap_or_default();
+        view_state.streams.with(|streams| {
+            streams
+                .keys()
+                .filter(|(id, _)| *id == focus)
+                .map(|(_, index)| *index)
+                .collect::<Vec<_>>()
+        })
+    });
+    let running = Memo::new(move |_| {
+        let focus = view_state.focus.get().unwrap_or_default();
+        editor
+            .model
+            .node(&focus)
+            .and_then(|node| node.run.get())
+            .is_some_and(|run| run.state == ModuleRunState::Running)
+    });
+    let tab_list = Memo::new(move |_| {
+        activation
+            .with(|activation| streaming.with(|streaming| tabs(activation.as_ref(), streaming)))
+    });
+    let current = Memo::new(move |_| {
+        chosen.get().unwrap_or_else(|| {
+            if running.get()
+                && let Some(index) = streaming.with(|streaming| streaming.iter().max().copied())
+            {
+                return Tab::Response(index);
+            }
+            Tab::Merged
+        })
+    });
+    let text = Memo::new(move |_| {
+        let tab = current.get();
+        let focus = view_state.focus.get().unwrap_or_default();
+        let stream = match &tab {
+            Tab::Response(index) => view_state
+                .streams
+                .with(|streams| streams.get(&(focus, *index)).cloned()),
+            _ => None,
+        };
+        activation.with(|activation| tab_text(&tab, activation.as_ref(), stream.as_ref()))
+    });
+    view! {
+        <div class="run-module">
+            <div class="run-tabs" role="tablist" aria-label="Responses and outputs">
+                {move || {
+                    tab_list
+                        .get()
+                        .into_iter()
+                        .map(|(tab, label)| {
+                            let selected = {
+                                let tab = tab.clone();
+                                move || current.get() == tab
+                            };
+                            let selected_too = selected.clone();
+                            view! {
+                                <button
+                                    type="button"
+                                    role="tab"
+                                    class="run-tab"
+                                    aria-selected=move || if selected() { "true" } else { "false" }
+                                    class:active=selected_too
+                                    on:click=move |_| chosen.set(Some(tab.clone()))
+                                >
+                                    {label}
+                                </button>
+                            }
+                        })
+                        .collect_view()
+                }}
+            </div>
+            <pre class="run-output" role="tabpanel" aria-live="off">{move || text.get()}</pre>
+        </div>
+    }
+}
+
+#[component]
+pub fn RunPanel() -> impl IntoView {
+    let editor = expect_context::<EditorState>();
+    let view_state = editor.run;
+    let graph_id = Memo::new(move |_| {
+        view_state
+            .record
+            .with(|record| record.as_ref().and_then(|record| record.graph_id.clone()))
+            .unwrap_or_else(|| editor.graph_id())
+    });
+    let modules = Memo::new(move |_| {
+        editor.version.track();
+        view_state
+            .record
+            .with(|record| record.as_ref().map(|record| modules_of(&record.graph)))
+            .unwrap_or_else(|| editor.with_graph(modules_of))
+    });
+    let elapsed = move || {
+        let now = editor.model.clock.get();
+        view_state.record.with(|record| {
+            let record = record.as_ref()?;
+            let start = record.started_at.unwrap_or(record.created_at) as f64;
+            let end = record.finished_at.map_or(now, |end| end as f64);
+            (end > start).then(|| duration_text(end - start))
+        })
+    };
+    view! {
+        <Show when=move || view_state.panel_open.get()>
+            <section class="run-panel" aria-label="Run">
+                <header class="run-header">
+                    <Show
+                        when=move || view_state.run_id.get().is_some()
+                        fallback=|| view! { <strong>"Runs"</strong> }
+                    >
+                        <strong>"Run"</strong>
+                        <code class="run-id">{move || view_state.run_id.get().unwrap_or_default()}</code>
+                        <span class=move || format!("run-status status-{}", view_state.status.get().unwrap_or_default()) role="status">
+                            {move || status_text(&view_state.status.get().unwrap_or_default())}
+                        </span>
+                        <span class="run-elapsed">{elapsed}</span>
+                        <Show when=move || view_state.is_live()>
+                            <button type="button" class="danger" on:click=move |_| view_state.cancel()>"Cancel run"</button>
+                        </Show>
+                        <a
+                            class="run-link"
+                            href=move || format!("/g/{}/runs/{}", graph_id.get(), view_state.run_id.get().unwrap_or_default())
+                            title="This run's own page: anyone with the link sees it, read-only"
+                        >
+                            "Run link"
+                        </a>
+                    </Show>
+                    <span class="run-error">{move || view_state.error.get()}</span>
+                    <button
+                        type="button"
+                        class="history-toggle"
+                        aria-pressed=move || if view_state.history.get() { "true" } else { "false" }
+                        on:click=move |_| view_state.history.update(|shown| *shown = !*shown)
+                    >
+                        "History"
+                    </button>
+                    <button type="button" class="close" aria-label="Close the run panel" title="Close (the canvas goes back to editing)" on:click=move |_| {
+                        // A run page is the run: closing only hides the panel.
+                        if editor.mode == EditorMode::Recorded {
+                            view_state.panel_open.set(false);
+                        } else {
+                            view_state.close(editor.model);
+                        }
+                    }>
+                        "✕"
+                    </button>
+                </header>
+                <Show
+                    when=move || !view_state.history.get() && view_state.run_id.get().is_some()
+                    fallback=move || view! { <History graph_id=graph_id.get_untracked()/> }
+                >
+                    <div class="run-body">
+                        <nav class="run-modules" aria-label="Modules of the run">
+                            {move || {
+                                modules
+                                    .get()
+                                    .into_iter()
+                                    .map(|(id, label, kind)| {
+                                        let node_run = editor.model.node(&id).map(|node| node.run);
+                                        let state = move || node_run.and_then(|run| run.get()).map(|run| run.state.class()).unwrap_or("run-idle");
+                                        let badge = move || {
+                                            let now = editor.model.clock.get();
+                                            node_run.and_then(|run| run.with(|run| run.as_ref().map(|run| run.badge_text(now)))).unwrap_or_default()
+                                        };
+                                        let focused = {
+                                            let id = id.clone();
+                                            move || view_state.focus.get().as_deref() == Some(id.as_str())
+                                        };
+                                        view! {
+                                            <button
+                                                type="button"
+                                                class=move || format!("run-module-entry {} kind-{kind}", state())
+                                                class:focused=focused.clone()
+                                                aria-pressed=move || if focused() { "true" } else { "false" }
+                                                data-module-id=id.clone()
+                                                on:click=move |_| view_state.choose(id.clone())
+                                            >
+                                                <span class="entry-label">{label}</span>
+                                                <span class="entry-badge">{badge}</span>
+                                            </button>
+                                        }
+                                    })
+                                    .collect_view()
+                            }}
+                        </nav>
+                        <ModuleView view_state/>
+                    </div>
+                </Show>
+            </section>
+        </Show>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::run::record::ResponseView;
+
+    fn activation() -> ActivationView {
+        ActivationView {
+            module_id: "m2".to_owned(),
+            activation: 1,
+            status: "running".to_owned(),
+            responses: vec![ResponseView {
+                index: 0,
+                label: "Original".to_owned(),
+                text: "first".to_owned(),
+                complete: true,
+                ..ResponseView::default()
+            }],
+            ..ActivationView::default()
+        }
+    }
+
+    #[test]
+    fn a_streaming_re_prompt_gets_its_tab_before_the_record_has_it() {
+        let activation = activation();
+        let labels: Vec<String> = tabs(Some(&activation), &[1])
+            .into_iter()
+            .map(|(_, label)| label)
+            .collect();
+        assert_eq!(labels, ["Merged", "Original", "Re-prompt 1"]);
+        let stream = "partial reply".to_owned();
+        assert_eq!(
+            tab_text(&Tab::Response(1), Some(&activation), Some(&stream)),
+            "partial reply"
+        );
+        assert_eq!(
+            tab_text(&Tab::Response(0), Some(&activation), Some(&stream)),
+            "first"
+        );
+        assert_eq!(tab_text(&Tab::Merged, Some(&activation), None), "…");
+    }
+
+    #[test]
+    fn a_finished_module_shows_named_outputs_receipt_and_error_tabs() {
+        let mut activation = activation();
+        activation.status = "failed".to_owned();
+        activation
+            .named_outputs
+            .insert("summary".to_owned(), "short".to_owned());
+        activation.receipt = Some(
+            serde_json::json!({"provider": "sim", "model": "sim-1", "simulated": true, "tokens_in": 12, "tokens_out": 30, "duration_ms": 1500, "re_prompt_count": 2}),
+        );
+        activation.error = Some("the provider refused".to_owned());
+        let labels: Vec<String> = tabs(Some(&activation), &[])
+            .into_iter()
+            .map(|(_, label)| label)
+            .collect();
+        assert_eq!(
+            labels,
+            ["Merged", "Original", "“summary”", "Receipt", "Error"]
+        );
+        let receipt = tab_text(&Tab::Receipt, Some(&activation), None);
+        assert!(receipt.starts_with("Provider: sim · sim-1 (simulated)\nTokens: 12 in, 30 out\nDuration: 1.5 s\nRe-prompts: 2"), "{receipt}");
+        assert_eq!(
+            tab_text(&Tab::Named("summary".to_owned()), Some(&activation), None),
+            "short"
+        );
+        assert_eq!(
+            tab_text(&Tab::Merged, Some(&activation), None),
+            "No output."
+        );
+    }
+}

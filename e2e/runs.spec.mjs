@@ -1,0 +1,145 @@
+// Runs on the canvas, through the UI only, against the real server with the
+// simulated provider slowed (scripts/e2e: 40 ms a word) so every step shows:
+// the Re-prompt i/N… badge, streamed text, the merged output with its
+// separators and one tab per response, cancel, a reload in the middle of a
+// run, and the run history.
+import { test, expect } from '@playwright/test';
+
+async function newGraph(page) {
+  await page.goto('/');
+  await expect(page.locator('.access-badge')).toHaveText('Editing');
+  return page.url().split('/g/')[1].split(/[?#]/)[0];
+}
+
+const node = (page, id) => page.locator(`[data-node-id="${id}"]`);
+const badge = (page, id) => node(page, id).locator('.run-badge');
+const runPanel = (page) => page.getByRole('region', { name: 'Run', exact: true });
+
+/** Opens the run dialog with the shortcut and starts a run. */
+async function startRun(page, text) {
+  await page.locator('.pane').focus();
+  await page.keyboard.press('Control+Enter');
+  const dialog = page.getByRole('dialog', { name: 'Run the graph' });
+  await expect(dialog).toBeVisible();
+  await dialog.getByLabel('Run input').fill(text);
+  await dialog.getByLabel('Run input').press('Control+Enter');
+  await expect(dialog).toBeHidden();
+}
+
+test('a run shows Re-prompt 1/2…, then 2/2…, then done, streaming, with the merged output and every response', async ({ page }) => {
+  const errors = [];
+  page.on('pageerror', (error) => errors.push(error.message));
+  await newGraph(page);
+  await startRun(page, 'Why tide tables matter');
+
+  // The address names the run (a reload follows it again).
+  await expect(page).toHaveURL(/\?run=r_/);
+  await expect(badge(page, 'm2')).toContainText('Re-prompt 1/2…');
+  await expect(node(page, 'm2')).toHaveClass(/run-running/);
+  await expect(badge(page, 'm3')).toHaveText('queued');
+  await expect(page.locator('.run-button')).toBeDisabled();
+
+  // The panel follows the running module and streams its current response.
+  const panel = runPanel(page);
+  await expect(badge(page, 'm2')).toContainText('Re-prompt 2/2…');
+  await expect(panel.getByRole('tab', { name: 'Re-prompt 2' })).toHaveAttribute('aria-selected', 'true');
+  await expect(panel.locator('.run-output')).not.toBeEmpty();
+
+  await expect(badge(page, 'm2')).toContainText('✓');
+  await expect(badge(page, 'm2')).toContainText('tok');
+  await expect(badge(page, 'm3')).toContainText('✓');
+  await expect(node(page, 'm2')).toHaveClass(/run-done/);
+  await expect(panel.locator('.run-status')).toHaveText('Completed');
+  await expect(page.locator('.run-button')).toBeEnabled();
+
+  // The merged output, with its separators, then each response on its own.
+  await panel.locator('.run-module-entry[data-module-id="m2"]').click();
+  await panel.getByRole('tab', { name: 'Merged' }).click();
+  const output = panel.locator('.run-output');
+  await expect(output).toContainText('───── Re-prompt 1 ─────');
+  await expect(output).toContainText('───── Re-prompt 2 ─────');
+  const merged = await output.textContent();
+  const responses = [];
+  for (const name of ['Original', 'Re-prompt 1', 'Re-prompt 2']) {
+    await panel.getByRole('tab', { name, exact: true }).click();
+    await expect(panel.getByRole('tab', { name, exact: true })).toHaveAttribute('aria-selected', 'true');
+    const text = await output.textContent();
+    expect(text.length).toBeGreaterThan(20);
+    expect(text).not.toContain('─────');
+    responses.push(text);
+  }
+  expect(merged).toBe(`${responses[0]}\n───── Re-prompt 1 ─────\n${responses[1]}\n───── Re-prompt 2 ─────\n${responses[2]}`);
+  await panel.getByRole('tab', { name: 'Receipt' }).click();
+  await expect(output).toContainText('(simulated)');
+  await expect(output).toContainText('Re-prompts: 2');
+  await panel.getByRole('tab', { name: 'Transcript' }).click();
+  await expect(output).toContainText('Review your work above. What did you miss?');
+
+  // The output module holds the result.
+  await panel.locator('.run-module-entry[data-module-id="m3"]').click();
+  await expect(output).toHaveText(merged);
+
+  // The history lists the run; the panel closes back to plain editing.
+  await panel.getByRole('button', { name: 'History' }).click();
+  await expect(panel.locator('.history-run')).toHaveCount(1);
+  await expect(panel.locator('.history-run .history-status')).toHaveText('Completed');
+  await panel.getByRole('button', { name: 'Close the run panel' }).click();
+  await expect(panel).toBeHidden();
+  await expect(page.locator('.run-badge')).toHaveCount(0);
+  await expect(page).not.toHaveURL(/\?run=/);
+
+  // Opening the past run from the history shows the canvas in its end state.
+  await page.getByRole('button', { name: 'Runs', exact: true }).click();
+  await runPanel(page).locator('.history-open').click();
+  await expect(badge(page, 'm3')).toContainText('✓');
+  await expect(runPanel(page).locator('.run-status')).toHaveText('Completed');
+  await expect(runPanel(page).locator('.run-output')).toHaveText(merged);
+  expect(errors).toEqual([]);
+});
+
+test('cancel stops a run: the running module shows cancelled, what never started shows nothing', async ({ page }) => {
+  await newGraph(page);
+  await page.locator('.run-button').click();
+  const dialog = page.getByRole('dialog', { name: 'Run the graph' });
+  await dialog.getByRole('button', { name: /Start run/ }).click();
+  await expect(badge(page, 'm2')).toContainText('Re-prompt 1/2…');
+  await runPanel(page).getByRole('button', { name: 'Cancel run' }).click();
+  await expect(runPanel(page).locator('.run-status')).toHaveText('Cancelled');
+  await expect(badge(page, 'm2')).toHaveText('■ cancelled');
+  await expect(node(page, 'm2')).toHaveClass(/run-cancelled/);
+  await expect(badge(page, 'm3')).toHaveCount(0);
+  await expect(badge(page, 'm1')).toContainText('✓');
+  await expect(runPanel(page).getByRole('button', { name: 'Cancel run' })).toBeHidden();
+  await expect(page.locator('.run-button')).toBeEnabled();
+});
+
+/** A starter graph whose agent writes four times longer replies (`sim-long`),
+ * so a run lasts long enough to reload in the middle of it. */
+async function graphWithLongReplies(page) {
+  const id = await newGraph(page);
+  const document = await (await page.request.get(`/api/graphs/${id}`)).json();
+  document.modules.find((module) => module.id === 'm2').config.agent_config.model = 'sim-long';
+  const created = await (await page.request.post('/api/graphs', { data: document })).json();
+  await page.goto(created.edit_url);
+  await expect(page.locator('.access-badge')).toHaveText('Editing');
+}
+
+test('a reload in the middle of a run catches up and follows it to the end', async ({ page }) => {
+  test.setTimeout(60_000);
+  await graphWithLongReplies(page);
+  await startRun(page, 'Reload me');
+  await expect(badge(page, 'm2')).toContainText('Re-prompt 1/2…');
+  const address = page.url();
+  await page.reload();
+  expect(page.url()).toBe(address);
+  await expect(page.locator('.access-badge')).toHaveText('Editing');
+  // Caught up from the event log, then live to the end.
+  await expect(runPanel(page).locator('.run-status')).toHaveText('Running');
+  await expect(badge(page, 'm1')).toContainText('✓');
+  await expect(badge(page, 'm2')).toContainText('Re-prompt 1/2…');
+  await expect(badge(page, 'm2')).toContainText('Re-prompt 2/2…', { timeout: 15_000 });
+  await expect(badge(page, 'm3')).toContainText('✓', { timeout: 30_000 });
+  await expect(runPanel(page).locator('.run-status')).toHaveText('Completed');
+  const output = runPanel(page).locator('.run-output');
+  await expect(output).toContainText('───── Re-prompt 2 ─────');
+});
