@@ -24,7 +24,7 @@ apt_updated=""
 apt_install() {
   if [ -z "$apt_updated" ]; then
     say "apt-get update"
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2
     apt_updated=1
   fi
   say "apt-get install $*"
@@ -82,8 +82,34 @@ ensure_chromium() {
   fi
 }
 
+# Coding modules keep each run's workspace in git.
+ensure_git() {
+  command -v git >/dev/null 2>&1 || apt_install git
+}
+
+# The official ACP Python SDK in a virtual environment, for the test agent
+# that checks our ACP client against an independent implementation; prints
+# the environment's python.
+ACP_PYTHON_SDK="agent-client-protocol==0.12.1"
+ensure_acp_python_sdk() {
+  local venv="${XDG_CACHE_HOME:-$HOME/.cache}/patchbay/acp-venv"
+  if ! "$venv/bin/python" -c 'import acp' >/dev/null 2>&1 \
+    || [ "$(cat "$venv/.patchbay-sdk" 2>/dev/null)" != "$ACP_PYTHON_SDK" ]; then
+    command -v python3 >/dev/null 2>&1 || apt_install python3
+    python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || apt_install python3-venv
+    say "installing the ACP Python SDK ($ACP_PYTHON_SDK) for the coding tests"
+    rm -rf "$venv"
+    python3 -m venv "$venv" >&2 || fail "python3 -m venv failed"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "$ACP_PYTHON_SDK" >&2 \
+      || fail "pip install $ACP_PYTHON_SDK failed"
+    echo "$ACP_PYTHON_SDK" >"$venv/.patchbay-sdk"
+  fi
+  echo "$venv/bin/python"
+}
+
 ensure_build_tools() {
   ensure_rust
+  ensure_git
   ensure_wasm_target
   ensure_wasm_bindgen
   ensure_npm_packages

@@ -106,6 +106,22 @@ pub enum RunEvent {
         agent_role: String,
         reprompt_index: u32,
     },
+    /// A coding agent begins its phase (its prompt, then its re-prompts);
+    /// `round` counts review-chain rounds from 1.
+    #[serde(rename = "task.coding.agent_started")]
+    CodingAgentStarted {
+        module_id: String,
+        agent_role: String,
+        agent_name: String,
+        round: u32,
+    },
+    #[serde(rename = "task.coding.agent_finished")]
+    CodingAgentFinished {
+        module_id: String,
+        agent_role: String,
+        round: u32,
+        files_changed: u32,
+    },
 }
 
 impl RunEvent {
@@ -124,6 +140,8 @@ impl RunEvent {
             RunEvent::RepromptResponse { .. } => "task.agent_task.reprompt_response",
             RunEvent::CodingRepromptDispatched { .. } => "task.coding.agent_reprompt_dispatched",
             RunEvent::CodingRepromptResponse { .. } => "task.coding.agent_reprompt_response",
+            RunEvent::CodingAgentStarted { .. } => "task.coding.agent_started",
+            RunEvent::CodingAgentFinished { .. } => "task.coding.agent_finished",
         }
     }
 

@@ -35,6 +35,12 @@ pub struct ConfigFile {
     pub providers: Vec<ProviderConfig>,
     #[serde(default)]
     pub engine: EngineConfig,
+    /// Coding agents spoken to over ACP, besides the built-in simulated one.
+    #[serde(default)]
+    pub acp_profiles: Vec<coding::AcpProfile>,
+    /// The profile of coding agents that name none; the simulated agent
+    /// when unset.
+    pub default_acp_profile: Option<String>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -88,6 +94,42 @@ impl ConfigFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn acp_profiles_and_the_default_one_are_read() {
+        let config = ConfigFile::parse(
+            r#"
+            default_acp_profile = "gemini"
+
+            [[acp_profiles]]
+            id = "gemini"
+            name = "Gemini CLI"
+            command = "gemini"
+            args = ["--acp"]
+            env = { GEMINI_API_KEY_FILE = "/etc/gemini" }
+            permissions = "workspace_edits_and_commands"
+            "#,
+        )
+        .unwrap();
+        assert_eq!(config.default_acp_profile.as_deref(), Some("gemini"));
+        let profile = &config.acp_profiles[0];
+        assert_eq!(profile.args, ["--acp"]);
+        assert_eq!(
+            profile.permissions,
+            coding::PermissionPolicy::WorkspaceEditsAndCommands
+        );
+        assert!(!profile.simulated);
+        let settings = crate::settings::Settings::for_database("sqlite::memory:");
+        let ids: Vec<String> = crate::acp_profiles(&settings, &config)
+            .into_iter()
+            .map(|profile| profile.id)
+            .collect();
+        assert_eq!(ids, ["gemini", "sim-agent"], "the default comes first");
+        assert!(
+            ConfigFile::parse("[[acp_profiles]]\nid = \"x\"\n").is_err(),
+            "a profile needs a command"
+        );
+    }
 
     #[test]
     fn a_config_file_names_key_variables_not_keys() {

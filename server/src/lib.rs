@@ -59,9 +59,37 @@ pub fn build_engine(
                 Arc::new(attachments_api::StoreAttachments(store.clone()))
                     as Arc<dyn engine::prompt::AttachmentSource>
             }),
+            coding: Some(Arc::new(coding::CodingModules::new(
+                acp_profiles(settings, &file),
+                settings.workspace_root.clone(),
+            ))),
             ..defaults
         }),
     }
+}
+
+/// The ACP profiles coding modules can use: the built-in simulated agent and
+/// the configured ones, the default first.
+pub fn acp_profiles(settings: &Settings, file: &ConfigFile) -> Vec<coding::AcpProfile> {
+    let program = settings
+        .sim_agent_program
+        .clone()
+        .or_else(|| std::env::current_exe().ok())
+        .unwrap_or_else(|| std::path::PathBuf::from("patchbay"));
+    let mut profiles = vec![coding::AcpProfile::simulated(&program)];
+    profiles.extend(
+        file.acp_profiles
+            .iter()
+            .filter(|profile| profile.id != coding::SIMULATED_PROFILE_ID)
+            .cloned(),
+    );
+    if let Some(default) = &file.default_acp_profile
+        && let Some(position) = profiles.iter().position(|profile| &profile.id == default)
+    {
+        let chosen = profiles.remove(position);
+        profiles.insert(0, chosen);
+    }
+    profiles
 }
 
 /// Connects the store (applying migrations), marks runs a previous server
@@ -86,12 +114,20 @@ pub async fn build_state(settings: Settings) -> Result<AppState, StoreError> {
         .site_pkg_dir("pkg")
         .site_addr(settings.addr)
         .build();
+    let profiles = acp_profiles(&settings, &file);
     Ok(AppState {
         store,
         settings: Arc::new(settings),
         leptos_options,
         engine,
         hub: runs::hub::RunHub::default(),
-        acp_profiles: Vec::new(),
+        acp_profiles: profiles
+            .into_iter()
+            .map(|profile| state::AcpProfileInfo {
+                id: profile.id,
+                name: profile.name,
+                simulated: profile.simulated,
+            })
+            .collect(),
     })
 }

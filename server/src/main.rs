@@ -46,6 +46,9 @@ enum Command {
         #[command(flatten)]
         engine: EngineArgs,
     },
+    /// Serve the built-in simulated coding agent over ACP on stdin/stdout
+    /// (what coding modules start; not for people).
+    SimAgent,
     /// Measure the engine's overhead per activation (simulated provider, zero latency).
     Bench {
         /// Length of the chain of agent tasks.
@@ -72,9 +75,19 @@ struct EngineArgs {
     /// Delay per simulated word in milliseconds (0 for instant).
     #[arg(long, env = "PATCHBAY_SIM_LATENCY_MS")]
     sim_latency_ms: Option<u64>,
+    /// Where coding modules' workspaces are made (a git repository per run
+    /// and module); a folder in the system's temporary folder by default.
+    #[arg(long, env = "PATCHBAY_WORKSPACES")]
+    workspaces: Option<PathBuf>,
 }
 
 impl EngineArgs {
+    fn workspace_root(&self) -> PathBuf {
+        self.workspaces
+            .clone()
+            .unwrap_or_else(|| std::env::temp_dir().join("patchbay-workspaces"))
+    }
+
     fn command_folder(&self) -> Option<PathBuf> {
         self.enable_commands
             .then(|| std::env::temp_dir().join("patchbay-commands"))
@@ -110,6 +123,19 @@ fn main() -> ExitCode {
     match cli.command {
         Some(Command::Validate { file }) => validate_file(&file),
         Some(Command::Serve(args)) => serve(args),
+        Some(Command::SimAgent) => {
+            match runtime().map(|runtime| runtime.block_on(coding::sim_agent::serve())) {
+                Ok(Ok(())) => ExitCode::SUCCESS,
+                Ok(Err(error)) => {
+                    eprintln!("patchbay sim-agent: {error}");
+                    ExitCode::FAILURE
+                }
+                Err(message) => {
+                    eprintln!("patchbay sim-agent: {message}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         Some(Command::Run {
             file,
             input,
@@ -170,6 +196,7 @@ fn run_headless(
     settings.command_folder = args.command_folder();
     // Headless runs default to an instant simulator.
     settings.sim_latency_ms = Some(args.sim_latency_ms.unwrap_or(0));
+    settings.workspace_root = args.workspace_root();
     let engine = server::build_engine(&settings, &config, None);
     match runtime() {
         Ok(runtime) => ExitCode::from(runtime.block_on(server::headless::run_file(
@@ -252,6 +279,8 @@ fn serve(args: ServeArgs) -> ExitCode {
         config_file: args.engine.config.clone(),
         command_folder: args.engine.command_folder(),
         sim_latency_ms: args.engine.sim_latency_ms,
+        sim_agent_program: None,
+        workspace_root: args.engine.workspace_root(),
     };
     match runtime.block_on(run(settings)) {
         Ok(()) => ExitCode::SUCCESS,

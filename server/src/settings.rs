@@ -20,6 +20,12 @@ pub struct Settings {
     pub command_folder: Option<PathBuf>,
     /// Overrides the configuration file's simulator latency.
     pub sim_latency_ms: Option<u64>,
+    /// The `patchbay` program that serves the simulated ACP agent
+    /// (`patchbay sim-agent`); this program when unset.
+    pub sim_agent_program: Option<PathBuf>,
+    /// Where coding modules get their workspaces (one git repository per run
+    /// and module).
+    pub workspace_root: PathBuf,
 }
 
 pub const DEFAULT_DATABASE_URL: &str = "sqlite://data/patchbay.db";
@@ -37,6 +43,8 @@ impl Settings {
             config_file: None,
             command_folder: None,
             sim_latency_ms: None,
+            sim_agent_program: None,
+            workspace_root: std::env::temp_dir().join("patchbay-workspaces"),
         }
     }
 }

@@ -6,11 +6,12 @@
 
 mod support;
 
+use support::{call, create_graph, get, post, start, wait_for};
+
 use std::time::Duration;
 
 use axum::Router;
-use axum::body::Body;
-use axum::http::{Request, StatusCode, header};
+use axum::http::StatusCode;
 use engine::provider::sse::{SseEvent, SseParser};
 use futures::StreamExt;
 use graph::Limits;
@@ -18,29 +19,6 @@ use graph::starter::starter_graph;
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use tower::ServiceExt;
-
-async fn call(router: &Router, request: Request<Body>) -> (StatusCode, Value) {
-    let response = router.clone().oneshot(request).await.unwrap();
-    let status = response.status();
-    let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    (
-        status,
-        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-    )
-}
-
-fn post(uri: &str, body: Value) -> Request<Body> {
-    Request::builder()
-        .method("POST")
-        .uri(uri)
-        .header(header::CONTENT_TYPE, "application/json")
-        .body(Body::from(body.to_string()))
-        .unwrap()
-}
-
-fn get(uri: &str) -> Request<Body> {
-    Request::builder().uri(uri).body(Body::empty()).unwrap()
-}
 
 /// A router whose simulator waits `latency_ms` per word.
 async fn app(
@@ -51,37 +29,6 @@ async fn app(
     settings.sim_latency_ms = Some(latency_ms);
     let state = server::build_state(settings).await.unwrap();
     (server::router::router(state.clone()), state)
-}
-
-async fn create_graph(router: &Router, document: Value) -> String {
-    let (status, body) = call(router, post("/api/graphs", document)).await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    body["id"].as_str().unwrap().to_owned()
-}
-
-async fn start(router: &Router, graph_id: &str, text: &str) -> String {
-    let (status, body) = call(
-        router,
-        post(
-            &format!("/api/graphs/{graph_id}/runs"),
-            json!({"input": {"text": text}}),
-        ),
-    )
-    .await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    assert_eq!(body["graph_id"], graph_id);
-    body["id"].as_str().unwrap().to_owned()
-}
-
-async fn wait_for(router: &Router, run_id: &str, wanted: &[&str]) -> Value {
-    for _ in 0..500 {
-        let (_, run) = call(router, get(&format!("/api/runs/{run_id}"))).await;
-        if wanted.contains(&run["status"].as_str().unwrap_or_default()) {
-            return run;
-        }
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-    panic!("run {run_id} never reached {wanted:?}");
 }
 
 fn starter() -> Value {
@@ -327,7 +274,7 @@ async fn providers_are_listed_without_secrets() {
         body,
         json!({
             "providers": [{"id": "sim", "label": "Simulated", "models": ["sim-1", "sim-long"], "simulated": true}],
-            "acp_profiles": []
+            "acp_profiles": [{"id": "sim-agent", "name": "Simulated agent", "simulated": true}]
         })
     );
 }

@@ -63,7 +63,7 @@ impl Drop for Subscription {
 
 /// Every event name of PRODUCT §3.6: `EventSource` delivers named events
 /// only to listeners for that name.
-const EVENT_NAMES: [&str; 12] = [
+const EVENT_NAMES: [&str; 14] = [
     "run.started",
     "run.completed",
     "run.failed",
@@ -76,6 +76,8 @@ const EVENT_NAMES: [&str; 12] = [
     "task.agent_task.reprompt_response",
     "task.coding.agent_reprompt_dispatched",
     "task.coding.agent_reprompt_response",
+    "task.coding.agent_started",
+    "task.coding.agent_finished",
 ];
 
 impl RunView {
@@ -332,6 +334,19 @@ impl RunView {
                 let badge = match count {
                     Some(count) => format!("{role} · Re-prompt {index}/{count}…"),
                     None => format!("{role} · Re-prompt {index}…"),
+                };
+                update(&|run| run.badge = Some(badge.clone()));
+            }
+            "task.coding.agent_started" => {
+                let role = data
+                    .get("agent_role")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                let round = number("round");
+                let badge = if round > 1 {
+                    format!("{role} · round {round}…")
+                } else {
+                    format!("{role} · working…")
                 };
                 update(&|run| run.badge = Some(badge.clone()));
             }

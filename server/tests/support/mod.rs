@@ -5,6 +5,14 @@
 #![allow(dead_code, clippy::expect_used, clippy::unwrap_used)]
 
 use std::path::PathBuf;
+use std::time::Duration;
+
+use axum::Router;
+use axum::body::Body;
+use axum::http::{Request, StatusCode, header};
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use tower::ServiceExt;
 
 use graph::Limits;
 use server::settings::Settings;
@@ -74,6 +82,8 @@ pub fn settings(database: &TestDatabase, limits: Limits) -> Settings {
     settings.limits = limits;
     // Instant simulated replies unless a test slows them down.
     settings.sim_latency_ms = Some(0);
+    // The test binary is not `patchbay`: the simulated coding agent is.
+    settings.sim_agent_program = Some(PathBuf::from(env!("CARGO_BIN_EXE_patchbay")));
     settings
 }
 
@@ -81,4 +91,60 @@ pub async fn state(database: &TestDatabase, limits: Limits) -> AppState {
     server::build_state(settings(database, limits))
         .await
         .unwrap_or_else(|error| panic!("{}: {error}", database.name))
+}
+
+// Talking to the router as a client does.
+
+pub async fn call(router: &Router, request: Request<Body>) -> (StatusCode, Value) {
+    let response = router.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (
+        status,
+        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+    )
+}
+
+pub fn post(uri: &str, body: Value) -> Request<Body> {
+    Request::builder()
+        .method("POST")
+        .uri(uri)
+        .header(header::CONTENT_TYPE, "application/json")
+        .body(Body::from(body.to_string()))
+        .unwrap()
+}
+
+pub fn get(uri: &str) -> Request<Body> {
+    Request::builder().uri(uri).body(Body::empty()).unwrap()
+}
+
+pub async fn create_graph(router: &Router, document: Value) -> String {
+    let (status, body) = call(router, post("/api/graphs", document)).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    body["id"].as_str().unwrap().to_owned()
+}
+
+pub async fn start(router: &Router, graph_id: &str, text: &str) -> String {
+    let (status, body) = call(
+        router,
+        post(
+            &format!("/api/graphs/{graph_id}/runs"),
+            json!({"input": {"text": text}}),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    assert_eq!(body["graph_id"], graph_id);
+    body["id"].as_str().unwrap().to_owned()
+}
+
+pub async fn wait_for(router: &Router, run_id: &str, wanted: &[&str]) -> Value {
+    for _ in 0..500 {
+        let (_, run) = call(router, get(&format!("/api/runs/{run_id}"))).await;
+        if wanted.contains(&run["status"].as_str().unwrap_or_default()) {
+            return run;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("run {run_id} never reached {wanted:?}");
 }

@@ -1,0 +1,469 @@
+//! The built-in simulated coding agent (`patchbay sim-agent`): speaks ACP v1
+//! over stdio as a real agent does — newline-delimited JSON-RPC, written
+//! here by hand rather than with the client's crate, so the two sides check
+//! each other. Deterministic, offline, and it says it is simulated.
+//!
+//! What it does with a prompt:
+//! - `write <path>: <text>` lines: asks permission, then writes the file
+//!   through the client (`fs/write_text_file`), and says what happened
+//!   (`write! …` writes without asking);
+//! - "run the tests": runs `sh test.sh` in the workspace as an execute tool
+//!   call (after asking permission) and reports the result;
+//! - asked for a review decision (`"decision"`): answers revise until the
+//!   round named by `sim: approve on round <k>` (default 1), then approve;
+//! - otherwise appends a line to `SIMULATED_NOTES.md`, so every turn leaves
+//!   a diff;
+//! - `sim: slow` streams for a minute unless cancelled; `sim: crash` exits
+//!   with an error; `sim: malformed` first sends an update no client can
+//!   parse.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+pub const NOTES_FILE: &str = "SIMULATED_NOTES.md";
+
+#[derive(Default)]
+struct SessionState {
+    cwd: PathBuf,
+    turns: u32,
+    reviews: u32,
+    approve_on: u32,
+    cancel: CancellationToken,
+}
+
+struct Peer {
+    outgoing: mpsc::UnboundedSender<String>,
+    next_id: AtomicU64,
+    pending: Mutex<HashMap<u64, oneshot::Sender<Result<Value, Value>>>>,
+    sessions: Mutex<HashMap<String, SessionState>>,
+    session_count: AtomicU64,
+}
+
+impl Peer {
+    fn send(&self, message: Value) {
+        let _ = self.outgoing.send(message.to_string());
+    }
+
+    fn notify(&self, session_id: &str, update: Value) {
+        self.send(json!({
+            "jsonrpc": "2.0",
+            "method": "session/update",
+            "params": { "sessionId": session_id, "update": update },
+        }));
+    }
+
+    fn say(&self, session_id: &str, text: &str) {
+        self.notify(
+            session_id,
+            json!({ "sessionUpdate": "agent_message_chunk", "content": { "type": "text", "text": text } }),
+        );
+    }
+
+    async fn request(&self, method: &str, params: Value) -> Result<Value, Value> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (sender, receiver) = oneshot::channel();
+        if let Ok(mut pending) = self.pending.lock() {
+            pending.insert(id, sender);
+        }
+        self.send(json!({ "jsonrpc": "2.0", "id": id, "method": method, "params": params }));
+        receiver
+            .await
+            .unwrap_or_else(|_| Err(json!({ "message": "the client went away" })))
+    }
+
+    /// Asks the client; true when it chose an allow option.
+    async fn permission(
+        &self,
+        session_id: &str,
+        call_id: &str,
+        title: &str,
+        kind: &str,
+        path: Option<&Path>,
+    ) -> bool {
+        let locations: Vec<Value> = path
+            .map(|path| vec![json!({ "path": path })])
+            .unwrap_or_default();
+        let answer = self
+            .request(
+                "session/request_permission",
+                json!({
+                    "sessionId": session_id,
+                    "toolCall": { "toolCallId": call_id, "title": title, "kind": kind, "locations": locations },
+                    "options": [
+                        { "optionId": "allow", "name": "Allow", "kind": "allow_once" },
+                        { "optionId": "reject", "name": "Reject", "kind": "reject_once" },
+                    ],
+                }),
+            )
+            .await;
+        matches!(answer, Ok(result) if result.pointer("/outcome/optionId") == Some(&json!("allow")))
+    }
+}
+
+/// Serves ACP on stdin/stdout until stdin closes.
+pub async fn serve() -> std::io::Result<()> {
+    let (outgoing, mut lines_out) = mpsc::unbounded_channel::<String>();
+    let writer = tokio::spawn(async move {
+        let mut stdout = tokio::io::stdout();
+        while let Some(line) = lines_out.recv().await {
+            if stdout.write_all(line.as_bytes()).await.is_err()
+                || stdout.write_all(b"\n").await.is_err()
+                || stdout.flush().await.is_err()
+            {
+                break;
+            }
+        }
+    });
+    let peer = Arc::new(Peer {
+        outgoing,
+        next_id: AtomicU64::new(1),
+        pending: Mutex::new(HashMap::new()),
+        sessions: Mutex::new(HashMap::new()),
+        session_count: AtomicU64::new(0),
+    });
+    let mut lines = BufReader::new(tokio::io::stdin()).lines();
+    while let Some(line) = lines.next_line().await? {
+        let Ok(message) = serde_json::from_str::<Value>(&line) else {
+            eprintln!("sim-agent: ignored a line that is not JSON");
+            continue;
+        };
+        let id = message.get("id").cloned();
+        match (message.get("method").and_then(Value::as_str), id) {
+            (Some(method), Some(id)) => {
+                let peer = peer.clone();
+                let method = method.to_owned();
+                let params = message.get("params").cloned().unwrap_or(Value::Null);
+                tokio::spawn(async move {
+                    let reply = match handle(&peer, &method, params).await {
+                        Ok(result) => json!({ "jsonrpc": "2.0", "id": id, "result": result }),
+                        Err(error) => json!({ "jsonrpc": "2.0", "id": id, "error": error }),
+                    };
+                    peer.send(reply);
+                });
+            }
+            (Some("session/cancel"), None) => {
+                let session_id = message
+                    .pointer("/params/sessionId")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default();
+                if let Ok(sessions) = peer.sessions.lock()
+                    && let Some(session) = sessions.get(session_id)
+                {
+                    session.cancel.cancel();
+                }
+            }
+            (None, Some(id)) => {
+                let sender = id
+                    .as_u64()
+                    .and_then(|id| peer.pending.lock().ok()?.remove(&id));
+                if let Some(sender) = sender {
+                    let answer = match message.get("error") {
+                        Some(error) => Err(error.clone()),
+                        None => Ok(message.get("result").cloned().unwrap_or(Value::Null)),
+                    };
+                    let _ = sender.send(answer);
+                }
+            }
+            _ => {}
+        }
+    }
+    drop(peer);
+    let _ = writer.await;
+    Ok(())
+}
+
+fn error(code: i64, message: &str) -> Value {
+    json!({ "code": code, "message": message })
+}
+
+async fn handle(peer: &Arc<Peer>, method: &str, params: Value) -> Result<Value, Value> {
+    match method {
+        "initialize" => Ok(json!({
+            "protocolVersion": 1,
+            "agentCapabilities": { "loadSession": false, "promptCapabilities": {} },
+            "authMethods": [],
+            "agentInfo": { "name": "patchbay-sim-agent", "title": "Simulated agent", "version": env!("CARGO_PKG_VERSION") },
+        })),
+        "session/new" => {
+            let cwd = params
+                .get("cwd")
+                .and_then(Value::as_str)
+                .unwrap_or_default();
+            if !Path::new(cwd).is_absolute() {
+                return Err(error(-32602, "cwd must be an absolute path"));
+            }
+            let number = peer.session_count.fetch_add(1, Ordering::Relaxed) + 1;
+            let session_id = format!("sim-session-{number}");
+            if let Ok(mut sessions) = peer.sessions.lock() {
+                sessions.insert(
+                    session_id.clone(),
+                    SessionState {
+                        cwd: PathBuf::from(cwd),
+                        approve_on: 1,
+                        ..SessionState::default()
+                    },
+                );
+            }
+            Ok(json!({ "sessionId": session_id }))
+        }
+        "session/prompt" => prompt(peer, &params).await,
+        _ => Err(error(-32601, &format!("method not found: {method}"))),
+    }
+}
+
+struct Turn {
+    session_id: String,
+    cwd: PathBuf,
+    number: u32,
+    review_round: Option<(u32, u32)>,
+    cancel: CancellationToken,
+}
+
+async fn prompt(peer: &Arc<Peer>, params: &Value) -> Result<Value, Value> {
+    let session_id = params
+        .get("sessionId")
+        .and_then(Value::as_str)
+        .unwrap_or_default()
+        .to_owned();
+    let text: String = params
+        .get("prompt")
+        .and_then(Value::as_array)
+        .map(|blocks| {
+            blocks
+                .iter()
+                .filter_map(|block| block.get("text").and_then(Value::as_str))
+                .collect::<Vec<_>>()
+                .join("\n")
+        })
+        .unwrap_or_default();
+    let lower = text.to_lowercase();
+    let asks_decision = text.contains("\"decision\"");
+    let turn = {
+        let Ok(mut sessions) = peer.sessions.lock() else {
+            return Err(error(-32603, "internal error"));
+        };
+        let Some(session) = sessions.get_mut(&session_id) else {
+            return Err(error(-32602, &format!("unknown session {session_id}")));
+        };
+        session.turns += 1;
+        session.cancel = CancellationToken::new();
+        if let Some(round) = directive_number(&lower, "sim: approve on round") {
+            session.approve_on = round;
+        }
+        if asks_decision {
+            session.reviews += 1;
+        }
+        Turn {
+            session_id: session_id.clone(),
+            cwd: session.cwd.clone(),
+            number: session.turns,
+            review_round: asks_decision.then_some((session.reviews, session.approve_on)),
+            cancel: session.cancel.clone(),
+        }
+    };
+
+    if lower.contains("sim: crash") {
+        eprintln!(
+            "sim-agent: simulated crash, as the prompt asked (turn {})",
+            turn.number
+        );
+        std::process::exit(3);
+    }
+    if lower.contains("sim: malformed") {
+        peer.notify(
+            &session_id,
+            json!({ "bogus": "an update with no sessionUpdate tag" }),
+        );
+    }
+    let mut reply = vec![format!("Simulated agent, turn {}.", turn.number)];
+    if lower.contains("sim: slow") {
+        peer.say(&session_id, &reply.join(" "));
+        for _ in 0..300 {
+            tokio::select! {
+                () = turn.cancel.cancelled() => return Ok(json!({ "stopReason": "cancelled" })),
+                () = tokio::time::sleep(Duration::from_millis(200)) => peer.say(&session_id, " working…"),
+            }
+        }
+    }
+
+    let mut wrote = false;
+    for line in text.lines() {
+        let trimmed = line.trim();
+        // `write!` writes without asking, as some agents do.
+        let (rest, ask) = match trimmed.strip_prefix("write! ") {
+            Some(rest) => (Some(rest), false),
+            None => (trimmed.strip_prefix("write "), true),
+        };
+        if let Some((path, content)) = rest.and_then(|rest| rest.split_once(':')) {
+            wrote = true;
+            reply.push(write(peer, &turn, path.trim(), content.trim(), ask).await);
+        }
+    }
+    if lower.contains("run the tests") || lower.contains("run tests") {
+        reply.push(run_tests(peer, &turn).await);
+    }
+    if !wrote && turn.review_round.is_none() {
+        reply.push(append_note(peer, &turn, text.lines().next().unwrap_or_default()).await);
+    }
+    let first_line: String = text
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .take(80)
+        .collect();
+    reply.push(format!("I was asked: “{first_line}”."));
+    if let Some((round, approve_on)) = turn.review_round {
+        let decision = if round >= approve_on {
+            json!({ "decision": "approve", "feedback": format!("Simulated review, round {round}: approved.") })
+        } else {
+            json!({ "decision": "revise", "feedback": format!("Simulated review, round {round}: please handle the empty input case.") })
+        };
+        reply.push(decision.to_string());
+    }
+    let reply = reply.join("\n");
+    // Stream it in a few pieces, as a real agent does.
+    for piece in reply.split_inclusive('\n') {
+        if turn.cancel.is_cancelled() {
+            return Ok(json!({ "stopReason": "cancelled" }));
+        }
+        peer.say(&session_id, piece);
+    }
+    let input_tokens = text.split_whitespace().count();
+    let output_tokens = reply.split_whitespace().count();
+    Ok(json!({
+        "stopReason": "end_turn",
+        "usage": { "inputTokens": input_tokens, "outputTokens": output_tokens, "totalTokens": input_tokens + output_tokens },
+    }))
+}
+
+fn directive_number(lower: &str, directive: &str) -> Option<u32> {
+    let start = lower.find(directive)? + directive.len();
+    lower
+        .get(start..)?
+        .split_whitespace()
+        .next()?
+        .trim_end_matches(['.', ','])
+        .parse()
+        .ok()
+}
+
+async fn write(peer: &Peer, turn: &Turn, path: &str, content: &str, ask: bool) -> String {
+    let target = if Path::new(path).is_absolute() {
+        PathBuf::from(path)
+    } else {
+        turn.cwd.join(path)
+    };
+    let call_id = format!("write-{}-{path}", turn.number);
+    if ask
+        && !peer
+            .permission(
+                &turn.session_id,
+                &call_id,
+                &format!("Write {path}"),
+                "edit",
+                Some(&target),
+            )
+            .await
+    {
+        return format!("I was not allowed to write {path}.");
+    }
+    let answer = peer
+        .request(
+            "fs/write_text_file",
+            json!({ "sessionId": turn.session_id, "path": target, "content": format!("{content}\n") }),
+        )
+        .await;
+    match answer {
+        Ok(_) => format!("I wrote {path}."),
+        Err(error) => format!(
+            "I could not write {path}: {}",
+            error
+                .get("data")
+                .and_then(Value::as_str)
+                .or_else(|| error.get("message").and_then(Value::as_str))
+                .unwrap_or("refused")
+        ),
+    }
+}
+
+async fn append_note(peer: &Peer, turn: &Turn, first_line: &str) -> String {
+    let path = turn.cwd.join(NOTES_FILE);
+    let existing = peer
+        .request(
+            "fs/read_text_file",
+            json!({ "sessionId": turn.session_id, "path": path }),
+        )
+        .await
+        .ok()
+        .and_then(|result| {
+            result
+                .get("content")
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        })
+        .unwrap_or_else(|| "# Notes of the simulated agent\n".to_owned());
+    let line: String = first_line.chars().take(80).collect();
+    let content = format!("{existing}- turn {}: {line}\n", turn.number);
+    let answer = peer
+        .request(
+            "fs/write_text_file",
+            json!({ "sessionId": turn.session_id, "path": path, "content": content }),
+        )
+        .await;
+    match answer {
+        Ok(_) => format!("I added a note to {NOTES_FILE}."),
+        Err(_) => format!("I could not update {NOTES_FILE}."),
+    }
+}
+
+async fn run_tests(peer: &Peer, turn: &Turn) -> String {
+    if !turn.cwd.join("test.sh").exists() {
+        return "There are no tests to run here (no test.sh).".to_owned();
+    }
+    let call_id = format!("tests-{}", turn.number);
+    let command = "sh test.sh";
+    if !peer
+        .permission(&turn.session_id, &call_id, command, "execute", None)
+        .await
+    {
+        return "I was not allowed to run the tests.".to_owned();
+    }
+    peer.notify(
+        &turn.session_id,
+        json!({ "sessionUpdate": "tool_call", "toolCallId": call_id, "title": command, "kind": "execute", "status": "in_progress", "rawInput": { "command": command } }),
+    );
+    let output = tokio::process::Command::new("sh")
+        .arg("test.sh")
+        .current_dir(&turn.cwd)
+        .output()
+        .await;
+    let (code, text) = match output {
+        Ok(output) => (
+            output.status.code().unwrap_or(-1),
+            format!(
+                "{}{}",
+                String::from_utf8_lossy(&output.stdout),
+                String::from_utf8_lossy(&output.stderr)
+            ),
+        ),
+        Err(error) => (-1, error.to_string()),
+    };
+    peer.notify(
+        &turn.session_id,
+        json!({ "sessionUpdate": "tool_call_update", "toolCallId": call_id, "status": if code == 0 { "completed" } else { "failed" }, "rawOutput": { "exit_code": code, "output": text } }),
+    );
+    if code == 0 {
+        "I ran the tests: they pass.".to_owned()
+    } else {
+        format!("I ran the tests: they fail (exit code {code}).")
+    }
+}

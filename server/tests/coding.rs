@@ -1,0 +1,681 @@
+//! Coding modules through the HTTP API, driving the built-in simulated ACP
+//! agent (`patchbay sim-agent`, a separate process speaking ACP over stdio)
+//! and, when its packages are installed, an agent on the official Python
+//! SDK: per-agent re-prompts in one session, the three coordination modes,
+//! the merged format, workspace confinement, crash, cancel, max_iterations.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use axum::Router;
+use axum::http::StatusCode;
+use graph::config::{
+    AgentConfig, CodingAgentAssignment, CodingConfig, Coordination, InputConfig, OutputConfig,
+    WorkspaceConfig,
+};
+use graph::{Cable, Endpoint, Extra, Graph, Module, ModuleConfig, Position, RePrompt};
+use http_body_util::BodyExt;
+use serde_json::{Value, json};
+use support::{call, create_graph, get, post, start, wait_for};
+use tower::ServiceExt;
+
+struct Setup {
+    router: Router,
+    workspaces: tempfile::TempDir,
+    _database: support::TestDatabase,
+}
+
+async fn setup(config_file: Option<&Path>) -> Setup {
+    let database = support::databases().await.remove(0);
+    let workspaces = tempfile::tempdir().unwrap();
+    let mut settings = support::settings(&database, graph::Limits::default());
+    settings.workspace_root = workspaces.path().to_path_buf();
+    settings.config_file = config_file.map(Path::to_path_buf);
+    let state = server::build_state(settings).await.unwrap();
+    Setup {
+        router: server::router::router(state),
+        workspaces,
+        _database: database,
+    }
+}
+
+fn agent(role: &str, instruction: Option<&str>, re_prompts: &[&str]) -> CodingAgentAssignment {
+    CodingAgentAssignment {
+        role: role.to_owned(),
+        agent_config: AgentConfig::default(),
+        acp_profile_id: None,
+        instruction_override: instruction.map(str::to_owned),
+        re_prompts: re_prompts.iter().map(|text| RePrompt::new(*text)).collect(),
+        extra: Extra::new(),
+    }
+}
+
+/// Task (input) → Build (coding) → Result (output).
+fn coding_graph(config: CodingConfig) -> Value {
+    let module = |id: &str, label: &str, x: f64, config: ModuleConfig| Module {
+        id: id.to_owned(),
+        label: label.to_owned(),
+        position: Position { x, y: 100.0 },
+        config,
+        extra: Extra::new(),
+    };
+    let graph = Graph {
+        name: "Coding".to_owned(),
+        modules: vec![
+            module(
+                "task",
+                "Task",
+                0.0,
+                ModuleConfig::Input(InputConfig::default()),
+            ),
+            module("build", "Build", 300.0, ModuleConfig::Coding(config)),
+            module(
+                "result",
+                "Result",
+                600.0,
+                ModuleConfig::Output(OutputConfig::default()),
+            ),
+        ],
+        cables: vec![
+            Cable {
+                id: "c1".to_owned(),
+                from: Endpoint::new("task", "data_out"),
+                to: Endpoint::new("build", "data_in"),
+                extra: Extra::new(),
+            },
+            Cable {
+                id: "c2".to_owned(),
+                from: Endpoint::new("build", "data_out"),
+                to: Endpoint::new("result", "data_in"),
+                extra: Extra::new(),
+            },
+        ],
+        ..Graph::default()
+    };
+    serde_json::to_value(graph).unwrap()
+}
+
+fn config(instruction: &str, agents: Vec<CodingAgentAssignment>) -> CodingConfig {
+    CodingConfig {
+        instruction: instruction.to_owned(),
+        agents,
+        ..CodingConfig::default()
+    }
+}
+
+async fn run(setup: &Setup, config: CodingConfig, input: &str) -> Value {
+    let graph_id = create_graph(&setup.router, coding_graph(config)).await;
+    let run_id = start(&setup.router, &graph_id, input).await;
+    wait_for(
+        &setup.router,
+        &run_id,
+        &["completed", "failed", "cancelled"],
+    )
+    .await
+}
+
+fn activation(run: &Value) -> &Value {
+    &run["modules"]["build"]["activations"][0]
+}
+
+fn responses(run: &Value) -> Vec<(String, String)> {
+    activation(run)["responses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|response| {
+            (
+                response["label"].as_str().unwrap().to_owned(),
+                response["text"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+fn transcript(run: &Value) -> String {
+    activation(run)["transcript"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| entry["text"].as_str().unwrap_or_default().to_owned())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// The names of a finished run's events, from its SSE replay.
+async fn event_names(router: &Router, run_id: &str) -> Vec<(String, Value)> {
+    let response = router
+        .clone()
+        .oneshot(get(&format!("/api/runs/{run_id}/events")))
+        .await
+        .unwrap();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    let text = String::from_utf8(bytes.to_vec()).unwrap();
+    let mut events = Vec::new();
+    let mut name = String::new();
+    for line in text.lines() {
+        if let Some(rest) = line.strip_prefix("event: ") {
+            name = rest.to_owned();
+        } else if let Some(rest) = line.strip_prefix("data: ") {
+            events.push((name.clone(), serde_json::from_str(rest).unwrap()));
+        }
+    }
+    events
+}
+
+fn project_with_tests(passing: bool) -> tempfile::TempDir {
+    let folder = tempfile::tempdir().unwrap();
+    std::fs::write(folder.path().join("README.md"), "A small project.\n").unwrap();
+    std::fs::write(
+        folder.path().join("test.sh"),
+        if passing {
+            "echo '3 tests passed'\nexit 0\n"
+        } else {
+            "echo '1 test failed'\nexit 1\n"
+        },
+    )
+    .unwrap();
+    folder
+}
+
+#[tokio::test]
+async fn one_agent_runs_its_re_prompts_in_order_in_one_session_and_its_work_is_captured() {
+    let setup = setup(None).await;
+    let project = project_with_tests(true);
+    let mut config = config(
+        "Implement the greeting.\nwrite hello.txt: Hello from the builder",
+        vec![agent(
+            "builder",
+            None,
+            &[
+                "Run the tests and fix what fails.",
+                "write notes/done.txt: done",
+            ],
+        )],
+    );
+    config.capture_test_results = true;
+    config.workspace = WorkspaceConfig {
+        path: Some(project.path().display().to_string()),
+        extra: Extra::new(),
+    };
+    let run = run(&setup, config, "a greeting").await;
+    assert_eq!(run["status"], "completed", "{run}");
+
+    let responses = responses(&run);
+    let labels: Vec<&str> = responses.iter().map(|(label, _)| label.as_str()).collect();
+    assert_eq!(
+        labels,
+        [
+            "builder · Original",
+            "builder · Re-prompt 1",
+            "builder · Re-prompt 2"
+        ]
+    );
+    // One ACP session: the agent counts its turns in it.
+    for (turn, (_, text)) in responses.iter().enumerate() {
+        assert!(
+            text.starts_with(&format!("Simulated agent, turn {}.", turn + 1)),
+            "{text}"
+        );
+    }
+    assert!(responses[0].1.contains("I wrote hello.txt."));
+    assert!(responses[1].1.contains("I ran the tests: they pass."));
+    assert!(responses[2].1.contains("I wrote notes/done.txt."));
+
+    let outputs = &activation(&run)["outputs"];
+    let merged = outputs["data_out"]["content"]["merged_content"]
+        .as_str()
+        .unwrap();
+    assert_eq!(
+        merged,
+        format!(
+            "═══ builder: Simulated agent ═══\n{}\n───── Re-prompt 1 ─────\n{}\n───── Re-prompt 2 ─────\n{}",
+            responses[0].1, responses[1].1, responses[2].1
+        )
+    );
+    assert_eq!(outputs["data_out"]["content"]["response_count"], 3);
+    assert_eq!(outputs["data_out"]["content"]["has_re_prompts"], true);
+    let diff = outputs["diff_out"]["content"].as_str().unwrap();
+    assert!(diff.contains("+Hello from the builder"), "{diff}");
+    assert!(diff.contains("notes/done.txt"), "{diff}");
+    let files = outputs["files_out"]["content"].as_array().unwrap();
+    assert!(
+        files.contains(&json!({"path": "hello.txt", "status": "added"})),
+        "{files:?}"
+    );
+    assert_eq!(
+        outputs["summary_out"]["content"].as_str().unwrap(),
+        responses[2].1
+    );
+    let tests = &outputs["test_results_out"]["content"];
+    assert_eq!(tests["ran"], true, "{tests}");
+    assert_eq!(tests["passed"], true);
+    assert_eq!(tests["command"], "sh test.sh");
+    assert!(tests["output"].as_str().unwrap().contains("3 tests passed"));
+    assert!(outputs["signal_out"].is_object());
+    let receipt = &activation(&run)["receipt"];
+    assert_eq!(receipt["re_prompt_count"], 2);
+    assert_eq!(receipt["simulated"], true);
+    assert_eq!(receipt["provider"], "acp:sim-agent");
+    assert!(receipt["tokens_out"].as_u64().unwrap() > 0);
+    // The downstream module sees the merged output.
+    assert_eq!(
+        run["modules"]["result"]["activations"][0]["outputs"]["result_1"]["content"]["merged_content"],
+        merged
+    );
+    // The configured folder was copied, never edited in place.
+    assert!(!project.path().join("hello.txt").exists());
+
+    let events = event_names(&setup.router, run["id"].as_str().unwrap()).await;
+    let coding: Vec<(String, Value)> = events
+        .into_iter()
+        .filter(|(name, _)| name.starts_with("task.coding."))
+        .collect();
+    let names: Vec<&str> = coding.iter().map(|(name, _)| name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "task.coding.agent_started",
+            "task.coding.agent_reprompt_dispatched",
+            "task.coding.agent_reprompt_response",
+            "task.coding.agent_reprompt_dispatched",
+            "task.coding.agent_reprompt_response",
+            "task.coding.agent_finished",
+        ]
+    );
+    assert_eq!(coding[1].1["agent_role"], "builder");
+    assert_eq!(coding[1].1["reprompt_index"], 1);
+    assert_eq!(coding[3].1["reprompt_index"], 2);
+    assert_eq!(
+        coding[5].1["files_changed"], 3,
+        "hello.txt, notes/done.txt, the notes file"
+    );
+}
+
+#[tokio::test]
+async fn sequential_agents_hand_off_in_array_order() {
+    let setup = setup(None).await;
+    let config = config(
+        "Make the change.",
+        vec![
+            agent(
+                "builder",
+                Some("write lib.txt: the library"),
+                &["Check your work."],
+            ),
+            agent("tester", Some("write lib_test.txt: its test"), &[]),
+        ],
+    );
+    let run = run(&setup, config, "change").await;
+    assert_eq!(run["status"], "completed", "{run}");
+    let responses = responses(&run);
+    assert_eq!(responses.len(), 3);
+    let merged = activation(&run)["outputs"]["data_out"]["content"]["merged_content"]
+        .as_str()
+        .unwrap();
+    assert_eq!(
+        merged,
+        format!(
+            "═══ builder: Simulated agent ═══\n{}\n───── Re-prompt 1 ─────\n{}\n═══ tester: Simulated agent ═══\n{}",
+            responses[0].1, responses[1].1, responses[2].1
+        )
+    );
+    // The tester starts a session of its own and is handed the builder's output.
+    assert!(responses[2].1.starts_with("Simulated agent, turn 1."));
+    let transcript = transcript(&run);
+    assert!(
+        transcript.contains("## Handoff from builder (Simulated agent)"),
+        "{transcript}"
+    );
+    let diff = activation(&run)["outputs"]["diff_out"]["content"]
+        .as_str()
+        .unwrap();
+    assert!(
+        diff.contains("+the library") && diff.contains("+its test"),
+        "{diff}"
+    );
+}
+
+#[tokio::test]
+async fn parallel_agents_work_at_once_in_their_own_worktrees_and_both_results_count() {
+    let setup = setup(None).await;
+    let mut config = config(
+        "Split the work.",
+        vec![
+            agent(
+                "frontend",
+                Some("write ui.txt: the page"),
+                &["write ui.css: its style"],
+            ),
+            agent(
+                "backend",
+                Some("write api.txt: the endpoint"),
+                &["write api.md: its docs"],
+            ),
+        ],
+    );
+    config.coordination = Coordination::Parallel;
+    let run = run(&setup, config, "split").await;
+    assert_eq!(run["status"], "completed", "{run}");
+    let responses = responses(&run);
+    assert_eq!(responses.len(), 4, "each agent's prompt and re-prompt");
+    for role in ["frontend", "backend"] {
+        let own: Vec<&String> = responses
+            .iter()
+            .filter(|(label, _)| label.starts_with(role))
+            .map(|(_, text)| text)
+            .collect();
+        assert_eq!(own.len(), 2);
+        assert!(own[0].starts_with("Simulated agent, turn 1."));
+        assert!(
+            own[1].starts_with("Simulated agent, turn 2."),
+            "re-prompt in the same session"
+        );
+    }
+    let merged = activation(&run)["outputs"]["data_out"]["content"]["merged_content"]
+        .as_str()
+        .unwrap();
+    assert!(merged.starts_with("═══ frontend: Simulated agent ═══\n"));
+    assert!(merged.contains("\n═══ backend: Simulated agent ═══\n"));
+    let diff = activation(&run)["outputs"]["diff_out"]["content"]
+        .as_str()
+        .unwrap();
+    assert!(
+        diff.contains("+the page") && diff.contains("+the endpoint"),
+        "{diff}"
+    );
+    let worktrees = setup
+        .workspaces
+        .path()
+        .join(run["id"].as_str().unwrap())
+        .join("build.worktrees");
+    assert!(worktrees.join("0-frontend/ui.txt").exists());
+    assert!(
+        !worktrees.join("0-frontend/api.txt").exists(),
+        "worktrees are apart"
+    );
+}
+
+#[tokio::test]
+async fn the_review_chain_loops_until_the_reviewer_approves() {
+    let setup = setup(None).await;
+    let mut config = config(
+        "Build the parser.",
+        vec![
+            agent("builder", None, &["Run the tests."]),
+            agent(
+                "reviewer",
+                Some("Review the work. sim: approve on round 2"),
+                &["Double-check."],
+            ),
+        ],
+    );
+    config.coordination = Coordination::ReviewChain;
+    config.max_rounds = 3;
+    let run = run(&setup, config, "parser").await;
+    assert_eq!(run["status"], "completed", "{run}");
+    let labels: Vec<String> = responses(&run)
+        .into_iter()
+        .map(|(label, _)| label)
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "builder · Original",
+            "builder · Re-prompt 1",
+            "reviewer · Original",
+            "reviewer · Re-prompt 1",
+            "builder · Original (round 2)",
+            "builder · Re-prompt 1 (round 2)",
+            "reviewer · Original (round 2)",
+            "reviewer · Re-prompt 1 (round 2)",
+        ]
+    );
+    let responses = responses(&run);
+    // The feedback went into the builder's same session.
+    assert!(
+        responses[4].1.starts_with("Simulated agent, turn 3."),
+        "{}",
+        responses[4].1
+    );
+    let transcript = transcript(&run);
+    assert!(transcript.contains("The reviewer asked for changes:\n\nSimulated review, round 1: please handle the empty input case."));
+    let data = &activation(&run)["outputs"]["data_out"];
+    assert_eq!(data["meta"]["review_decision"], "approve");
+    assert_eq!(data["meta"]["review_rounds"], 2);
+    assert_eq!(data["content"]["response_count"], 8);
+}
+
+#[tokio::test]
+async fn the_review_chain_stops_at_max_rounds() {
+    let setup = setup(None).await;
+    let mut config = config(
+        "Build the parser.",
+        vec![
+            agent("builder", None, &[]),
+            agent("reviewer", Some("Review. sim: approve on round 9"), &[]),
+        ],
+    );
+    config.coordination = Coordination::ReviewChain;
+    config.max_rounds = 2;
+    let run = run(&setup, config, "parser").await;
+    assert_eq!(run["status"], "completed", "{run}");
+    assert_eq!(responses(&run).len(), 4);
+    let data = &activation(&run)["outputs"]["data_out"];
+    assert_eq!(data["meta"]["review_decision"], "revise");
+    assert_eq!(data["meta"]["review_rounds"], 2);
+}
+
+#[tokio::test]
+async fn an_agent_asking_to_write_outside_its_workspace_is_refused() {
+    let setup = setup(None).await;
+    let config = config(
+        "write ../asked.txt: refused by the permission policy\nwrite! ../escaped.txt: refused by the client\nwrite inside.txt: fine",
+        vec![agent("builder", None, &[])],
+    );
+    let run = run(&setup, config, "escape").await;
+    assert_eq!(run["status"], "completed", "{run}");
+    let reply = &responses(&run)[0].1;
+    assert!(
+        reply.contains("I was not allowed to write ../asked.txt."),
+        "{reply}"
+    );
+    assert!(
+        reply.contains("I could not write ../escaped.txt"),
+        "{reply}"
+    );
+    assert!(reply.contains("I wrote inside.txt."), "{reply}");
+    let run_folder = setup.workspaces.path().join(run["id"].as_str().unwrap());
+    assert!(!run_folder.join("escaped.txt").exists());
+    assert!(!run_folder.join("asked.txt").exists());
+    assert!(run_folder.join("build/inside.txt").exists());
+    assert!(transcript(&run).contains("refused to write"));
+}
+
+#[tokio::test]
+async fn a_malformed_update_is_skipped_and_the_turn_goes_on() {
+    let setup = setup(None).await;
+    let run = run(
+        &setup,
+        config("sim: malformed", vec![agent("builder", None, &[])]),
+        "x",
+    )
+    .await;
+    assert_eq!(run["status"], "completed", "{run}");
+    assert!(responses(&run)[0].1.starts_with("Simulated agent, turn 1."));
+    assert!(transcript(&run).contains("skipped a malformed update"));
+}
+
+#[tokio::test]
+async fn an_agent_crash_fails_the_module_with_the_tail_of_its_stderr() {
+    let setup = setup(None).await;
+    let run = run(
+        &setup,
+        config("sim: crash", vec![agent("builder", None, &[])]),
+        "x",
+    )
+    .await;
+    assert_eq!(run["status"], "failed", "{run}");
+    let error = activation(&run)["error"].as_str().unwrap();
+    assert!(error.starts_with("builder: "), "{error}");
+    assert!(
+        error.contains("simulated crash, as the prompt asked"),
+        "{error}"
+    );
+}
+
+#[tokio::test]
+async fn max_iterations_caps_the_turns_and_is_not_a_way_to_finish() {
+    let setup = setup(None).await;
+    let mut config = config(
+        "Work.",
+        vec![agent("builder", None, &["More.", "More.", "More."])],
+    );
+    config.max_iterations = 2;
+    let run = run(&setup, config, "x").await;
+    assert_eq!(run["status"], "failed", "{run}");
+    assert!(
+        activation(&run)["error"]
+            .as_str()
+            .unwrap()
+            .contains("max_iterations (2 turns)")
+    );
+    assert_eq!(responses(&run).len(), 2);
+}
+
+/// Processes whose working folder is `folder` (the agents of a workspace).
+fn processes_in(folder: &Path) -> Vec<u32> {
+    let Ok(canonical) = folder.canonicalize() else {
+        return Vec::new();
+    };
+    std::fs::read_dir("/proc")
+        .unwrap()
+        .filter_map(|entry| {
+            let entry = entry.ok()?;
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let cwd = std::fs::read_link(entry.path().join("cwd")).ok()?;
+            (cwd == canonical).then_some(pid)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn cancel_sends_session_cancel_and_stops_the_agent() {
+    let setup = setup(None).await;
+    let graph_id = create_graph(
+        &setup.router,
+        coding_graph(config("sim: slow", vec![agent("builder", None, &[])])),
+    )
+    .await;
+    let run_id = start(&setup.router, &graph_id, "x").await;
+    let workspace = setup.workspaces.path().join(&run_id).join("build");
+    let mut started = false;
+    for _ in 0..300 {
+        if !processes_in(&workspace).is_empty() {
+            started = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(started, "the agent never started in its workspace");
+    // Let it stream for a while.
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    let (status, _) = call(
+        &setup.router,
+        post(&format!("/api/runs/{run_id}/cancel"), json!({})),
+    )
+    .await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    let run = wait_for(&setup.router, &run_id, &["cancelled"]).await;
+    assert_eq!(activation(&run)["status"], "cancelled");
+    let partial = activation(&run)["responses"][0]["text"].as_str().unwrap();
+    assert!(
+        partial.contains("working…"),
+        "what streamed is kept: {partial}"
+    );
+    let mut gone = false;
+    for _ in 0..100 {
+        if processes_in(&workspace).is_empty() {
+            gone = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(gone, "the agent process was stopped");
+}
+
+/// The Python interpreter of a virtual environment with the official ACP
+/// Python SDK (scripts/test makes it); `None` with the reason when absent.
+fn python_sdk() -> Result<PathBuf, String> {
+    match std::env::var("PATCHBAY_TEST_ACP_PYTHON") {
+        Ok(python) if Path::new(&python).exists() => Ok(PathBuf::from(python)),
+        Ok(python) => Err(format!("PATCHBAY_TEST_ACP_PYTHON={python} does not exist")),
+        Err(_) => Err("PATCHBAY_TEST_ACP_PYTHON is not set (scripts/test sets it up)".to_owned()),
+    }
+}
+
+#[tokio::test]
+async fn an_agent_on_the_official_python_sdk_takes_a_prompt_and_re_prompts_in_one_session() {
+    let python = match python_sdk() {
+        Ok(python) => python,
+        Err(reason) => {
+            assert!(
+                std::env::var("PATCHBAY_REQUIRE_ACP_PYTHON").is_err(),
+                "the Python SDK agent is required here: {reason}"
+            );
+            eprintln!("skipped: the Python SDK ACP agent is not available: {reason}");
+            return;
+        }
+    };
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/scripted_agent.py");
+    let folder = tempfile::tempdir().unwrap();
+    let config_file = folder.path().join("patchbay.toml");
+    std::fs::write(
+        &config_file,
+        format!(
+            "[[acp_profiles]]\nid = \"python\"\nname = \"Scripted Python agent\"\ncommand = {:?}\nargs = [{:?}]\n",
+            python.display().to_string(),
+            script.display().to_string()
+        ),
+    )
+    .unwrap();
+    let setup = setup(Some(&config_file)).await;
+    let mut builder = agent("builder", None, &["Now summarise what you did."]);
+    builder.acp_profile_id = Some("python".to_owned());
+    let run = run(&setup, config("Create the file.", vec![builder]), "x").await;
+    assert_eq!(run["status"], "completed", "{run}");
+    let responses = responses(&run);
+    assert_eq!(responses.len(), 2);
+    assert!(responses[0].1.contains("turn 1"), "{}", responses[0].1);
+    assert!(
+        responses[0].1.contains("wrote python.txt"),
+        "{}",
+        responses[0].1
+    );
+    // The second turn sees the first: one session.
+    assert!(responses[1].1.contains("turn 2"), "{}", responses[1].1);
+    assert!(
+        responses[1].1.contains("Create the file."),
+        "{}",
+        responses[1].1
+    );
+    let outputs = &activation(&run)["outputs"];
+    assert!(
+        outputs["diff_out"]["content"]
+            .as_str()
+            .unwrap()
+            .contains("+written by the Python agent")
+    );
+    let receipt = &activation(&run)["receipt"];
+    assert_eq!(receipt["provider"], "acp:python");
+    assert_eq!(receipt["simulated"], false);
+    assert_eq!(
+        receipt["tokens_in"], 14,
+        "2 turns × 7 reported by the agent"
+    );
+    assert!(transcript(&run).contains("permission allowed: Write python.txt"));
+}
