@@ -150,6 +150,7 @@ impl AgentSession {
             cancel: cancel.clone(),
         };
         let ended_by_driver = ended.clone();
+        let stop = cancel.clone();
         tokio::spawn(async move {
             let transport = ByteStreams::new(stdin.compat_write(), stdout.compat());
             let connection = driver.run(transport, turn_requests, ready_sender);
@@ -159,6 +160,12 @@ impl AgentSession {
                     Ok(status) => format!("the agent exited ({status})"),
                     Err(error) => format!("the agent could not be watched: {error}"),
                 }),
+                // An agent that hangs (in initialize, or ignoring
+                // session/cancel) is stopped once the grace has passed.
+                () = async {
+                    stop.cancelled().await;
+                    tokio::time::sleep(CANCEL_GRACE + EXIT_GRACE).await;
+                } => Ok(()),
             };
             // The transport is gone, so the agent's stdin is closed: give it
             // a moment to leave by itself, then stop it.

@@ -13,7 +13,8 @@
 //!   round named by `sim: approve on round <k>` (default 1), then approve;
 //! - otherwise appends a line to `SIMULATED_NOTES.md`, so every turn leaves
 //!   a diff;
-//! - `sim: slow` streams for a minute unless cancelled; `sim: crash` exits
+//! - `sim: slow` streams for a minute unless cancelled (a `session/cancel`
+//!   ends the turn and is noted in `SIMULATED_NOTES.md`); `sim: crash` exits
 //!   with an error; `sim: malformed` first sends an update no client can
 //!   parse.
 
@@ -288,7 +289,12 @@ async fn prompt(peer: &Arc<Peer>, params: &Value) -> Result<Value, Value> {
         peer.say(&session_id, &reply.join(" "));
         for _ in 0..300 {
             tokio::select! {
-                () = turn.cancel.cancelled() => return Ok(json!({ "stopReason": "cancelled" })),
+                () = turn.cancel.cancelled() => {
+                    // Leave a trace in the workspace: the client's
+                    // session/cancel arrived and ended the turn.
+                    note_cancel(&turn);
+                    return Ok(json!({ "stopReason": "cancelled" }));
+                }
                 () = tokio::time::sleep(Duration::from_millis(200)) => peer.say(&session_id, " working…"),
             }
         }
@@ -465,5 +471,17 @@ async fn run_tests(peer: &Peer, turn: &Turn) -> String {
         "I ran the tests: they pass.".to_owned()
     } else {
         format!("I ran the tests: they fail (exit code {code}).")
+    }
+}
+
+fn note_cancel(turn: &Turn) {
+    use std::io::Write;
+    let written = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(turn.cwd.join(NOTES_FILE))
+        .and_then(|mut file| writeln!(file, "- turn {}: cancelled by the client", turn.number));
+    if let Err(error) = written {
+        eprintln!("sim-agent: could not note the cancel: {error}");
     }
 }

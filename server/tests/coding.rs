@@ -606,6 +606,11 @@ async fn cancel_sends_session_cancel_and_stops_the_agent() {
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     assert!(gone, "the agent process was stopped");
+    let notes = std::fs::read_to_string(workspace.join("SIMULATED_NOTES.md")).unwrap_or_default();
+    assert!(
+        notes.contains("turn 1: cancelled by the client"),
+        "session/cancel reached the agent: {notes:?}"
+    );
 }
 
 /// The Python interpreter of a virtual environment with the official ACP
