@@ -486,12 +486,25 @@ impl CodingModules {
         profiles: &[AcpProfile],
         workspace: &Workspace,
     ) -> Result<Vec<Phase>, ActivationError> {
-        let runs = work.config.agents.iter().zip(profiles).enumerate().map(
-            |(index, (agent, profile))| async move {
-                let worktree = workspace
+        // One at a time: concurrent `git worktree add`s on one repository
+        // read each other's half-written administrative files.
+        let mut worktrees = Vec::new();
+        for (index, agent) in work.config.agents.iter().enumerate() {
+            worktrees.push(
+                workspace
                     .worktree(&format!("{index}-{}", role_of(agent)))
                     .await
-                    .map_err(ActivationError)?;
+                    .map_err(ActivationError)?,
+            );
+        }
+        let runs = work
+            .config
+            .agents
+            .iter()
+            .zip(profiles)
+            .zip(worktrees)
+            .enumerate()
+            .map(|(index, ((agent, profile), worktree))| async move {
                 let session = self.session(work, index, profile, &worktree).await?;
                 let prompt = agent_prompt(work.context, work.config, agent, None)?;
                 let phase = work
@@ -499,8 +512,7 @@ impl CodingModules {
                     .await?;
                 self.release(work, index, session);
                 Ok::<_, ActivationError>((phase, worktree))
-            },
-        );
+            });
         let mut phases = Vec::new();
         for result in futures::future::join_all(runs).await {
             let (phase, worktree) = result?;

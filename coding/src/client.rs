@@ -16,11 +16,12 @@ use std::time::Duration;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::util::MatchDispatch;
 use agent_client_protocol::v1::schema::{
-    CancelNotification, ClientCapabilities, ContentBlock, ContentChunk, FileSystemCapabilities,
-    Implementation, InitializeRequest, PermissionOptionKind, PromptResponse, ReadTextFileRequest,
-    ReadTextFileResponse, RequestPermissionOutcome, RequestPermissionRequest,
-    RequestPermissionResponse, SelectedPermissionOutcome, SessionNotification, SessionUpdate,
-    StopReason, ToolCallStatus, ToolKind, WriteTextFileRequest, WriteTextFileResponse,
+    CancelNotification, ClientCapabilities, Content, ContentBlock, ContentChunk,
+    FileSystemCapabilities, Implementation, InitializeRequest, PermissionOptionKind,
+    PromptResponse, ReadTextFileRequest, ReadTextFileResponse, RequestPermissionOutcome,
+    RequestPermissionRequest, RequestPermissionResponse, SelectedPermissionOutcome,
+    SessionNotification, SessionUpdate, StopReason, ToolCallContent, ToolCallStatus, ToolKind,
+    WriteTextFileRequest, WriteTextFileResponse,
 };
 use agent_client_protocol::v1::{ActiveSession, SessionMessage, SessionSetup};
 use agent_client_protocol::{Agent, ByteStreams, Client};
@@ -362,11 +363,23 @@ impl Driver {
                                 note(&read_sink, format!("read {}", request.path.display()));
                                 responder.respond(ReadTextFileResponse::new(text))
                             }
-                            Err(error) => responder.respond_with_error(
-                                agent_client_protocol::Error::invalid_params().data(Value::String(
-                                    format!("{}: {error}", request.path.display()),
-                                )),
-                            ),
+                            // ACP's own code for a missing file, so an agent can tell
+                            // "create it" from "cannot read it".
+                            Err(error) if error.kind() == std::io::ErrorKind::NotFound => responder
+                                .respond_with_error(
+                                    agent_client_protocol::v1::schema::Error::resource_not_found(
+                                        Some(request.path.display().to_string()),
+                                    )
+                                    .into(),
+                                ),
+                            Err(error) => {
+                                let reason = format!("{}: {error}", request.path.display());
+                                note(&read_sink, format!("could not read {reason}"));
+                                responder.respond_with_error(
+                                    agent_client_protocol::Error::invalid_params()
+                                        .data(Value::String(reason)),
+                                )
+                            }
                         },
                         Err(refusal) => {
                             note(&read_sink, format!("refused to read: {refusal}"));
@@ -712,12 +725,30 @@ fn take_update(
             if let Some(status @ (ToolCallStatus::Completed | ToolCallStatus::Failed)) =
                 fields.status
             {
-                let verdict = if status == ToolCallStatus::Completed {
-                    "done"
+                let note = if status == ToolCallStatus::Completed {
+                    format!("tool done: {}", seen.title)
                 } else {
-                    "failed"
+                    // Why it failed is what a person reading the transcript needs.
+                    let reason = fields
+                        .content
+                        .iter()
+                        .flatten()
+                        .filter_map(|content| match content {
+                            ToolCallContent::Content(Content {
+                                content: ContentBlock::Text(text),
+                                ..
+                            }) => Some(text.text.as_str()),
+                            _ => None,
+                        })
+                        .collect::<Vec<_>>()
+                        .join(" ");
+                    if reason.is_empty() {
+                        format!("tool failed: {}", seen.title)
+                    } else {
+                        format!("tool failed: {}: {reason}", seen.title)
+                    }
                 };
-                let _ = events.send(TurnEvent::Note(format!("tool {verdict}: {}", seen.title)));
+                let _ = events.send(TurnEvent::Note(note));
                 record_test(seen, status, fields.raw_output.as_ref(), outcome);
             }
         }

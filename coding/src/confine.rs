@@ -76,8 +76,11 @@ impl Confinement {
         if !canonical.starts_with(&self.root) {
             return Err(Refusal::SymlinkOut(shown));
         }
-        let rest = resolved.strip_prefix(&existing).unwrap_or(Path::new(""));
-        Ok(canonical.join(rest))
+        // `join("")` would add a trailing slash, and "file/" is not a file.
+        match resolved.strip_prefix(&existing) {
+            Ok(rest) if !rest.as_os_str().is_empty() => Ok(canonical.join(rest)),
+            _ => Ok(canonical),
+        }
     }
 }
 
@@ -120,6 +123,16 @@ mod tests {
             confinement.resolve(&root.join("a/b/c.txt")).unwrap(),
             root.join("a/b/c.txt")
         );
+    }
+
+    #[test]
+    fn an_existing_file_resolves_to_a_path_that_can_be_read() {
+        let (folder, confinement) = workspace();
+        std::fs::write(folder.path().join("notes.md"), "draft\n").unwrap();
+        let resolved = confinement.resolve(Path::new("notes.md")).unwrap();
+        // Path equality ignores a trailing slash; reading does not.
+        assert!(!resolved.as_os_str().to_string_lossy().ends_with('/'));
+        assert_eq!(std::fs::read_to_string(&resolved).unwrap(), "draft\n");
     }
 
     #[test]

@@ -30,6 +30,8 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 pub const NOTES_FILE: &str = "SIMULATED_NOTES.md";
+/// The JSON-RPC error code ACP gives to a missing file.
+const RESOURCE_NOT_FOUND: i64 = -32002;
 
 #[derive(Default)]
 struct SessionState {
@@ -403,20 +405,24 @@ async fn write(peer: &Peer, turn: &Turn, path: &str, content: &str, ask: bool) -
 
 async fn append_note(peer: &Peer, turn: &Turn, first_line: &str) -> String {
     let path = turn.cwd.join(NOTES_FILE);
-    let existing = peer
+    let read = peer
         .request(
             "fs/read_text_file",
             json!({ "sessionId": turn.session_id, "path": path }),
         )
-        .await
-        .ok()
-        .and_then(|result| {
-            result
-                .get("content")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        })
-        .unwrap_or_else(|| "# Notes of the simulated agent\n".to_owned());
+        .await;
+    let existing = match read {
+        Ok(result) => result
+            .get("content")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+        // Only ACP's "resource not found" means the notes are still to be made.
+        Err(error) if error.get("code").and_then(Value::as_i64) == Some(RESOURCE_NOT_FOUND) => {
+            "# Notes of the simulated agent\n".to_owned()
+        }
+        Err(_) => return format!("I could not read {NOTES_FILE}."),
+    };
     let line: String = first_line.chars().take(80).collect();
     let content = format!("{existing}- turn {}: {line}\n", turn.number);
     let answer = peer

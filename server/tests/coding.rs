@@ -13,138 +13,15 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::http::StatusCode;
-use graph::config::{
-    AgentConfig, CodingAgentAssignment, CodingConfig, Coordination, InputConfig, OutputConfig,
-    WorkspaceConfig,
-};
-use graph::{Cable, Endpoint, Extra, Graph, Module, ModuleConfig, Position, RePrompt};
+use graph::config::{AgentConfig, Coordination, ReviewGateConfig, SessionStyle, WorkspaceConfig};
+use graph::{Cable, Endpoint, Extra, Graph, Module, ModuleConfig, Position};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
+use support::coding::{
+    Setup, activation, agent, coding_graph, config, responses, run, setup, transcript,
+};
 use support::{call, create_graph, get, post, start, wait_for};
 use tower::ServiceExt;
-
-struct Setup {
-    router: Router,
-    workspaces: tempfile::TempDir,
-    _database: support::TestDatabase,
-}
-
-async fn setup(config_file: Option<&Path>) -> Setup {
-    let database = support::databases().await.remove(0);
-    let workspaces = tempfile::tempdir().unwrap();
-    let mut settings = support::settings(&database, graph::Limits::default());
-    settings.workspace_root = workspaces.path().to_path_buf();
-    settings.config_file = config_file.map(Path::to_path_buf);
-    let state = server::build_state(settings).await.unwrap();
-    Setup {
-        router: server::router::router(state),
-        workspaces,
-        _database: database,
-    }
-}
-
-fn agent(role: &str, instruction: Option<&str>, re_prompts: &[&str]) -> CodingAgentAssignment {
-    CodingAgentAssignment {
-        role: role.to_owned(),
-        agent_config: AgentConfig::default(),
-        acp_profile_id: None,
-        instruction_override: instruction.map(str::to_owned),
-        re_prompts: re_prompts.iter().map(|text| RePrompt::new(*text)).collect(),
-        extra: Extra::new(),
-    }
-}
-
-/// Task (input) → Build (coding) → Result (output).
-fn coding_graph(config: CodingConfig) -> Value {
-    let module = |id: &str, label: &str, x: f64, config: ModuleConfig| Module {
-        id: id.to_owned(),
-        label: label.to_owned(),
-        position: Position { x, y: 100.0 },
-        config,
-        extra: Extra::new(),
-    };
-    let graph = Graph {
-        name: "Coding".to_owned(),
-        modules: vec![
-            module(
-                "task",
-                "Task",
-                0.0,
-                ModuleConfig::Input(InputConfig::default()),
-            ),
-            module("build", "Build", 300.0, ModuleConfig::Coding(config)),
-            module(
-                "result",
-                "Result",
-                600.0,
-                ModuleConfig::Output(OutputConfig::default()),
-            ),
-        ],
-        cables: vec![
-            Cable {
-                id: "c1".to_owned(),
-                from: Endpoint::new("task", "data_out"),
-                to: Endpoint::new("build", "data_in"),
-                extra: Extra::new(),
-            },
-            Cable {
-                id: "c2".to_owned(),
-                from: Endpoint::new("build", "data_out"),
-                to: Endpoint::new("result", "data_in"),
-                extra: Extra::new(),
-            },
-        ],
-        ..Graph::default()
-    };
-    serde_json::to_value(graph).unwrap()
-}
-
-fn config(instruction: &str, agents: Vec<CodingAgentAssignment>) -> CodingConfig {
-    CodingConfig {
-        instruction: instruction.to_owned(),
-        agents,
-        ..CodingConfig::default()
-    }
-}
-
-async fn run(setup: &Setup, config: CodingConfig, input: &str) -> Value {
-    let graph_id = create_graph(&setup.router, coding_graph(config)).await;
-    let run_id = start(&setup.router, &graph_id, input).await;
-    wait_for(
-        &setup.router,
-        &run_id,
-        &["completed", "failed", "cancelled"],
-    )
-    .await
-}
-
-fn activation(run: &Value) -> &Value {
-    &run["modules"]["build"]["activations"][0]
-}
-
-fn responses(run: &Value) -> Vec<(String, String)> {
-    activation(run)["responses"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|response| {
-            (
-                response["label"].as_str().unwrap().to_owned(),
-                response["text"].as_str().unwrap().to_owned(),
-            )
-        })
-        .collect()
-}
-
-fn transcript(run: &Value) -> String {
-    activation(run)["transcript"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|entry| entry["text"].as_str().unwrap_or_default().to_owned())
-        .collect::<Vec<_>>()
-        .join("\n")
-}
 
 /// The names of a finished run's events, from its SSE replay.
 async fn event_names(router: &Router, run_id: &str) -> Vec<(String, Value)> {
@@ -297,6 +174,25 @@ async fn one_agent_runs_its_re_prompts_in_order_in_one_session_and_its_work_is_c
 }
 
 #[tokio::test]
+async fn an_agent_reads_back_in_a_later_turn_the_file_it_wrote_before() {
+    let setup = setup(None).await;
+    let builder = agent("builder", None, &["Look again."]);
+    let run = run(&setup, config("Look around.", vec![builder]), "x").await;
+    assert_eq!(run["status"], "completed", "{run}");
+    // Turn 1 asked for the notes (ACP's "not found") and noted its prompt's
+    // first line; turn 2 read them back
+    // through fs/read_text_file and added its line under the first one.
+    let diff = activation(&run)["outputs"]["diff_out"]["content"]
+        .as_str()
+        .unwrap();
+    assert!(
+        diff.contains("+- turn 1: ## Input from \"Task\"\n+- turn 2: Look again."),
+        "{diff}"
+    );
+    assert!(transcript(&run).contains("read "), "{}", transcript(&run));
+}
+
+#[tokio::test]
 async fn sequential_agents_hand_off_in_array_order() {
     let setup = setup(None).await;
     let config = config(
@@ -397,6 +293,157 @@ async fn parallel_agents_work_at_once_in_their_own_worktrees_and_both_results_co
     assert!(
         !worktrees.join("0-frontend/api.txt").exists(),
         "worktrees are apart"
+    );
+}
+
+#[tokio::test]
+async fn parallel_agents_editing_the_same_file_keep_the_unmerged_work_in_the_diff() {
+    let setup = setup(None).await;
+    let mut config = config(
+        "Both edit one file.",
+        vec![
+            agent("first", Some("write shared.txt: the first version"), &[]),
+            agent("second", Some("write shared.txt: the second version"), &[]),
+        ],
+    );
+    config.coordination = Coordination::Parallel;
+    let run = run(&setup, config, "x").await;
+    assert_eq!(run["status"], "completed", "{run}");
+    // The first merges; the second conflicts, is reported, and its work is
+    // still in diff_out rather than lost.
+    let text = transcript(&run);
+    assert!(
+        text.contains("[second] its work was not merged into the workspace"),
+        "{text}"
+    );
+    let diff = activation(&run)["outputs"]["diff_out"]["content"]
+        .as_str()
+        .unwrap();
+    assert!(diff.contains("+the first version"), "{diff}");
+    assert!(diff.contains("(not merged: "), "{diff}");
+    assert!(diff.contains("+the second version"), "{diff}");
+    let workspace = setup
+        .workspaces
+        .path()
+        .join(run["id"].as_str().unwrap())
+        .join("build");
+    assert_eq!(
+        std::fs::read_to_string(workspace.join("shared.txt")).unwrap(),
+        "the first version\n",
+        "no conflict markers left in the workspace"
+    );
+}
+
+/// Task → Build (coding) ⇄ Gate (review gate that always asks for revision,
+/// two rounds) → Result: the coding module activates twice in one run.
+fn revision_loop(session_style: SessionStyle) -> Value {
+    let mut coding = config("Build it.", vec![agent("builder", None, &["Check it."])]);
+    coding.session_style = session_style;
+    let mut graph: Graph = serde_json::from_value(coding_graph(coding)).unwrap();
+    graph.modules.push(Module {
+        id: "gate".to_owned(),
+        label: "Gate".to_owned(),
+        position: Position { x: 450.0, y: 300.0 },
+        config: ModuleConfig::ReviewGate(ReviewGateConfig {
+            instruction: "Review [sim:revise]".to_owned(),
+            agent_config: AgentConfig {
+                provider: "sim".to_owned(),
+                ..AgentConfig::default()
+            },
+            max_rounds: 2,
+            ..ReviewGateConfig::default()
+        }),
+        extra: Extra::new(),
+    });
+    graph.cables = vec![
+        Cable {
+            id: "c1".to_owned(),
+            from: Endpoint::new("task", "data_out"),
+            to: Endpoint::new("build", "data_in"),
+            extra: Extra::new(),
+        },
+        Cable {
+            id: "c2".to_owned(),
+            from: Endpoint::new("build", "data_out"),
+            to: Endpoint::new("gate", "data_in"),
+            extra: Extra::new(),
+        },
+        Cable {
+            id: "c3".to_owned(),
+            from: Endpoint::new("gate", "revise_out"),
+            to: Endpoint::new("build", "context_in"),
+            extra: Extra::new(),
+        },
+        Cable {
+            id: "c4".to_owned(),
+            from: Endpoint::new("gate", "approved_out"),
+            to: Endpoint::new("result", "data_in"),
+            extra: Extra::new(),
+        },
+    ];
+    serde_json::to_value(graph).unwrap()
+}
+
+/// The first line of each response of the coding module's activations.
+async fn turns_by_activation(setup: &Setup, session_style: SessionStyle) -> Vec<Vec<String>> {
+    let graph_id = create_graph(&setup.router, revision_loop(session_style)).await;
+    let run_id = start(&setup.router, &graph_id, "x").await;
+    let run = wait_for(
+        &setup.router,
+        &run_id,
+        &["completed", "failed", "cancelled"],
+    )
+    .await;
+    assert!(
+        run["error"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("2 rounds"),
+        "the gate never approves: {run}"
+    );
+    run["modules"]["build"]["activations"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|activation| {
+            activation["responses"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|response| {
+                    response["text"]
+                        .as_str()
+                        .unwrap()
+                        .lines()
+                        .next()
+                        .unwrap()
+                        .to_owned()
+                })
+                .collect()
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn a_parked_session_carries_on_when_a_revision_loop_activates_the_module_again() {
+    let setup = setup(None).await;
+    let parked = turns_by_activation(&setup, SessionStyle::Park).await;
+    assert_eq!(
+        parked,
+        [
+            ["Simulated agent, turn 1.", "Simulated agent, turn 2."],
+            ["Simulated agent, turn 3.", "Simulated agent, turn 4."],
+        ],
+        "the second activation continues the same ACP session"
+    );
+    let closed = turns_by_activation(&setup, SessionStyle::Close).await;
+    assert_eq!(
+        closed,
+        [
+            ["Simulated agent, turn 1.", "Simulated agent, turn 2."],
+            ["Simulated agent, turn 1.", "Simulated agent, turn 2."],
+        ],
+        "closed sessions start afresh"
     );
 }
 

@@ -7,6 +7,8 @@
 use std::path::PathBuf;
 use std::time::Duration;
 
+pub mod coding;
+
 use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};

@@ -1,0 +1,135 @@
+//! Coding modules through the HTTP API: a server with its own workspace
+//! folder and ACP profiles, the graph Task (input) → Build (coding) → Result
+//! (output), and readers for what the coding module reported.
+
+use std::path::Path;
+
+use axum::Router;
+use graph::config::{AgentConfig, CodingAgentAssignment, CodingConfig, InputConfig, OutputConfig};
+use graph::{Cable, Endpoint, Extra, Graph, Module, ModuleConfig, Position, RePrompt};
+use serde_json::Value;
+
+use super::{create_graph, start, wait_for};
+
+pub struct Setup {
+    pub router: Router,
+    pub workspaces: tempfile::TempDir,
+    _database: super::TestDatabase,
+}
+
+pub async fn setup(config_file: Option<&Path>) -> Setup {
+    let database = super::databases().await.remove(0);
+    let workspaces = tempfile::tempdir().unwrap();
+    let mut settings = super::settings(&database, graph::Limits::default());
+    settings.workspace_root = workspaces.path().to_path_buf();
+    settings.config_file = config_file.map(Path::to_path_buf);
+    let state = server::build_state(settings).await.unwrap();
+    Setup {
+        router: server::router::router(state),
+        workspaces,
+        _database: database,
+    }
+}
+
+pub fn agent(role: &str, instruction: Option<&str>, re_prompts: &[&str]) -> CodingAgentAssignment {
+    CodingAgentAssignment {
+        role: role.to_owned(),
+        agent_config: AgentConfig::default(),
+        acp_profile_id: None,
+        instruction_override: instruction.map(str::to_owned),
+        re_prompts: re_prompts.iter().map(|text| RePrompt::new(*text)).collect(),
+        extra: Extra::new(),
+    }
+}
+
+/// Task (input) → Build (coding) → Result (output).
+pub fn coding_graph(config: CodingConfig) -> Value {
+    let module = |id: &str, label: &str, x: f64, config: ModuleConfig| Module {
+        id: id.to_owned(),
+        label: label.to_owned(),
+        position: Position { x, y: 100.0 },
+        config,
+        extra: Extra::new(),
+    };
+    let graph = Graph {
+        name: "Coding".to_owned(),
+        modules: vec![
+            module(
+                "task",
+                "Task",
+                0.0,
+                ModuleConfig::Input(InputConfig::default()),
+            ),
+            module("build", "Build", 300.0, ModuleConfig::Coding(config)),
+            module(
+                "result",
+                "Result",
+                600.0,
+                ModuleConfig::Output(OutputConfig::default()),
+            ),
+        ],
+        cables: vec![
+            Cable {
+                id: "c1".to_owned(),
+                from: Endpoint::new("task", "data_out"),
+                to: Endpoint::new("build", "data_in"),
+                extra: Extra::new(),
+            },
+            Cable {
+                id: "c2".to_owned(),
+                from: Endpoint::new("build", "data_out"),
+                to: Endpoint::new("result", "data_in"),
+                extra: Extra::new(),
+            },
+        ],
+        ..Graph::default()
+    };
+    serde_json::to_value(graph).unwrap()
+}
+
+pub fn config(instruction: &str, agents: Vec<CodingAgentAssignment>) -> CodingConfig {
+    CodingConfig {
+        instruction: instruction.to_owned(),
+        agents,
+        ..CodingConfig::default()
+    }
+}
+
+pub async fn run(setup: &Setup, config: CodingConfig, input: &str) -> Value {
+    let graph_id = create_graph(&setup.router, coding_graph(config)).await;
+    let run_id = start(&setup.router, &graph_id, input).await;
+    wait_for(
+        &setup.router,
+        &run_id,
+        &["completed", "failed", "cancelled"],
+    )
+    .await
+}
+
+pub fn activation(run: &Value) -> &Value {
+    &run["modules"]["build"]["activations"][0]
+}
+
+pub fn responses(run: &Value) -> Vec<(String, String)> {
+    activation(run)["responses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|response| {
+            (
+                response["label"].as_str().unwrap().to_owned(),
+                response["text"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect()
+}
+
+pub fn transcript(run: &Value) -> String {
+    activation(run)["transcript"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|entry| entry["text"].as_str().unwrap_or_default().to_owned())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
