@@ -107,6 +107,29 @@ ensure_acp_python_sdk() {
   echo "$venv/bin/python"
 }
 
+# A real coding agent for the optional real-agent test: Gemini CLI (Apache-2.0),
+# spoken to over ACP with --acp, its model calls sent to a loopback mock.
+# Prints the path of its gemini.js, or nothing (with a warning) when npm cannot
+# install it: the test then says it skipped.
+REAL_AGENT_PACKAGE="@google/gemini-cli@0.61.0"
+ensure_real_agent() {
+  local folder="${XDG_CACHE_HOME:-$HOME/.cache}/patchbay/real-agents"
+  local script="$folder/node_modules/@google/gemini-cli/bundle/gemini.js"
+  if [ ! -f "$script" ] || [ "$(cat "$folder/.patchbay-package" 2>/dev/null)" != "$REAL_AGENT_PACKAGE" ]; then
+    ensure_node
+    say "installing a real ACP agent ($REAL_AGENT_PACKAGE) for the optional real-agent test"
+    mkdir -p "$folder"
+    if (cd "$folder" && npm install --no-audit --no-fund --loglevel=error --no-save \
+      --prefix "$folder" "$REAL_AGENT_PACKAGE" >&2); then
+      echo "$REAL_AGENT_PACKAGE" >"$folder/.patchbay-package"
+    else
+      echo "warning: npm could not install $REAL_AGENT_PACKAGE; the real-agent test will skip" >&2
+      return 0
+    fi
+  fi
+  echo "$script"
+}
+
 ensure_build_tools() {
   ensure_rust
   ensure_git
