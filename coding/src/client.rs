@@ -337,9 +337,11 @@ impl Driver {
         let sink: NoteSink = Arc::new(Mutex::new(None));
         let policy = self.profile.permissions;
         let (permission_sink, read_sink, write_sink) = (sink.clone(), sink.clone(), sink.clone());
-        let (read_confinement, write_confinement) =
-            (self.confinement.clone(), self.confinement.clone());
-        let workspace = self.confinement.root().to_path_buf();
+        let (permission_confinement, read_confinement, write_confinement) = (
+            self.confinement.clone(),
+            self.confinement.clone(),
+            self.confinement.clone(),
+        );
         let cancel = self.cancel.clone();
         let idle_timeout = self.idle_timeout;
         let mut ready = Some(ready);
@@ -348,7 +350,8 @@ impl Driver {
             .name("patchbay")
             .on_receive_request(
                 async move |request: RequestPermissionRequest, responder, _connection| {
-                    let (outcome, said) = decide_permission(policy, &request, &workspace);
+                    let (outcome, said) =
+                        decide_permission(policy, &request, &permission_confinement);
                     note(&permission_sink, said);
                     responder.respond(RequestPermissionResponse::new(outcome))
                 },
@@ -510,7 +513,7 @@ fn slice_lines(text: &str, line: Option<u32>, limit: Option<u32>) -> String {
 fn decide_permission(
     policy: PermissionPolicy,
     request: &RequestPermissionRequest,
-    workspace: &Path,
+    confinement: &Confinement,
 ) -> (RequestPermissionOutcome, String) {
     let fields = &request.tool_call.fields;
     let kind = fields.kind.unwrap_or_default();
@@ -518,18 +521,12 @@ fn decide_permission(
         .title
         .clone()
         .unwrap_or_else(|| "a tool call".to_owned());
+    // The same test as the file methods: `..`, other folders and links out
+    // of the workspace are all outside.
     let inside = fields.locations.as_ref().is_none_or(|locations| {
-        locations.iter().all(|location| {
-            let path = if location.path.is_absolute() {
-                location.path.clone()
-            } else {
-                workspace.join(&location.path)
-            };
-            !path
-                .components()
-                .any(|component| component == std::path::Component::ParentDir)
-                && path.starts_with(workspace)
-        })
+        locations
+            .iter()
+            .all(|location| confinement.resolve(&location.path).is_ok())
     });
     let allowed = match policy {
         PermissionPolicy::RejectAll => false,
@@ -825,6 +822,50 @@ fn record_test(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use agent_client_protocol::v1::schema::{
+        PermissionOption, ToolCallLocation, ToolCallUpdate, ToolCallUpdateFields,
+    };
+
+    /// Whether the default policy allows an edit of `path`.
+    fn edit_allowed(confinement: &Confinement, path: &Path) -> bool {
+        let request = RequestPermissionRequest::new(
+            "s",
+            ToolCallUpdate::new(
+                "t",
+                ToolCallUpdateFields::new()
+                    .kind(ToolKind::Edit)
+                    .title("Write".to_owned())
+                    .locations(vec![ToolCallLocation::new(path)]),
+            ),
+            vec![
+                PermissionOption::new("yes", "Allow", PermissionOptionKind::AllowOnce),
+                PermissionOption::new("no", "Reject", PermissionOptionKind::RejectOnce),
+            ],
+        );
+        let (outcome, _) =
+            decide_permission(PermissionPolicy::WorkspaceEdits, &request, confinement);
+        match outcome {
+            RequestPermissionOutcome::Selected(selected) => selected.option_id.to_string() == "yes",
+            _ => false,
+        }
+    }
+
+    #[test]
+    fn edits_are_allowed_inside_the_workspace_only_links_included() {
+        let workspace = tempfile::tempdir().unwrap();
+        let elsewhere = tempfile::tempdir().unwrap();
+        std::os::unix::fs::symlink(elsewhere.path(), workspace.path().join("out")).unwrap();
+        let confinement = Confinement::new(workspace.path()).unwrap();
+        assert!(edit_allowed(&confinement, Path::new("src/main.rs")));
+        assert!(edit_allowed(
+            &confinement,
+            &workspace.path().join("README.md")
+        ));
+        assert!(!edit_allowed(&confinement, Path::new("../x")));
+        assert!(!edit_allowed(&confinement, &elsewhere.path().join("x")));
+        // Lexically inside, really outside.
+        assert!(!edit_allowed(&confinement, Path::new("out/x.txt")));
+    }
 
     #[test]
     fn line_slices_follow_the_acp_meaning() {
