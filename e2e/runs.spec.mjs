@@ -2,7 +2,7 @@
 // simulated provider slowed (scripts/e2e: 40 ms a word) so every step shows:
 // the Re-prompt i/N… badge, streamed text, the merged output with its
 // separators and one tab per response, cancel, a reload in the middle of a
-// run, and the run history.
+// run, the run history, and a coding module run by the simulated ACP agent.
 import { test, expect } from '@playwright/test';
 
 async function newGraph(page) {
@@ -142,4 +142,45 @@ test('a reload in the middle of a run catches up and follows it to the end', asy
   await expect(runPanel(page).locator('.run-status')).toHaveText('Completed');
   const output = runPanel(page).locator('.run-output');
   await expect(output).toContainText('───── Re-prompt 2 ─────');
+});
+
+test('a coding module runs on the canvas: its agent on the badge, every turn, the diff and the files', async ({ page }) => {
+  // The starter graph with its agent task turned into a coding module run by
+  // the built-in simulated ACP agent (paced like the simulated provider).
+  const id = await newGraph(page);
+  const document = await (await page.request.get(`/api/graphs/${id}`)).json();
+  const module = document.modules.find((candidate) => candidate.id === 'm2');
+  module.kind = 'step.coding';
+  module.label = 'Build';
+  module.config = {
+    instruction: 'write hello.txt: Hello from the canvas',
+    agents: [{ role: 'builder', re_prompts: ['Now look over your work.'] }],
+  };
+  const created = await (await page.request.post('/api/graphs', { data: document })).json();
+  await page.goto(created.edit_url);
+  await expect(page.locator('.access-badge')).toHaveText('Editing');
+  await expect(node(page, 'm2')).toContainText('Build');
+
+  await startRun(page, 'a greeting');
+  await expect(badge(page, 'm2')).toContainText('builder · Re-prompt 1/1…');
+  await expect(badge(page, 'm2')).toContainText('✓');
+  await expect(badge(page, 'm3')).toContainText('✓');
+  const panel = runPanel(page);
+  await expect(panel.locator('.run-status')).toHaveText('Completed');
+
+  await panel.locator('.run-module-entry[data-module-id="m2"]').click();
+  const output = panel.locator('.run-output');
+  await panel.getByRole('tab', { name: 'Merged' }).click();
+  await expect(output).toContainText('═══ builder: Simulated agent ═══');
+  await panel.getByRole('tab', { name: 'builder · Original' }).click();
+  await expect(output).toContainText('I wrote hello.txt.');
+  await panel.getByRole('tab', { name: 'builder · Re-prompt 1' }).click();
+  await expect(output).toContainText('Simulated agent, turn 2.');
+  await panel.getByRole('tab', { name: 'Diff' }).click();
+  await expect(output).toContainText('+Hello from the canvas');
+  await panel.getByRole('tab', { name: 'Files' }).click();
+  await expect(output).toContainText(/added\s+hello\.txt/);
+  await panel.getByRole('tab', { name: 'Receipt' }).click();
+  await expect(output).toContainText('acp:sim-agent');
+  await expect(output).toContainText('(simulated)');
 });

@@ -17,6 +17,9 @@
 //!   ends the turn and is noted in `SIMULATED_NOTES.md`); `sim: crash` exits
 //!   with an error; `sim: malformed` first sends an update no client can
 //!   parse.
+//!
+//! It streams its reply a word at a time, `PATCHBAY_SIM_LATENCY_MS` apart
+//! (the server passes its simulator's pace), so progress shows on a canvas.
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -30,6 +33,8 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 pub const NOTES_FILE: &str = "SIMULATED_NOTES.md";
+/// The environment variable with the pause between streamed words, in ms.
+pub const LATENCY_VARIABLE: &str = "PATCHBAY_SIM_LATENCY_MS";
 /// The JSON-RPC error code ACP gives to a missing file.
 const RESOURCE_NOT_FOUND: i64 = -32002;
 
@@ -48,6 +53,8 @@ struct Peer {
     pending: Mutex<HashMap<u64, oneshot::Sender<Result<Value, Value>>>>,
     sessions: Mutex<HashMap<String, SessionState>>,
     session_count: AtomicU64,
+    /// Pause between streamed words.
+    pace: Duration,
 }
 
 impl Peer {
@@ -131,6 +138,12 @@ pub async fn serve() -> std::io::Result<()> {
         pending: Mutex::new(HashMap::new()),
         sessions: Mutex::new(HashMap::new()),
         session_count: AtomicU64::new(0),
+        pace: Duration::from_millis(
+            std::env::var(LATENCY_VARIABLE)
+                .ok()
+                .and_then(|value| value.parse().ok())
+                .unwrap_or(0),
+        ),
     });
     let mut lines = BufReader::new(tokio::io::stdin()).lines();
     while let Some(line) = lines.next_line().await? {
@@ -338,12 +351,23 @@ async fn prompt(peer: &Arc<Peer>, params: &Value) -> Result<Value, Value> {
         reply.push(decision.to_string());
     }
     let reply = reply.join("\n");
-    // Stream it in a few pieces, as a real agent does.
-    for piece in reply.split_inclusive('\n') {
+    // Stream it in pieces, as a real agent does: a word at a time when paced.
+    let pieces: Vec<&str> = if peer.pace.is_zero() {
+        reply.split_inclusive('\n').collect()
+    } else {
+        reply.split_inclusive([' ', '\n']).collect()
+    };
+    for piece in pieces {
         if turn.cancel.is_cancelled() {
             return Ok(json!({ "stopReason": "cancelled" }));
         }
         peer.say(&session_id, piece);
+        if !peer.pace.is_zero() {
+            tokio::select! {
+                () = turn.cancel.cancelled() => {}
+                () = tokio::time::sleep(peer.pace) => {}
+            }
+        }
     }
     let input_tokens = text.split_whitespace().count();
     let output_tokens = reply.split_whitespace().count();

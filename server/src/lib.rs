@@ -76,7 +76,15 @@ pub fn acp_profiles(settings: &Settings, file: &ConfigFile) -> Vec<coding::AcpPr
         .clone()
         .or_else(|| std::env::current_exe().ok())
         .unwrap_or_else(|| std::path::PathBuf::from("patchbay"));
-    let mut profiles = vec![coding::AcpProfile::simulated(&program)];
+    let mut simulated = coding::AcpProfile::simulated(&program);
+    let pace = settings
+        .sim_latency_ms
+        .unwrap_or_else(|| providers::sim_latency_ms(file));
+    simulated.env.insert(
+        coding::sim_agent::LATENCY_VARIABLE.to_owned(),
+        pace.to_string(),
+    );
+    let mut profiles = vec![simulated];
     profiles.extend(
         file.acp_profiles
             .iter()

@@ -15,6 +15,14 @@ use crate::config::{ConfigFile, ProviderConfig, ProviderKind};
 const DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
 const DEFAULT_SIM_LATENCY_MS: u64 = 25;
 
+/// The simulator's pause per streamed word (the sim provider and the
+/// simulated coding agent share it).
+pub fn sim_latency_ms(file: &ConfigFile) -> u64 {
+    file.sim
+        .latency_ms_per_token
+        .unwrap_or(DEFAULT_SIM_LATENCY_MS)
+}
+
 fn sim_info() -> ProviderInfo {
     ProviderInfo {
         id: sim::PROVIDER_ID.to_owned(),
@@ -132,10 +140,7 @@ pub fn registry(file: &ConfigFile, lookup: &dyn Fn(&str) -> Option<String>) -> P
             }
         }
     }
-    let latency = file
-        .sim
-        .latency_ms_per_token
-        .unwrap_or(DEFAULT_SIM_LATENCY_MS);
+    let latency = sim_latency_ms(file);
     let simulator: (ProviderInfo, Arc<dyn Provider>) = (
         sim_info(),
         Arc::new(SimProvider {

@@ -1,7 +1,8 @@
 //! The run panel under the canvas: the run's status and cancel, every
 //! module with its state, and for the module in focus its merged output,
 //! one tab per response (Original, Re-prompt 1…N, streaming live), named
-//! outputs, the receipt, the session transcript and errors; and the graph's
+//! outputs, a coding module's diff, changed files and test results, the
+//! receipt, the session transcript and errors; and the graph's
 //! run history, where opening a past run shows the canvas in its end state.
 
 use graph::Graph;
@@ -21,9 +22,67 @@ pub enum Tab {
     /// Response `index`: 0 is the original, i is re-prompt i.
     Response(u32),
     Named(String),
+    /// One of a coding module's work outputs (see `WORK_OUTPUTS`).
+    Work(&'static str),
     Receipt,
     Transcript,
     Error,
+}
+
+/// A coding module's outputs about its workspace, with their tab labels.
+const WORK_OUTPUTS: [(&str, &str); 3] = [
+    ("diff_out", "Diff"),
+    ("files_out", "Files"),
+    ("test_results_out", "Tests"),
+];
+
+/// The content of output `port` of an activation, when it has one.
+fn output_content<'a>(activation: &'a ActivationView, port: &str) -> Option<&'a Value> {
+    activation
+        .outputs
+        .get(port)
+        .and_then(|value| value.get("content"))
+        .filter(|content| !content.is_null())
+}
+
+/// A coding module's work output as text: the diff as it is, the changed
+/// files one per line, the test results as command, verdict and output.
+fn work_text(port: &str, content: &Value) -> String {
+    match (port, content) {
+        (_, Value::String(text)) if text.is_empty() => "No changes.".to_owned(),
+        (_, Value::String(text)) => text.clone(),
+        ("files_out", Value::Array(files)) if files.is_empty() => "No files changed.".to_owned(),
+        ("files_out", Value::Array(files)) => files
+            .iter()
+            .map(|file| {
+                let field = |key: &str| file.get(key).and_then(Value::as_str).unwrap_or_default();
+                format!("{:<9} {}", field("status"), field("path"))
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        ("test_results_out", results) if results.get("ran") == Some(&Value::Bool(false)) => {
+            "No tests were run.".to_owned()
+        }
+        ("test_results_out", results) => {
+            let verdict = match results.get("passed").and_then(Value::as_bool) {
+                Some(true) => "passed",
+                Some(false) => "failed",
+                None => "unknown",
+            };
+            format!(
+                "$ {}\n{verdict}\n\n{}",
+                results
+                    .get("command")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default(),
+                results
+                    .get("output")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default()
+            )
+        }
+        (_, other) => serde_json::to_string_pretty(other).unwrap_or_default(),
+    }
 }
 
 /// The label of response `index` before the record names it.
@@ -64,6 +123,12 @@ pub fn tabs(activation: Option<&ActivationView>, streaming: &[u32]) -> Vec<(Tab,
                 .named_outputs
                 .keys()
                 .map(|name| (Tab::Named(name.clone()), format!("“{name}”"))),
+        );
+        tabs.extend(
+            WORK_OUTPUTS
+                .iter()
+                .filter(|(port, _)| output_content(activation, port).is_some())
+                .map(|(port, label)| (Tab::Work(port), (*label).to_owned())),
         );
         if activation.receipt.is_some() {
             tabs.push((Tab::Receipt, "Receipt".to_owned()));
@@ -110,6 +175,9 @@ pub fn tab_text(tab: &Tab, activation: Option<&ActivationView>, stream: Option<&
             .named_outputs
             .get(name)
             .cloned()
+            .unwrap_or_default(),
+        Tab::Work(port) => output_content(activation, port)
+            .map(|content| work_text(port, content))
             .unwrap_or_default(),
         Tab::Receipt => receipt_text(activation.receipt.as_ref()),
         Tab::Transcript => activation
@@ -554,6 +622,51 @@ mod tests {
         assert_eq!(
             tab_text(&Tab::Merged, Some(&activation), None),
             "No output."
+        );
+    }
+
+    #[test]
+    fn a_coding_module_shows_its_diff_files_and_tests() {
+        let mut activation = activation();
+        activation.status = "completed".to_owned();
+        let bundle =
+            |content: serde_json::Value| serde_json::json!({"type": "bundle", "content": content});
+        activation.outputs.insert(
+            "diff_out".to_owned(),
+            bundle(serde_json::json!("+++ b/hello.txt\n+Hello")),
+        );
+        activation.outputs.insert(
+            "files_out".to_owned(),
+            bundle(serde_json::json!([{"path": "hello.txt", "status": "added"}, {"path": "README.md", "status": "modified"}])),
+        );
+        activation.outputs.insert(
+            "test_results_out".to_owned(),
+            bundle(serde_json::json!({"ran": false, "reason": "no test tool call"})),
+        );
+        let labels: Vec<String> = tabs(Some(&activation), &[])
+            .into_iter()
+            .map(|(_, label)| label)
+            .collect();
+        assert_eq!(labels, ["Merged", "Original", "Diff", "Files", "Tests"]);
+        assert_eq!(
+            tab_text(&Tab::Work("diff_out"), Some(&activation), None),
+            "+++ b/hello.txt\n+Hello"
+        );
+        assert_eq!(
+            tab_text(&Tab::Work("files_out"), Some(&activation), None),
+            "added     hello.txt\nmodified  README.md"
+        );
+        assert_eq!(
+            tab_text(&Tab::Work("test_results_out"), Some(&activation), None),
+            "No tests were run."
+        );
+        activation.outputs.insert(
+            "test_results_out".to_owned(),
+            bundle(serde_json::json!({"ran": true, "passed": false, "command": "sh test.sh", "output": "1 test failed"})),
+        );
+        assert_eq!(
+            tab_text(&Tab::Work("test_results_out"), Some(&activation), None),
+            "$ sh test.sh\nfailed\n\n1 test failed"
         );
     }
 }
