@@ -70,7 +70,7 @@ fn port(id: String) -> PortView {
     }
 }
 
-fn contract_model(model: &CanvasModel, n: u32) -> (Vec<NodeHandle>, Vec<EdgeHandle>) {
+pub(crate) fn contract_model(model: &CanvasModel, n: u32) -> (Vec<NodeHandle>, Vec<EdgeHandle>) {
     let nodes = (0..n)
         .map(|i| {
             let (x, y) = contract_position(i, n);

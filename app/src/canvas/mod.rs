@@ -333,6 +333,65 @@ fn CableView(model: CanvasModel, edge: EdgeHandle) -> impl IntoView {
     }
 }
 
+/// A list that follows `wanted`, dropping at once what leaves it but adding
+/// at most `per_frame` new items each animation frame.
+fn batched<T>(wanted: Memo<Vec<T>>, per_frame: usize, key: fn(&T) -> Arc<str>) -> RwSignal<Vec<T>>
+where
+    T: Clone + PartialEq + Send + Sync + 'static,
+{
+    fn catch_up<T>(
+        wanted: Memo<Vec<T>>,
+        drawn: RwSignal<Vec<T>>,
+        busy: StoredValue<bool>,
+        per_frame: usize,
+        key: fn(&T) -> Arc<str>,
+    ) where
+        T: Clone + PartialEq + Send + Sync + 'static,
+    {
+        let shown: std::collections::HashSet<Arc<str>> =
+            drawn.with_untracked(|drawn| drawn.iter().map(key).collect());
+        let mut budget = per_frame;
+        let mut complete = true;
+        let next: Vec<T> = wanted.with_untracked(|wanted| {
+            wanted
+                .iter()
+                .filter(|item| {
+                    if shown.contains(&key(item)) {
+                        return true;
+                    }
+                    if budget > 0 {
+                        budget -= 1;
+                        true
+                    } else {
+                        complete = false;
+                        false
+                    }
+                })
+                .cloned()
+                .collect()
+        });
+        if drawn.with_untracked(|drawn| *drawn != next) {
+            drawn.set(next);
+        }
+        if complete {
+            busy.set_value(false);
+        } else {
+            request_animation_frame(move || catch_up(wanted, drawn, busy, per_frame, key));
+        }
+    }
+    // At first everything wanted: hydration must find what the server drew.
+    let drawn = RwSignal::new(wanted.get_untracked());
+    let busy = StoredValue::new(false);
+    Effect::new(move |_| {
+        wanted.track();
+        if !busy.get_value() {
+            busy.set_value(true);
+            catch_up(wanted, drawn, busy, per_frame, key);
+        }
+    });
+    drawn
+}
+
 /// The pane: everything drawn, and every gesture.
 #[component]
 pub fn Canvas(
@@ -592,6 +651,7 @@ pub fn Canvas(
             } => {
                 model.dragging.set(Vec::new());
                 if moved {
+                    model.layout.update(|version| *version += 1);
                     let positions = nodes
                         .iter()
                         .map(|(node, _)| (node.id.to_string(), node.position.get_untracked()))
@@ -658,10 +718,18 @@ pub fn Canvas(
         }
     };
 
-    // While zooming, the scaled content is a compositor layer resized as is
-    // (no re-raster per wheel step); once the zoom settles it is drawn
-    // sharp again at the new scale.
-    let sharpen = RwSignal::new(false);
+    // During a wheel zoom the scaled content is a compositor layer resized
+    // as it is (no re-raster per wheel step), and what is in the page stays
+    // as it was (nothing mounted per step). Once the zoom settles, in one
+    // frame, the layer goes (the content is drawn sharp at its new scale)
+    // and what came into view is mounted.
+    let wheel_zooming = RwSignal::new(false);
+    Effect::new(move |_| {
+        let view = model.viewport.get();
+        if !wheel_zooming.get_untracked() {
+            model::set_if_changed(model.drawn_view, view);
+        }
+    });
     let settle = StoredValue::new(None::<TimeoutHandle>);
     let zoom_settled = move || {
         if let Some(previous) = settle.try_update_value(Option::take).flatten() {
@@ -669,10 +737,8 @@ pub fn Canvas(
         }
         let handle = set_timeout_with_handle(
             move || {
-                sharpen.set(true);
-                request_animation_frame(move || {
-                    request_animation_frame(move || sharpen.set(false))
-                });
+                wheel_zooming.set(false);
+                model::set_if_changed(model.drawn_view, model.viewport.get_untracked());
             },
             std::time::Duration::from_millis(200),
         )
@@ -694,6 +760,7 @@ pub fn Canvas(
             _ => event.delta_y(),
         };
         let factor = 2f64.powf(-delta * 0.002);
+        model::set_if_changed(wheel_zooming, true);
         model
             .viewport
             .update(|view| *view = view.zoomed_at(factor, x, y));
@@ -711,7 +778,7 @@ pub fn Canvas(
 
     // Large graphs are drawn near the view only, once hydrated (the server
     // drew them whole, and hydration must find what it drew).
-    let detailed = Memo::new(move |_| model.viewport.with(|view| view.zoom >= SKETCH_BELOW_ZOOM));
+    let detailed = Memo::new(move |_| model.drawn_view.with(|view| view.zoom >= SKETCH_BELOW_ZOOM));
     let wanted_nodes = Memo::new(move |_| {
         if detailed.get() {
             model.drawn_nodes()
@@ -719,8 +786,8 @@ pub fn Canvas(
             Vec::new()
         }
     });
-    // Sketches are cheap: when zoomed out, all of them are drawn at once, so
-    // zooming further mounts nothing.
+    // Zoomed out, every module is sketched (a plain box), so zooming further
+    // out mounts nothing more.
     let sketched_nodes = Memo::new(move |_| {
         if detailed.get() {
             Vec::new()
@@ -728,53 +795,23 @@ pub fn Canvas(
             model.nodes.get()
         }
     });
-    let drawn_edges = Memo::new(move |_| model.drawn_edges());
     Effect::new(move |_| model.virtualize.set(true));
-    // Modules coming into view are added a batch per frame, so zooming out
-    // over a large graph never spends one long frame mounting hundreds.
-    let drawn_nodes = RwSignal::new(model.nodes.get_untracked());
-    let catching_up = StoredValue::new(false);
-    fn catch_up(
-        wanted: Memo<Vec<NodeHandle>>,
-        drawn: RwSignal<Vec<NodeHandle>>,
-        catching_up: StoredValue<bool>,
-    ) {
-        const PER_FRAME: usize = 40;
-        let wanted_now = wanted.get_untracked();
-        let shown: std::collections::HashSet<Arc<str>> =
-            drawn.with_untracked(|drawn| drawn.iter().map(|node| Arc::clone(&node.id)).collect());
-        let mut budget = PER_FRAME;
-        let mut complete = true;
-        let next: Vec<NodeHandle> = wanted_now
-            .into_iter()
-            .filter(|node| {
-                if shown.contains(&node.id) {
-                    return true;
-                }
-                if budget > 0 {
-                    budget -= 1;
-                    true
-                } else {
-                    complete = false;
-                    false
-                }
-            })
-            .collect();
-        if drawn.with_untracked(|drawn| *drawn != next) {
-            drawn.set(next);
-        }
-        if complete {
-            catching_up.set_value(false);
-        } else {
-            request_animation_frame(move || catch_up(wanted, drawn, catching_up));
-        }
-    }
-    Effect::new(move |_| {
-        wanted_nodes.track();
-        if !catching_up.get_value() {
-            catching_up.set_value(true);
-            catch_up(wanted_nodes, drawn_nodes, catching_up);
-        }
+    // Modules coming into view are mounted a batch per frame, so panning or
+    // zooming over a large graph never spends one long frame mounting
+    // hundreds. Sketches and cables come at once: drawing them again is
+    // what costs (raster), and one frame of it beats several.
+    let drawn_nodes = batched(wanted_nodes, 40, |node: &NodeHandle| Arc::clone(&node.id));
+    let region_edges = Memo::new(move |_| model.region_edges());
+    // Cables of dragged modules move to their own layer: a short list to
+    // filter when a drag starts, not every cable of the graph.
+    let drawn_edges = Memo::new(move |_| {
+        region_edges.with(|edges| {
+            edges
+                .iter()
+                .filter(|edge| !model.moving(edge))
+                .cloned()
+                .collect::<Vec<_>>()
+        })
     });
 
     // The pane's size, for the minimap, fitting the view and placing new
@@ -846,6 +883,7 @@ pub fn Canvas(
             on:pointercancel=move |_| {
                 gesture.set_value(Gesture::Idle);
                 model.dragging.set(Vec::new());
+                model.layout.update(|version| *version += 1);
                 preview.set(None);
                 connecting.set(None);
                 boxing.set(None);
@@ -859,7 +897,7 @@ pub fn Canvas(
             <div class="viewport" style:transform=move || model.viewport.with(|view| format!("translate({}px, {}px)", view.x, view.y))>
             <div
                 class="viewport-scale"
-                class:sharpen=move || sharpen.get()
+                class:zooming=move || wheel_zooming.get()
                 style:transform=move || model.viewport.with(|view| format!("scale({})", view.zoom))
             >
                 <svg class="cables" aria-hidden="true">

@@ -231,6 +231,10 @@ pub struct CanvasModel {
     pub edges: RwSignal<Vec<EdgeHandle>>,
     pub by_id: RwSignal<HashMap<Arc<str>, NodeHandle>>,
     pub viewport: RwSignal<Viewport>,
+    /// The view that decides what is in the page. It follows `viewport`,
+    /// except during a wheel zoom: then the drawn content is scaled as it is
+    /// and only caught up once the zoom settles.
+    pub drawn_view: RwSignal<Viewport>,
     /// The selected cable, if any.
     pub selected_edge: RwSignal<Option<Arc<str>>>,
     /// An output chosen in the output popup: the next input port clicked
@@ -247,6 +251,12 @@ pub struct CanvasModel {
     /// Ids of the modules being dragged: they and their cables are drawn on
     /// layers of their own while they move.
     pub dragging: RwSignal<Vec<Arc<str>>>,
+    /// Bumped when modules have moved other than under the pointer (an edit,
+    /// undo, the end of a drag). What is drawn near the view follows this,
+    /// not every position: a module under the pointer moves every frame and
+    /// is drawn anyway (it is selected), so the drawn set need not be
+    /// worked out again per frame.
+    pub layout: RwSignal<u64>,
     /// Where handles are created. A signal belongs to the reactive owner
     /// current when it is made; a module added from a dialog's button must
     /// not vanish when the dialog closes.
@@ -260,6 +270,7 @@ impl CanvasModel {
             edges: RwSignal::new(Vec::new()),
             by_id: RwSignal::new(HashMap::new()),
             viewport: RwSignal::new(Viewport::default()),
+            drawn_view: RwSignal::new(Viewport::default()),
             selected_edge: RwSignal::new(None),
             pending_from: RwSignal::new(None),
             pointer: StoredValue::new(None),
@@ -267,6 +278,7 @@ impl CanvasModel {
             clock: RwSignal::new(0.0),
             virtualize: RwSignal::new(false),
             dragging: RwSignal::new(Vec::new()),
+            layout: RwSignal::new(0),
             owner: StoredValue::new(Owner::current().unwrap_or_default()),
         }
     }
@@ -354,10 +366,12 @@ impl CanvasModel {
         cables: impl IntoIterator<Item = &'a str>,
     ) {
         let mut added_or_removed = false;
+        let mut moved = false;
         for id in modules {
             match (graph.module(id), self.node(id)) {
                 (Some(module), Some(handle)) => {
                     let look = module_look(module);
+                    moved |= handle.position.with_untracked(|at| *at != module.position);
                     set_if_changed(handle.position, module.position);
                     set_if_changed(handle.title, look.title);
                     set_if_changed(handle.subtitle, look.subtitle);
@@ -396,6 +410,9 @@ impl CanvasModel {
             self.nodes.update(|nodes| {
                 nodes.sort_by_key(|node| order.get(&*node.id).copied().unwrap_or(usize::MAX))
             });
+        }
+        if moved {
+            self.layout.update(|version| *version += 1);
         }
         for id in cables {
             let existing = self
@@ -503,7 +520,7 @@ impl CanvasModel {
     /// seldom, in batches, rather than a few modules on every frame of a pan.
     fn drawn_region(&self) -> (f64, f64, f64, f64) {
         const GRID: f64 = 512.0;
-        let view = self.viewport.get();
+        let view = self.drawn_view.get();
         let (width, height) = self.pane_size.get();
         let top_left = view.to_graph(0.0, 0.0);
         let bottom_right = view.to_graph(width, height);
@@ -526,11 +543,12 @@ impl CanvasModel {
             return self.nodes.get();
         }
         let (left, top, right, bottom) = self.drawn_region();
+        self.layout.track();
         self.nodes.with(|nodes| {
             nodes
                 .iter()
                 .filter(|node| {
-                    let at = node.position.get();
+                    let at = node.position.get_untracked();
                     node.selected.get()
                         || (at.x < right
                             && at.x + super::geometry::MODULE_OUTER_WIDTH > left
@@ -548,8 +566,10 @@ impl CanvasModel {
             !dragging.is_empty()
                 && (edge
                     .from
-                    .with(|from| dragging.iter().any(|id| **id == *from.0))
-                    || edge.to.with(|to| dragging.iter().any(|id| **id == *to.0)))
+                    .with_untracked(|from| dragging.iter().any(|id| **id == *from.0))
+                    || edge
+                        .to
+                        .with_untracked(|to| dragging.iter().any(|id| **id == *to.0)))
         })
     }
 
@@ -567,30 +587,31 @@ impl CanvasModel {
         })
     }
 
-    /// The cables to put in the page: those whose span meets the drawn region.
-    pub fn drawn_edges(&self) -> Vec<EdgeHandle> {
+    /// The cables near the view: those whose span meets the drawn region
+    /// (all of them for small graphs). Dragging does not change it.
+    pub fn region_edges(&self) -> Vec<EdgeHandle> {
         if !self.virtualizing() {
-            return self.edges.with(|edges| {
-                edges
-                    .iter()
-                    .filter(|edge| !self.moving(edge))
-                    .cloned()
-                    .collect()
-            });
+            return self.edges.get();
         }
         let (left, top, right, bottom) = self.drawn_region();
+        self.layout.track();
         let nodes = self.by_id.read();
         self.edges.with(|edges| {
             edges
                 .iter()
-                .filter(|edge| !self.moving(edge))
                 .filter(|edge| {
-                    let ends =
-                        edge.from
-                            .with(|from| nodes.get(from.0.as_str()).map(|node| node.position.get()))
-                            .zip(edge.to.with(|to| {
-                                nodes.get(to.0.as_str()).map(|node| node.position.get())
-                            }));
+                    let ends = edge
+                        .from
+                        .with(|from| {
+                            nodes
+                                .get(from.0.as_str())
+                                .map(|node| node.position.get_untracked())
+                        })
+                        .zip(edge.to.with(|to| {
+                            nodes
+                                .get(to.0.as_str())
+                                .map(|node| node.position.get_untracked())
+                        }));
                     match ends {
                         Some((a, b)) => {
                             a.x.min(b.x) < right
@@ -623,6 +644,52 @@ pub fn set_if_changed<T: PartialEq + Send + Sync + 'static>(signal: RwSignal<T>,
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn ids(nodes: &[NodeHandle]) -> Vec<String> {
+        nodes.iter().map(|node| node.id.to_string()).collect()
+    }
+
+    #[test]
+    fn a_large_graph_draws_what_the_drawn_view_shows_and_follows_moves_by_layout() {
+        let model = CanvasModel::new();
+        let (nodes, edges) = crate::bench::contract_model(&model, 1000);
+        model.load(nodes, edges);
+        model.virtualize.set(true);
+        // As the canvas uses them: memos, worked out again when what they
+        // read changes.
+        let drawn = Memo::new(move |_| ids(&model.drawn_nodes()));
+        let cables = Memo::new(move |_| model.region_edges().len());
+        let near = drawn.get();
+        assert!(near.len() < 200, "{} drawn", near.len());
+        let near_cables = cables.get();
+        assert!(near_cables < 1499, "{near_cables} cables drawn");
+
+        // A wheel zoom moves the viewport only: nothing new is drawn yet.
+        model
+            .viewport
+            .set(model.viewport.get_untracked().zoomed_at(0.25, 0.0, 0.0));
+        assert_eq!(drawn.get(), near);
+        // Once it settles, the drawn view follows and more comes in.
+        model.drawn_view.set(model.viewport.get_untracked());
+        assert!(drawn.get().len() > near.len());
+        assert!(cables.get() > near_cables);
+        model.drawn_view.set(Viewport::default());
+        assert_eq!(drawn.get(), near);
+
+        // A module under the pointer moves without the drawn set being
+        // worked out again; the layout version says when to.
+        let module = model.node("0").unwrap();
+        module.position.set(Position {
+            x: 50_000.0,
+            y: 50_000.0,
+        });
+        assert_eq!(drawn.get(), near);
+        model.layout.update(|version| *version += 1);
+        assert!(!drawn.get().contains(&"0".to_owned()));
+        // Selected modules are drawn wherever they are.
+        module.selected.set(true);
+        assert!(drawn.get().contains(&"0".to_owned()));
+    }
 
     #[test]
     fn zooming_keeps_the_point_under_the_pointer_still() {
