@@ -14,11 +14,11 @@ use std::time::Duration;
 use axum::Router;
 use axum::http::StatusCode;
 use graph::config::{AgentConfig, Coordination, ReviewGateConfig, SessionStyle, WorkspaceConfig};
-use graph::{Cable, Endpoint, Extra, Graph, Module, ModuleConfig, Position};
+use graph::{Extra, Graph, Module, ModuleConfig, Position};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use support::coding::{
-    Setup, activation, agent, coding_graph, config, responses, run, setup, transcript,
+    Setup, activation, agent, cable, coding_graph, config, responses, run, setup, transcript,
 };
 use support::{call, create_graph, get, post, start, wait_for};
 use tower::ServiceExt;
@@ -356,30 +356,10 @@ fn revision_loop(session_style: SessionStyle) -> Value {
         extra: Extra::new(),
     });
     graph.cables = vec![
-        Cable {
-            id: "c1".to_owned(),
-            from: Endpoint::new("task", "data_out"),
-            to: Endpoint::new("build", "data_in"),
-            extra: Extra::new(),
-        },
-        Cable {
-            id: "c2".to_owned(),
-            from: Endpoint::new("build", "data_out"),
-            to: Endpoint::new("gate", "data_in"),
-            extra: Extra::new(),
-        },
-        Cable {
-            id: "c3".to_owned(),
-            from: Endpoint::new("gate", "revise_out"),
-            to: Endpoint::new("build", "context_in"),
-            extra: Extra::new(),
-        },
-        Cable {
-            id: "c4".to_owned(),
-            from: Endpoint::new("gate", "approved_out"),
-            to: Endpoint::new("result", "data_in"),
-            extra: Extra::new(),
-        },
+        cable("c1", ("task", "data_out"), ("build", "data_in")),
+        cable("c2", ("build", "data_out"), ("gate", "data_in")),
+        cable("c3", ("gate", "revise_out"), ("build", "context_in")),
+        cable("c4", ("gate", "approved_out"), ("result", "data_in")),
     ];
     serde_json::to_value(graph).unwrap()
 }

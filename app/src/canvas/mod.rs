@@ -779,20 +779,20 @@ pub fn Canvas(
     // Large graphs are drawn near the view only, once hydrated (the server
     // drew them whole, and hydration must find what it drew).
     let detailed = Memo::new(move |_| model.drawn_view.with(|view| view.zoom >= SKETCH_BELOW_ZOOM));
+    let near_nodes = Memo::new(move |_| model.drawn_nodes());
     let wanted_nodes = Memo::new(move |_| {
         if detailed.get() {
-            model.drawn_nodes()
+            near_nodes.get()
         } else {
             Vec::new()
         }
     });
-    // Zoomed out, every module is sketched (a plain box), so zooming further
-    // out mounts nothing more.
+    // Zoomed out, modules near the view are sketched (a plain box).
     let sketched_nodes = Memo::new(move |_| {
         if detailed.get() {
             Vec::new()
         } else {
-            model.nodes.get()
+            near_nodes.get()
         }
     });
     Effect::new(move |_| model.virtualize.set(true));

@@ -42,6 +42,16 @@ pub fn agent(role: &str, instruction: Option<&str>, re_prompts: &[&str]) -> Codi
     }
 }
 
+/// A cable from (module, port) to (module, port).
+pub fn cable(id: &str, from: (&str, &str), to: (&str, &str)) -> Cable {
+    Cable {
+        id: id.to_owned(),
+        from: Endpoint::new(from.0, from.1),
+        to: Endpoint::new(to.0, to.1),
+        extra: Extra::new(),
+    }
+}
+
 /// Task (input) → Build (coding) → Result (output).
 pub fn coding_graph(config: CodingConfig) -> Value {
     let module = |id: &str, label: &str, x: f64, config: ModuleConfig| Module {
@@ -69,18 +79,8 @@ pub fn coding_graph(config: CodingConfig) -> Value {
             ),
         ],
         cables: vec![
-            Cable {
-                id: "c1".to_owned(),
-                from: Endpoint::new("task", "data_out"),
-                to: Endpoint::new("build", "data_in"),
-                extra: Extra::new(),
-            },
-            Cable {
-                id: "c2".to_owned(),
-                from: Endpoint::new("build", "data_out"),
-                to: Endpoint::new("result", "data_in"),
-                extra: Extra::new(),
-            },
+            cable("c1", ("task", "data_out"), ("build", "data_in")),
+            cable("c2", ("build", "data_out"), ("result", "data_in")),
         ],
         ..Graph::default()
     };
