@@ -651,6 +651,11 @@ mod tests {
 
     #[test]
     fn a_large_graph_draws_what_the_drawn_view_shows_and_follows_moves_by_layout() {
+        // Signals live in an owner's arena (the server build requires one).
+        Owner::new().with(large_graph_drawing);
+    }
+
+    fn large_graph_drawing() {
         let model = CanvasModel::new();
         let (nodes, edges) = crate::bench::contract_model(&model, 1000);
         model.load(nodes, edges);
