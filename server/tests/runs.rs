@@ -87,10 +87,13 @@ async fn a_run_of_the_starter_graph_records_every_response_and_output() {
 }
 
 async fn page(router: &Router, uri: &str) -> (StatusCode, String) {
-    let response = router.clone().oneshot(get(uri)).await.unwrap();
-    let status = response.status();
-    let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    (status, String::from_utf8_lossy(&bytes).into_owned())
+    support::within(&format!("GET {uri}"), async {
+        let response = router.clone().oneshot(get(uri)).await.unwrap();
+        let status = response.status();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        (status, String::from_utf8_lossy(&bytes).into_owned())
+    })
+    .await
 }
 
 #[tokio::test]

@@ -33,13 +33,19 @@ pub struct TestDatabase {
 async fn fresh_postgres(admin_url: &str) -> String {
     use sqlx::Connection;
     let name = format!("patchbay_test_{:016x}", rand::random::<u64>());
-    let mut connection = sqlx::PgConnection::connect(admin_url)
-        .await
-        .unwrap_or_else(|error| panic!("PostgreSQL at PATCHBAY_TEST_POSTGRES_URL: {error}"));
-    sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
-        .execute(&mut connection)
-        .await
-        .unwrap_or_else(|error| panic!("cannot create a test database: {error}"));
+    let mut connection = within(
+        "connecting to PostgreSQL",
+        sqlx::PgConnection::connect(admin_url),
+    )
+    .await
+    .unwrap_or_else(|error| panic!("PostgreSQL at PATCHBAY_TEST_POSTGRES_URL: {error}"));
+    within(
+        "CREATE DATABASE",
+        sqlx::query(sqlx::AssertSqlSafe(format!("CREATE DATABASE {name}")))
+            .execute(&mut connection),
+    )
+    .await
+    .unwrap_or_else(|error| panic!("cannot create a test database: {error}"));
     let (base, _) = admin_url
         .rsplit_once('/')
         .expect("a database URL ends in /name");
@@ -97,14 +103,26 @@ pub async fn state(database: &TestDatabase, limits: Limits) -> AppState {
 
 // Talking to the router as a client does.
 
+/// Awaits `work`, failing the test with `what` if it takes over 60 s: a
+/// request that never answers should fail and say which, not hang CI.
+pub async fn within<T>(what: &str, work: impl std::future::Future<Output = T>) -> T {
+    tokio::time::timeout(Duration::from_secs(60), work)
+        .await
+        .unwrap_or_else(|_| panic!("{what} did not answer within 60 s"))
+}
+
 pub async fn call(router: &Router, request: Request<Body>) -> (StatusCode, Value) {
-    let response = router.clone().oneshot(request).await.unwrap();
-    let status = response.status();
-    let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    (
-        status,
-        serde_json::from_slice(&bytes).unwrap_or(Value::Null),
-    )
+    let what = format!("{} {}", request.method(), request.uri());
+    within(&what, async {
+        let response = router.clone().oneshot(request).await.unwrap();
+        let status = response.status();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        (
+            status,
+            serde_json::from_slice(&bytes).unwrap_or(Value::Null),
+        )
+    })
+    .await
 }
 
 pub fn post(uri: &str, body: Value) -> Request<Body> {
