@@ -2,6 +2,16 @@
 //! local storage. On the server (which renders pages but never runs their
 //! handlers) they answer "not in a browser".
 
+/// The `error.message` of an API error answer (`{"error": {code, message,
+/// where}}`), if the body is one.
+pub fn error_message(body: &str) -> Option<String> {
+    serde_json::from_str::<serde_json::Value>(body)
+        .ok()?
+        .pointer("/error/message")?
+        .as_str()
+        .map(str::to_owned)
+}
+
 /// Sends a request and returns the status and body text. A network failure
 /// is an `Err`; an HTTP error status is not.
 pub async fn fetch(
@@ -183,4 +193,20 @@ pub async fn sleep(duration: std::time::Duration) {
         duration,
     );
     let _ = receiver.await;
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn an_api_error_gives_its_message_and_anything_else_none() {
+        assert_eq!(
+            super::error_message(
+                r#"{"error": {"code": "graph.too_large", "message": "Too big."}}"#
+            )
+            .as_deref(),
+            Some("Too big.")
+        );
+        assert_eq!(super::error_message("<html>502</html>"), None);
+        assert_eq!(super::error_message(r#"{"id": "r_1"}"#), None);
+    }
 }

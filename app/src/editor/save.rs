@@ -247,14 +247,7 @@ pub fn save_now(editor: EditorState) {
                 editor.notify("The server did not accept this browser's edit token; the graph is view only here.");
             }
             Ok((status, reply)) if (400..500).contains(&status) => {
-                let message = serde_json::from_str::<serde_json::Value>(&reply)
-                    .ok()
-                    .and_then(|reply| {
-                        reply
-                            .pointer("/error/message")
-                            .and_then(serde_json::Value::as_str)
-                            .map(str::to_owned)
-                    })
+                let message = crate::browser::error_message(&reply)
                     .unwrap_or_else(|| format!("the server answered {status}"));
                 save.status.set(SaveStatus::Refused(message));
             }
@@ -312,14 +305,7 @@ pub fn save_as_fork(editor: EditorState) {
                 }
             }
             Ok((_, reply)) => {
-                let message = serde_json::from_str::<serde_json::Value>(&reply)
-                    .ok()
-                    .and_then(|reply| {
-                        reply
-                            .pointer("/error/message")
-                            .and_then(serde_json::Value::as_str)
-                            .map(str::to_owned)
-                    })
+                let message = crate::browser::error_message(&reply)
                     .unwrap_or_else(|| "the server refused it".to_owned());
                 editor.notify(format!("Could not save a copy: {message}"));
             }

@@ -69,23 +69,15 @@ pub fn start(editor: EditorState, text: String, files: Vec<Value>) {
                 }
             }
             Ok((422, reply)) => {
-                let reply: Value = serde_json::from_str(&reply).unwrap_or_default();
-                let message = reply
-                    .pointer("/error/message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("the graph cannot run")
-                    .to_owned();
+                let message = crate::browser::error_message(&reply)
+                    .unwrap_or_else(|| "the graph cannot run".to_owned());
                 editor.overlay.set(Overlay::None);
                 editor.show_validation.set(true);
                 editor.notify(message);
             }
             Ok((_, reply)) => {
-                let reply: Value = serde_json::from_str(&reply).unwrap_or_default();
-                let message = reply
-                    .pointer("/error/message")
-                    .and_then(Value::as_str)
-                    .unwrap_or("the server refused the run")
-                    .to_owned();
+                let message = crate::browser::error_message(&reply)
+                    .unwrap_or_else(|| "the server refused the run".to_owned());
                 editor.notify(format!("The run did not start: {message}"));
             }
             Err(_) => editor.notify("The server could not be reached; the run did not start."),

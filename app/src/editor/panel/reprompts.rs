@@ -129,14 +129,7 @@ fn AttachmentChips(selected: Selected, owner: RePromptOwner, index: usize) -> im
                                 .notify("The server's answer to the upload was not understood."),
                         },
                         Ok((_, reply)) => {
-                            let message = serde_json::from_str::<serde_json::Value>(&reply)
-                                .ok()
-                                .and_then(|reply| {
-                                    reply
-                                        .pointer("/error/message")
-                                        .and_then(serde_json::Value::as_str)
-                                        .map(str::to_owned)
-                                })
+                            let message = crate::browser::error_message(&reply)
                                 .unwrap_or_else(|| "the server refused it".to_owned());
                             editor.notify(format!("Could not attach {}: {message}", file.name()));
                         }
