@@ -7,19 +7,34 @@
 use crate::browser::local_storage;
 
 const FRAGMENT_KEY: &str = "edit=";
+/// Added to the fragment by "Fork and run": open the run dialog on arrival.
+pub const RUN_ON_ARRIVAL: &str = "&run";
 
 fn storage_key(graph_id: &str) -> String {
     format!("patchbay.edit.{graph_id}")
 }
 
+/// What the address bar brought: whether this browser can edit the graph,
+/// and whether it came to run it ("Fork and run").
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Arrival {
+    pub can_edit: bool,
+    pub run: bool,
+}
+
 /// Takes a token from the address bar if there is one, and says whether this
 /// browser can edit the graph.
-pub fn capture(graph_id: &str) -> bool {
+pub fn capture(graph_id: &str) -> Arrival {
     let Some(window) = web_sys::window() else {
-        return false;
+        return Arrival::default();
     };
     let fragment = window.location().hash().unwrap_or_default();
-    if let Some(token) = fragment.trim_start_matches('#').strip_prefix(FRAGMENT_KEY)
+    let fragment = fragment.trim_start_matches('#');
+    let (fragment, run) = match fragment.strip_suffix(RUN_ON_ARRIVAL) {
+        Some(rest) => (rest, true),
+        None => (fragment, false),
+    };
+    if let Some(token) = fragment.strip_prefix(FRAGMENT_KEY)
         && !token.is_empty()
     {
         // Without storage the token only lives in this page.
@@ -37,9 +52,15 @@ pub fn capture(graph_id: &str) -> bool {
             let _ =
                 history.replace_state_with_url(&wasm_bindgen::JsValue::NULL, "", Some(&address));
         }
-        return true;
+        return Arrival {
+            can_edit: true,
+            run,
+        };
     }
-    stored(graph_id).is_some()
+    Arrival {
+        can_edit: stored(graph_id).is_some(),
+        run: false,
+    }
 }
 
 pub fn stored(graph_id: &str) -> Option<String> {
@@ -47,6 +68,12 @@ pub fn stored(graph_id: &str) -> Option<String> {
         .get_item(&storage_key(graph_id))
         .ok()
         .flatten()
+}
+
+/// The header that proves this browser edits the graph (saving, uploading,
+/// starting, cancelling and listing runs), when it does.
+pub fn authorization(graph_id: &str) -> Option<(&'static str, String)> {
+    stored(graph_id).map(|token| ("Authorization", format!("Bearer {token}")))
 }
 
 #[cfg(test)]

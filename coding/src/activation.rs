@@ -5,7 +5,7 @@
 //! every agent in its own session and worktree and waits for all; the
 //! review chain loops builder → reviewer until approve or `max_rounds`.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
 
@@ -18,12 +18,13 @@ use engine::prompt::{InputSelection, primary_turn};
 use engine::provider::ProviderInfo;
 use engine::record::{ResponseRecord, TranscriptRole};
 use graph::config::{CodingAgentAssignment, CodingConfig, Coordination, SessionStyle};
+use graph::workspace_roots::WorkspacePathProblem;
 use serde_json::{Value, json};
 
 use crate::CodingModules;
-use crate::client::{AgentError, AgentSession, TestRun, TurnEvent};
+use crate::client::{AgentError, AgentSession, Place, TestRun, TurnEvent};
 use crate::profile::AcpProfile;
-use crate::workspace::{ChangedFile, Workspace};
+use crate::workspace::{ChangedFile, Source, Workspace};
 
 /// Diffs longer than this are cut in prompts (never in `diff_out`).
 const PROMPT_DIFF_CHARACTERS: usize = 20_000;
@@ -340,27 +341,30 @@ impl CodingModules {
             .iter()
             .map(|agent| self.profile(agent.acp_profile_id.as_deref()))
             .collect::<Result<Vec<_>, _>>()?;
+        let sandbox = context
+            .settings
+            .sandbox
+            .as_ref()
+            .map_err(|unavailable| ActivationError(format!("\"{label}\": {unavailable}")))?;
         let source = match config.workspace.path.as_deref().map(str::trim) {
-            Some(path) if !path.is_empty() => {
-                let path = PathBuf::from(path);
-                if !path.is_dir() {
-                    return Err(ActivationError(format!(
-                        "\"{label}\": the workspace folder {} does not exist on this server",
-                        path.display()
-                    )));
-                }
-                Some(path)
-            }
+            Some(path) if !path.is_empty() => Some(
+                self.allowed_source(path, &context.settings.workspace_root)
+                    .map_err(|problem| ActivationError(format!("\"{label}\": {problem}")))?,
+            ),
             _ => None,
         };
+        let folder = context.settings.run_folder(&context.run_id);
         let workspace = Workspace::prepare(
-            &self.workspace_root,
-            &context.run_id,
+            sandbox,
+            &folder,
             &context.module.id,
-            source.as_deref(),
+            source.as_deref().map(|folder| Source {
+                folder,
+                max_bytes: self.sources.max_copy_bytes,
+            }),
         )
         .await
-        .map_err(ActivationError)?;
+        .map_err(|problem| ActivationError(format!("\"{label}\": {problem}")))?;
         let work = Work {
             context,
             config,
@@ -400,6 +404,54 @@ impl CodingModules {
         Ok(outputs(&work, &profiles, &phases, review, diff, files))
     }
 
+    /// The folder `path` names, with its links resolved, when it is inside
+    /// one of the operator's roots (also resolved) and not inside the
+    /// server's own workspaces, where other runs work.
+    fn allowed_source(&self, path: &str, workspaces: &Path) -> Result<PathBuf, String> {
+        let roots: Vec<String> = self
+            .sources
+            .roots
+            .iter()
+            .filter_map(|root| std::fs::canonicalize(root).ok())
+            .map(|root| root.display().to_string())
+            .collect();
+        let shown: Vec<String> = self
+            .sources
+            .roots
+            .iter()
+            .map(|root| root.display().to_string())
+            .collect();
+        if self.sources.roots.is_empty() {
+            return Err(WorkspacePathProblem::NoRoots.describe(path, &shown));
+        }
+        // The lexical rule first, so `..` and other folders are refused the
+        // way validation words it.
+        graph::workspace_roots::check(path, &shown)
+            .map_err(|problem| problem.describe(path, &shown))?;
+        let resolved = std::fs::canonicalize(path).map_err(|error| {
+            format!("the workspace folder {path} cannot be used on this server: {error}")
+        })?;
+        if !resolved.is_dir() {
+            return Err(format!("the workspace folder {path} is not a folder"));
+        }
+        let text = resolved.display().to_string();
+        graph::workspace_roots::check(&text, &roots).map_err(|_| {
+            format!(
+                "the workspace folder {path} leads to {text} through a link, outside the folders this server allows ({})",
+                shown.join(", ")
+            )
+        })?;
+        let workspaces =
+            std::fs::canonicalize(workspaces).unwrap_or_else(|_| workspaces.to_path_buf());
+        if resolved.starts_with(&workspaces) || workspaces.starts_with(&resolved) {
+            return Err(format!(
+                "the workspace folder {path} holds or is inside the server's run workspaces ({}), which no graph may copy",
+                workspaces.display()
+            ));
+        }
+        Ok(resolved)
+    }
+
     fn profile(&self, id: Option<&str>) -> Result<AcpProfile, ActivationError> {
         let id = id
             .filter(|id| !id.is_empty())
@@ -435,17 +487,31 @@ impl CodingModules {
         {
             return Ok(session);
         }
-        let session = AgentSession::start(profile, &workspace.path, self.idle_timeout)
-            .await
-            .map_err(|error| {
-                let role = work
-                    .config
-                    .agents
-                    .get(index)
-                    .map(role_of)
-                    .unwrap_or_default();
-                ActivationError(format!("{role} ({}): {error}", profile.name))
-            })?;
+        let settings = &work.context.settings;
+        let sandbox = settings
+            .sandbox
+            .as_ref()
+            .map_err(|unavailable| ActivationError(unavailable.to_string()))?;
+        let session = AgentSession::start(
+            profile,
+            &Place {
+                sandbox,
+                folder: &settings.run_folder(&work.context.run_id),
+                workspace: &workspace.path,
+                commands_enabled: settings.commands_enabled,
+            },
+            self.idle_timeout,
+        )
+        .await
+        .map_err(|error| {
+            let role = work
+                .config
+                .agents
+                .get(index)
+                .map(role_of)
+                .unwrap_or_default();
+            ActivationError(format!("{role} ({}): {error}", profile.name))
+        })?;
         Ok(std::sync::Arc::new(session))
     }
 

@@ -31,6 +31,8 @@ use tokio::sync::{mpsc, oneshot};
 use tokio_util::compat::{TokioAsyncReadCompatExt, TokioAsyncWriteCompatExt};
 use tokio_util::sync::CancellationToken;
 
+use engine::sandbox::{Reach, RunFolder, Sandbox};
+
 use crate::confine::Confinement;
 use crate::profile::{AcpProfile, PermissionPolicy};
 
@@ -104,25 +106,62 @@ impl Drop for AgentSession {
     }
 }
 
+/// Where an agent runs: confined by `sandbox`, in its run's folder (HOME,
+/// temporary folder), with `workspace` as the one folder it may write.
+pub struct Place<'a> {
+    pub sandbox: &'a Sandbox,
+    pub folder: &'a RunFolder,
+    pub workspace: &'a Path,
+    /// The operator's switch: without it, no request to execute something
+    /// is allowed, whatever the profile says.
+    pub commands_enabled: bool,
+}
+
 impl AgentSession {
-    /// Starts the profile's agent in `workspace` and opens a session there.
-    /// A parked session stays open between turns for `idle_timeout` at most.
+    /// Starts the profile's agent in the place's workspace, confined, and
+    /// opens a session there. A parked session stays open between turns for
+    /// `idle_timeout` at most.
     pub async fn start(
         profile: &AcpProfile,
-        workspace: &Path,
+        place: &Place<'_>,
         idle_timeout: Duration,
     ) -> Result<AgentSession, AgentError> {
-        let confinement = Confinement::new(workspace)
+        let confinement = Confinement::new(place.workspace)
             .map_err(|refusal| AgentError::Failed(format!("workspace: {refusal}")))?;
-        let mut command = tokio::process::Command::new(&profile.command);
+        place.folder.prepare().await.map_err(|error| {
+            AgentError::Failed(format!("cannot make the run's folder: {error}"))
+        })?;
+        let reach = Reach {
+            writable: vec![confinement.root().to_path_buf()],
+            read_only: profile.read_only.clone(),
+            network: profile.network,
+        };
+        let mut environment = profile.env.clone();
+        for name in &profile.pass_env {
+            if let Ok(value) = std::env::var(name) {
+                environment.insert(name.clone(), value);
+            }
+        }
+        let mut command = place
+            .sandbox
+            .command(
+                place.folder,
+                &reach,
+                &profile.command,
+                &profile.args,
+                &environment,
+                confinement.root(),
+            )
+            .map_err(|problem| {
+                AgentError::Failed(format!(
+                    "could not start the agent of profile \"{}\": {problem}",
+                    profile.id
+                ))
+            })?;
         command
-            .args(&profile.args)
-            .envs(profile.env.iter())
-            .current_dir(confinement.root())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .kill_on_drop(true);
+            .stderr(Stdio::piped());
         let mut child = command.spawn().map_err(|error| {
             AgentError::Failed(format!(
                 "could not start the agent of profile \"{}\" ({}): {error}",
@@ -146,6 +185,7 @@ impl AgentSession {
         let ended = Arc::new(Mutex::new(None));
         let driver = Driver {
             profile: profile.clone(),
+            commands_enabled: place.commands_enabled,
             confinement,
             idle_timeout,
             cancel: cancel.clone(),
@@ -311,6 +351,7 @@ fn tail_text(tail: &Mutex<VecDeque<u8>>) -> String {
 
 struct Driver {
     profile: AcpProfile,
+    commands_enabled: bool,
     confinement: Confinement,
     idle_timeout: Duration,
     cancel: CancellationToken,
@@ -336,6 +377,7 @@ impl Driver {
     ) -> Result<(), String> {
         let sink: NoteSink = Arc::new(Mutex::new(None));
         let policy = self.profile.permissions;
+        let commands_enabled = self.commands_enabled;
         let (permission_sink, read_sink, write_sink) = (sink.clone(), sink.clone(), sink.clone());
         let (permission_confinement, read_confinement, write_confinement) = (
             self.confinement.clone(),
@@ -350,8 +392,12 @@ impl Driver {
             .name("patchbay")
             .on_receive_request(
                 async move |request: RequestPermissionRequest, responder, _connection| {
-                    let (outcome, said) =
-                        decide_permission(policy, &request, &permission_confinement);
+                    let (outcome, said) = decide_permission(
+                        policy,
+                        commands_enabled,
+                        &request,
+                        &permission_confinement,
+                    );
                     note(&permission_sink, said);
                     responder.respond(RequestPermissionResponse::new(outcome))
                 },
@@ -510,8 +556,10 @@ fn slice_lines(text: &str, line: Option<u32>, limit: Option<u32>) -> String {
 }
 
 /// The profile's answer to a permission request, and a line saying it.
+/// Executing something needs the operator's switch as well as the policy.
 fn decide_permission(
     policy: PermissionPolicy,
+    commands_enabled: bool,
     request: &RequestPermissionRequest,
     confinement: &Confinement,
 ) -> (RequestPermissionOutcome, String) {
@@ -528,26 +576,28 @@ fn decide_permission(
             .iter()
             .all(|location| confinement.resolve(&location.path).is_ok())
     });
-    let allowed = match policy {
-        PermissionPolicy::RejectAll => false,
-        PermissionPolicy::AllowAll => true,
-        PermissionPolicy::WorkspaceEdits => {
-            matches!(
-                kind,
-                ToolKind::Edit | ToolKind::Read | ToolKind::Search | ToolKind::Think
-            ) && inside
-        }
-        PermissionPolicy::WorkspaceEditsAndCommands => {
-            matches!(
-                kind,
-                ToolKind::Edit
-                    | ToolKind::Read
-                    | ToolKind::Search
-                    | ToolKind::Think
-                    | ToolKind::Execute
-            ) && inside
-        }
-    };
+    let operator_refuses = kind == ToolKind::Execute && !commands_enabled;
+    let allowed = !operator_refuses
+        && match policy {
+            PermissionPolicy::RejectAll => false,
+            PermissionPolicy::AllowAll => true,
+            PermissionPolicy::WorkspaceEdits => {
+                matches!(
+                    kind,
+                    ToolKind::Edit | ToolKind::Read | ToolKind::Search | ToolKind::Think
+                ) && inside
+            }
+            PermissionPolicy::WorkspaceEditsAndCommands => {
+                matches!(
+                    kind,
+                    ToolKind::Edit
+                        | ToolKind::Read
+                        | ToolKind::Search
+                        | ToolKind::Think
+                        | ToolKind::Execute
+                ) && inside
+            }
+        };
     let wanted: &[PermissionOptionKind] = if allowed {
         &[
             PermissionOptionKind::AllowOnce,
@@ -566,7 +616,11 @@ fn decide_permission(
             .find(|option| option.kind == *wanted)
             .map(|option| option.option_id.clone())
     });
-    let verdict = if allowed { "allowed" } else { "refused" };
+    let verdict = match (allowed, operator_refuses) {
+        (true, _) => "allowed",
+        (false, true) => "refused (this server does not run commands)",
+        (false, false) => "refused",
+    };
     match option {
         Some(option) => (
             RequestPermissionOutcome::Selected(SelectedPermissionOutcome::new(option)),
@@ -842,8 +896,12 @@ mod tests {
                 PermissionOption::new("no", "Reject", PermissionOptionKind::RejectOnce),
             ],
         );
-        let (outcome, _) =
-            decide_permission(PermissionPolicy::WorkspaceEdits, &request, confinement);
+        let (outcome, _) = decide_permission(
+            PermissionPolicy::WorkspaceEdits,
+            false,
+            &request,
+            confinement,
+        );
         match outcome {
             RequestPermissionOutcome::Selected(selected) => selected.option_id.to_string() == "yes",
             _ => false,

@@ -27,13 +27,26 @@ pub use profile::{AcpProfile, PermissionPolicy, SIMULATED_PROFILE_ID};
 /// (a parked session between activations, a builder during a long review).
 const DEFAULT_IDLE_TIMEOUT: Duration = Duration::from_secs(30 * 60);
 
+/// Which of the host's folders coding modules may start from: the
+/// operator's choice, never a graph's.
+#[derive(Clone, Debug, Default)]
+pub struct WorkspaceSources {
+    /// Folders a module's `workspace.path` may name (`--workspace-roots`);
+    /// none by default.
+    pub roots: Vec<PathBuf>,
+    /// The most a copy of such a folder may hold.
+    pub max_copy_bytes: u64,
+}
+
+/// 256 MiB.
+pub const DEFAULT_MAX_COPY_BYTES: u64 = 256 * 1024 * 1024;
+
 /// Runs the coding modules of every run on this server.
 pub struct CodingModules {
     profiles: Vec<AcpProfile>,
     /// Used by agents whose `acp_profile_id` is null.
     default_profile: String,
-    /// Where run workspaces are made.
-    workspace_root: PathBuf,
+    sources: WorkspaceSources,
     idle_timeout: Duration,
     /// Sessions of `session_style: park` modules, by run, module and agent.
     parked: Mutex<HashMap<String, Arc<AgentSession>>>,
@@ -41,7 +54,7 @@ pub struct CodingModules {
 
 impl CodingModules {
     /// `profiles` must not be empty; the first is the default.
-    pub fn new(profiles: Vec<AcpProfile>, workspace_root: PathBuf) -> CodingModules {
+    pub fn new(profiles: Vec<AcpProfile>, sources: WorkspaceSources) -> CodingModules {
         let default_profile = profiles
             .first()
             .map(|profile| profile.id.clone())
@@ -49,7 +62,7 @@ impl CodingModules {
         CodingModules {
             profiles,
             default_profile,
-            workspace_root,
+            sources,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             parked: Mutex::new(HashMap::new()),
         }

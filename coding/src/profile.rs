@@ -1,9 +1,11 @@
 //! ACP profiles: how to start a coding agent (`{id, name, command, args,
-//! env}` from the server configuration) and how to answer its permission
-//! requests. The built-in simulated agent is a profile like any other.
+//! env}` from the server configuration), what of the host it may reach
+//! besides its workspace (its own install read-only, the network), and how
+//! to answer its permission requests. The built-in simulated agent is a
+//! profile like any other.
 
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -32,11 +34,22 @@ pub struct AcpProfile {
     pub command: String,
     #[serde(default)]
     pub args: Vec<String>,
-    /// Extra environment of the agent (e.g. `ANTHROPIC_BASE_URL`). Keys for
-    /// the agent's vendor belong here or in the server's environment, never
-    /// in a graph.
+    /// The agent's environment (e.g. `ANTHROPIC_BASE_URL`); it starts from
+    /// an empty one. `HOME` and `TMPDIR` are always its run's own.
     #[serde(default)]
     pub env: BTreeMap<String, String>,
+    /// Variables of the server's environment passed on as they are (the
+    /// vendor's key, say), so that the key need not be written here. Keys
+    /// never belong in a graph.
+    #[serde(default)]
+    pub pass_env: Vec<String>,
+    /// Files and folders the agent may read besides the system's programs:
+    /// its own install (a `node_modules` folder, a Python environment).
+    #[serde(default)]
+    pub read_only: Vec<PathBuf>,
+    /// Whether the agent keeps the host's network, to call its vendor's API.
+    #[serde(default = "network_by_default")]
+    pub network: bool,
     #[serde(default)]
     pub permissions: PermissionPolicy,
     /// Shown as "Simulated" wherever the profile is listed.
@@ -44,10 +57,16 @@ pub struct AcpProfile {
     pub simulated: bool,
 }
 
+fn network_by_default() -> bool {
+    true
+}
+
 impl AcpProfile {
     /// The built-in simulated agent: `<patchbay> sim-agent`, speaking ACP
-    /// over stdio. It runs the workspace's tests when asked, so commands are
-    /// allowed for it.
+    /// over stdio, offline. Like every profile it may edit its workspace
+    /// and nothing else: running the tests it is asked to run needs the
+    /// operator's `--enable-commands` and a configured policy that allows
+    /// commands (`permissions` of an `[[acp_profiles]]` with its id).
     pub fn simulated(patchbay: &Path) -> AcpProfile {
         AcpProfile {
             id: SIMULATED_PROFILE_ID.to_owned(),
@@ -55,7 +74,10 @@ impl AcpProfile {
             command: patchbay.display().to_string(),
             args: vec!["sim-agent".to_owned()],
             env: BTreeMap::new(),
-            permissions: PermissionPolicy::WorkspaceEditsAndCommands,
+            pass_env: Vec::new(),
+            read_only: Vec::new(),
+            network: false,
+            permissions: PermissionPolicy::WorkspaceEdits,
             simulated: true,
         }
     }

@@ -1,11 +1,78 @@
 //! The folder a coding module's agents work in: a fresh git repository per
-//! run and module (or a copy of the configured folder — never the folder
+//! run and module (or a copy of an allowed folder — never the folder
 //! itself), committed after each agent so that what each one changed is a
-//! git diff. Parallel agents get a git worktree each.
+//! git diff. Parallel agents get a git worktree each. Git runs confined
+//! like the agents: an agent can write `.git/config`, and git runs the
+//! programs that file names.
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use engine::sandbox::{Reach, RunFolder, Sandbox, folder_name};
 use serde::Serialize;
+
+/// Files a copied folder may hold at most, besides the byte cap.
+const MAX_COPIED_FILES: u64 = 100_000;
+
+/// Runs git on one module's folders, and nothing else of the host.
+#[derive(Clone, Debug)]
+struct Git {
+    sandbox: Sandbox,
+    folder: RunFolder,
+    /// The module's folder and its worktrees' folder.
+    writable: Vec<PathBuf>,
+}
+
+impl Git {
+    async fn run(&self, working_folder: &Path, args: &[&str]) -> Result<String, String> {
+        let mut all: Vec<String> = [
+            "-c",
+            "user.name=Patchbay",
+            "-c",
+            "user.email=patchbay@localhost",
+            "-c",
+            "commit.gpgsign=false",
+            "-c",
+            "core.hooksPath=/dev/null",
+            "-c",
+            "core.fsmonitor=false",
+        ]
+        .iter()
+        .map(|part| (*part).to_owned())
+        .collect();
+        all.extend(args.iter().map(|part| (*part).to_owned()));
+        let reach = Reach {
+            writable: self.writable.clone(),
+            ..Reach::default()
+        };
+        let environment = BTreeMap::from([
+            ("GIT_CONFIG_NOSYSTEM".to_owned(), "1".to_owned()),
+            ("GIT_TERMINAL_PROMPT".to_owned(), "0".to_owned()),
+        ]);
+        let output = self
+            .sandbox
+            .command(
+                &self.folder,
+                &reach,
+                "git",
+                &all,
+                &environment,
+                working_folder,
+            )?
+            .output()
+            .await
+            .map_err(|error| format!("git could not be run: {error}"))?;
+        if output.status.success() {
+            Ok(String::from_utf8_lossy(&output.stdout).into_owned())
+        } else {
+            Err(format!(
+                "git {} failed: {}",
+                args.join(" "),
+                String::from_utf8_lossy(&output.stderr).trim()
+            ))
+        }
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct Workspace {
@@ -14,6 +81,7 @@ pub struct Workspace {
     pub base: String,
     /// The branch of a worktree (`None` for the module's own folder).
     pub branch: Option<String>,
+    git: Git,
 }
 
 /// A file an agent changed, as `git diff --name-status` says.
@@ -23,72 +91,78 @@ pub struct ChangedFile {
     pub status: &'static str,
 }
 
-async fn git(folder: &Path, args: &[&str]) -> Result<String, String> {
-    let output = tokio::process::Command::new("git")
-        .arg("-C")
-        .arg(folder)
-        .args([
-            "-c",
-            "user.name=Patchbay",
-            "-c",
-            "user.email=patchbay@localhost",
-            "-c",
-            "commit.gpgsign=false",
-            "-c",
-            "core.hooksPath=/dev/null",
-        ])
-        .args(args)
-        .output()
-        .await
-        .map_err(|error| format!("git could not be run: {error}"))?;
-    if output.status.success() {
-        Ok(String::from_utf8_lossy(&output.stdout).into_owned())
-    } else {
-        Err(format!(
-            "git {} failed: {}",
-            args.join(" "),
-            String::from_utf8_lossy(&output.stderr).trim()
-        ))
-    }
+/// Where a workspace starts from: an allowed folder of the server (its
+/// path with links resolved) and the most it may hold.
+#[derive(Clone, Copy, Debug)]
+pub struct Source<'a> {
+    pub folder: &'a Path,
+    pub max_bytes: u64,
 }
 
 impl Workspace {
-    /// The workspace of `module_id` in `run_id` under `root`: made on the
+    /// The workspace of `module_id` in the run of `folder`: made on the
     /// module's first activation (empty, or a copy of `source`), reused on
     /// the next ones so a revision continues where the agents left off.
     pub async fn prepare(
-        root: &Path,
-        run_id: &str,
+        sandbox: &Sandbox,
+        folder: &RunFolder,
         module_id: &str,
-        source: Option<&Path>,
+        source: Option<Source<'_>>,
     ) -> Result<Workspace, String> {
-        let path = root.join(safe_name(run_id)).join(safe_name(module_id));
+        let name = folder_name(module_id);
+        let path = folder.path().join(&name);
+        let worktrees = folder.path().join(format!("{name}.worktrees"));
+        folder
+            .prepare()
+            .await
+            .map_err(|error| format!("cannot make the run's folder: {error}"))?;
+        for made in [&path, &worktrees] {
+            tokio::fs::create_dir_all(made).await.map_err(|error| {
+                format!("cannot make the workspace {}: {error}", made.display())
+            })?;
+        }
+        let git = Git {
+            sandbox: sandbox.clone(),
+            folder: folder.clone(),
+            writable: vec![path.clone(), worktrees],
+        };
         if path.join(".git").exists() {
-            let base = git(&path, &["rev-list", "--max-parents=0", "HEAD"]).await?;
+            let base = git
+                .run(&path, &["rev-list", "--max-parents=0", "HEAD"])
+                .await?;
             let base = base.lines().next().unwrap_or_default().to_owned();
             return Ok(Workspace {
                 path,
                 base,
                 branch: None,
+                git,
             });
         }
-        tokio::fs::create_dir_all(&path)
-            .await
-            .map_err(|error| format!("cannot make the workspace {}: {error}", path.display()))?;
         if let Some(source) = source {
-            let (from, to) = (source.to_path_buf(), path.clone());
-            tokio::task::spawn_blocking(move || copy_folder(&from, &to))
-                .await
-                .map_err(|error| format!("copying the workspace failed: {error}"))?
-                .map_err(|error| {
-                    format!("cannot copy the workspace {}: {error}", source.display())
-                })?;
+            let (from, to, max_bytes) =
+                (source.folder.to_path_buf(), path.clone(), source.max_bytes);
+            tokio::task::spawn_blocking(move || {
+                let mut budget = Budget {
+                    bytes_left: max_bytes,
+                    files_left: MAX_COPIED_FILES,
+                    max_bytes,
+                };
+                copy_folder(&from, &to, &mut budget)
+            })
+            .await
+            .map_err(|error| format!("copying the workspace failed: {error}"))?
+            .map_err(|error| {
+                format!(
+                    "cannot copy the workspace folder {}: {error}",
+                    source.folder.display()
+                )
+            })?;
         }
         if !path.join(".git").exists() {
-            git(&path, &["init", "-q"]).await?;
+            git.run(&path, &["init", "-q"]).await?;
         }
-        git(&path, &["add", "-A"]).await?;
-        git(
+        git.run(&path, &["add", "-A"]).await?;
+        git.run(
             &path,
             &[
                 "commit",
@@ -99,42 +173,43 @@ impl Workspace {
             ],
         )
         .await?;
-        let base = git(&path, &["rev-parse", "HEAD"]).await?.trim().to_owned();
+        let base = git
+            .run(&path, &["rev-parse", "HEAD"])
+            .await?
+            .trim()
+            .to_owned();
         Ok(Workspace {
             path,
             base,
             branch: None,
+            git,
         })
     }
 
+    async fn git(&self, args: &[&str]) -> Result<String, String> {
+        self.git.run(&self.path, args).await
+    }
+
     pub async fn head(&self) -> Result<String, String> {
-        Ok(git(&self.path, &["rev-parse", "HEAD"])
-            .await?
-            .trim()
-            .to_owned())
+        Ok(self.git(&["rev-parse", "HEAD"]).await?.trim().to_owned())
     }
 
     /// Commits everything in the folder (new files too); returns the commit.
     pub async fn commit(&self, message: &str) -> Result<String, String> {
-        git(&self.path, &["add", "-A"]).await?;
-        git(
-            &self.path,
-            &["commit", "-q", "--allow-empty", "-m", message],
-        )
-        .await?;
+        self.git(&["add", "-A"]).await?;
+        self.git(&["commit", "-q", "--allow-empty", "-m", message])
+            .await?;
         self.head().await
     }
 
     pub async fn diff(&self, from: &str, to: &str) -> Result<String, String> {
-        git(&self.path, &["diff", "--no-color", from, to]).await
+        self.git(&["diff", "--no-color", from, to]).await
     }
 
     pub async fn changed_files(&self, from: &str, to: &str) -> Result<Vec<ChangedFile>, String> {
-        let listing = git(
-            &self.path,
-            &["diff", "--name-status", "--no-renames", from, to],
-        )
-        .await?;
+        let listing = self
+            .git(&["diff", "--name-status", "--no-renames", from, to])
+            .await?;
         Ok(listing
             .lines()
             .filter_map(|line| {
@@ -154,28 +229,26 @@ impl Workspace {
     /// A worktree of this repository for one of several agents working at
     /// once, on its own branch from the current commit.
     pub async fn worktree(&self, name: &str) -> Result<Workspace, String> {
-        let folder_name = self
+        let folder_name_of_module = self
             .path
             .file_name()
             .map(|name| name.to_string_lossy().into_owned())
             .unwrap_or_default();
         let path = self
             .path
-            .with_file_name(format!("{folder_name}.worktrees"))
-            .join(safe_name(name));
-        let branch = format!("patchbay/{}", safe_name(name));
+            .with_file_name(format!("{folder_name_of_module}.worktrees"))
+            .join(folder_name(name));
+        let branch = format!("patchbay/{}", folder_name(name));
         if !path.exists() {
             let path_text = path.display().to_string();
-            git(
-                &self.path,
-                &["worktree", "add", "-q", "-B", &branch, &path_text, "HEAD"],
-            )
-            .await?;
+            self.git(&["worktree", "add", "-q", "-B", &branch, &path_text, "HEAD"])
+                .await?;
         }
         Ok(Workspace {
             path,
             base: self.head().await?,
             branch: Some(branch),
+            git: self.git.clone(),
         })
     }
 
@@ -186,38 +259,56 @@ impl Workspace {
             return Ok(());
         };
         let message = format!("Merge {branch}");
-        if let Err(problem) = git(&self.path, &["merge", "--no-ff", "-m", &message, branch]).await {
-            let _ = git(&self.path, &["merge", "--abort"]).await;
+        if let Err(problem) = self
+            .git(&["merge", "--no-ff", "-m", &message, branch])
+            .await
+        {
+            let _ = self.git(&["merge", "--abort"]).await;
             return Err(problem);
         }
         Ok(())
     }
 }
 
-/// A file name made of the id's letters, digits, `-` and `_`.
-fn safe_name(id: &str) -> String {
-    id.chars()
-        .map(|character| {
-            if character.is_ascii_alphanumeric() || character == '-' || character == '_' {
-                character
-            } else {
-                '_'
-            }
-        })
-        .collect()
+/// What a copy may still take.
+struct Budget {
+    bytes_left: u64,
+    files_left: u64,
+    max_bytes: u64,
 }
 
-fn copy_folder(from: &Path, to: &Path) -> std::io::Result<()> {
+fn too_large(message: String) -> std::io::Error {
+    std::io::Error::new(std::io::ErrorKind::FileTooLarge, message)
+}
+
+/// Copies regular files, folders and links (as links, never followed);
+/// anything else (a device, a pipe) is left out, and the copy stops when
+/// the budget runs out.
+fn copy_folder(from: &Path, to: &Path, budget: &mut Budget) -> std::io::Result<()> {
     std::fs::create_dir_all(to)?;
     for entry in std::fs::read_dir(from)? {
         let entry = entry?;
         let target = to.join(entry.file_name());
         let kind = entry.file_type()?;
+        if budget.files_left == 0 {
+            return Err(too_large(format!(
+                "it holds more than {MAX_COPIED_FILES} files, the most a workspace copy may have"
+            )));
+        }
+        budget.files_left -= 1;
         if kind.is_symlink() {
             std::os::unix::fs::symlink(std::fs::read_link(entry.path())?, &target)?;
         } else if kind.is_dir() {
-            copy_folder(&entry.path(), &target)?;
-        } else {
+            copy_folder(&entry.path(), &target, budget)?;
+        } else if kind.is_file() {
+            let size = entry.metadata()?.len();
+            if size > budget.bytes_left {
+                return Err(too_large(format!(
+                    "it holds more than {} bytes, the most a workspace copy may have (--workspace-copy-max-bytes)",
+                    budget.max_bytes
+                )));
+            }
+            budget.bytes_left -= size;
             std::fs::copy(entry.path(), &target)?;
         }
     }
@@ -228,12 +319,84 @@ fn copy_folder(from: &Path, to: &Path) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
+    fn sandbox() -> Sandbox {
+        Sandbox::detect("bwrap")
+            .unwrap_or_else(|unavailable| panic!("these tests need bubblewrap: {unavailable}"))
+    }
+
+    fn source(folder: &Path) -> Option<Source<'_>> {
+        Some(Source {
+            folder,
+            max_bytes: 1024 * 1024,
+        })
+    }
+
+    #[tokio::test]
+    async fn a_copy_stops_at_its_cap_and_leaves_out_what_is_not_a_file() {
+        let sandbox = sandbox();
+        let big = tempfile::tempdir().unwrap();
+        std::fs::write(big.path().join("large.bin"), vec![0_u8; 2048]).unwrap();
+        let root = tempfile::tempdir().unwrap();
+        let folder = RunFolder::new(root.path(), "r1");
+        let capped = Source {
+            folder: big.path(),
+            max_bytes: 1000,
+        };
+        let error = Workspace::prepare(&sandbox, &folder, "m", Some(capped))
+            .await
+            .unwrap_err();
+        assert!(error.contains("more than 1000 bytes"), "{error}");
+        // A pipe would block a plain copy for ever; it is left out.
+        let odd = tempfile::tempdir().unwrap();
+        std::fs::write(odd.path().join("a.txt"), "a\n").unwrap();
+        let status = std::process::Command::new("mkfifo")
+            .arg(odd.path().join("pipe"))
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let workspace = Workspace::prepare(&sandbox, &folder, "n", source(odd.path()))
+            .await
+            .unwrap();
+        assert!(workspace.path.join("a.txt").exists());
+        assert!(!workspace.path.join("pipe").exists());
+    }
+
+    #[tokio::test]
+    async fn git_runs_confined_so_a_planted_git_config_reaches_nothing() {
+        let sandbox = sandbox();
+        let root = tempfile::tempdir().unwrap();
+        let folder = RunFolder::new(root.path(), "r1");
+        let workspace = Workspace::prepare(&sandbox, &folder, "m", None)
+            .await
+            .unwrap();
+        // What an agent could write: `git diff` runs diff.external.
+        let outside = tempfile::tempdir().unwrap();
+        let witness = outside.path().join("escaped");
+        let config = workspace.path.join(".git/config");
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        text.push_str(&format!(
+            "[diff]\n\texternal = \"touch {} inside.txt; true\"\n",
+            witness.display()
+        ));
+        std::fs::write(&config, text).unwrap();
+        std::fs::write(workspace.path.join("x.txt"), "x\n").unwrap();
+        let head = workspace.commit("agent").await.unwrap();
+        let _ = workspace.diff(&workspace.base, &head).await;
+        assert!(
+            workspace.path.join("inside.txt").exists(),
+            "the planted command ran (confined), so the test means something"
+        );
+        assert!(!witness.exists(), "git ran the planted command on the host");
+    }
+
     #[tokio::test]
     async fn each_commit_is_a_diff_and_the_source_folder_is_left_alone() {
-        let source = tempfile::tempdir().unwrap();
-        std::fs::write(source.path().join("README.md"), "hello\n").unwrap();
+        let sandbox = sandbox();
+        let source_folder = tempfile::tempdir().unwrap();
+        std::fs::write(source_folder.path().join("README.md"), "hello\n").unwrap();
         let root = tempfile::tempdir().unwrap();
-        let workspace = Workspace::prepare(root.path(), "r1", "m/1", Some(source.path()))
+        let folder = RunFolder::new(root.path(), "r1");
+        let workspace = Workspace::prepare(&sandbox, &folder, "m/1", source(source_folder.path()))
             .await
             .unwrap();
         assert!(workspace.path.ends_with("r1/m_1"));
@@ -259,11 +422,11 @@ mod tests {
             ]
         );
         assert_eq!(
-            std::fs::read_to_string(source.path().join("README.md")).unwrap(),
+            std::fs::read_to_string(source_folder.path().join("README.md")).unwrap(),
             "hello\n"
         );
         // The next activation of the module continues in the same folder.
-        let again = Workspace::prepare(root.path(), "r1", "m/1", Some(source.path()))
+        let again = Workspace::prepare(&sandbox, &folder, "m/1", source(source_folder.path()))
             .await
             .unwrap();
         assert_eq!(again.base, workspace.base);

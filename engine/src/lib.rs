@@ -13,6 +13,7 @@ pub mod provider;
 pub mod record;
 pub mod recorder;
 pub mod render;
+pub mod sandbox;
 pub mod scheduler;
 pub mod session;
 
@@ -20,7 +21,7 @@ use std::future::Future;
 use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
@@ -28,6 +29,7 @@ use activation::{ActivationContext, ActivationError, ActivationOutput};
 use prompt::AttachmentSource;
 use provider::ProviderRegistry;
 use provider::retry::RetryPolicy;
+use sandbox::{Sandbox, SandboxUnavailable};
 
 pub use event::{EventRecord, RunEvent, RunStatus};
 pub use scheduler::{RunOutcome, RunSpec, execute};
@@ -80,11 +82,30 @@ pub struct EngineSettings {
     pub max_activations: u32,
     /// Activations of one run in flight at once.
     pub max_concurrency: usize,
-    /// Where `step.command` modules run; `None` disables them.
-    pub command_folder: Option<PathBuf>,
+    /// A run fails when it has not ended after this long.
+    pub max_run_duration: Duration,
+    /// Whether commands may run: `step.command` modules, and agents' requests
+    /// to execute something. The operator's switch (`--enable-commands`).
+    pub commands_enabled: bool,
+    /// Where each run gets its folder (workspaces, HOME, temporary folder,
+    /// commands' work folder): `{workspace_root}/{run_id}`.
+    pub workspace_root: PathBuf,
+    /// What confines every process a run starts; when it is unavailable,
+    /// runs that would start one are refused with the reason.
+    pub sandbox: Result<Sandbox, SandboxUnavailable>,
     pub attachments: Option<Arc<dyn AttachmentSource>>,
     pub coding: Option<Arc<dyn CodingRunner>>,
     pub retry: RetryPolicy,
+}
+
+/// A day: coding runs and waits on outside decisions are long.
+pub const DEFAULT_MAX_RUN_DURATION: Duration = Duration::from_secs(24 * 60 * 60);
+
+impl EngineSettings {
+    /// The folder of run `run_id`.
+    pub fn run_folder(&self, run_id: &str) -> sandbox::RunFolder {
+        sandbox::RunFolder::new(&self.workspace_root, run_id)
+    }
 }
 
 impl Default for EngineSettings {
@@ -92,7 +113,12 @@ impl Default for EngineSettings {
         EngineSettings {
             max_activations: 500,
             max_concurrency: 8,
-            command_folder: None,
+            max_run_duration: DEFAULT_MAX_RUN_DURATION,
+            commands_enabled: false,
+            workspace_root: std::env::temp_dir().join("patchbay-workspaces"),
+            sandbox: Err(SandboxUnavailable(
+                "no sandbox was set up for this engine".to_owned(),
+            )),
             attachments: None,
             coding: None,
             retry: RetryPolicy::default(),

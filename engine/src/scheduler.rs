@@ -207,6 +207,8 @@ pub async fn execute<R: Recorder>(
         ready.push_back(entry);
     }
     let mut running: JoinSet<Finished> = JoinSet::new();
+    let deadline = tokio::time::sleep(settings.max_run_duration);
+    tokio::pin!(deadline);
     let mut started = 0u32;
     let mut failure: Option<String> = None;
 
@@ -306,6 +308,13 @@ pub async fn execute<R: Recorder>(
         let finished = tokio::select! {
             joined = running.join_next() => joined,
             () = cancel.cancelled() => continue,
+            () = &mut deadline => {
+                failure = Some(format!(
+                    "the run timed out after {} s, its maximum duration (max_run_seconds)",
+                    settings.max_run_duration.as_secs()
+                ));
+                continue;
+            }
         };
         let Some(joined) = finished else { continue };
         let Finished {

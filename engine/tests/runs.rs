@@ -947,7 +947,9 @@ async fn commands_are_refused_unless_enabled_and_route_pass_and_fail() {
     let engine = engine_with(
         registry_with("sim", Arc::new(SimProvider::default())),
         EngineSettings {
-            command_folder: Some(folder.clone()),
+            commands_enabled: true,
+            workspace_root: folder.clone(),
+            sandbox: engine::sandbox::Sandbox::detect("bwrap"),
             ..EngineSettings::default()
         },
     );

@@ -14,6 +14,7 @@ pub mod starter;
 pub mod template;
 pub mod topology;
 pub mod validate;
+pub mod workspace_roots;
 
 /// Fields a type does not know, kept so they are written back unchanged.
 pub type Extra = serde_json::Map<String, serde_json::Value>;

@@ -52,10 +52,12 @@ pub enum Code {
     UnknownAcpProfile,
     #[serde(rename = "validation.template_unresolved")]
     TemplateUnresolved,
+    #[serde(rename = "validation.workspace_path_not_allowed")]
+    WorkspacePathNotAllowed,
 }
 
 impl Code {
-    pub const ALL: [Code; 14] = [
+    pub const ALL: [Code; 15] = [
         Code::RepromptEmpty,
         Code::RepromptTooMany,
         Code::RepromptUnsupported,
@@ -70,6 +72,7 @@ impl Code {
         Code::UnknownProvider,
         Code::UnknownAcpProfile,
         Code::TemplateUnresolved,
+        Code::WorkspacePathNotAllowed,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -88,6 +91,7 @@ impl Code {
             Code::UnknownProvider => "validation.unknown_provider",
             Code::UnknownAcpProfile => "validation.unknown_acp_profile",
             Code::TemplateUnresolved => "validation.template_unresolved",
+            Code::WorkspacePathNotAllowed => "validation.workspace_path_not_allowed",
         }
     }
 
@@ -120,6 +124,10 @@ pub struct Finding {
 pub struct ValidationContext {
     pub providers: Option<Vec<String>>,
     pub acp_profiles: Option<Vec<String>>,
+    /// The folders a coding module's `workspace.path` may name (the
+    /// operator's `--workspace-roots`; empty allows none).
+    #[serde(default)]
+    pub workspace_roots: Option<Vec<String>>,
 }
 
 pub fn has_errors(findings: &[Finding]) -> bool {
@@ -257,6 +265,18 @@ fn check_module(
                 module,
                 Some("config.agents".to_owned()),
                 format!("Coding module \"{name}\" has no agents"),
+            );
+        }
+        if let (Some(roots), Some(path)) = (&context.workspace_roots, &coding.workspace.path)
+            && !path.trim().is_empty()
+            && let Err(problem) = crate::workspace_roots::check(path, roots)
+        {
+            findings.module(
+                Code::WorkspacePathNotAllowed,
+                index,
+                module,
+                Some("config.workspace.path".to_owned()),
+                format!("\"{name}\": {}", problem.describe(path, roots)),
             );
         }
         if let Some(profiles) = &context.acp_profiles {

@@ -384,7 +384,7 @@ fn unknown_kind() {
 fn unknown_provider() {
     let context = ValidationContext {
         providers: Some(vec!["sim".to_owned(), "openai".to_owned()]),
-        acp_profiles: None,
+        ..ValidationContext::default()
     };
     let with_provider =
         |provider: &str| chain(json!({"agent_config": {"provider": provider, "model": "x"}}));
@@ -403,8 +403,8 @@ fn unknown_provider() {
 #[test]
 fn unknown_acp_profile() {
     let context = ValidationContext {
-        providers: None,
         acp_profiles: Some(vec!["sim-agent".to_owned()]),
+        ..ValidationContext::default()
     };
     let coding = |profile: Value| {
         load(
@@ -455,6 +455,56 @@ fn template_unresolved() {
     // Variables in re-prompts are checked too.
     let in_re_prompt = chain(json!({"re_prompts": ["Compare with {{ Nobody.output }}"]}));
     assert_eq!(codes(&in_re_prompt), [Code::TemplateUnresolved]);
+}
+
+#[test]
+fn workspace_path_not_allowed() {
+    let coding = |path: &str| {
+        load(
+            vec![module(
+                "m1",
+                "step.coding",
+                json!({"workspace": {"path": path}, "agents": [{"role": "builder"}]}),
+            )],
+            vec![],
+        )
+    };
+    let context = |roots: &[&str]| ValidationContext {
+        workspace_roots: Some(roots.iter().map(|root| (*root).to_owned()).collect()),
+        ..ValidationContext::default()
+    };
+    let allowed = context(&["/srv/projects"]);
+    let findings = validate(&coding("/etc"), &allowed);
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert_eq!(findings[0].code, Code::WorkspacePathNotAllowed);
+    assert_eq!(findings[0].severity, Severity::Error);
+    assert_eq!(
+        findings[0].path.as_deref(),
+        Some("modules[0].config.workspace.path")
+    );
+    assert!(
+        findings[0].message.contains("/srv/projects"),
+        "{}",
+        findings[0].message
+    );
+    // `..` does not climb out of a root.
+    assert_eq!(
+        codes_with(&coding("/srv/projects/../../etc"), &allowed),
+        [Code::WorkspacePathNotAllowed]
+    );
+    assert_eq!(codes_with(&coding("/srv/projects/app"), &allowed), []);
+    // With no roots, no folder is allowed, and the message says how to allow one.
+    let none = validate(&coding("/srv/projects/app"), &context(&[]));
+    assert_eq!(none.len(), 1);
+    assert!(
+        none[0].message.contains("--workspace-roots"),
+        "{}",
+        none[0].message
+    );
+    // An empty path is a fresh repository, always allowed.
+    assert_eq!(codes_with(&coding(""), &context(&[])), []);
+    // Without knowing the server's roots, nothing is guessed.
+    assert_eq!(codes(&coding("/etc")), []);
 }
 
 #[test]

@@ -16,7 +16,7 @@ use axum::response::{IntoResponse, Response};
 use engine::prompt::{AttachmentContent, AttachmentSource};
 use serde_json::json;
 
-use crate::capability::{is_attachment_id, is_graph_id, new_attachment_id, token_matches};
+use crate::capability::{is_attachment_id, new_attachment_id, require_edit_token};
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::store::{NewAttachment, Store};
@@ -74,22 +74,7 @@ pub async fn upload(
     headers: HeaderMap,
     body: Bytes,
 ) -> Result<Response, ApiError> {
-    if !is_graph_id(&graph_id) {
-        return Err(ApiError::GraphNotFound);
-    }
-    let stored_hash = state
-        .store
-        .edit_token_hash(&graph_id)
-        .await?
-        .ok_or(ApiError::GraphNotFound)?;
-    let token = header(&headers, "authorization")
-        .and_then(|value| value.strip_prefix("Bearer "))
-        .map(str::trim)
-        .filter(|token| !token.is_empty())
-        .ok_or(ApiError::EditTokenRequired)?;
-    if !token_matches(token, &stored_hash) {
-        return Err(ApiError::EditTokenInvalid);
-    }
+    require_edit_token(&state.store, &graph_id, &headers, "uploading a file").await?;
     if body.len() > MAX_ATTACHMENT_BYTES {
         return Err(ApiError::TooLarge {
             max_bytes: MAX_ATTACHMENT_BYTES,

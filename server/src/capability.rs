@@ -1,7 +1,11 @@
-//! Graph ids and edit tokens. An id names a graph and lets anyone view it; the
-//! edit token is the capability to save over it. Both are random and
-//! URL-safe; the server keeps only a hash of the token.
+//! Graph ids and edit tokens. An id names a graph and lets anyone view it;
+//! the edit token is the capability to change it: save over it, upload to
+//! it, start, cancel and list its runs. A run's id lets anyone read that
+//! one run. All are random and URL-safe; the server keeps only a hash of
+//! the token.
 
+use axum::http::HeaderMap;
+use axum::http::header::AUTHORIZATION;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::{Digest, Sha256};
@@ -39,6 +43,12 @@ pub fn is_attachment_id(id: &str) -> bool {
     is_random_id("a_", id)
 }
 
+/// A script nonce for one response: 128 random bits.
+pub fn new_nonce() -> String {
+    let bytes: [u8; 16] = rand::random();
+    URL_SAFE_NO_PAD.encode(bytes)
+}
+
 /// 256 random bits.
 pub fn new_edit_token() -> String {
     let bytes: [u8; 32] = rand::random();
@@ -71,6 +81,42 @@ pub fn token_matches(token: &str, stored_hash: &str) -> bool {
             .zip(stored_hash.bytes())
             .fold(0u8, |difference, (left, right)| difference | (left ^ right))
             == 0
+}
+
+/// The token of `Authorization: Bearer <token>`.
+pub fn bearer_token(headers: &HeaderMap) -> Option<&str> {
+    headers
+        .get(AUTHORIZATION)?
+        .to_str()
+        .ok()?
+        .strip_prefix("Bearer ")
+        .map(str::trim)
+        .filter(|token| !token.is_empty())
+}
+
+/// Checks that `headers` carry graph `id`'s edit token; `action` says what
+/// needs it ("saving", "starting a run", …). A graph that does not exist is
+/// `graph.not_found`, whatever was sent.
+pub async fn require_edit_token(
+    store: &crate::store::Store,
+    id: &str,
+    headers: &HeaderMap,
+    action: &'static str,
+) -> Result<(), crate::error::ApiError> {
+    use crate::error::ApiError;
+    if !is_graph_id(id) {
+        return Err(ApiError::GraphNotFound);
+    }
+    let stored_hash = store
+        .edit_token_hash(id)
+        .await?
+        .ok_or(ApiError::GraphNotFound)?;
+    let token = bearer_token(headers).ok_or(ApiError::EditTokenRequired(action))?;
+    if token_matches(token, &stored_hash) {
+        Ok(())
+    } else {
+        Err(ApiError::EditTokenInvalid)
+    }
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@
 //! [engine]
 //! max_activations = 500
 //! max_concurrency = 8
+//! max_run_seconds = 86400
 //! ```
 
 use std::path::Path;
@@ -48,6 +49,10 @@ pub struct ConfigFile {
 pub struct SimConfig {
     /// Delay per streamed word, so progress is visible (default 25 ms).
     pub latency_ms_per_token: Option<u64>,
+    /// What the built-in simulated agent may do (default `workspace_edits`;
+    /// its "run the tests" needs `workspace_edits_and_commands` and
+    /// `--enable-commands`).
+    pub agent_permissions: Option<coding::PermissionPolicy>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
@@ -69,7 +74,11 @@ pub struct ProviderConfig {
     pub api_key_env: Option<String>,
     #[serde(default)]
     pub models: Vec<String>,
+    /// The longest wait for the next piece of a reply (default 120 s).
     pub timeout_seconds: Option<u64>,
+    /// The longest one call may take in all, however steadily it streams
+    /// (default 600 s).
+    pub deadline_seconds: Option<u64>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -77,6 +86,8 @@ pub struct ProviderConfig {
 pub struct EngineConfig {
     pub max_activations: Option<u32>,
     pub max_concurrency: Option<usize>,
+    /// A run that has not ended after this long fails (default a day).
+    pub max_run_seconds: Option<u64>,
 }
 
 impl ConfigFile {

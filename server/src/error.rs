@@ -2,8 +2,8 @@
 //! `{ "error": { "code", "message", "details" } }` with its status here and
 //! nowhere else.
 
-use axum::http::StatusCode;
-use axum::http::header::CONTENT_TYPE;
+use axum::http::header::{CONTENT_TYPE, RETRY_AFTER};
+use axum::http::{HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use graph::limits::LimitExceeded;
 use graph::{Finding, LoadError, LoadErrorKind};
@@ -23,8 +23,12 @@ pub enum ApiError {
     GraphNotFound,
     RouteNotFound,
     MethodNotAllowed,
-    EditTokenRequired,
+    /// What needed the token: "saving", "starting a run", …
+    EditTokenRequired(&'static str),
     EditTokenInvalid,
+    /// The server has an access key and the request did not carry it.
+    AccessKeyRequired,
+    AccessKeyInvalid,
     RevisionRequired,
     RevisionMalformed(String),
     RevisionConflict {
@@ -41,6 +45,21 @@ pub enum ApiError {
     GraphInvalid(Vec<Finding>),
     /// The graph has a `step.command` module and this server runs none.
     CommandsDisabled(String),
+    /// The graph would start processes (this module) and they cannot be
+    /// confined here (why).
+    SandboxUnavailable {
+        module: String,
+        reason: String,
+    },
+    /// The run's input is larger than the server takes.
+    RunInputTooLarge {
+        max_bytes: usize,
+    },
+    /// This client started too many runs lately.
+    RateLimited {
+        per_minute: u32,
+        retry_after_seconds: u64,
+    },
     /// The run is not in progress (it has this status).
     RunFinished(String),
     /// A failure of ours, not the client's. The detail goes to the log only.
@@ -59,7 +78,12 @@ impl ApiError {
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::GraphNotFound | ApiError::RouteNotFound => StatusCode::NOT_FOUND,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-            ApiError::EditTokenRequired | ApiError::EditTokenInvalid => StatusCode::FORBIDDEN,
+            ApiError::EditTokenRequired(_) | ApiError::EditTokenInvalid => StatusCode::FORBIDDEN,
+            ApiError::AccessKeyRequired => StatusCode::UNAUTHORIZED,
+            ApiError::AccessKeyInvalid => StatusCode::FORBIDDEN,
+            ApiError::SandboxUnavailable { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::RunInputTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::RevisionRequired => StatusCode::PRECONDITION_REQUIRED,
             ApiError::RevisionMalformed(_) => StatusCode::BAD_REQUEST,
             ApiError::RevisionConflict { .. } => StatusCode::CONFLICT,
@@ -81,8 +105,13 @@ impl ApiError {
             ApiError::GraphNotFound => "graph.not_found",
             ApiError::RouteNotFound => "request.not_found",
             ApiError::MethodNotAllowed => "request.method_not_allowed",
-            ApiError::EditTokenRequired => "graph.edit_token_required",
+            ApiError::EditTokenRequired(_) => "graph.edit_token_required",
             ApiError::EditTokenInvalid => "graph.edit_token_invalid",
+            ApiError::AccessKeyRequired => "access.key_required",
+            ApiError::AccessKeyInvalid => "access.key_invalid",
+            ApiError::SandboxUnavailable { .. } => "run.sandbox_unavailable",
+            ApiError::RunInputTooLarge { .. } => "run.input_too_large",
+            ApiError::RateLimited { .. } => "run.rate_limited",
             ApiError::RevisionRequired => "graph.revision_required",
             ApiError::RevisionMalformed(_) => "graph.revision_malformed",
             ApiError::RevisionConflict { .. } => "graph.revision_conflict",
@@ -109,9 +138,23 @@ impl ApiError {
             ApiError::GraphNotFound => "there is no graph with this id".to_owned(),
             ApiError::RouteNotFound => "there is no such API endpoint".to_owned(),
             ApiError::MethodNotAllowed => "this endpoint does not take that method".to_owned(),
-            ApiError::EditTokenRequired => {
-                "saving needs the graph's edit token (Authorization: Bearer <token>)".to_owned()
-            }
+            ApiError::EditTokenRequired(action) => format!(
+                "{action} needs the graph's edit token (Authorization: Bearer <token>); with a view link, fork the graph and use the copy"
+            ),
+            ApiError::AccessKeyRequired => "this server needs its access key to change anything: open the link with ?key=… its operator gave you, or send X-Patchbay-Access-Key".to_owned(),
+            ApiError::AccessKeyInvalid => "the access key is not this server's".to_owned(),
+            ApiError::SandboxUnavailable { module, reason } => format!(
+                "module {module} would start processes, and this server cannot confine them, so it runs none: {reason}"
+            ),
+            ApiError::RunInputTooLarge { max_bytes } => format!(
+                "the run's input (text and files) is larger than the limit of {max_bytes} bytes"
+            ),
+            ApiError::RateLimited {
+                per_minute,
+                retry_after_seconds,
+            } => format!(
+                "too many runs started from this address (at most {per_minute} a minute); try again in {retry_after_seconds} s"
+            ),
             ApiError::EditTokenInvalid => "the edit token does not match this graph".to_owned(),
             ApiError::RevisionRequired => {
                 "saving needs If-Match: <revision>, the revision the edit started from".to_owned()
@@ -153,6 +196,15 @@ impl ApiError {
             ApiError::RunInput { path, .. } => Some(json!({ "path": path })),
             ApiError::GraphInvalid(findings) => Some(json!({ "findings": findings })),
             ApiError::CommandsDisabled(module) => Some(json!({ "module_id": module })),
+            ApiError::SandboxUnavailable { module, .. } => Some(json!({ "module_id": module })),
+            ApiError::RunInputTooLarge { max_bytes } => Some(json!({ "max_bytes": max_bytes })),
+            ApiError::RateLimited {
+                per_minute,
+                retry_after_seconds,
+            } => Some(json!({
+                "per_minute": per_minute,
+                "retry_after_seconds": retry_after_seconds,
+            })),
             ApiError::RunFinished(status) => Some(json!({ "status": status })),
             _ => None,
         }
@@ -173,12 +225,22 @@ impl IntoResponse for ApiError {
         if let ApiError::Internal(detail) = &self {
             tracing::error!(%detail, "request failed");
         }
-        (
+        let mut response = (
             self.status(),
             [(CONTENT_TYPE, "application/json")],
             self.body().to_string(),
         )
-            .into_response()
+            .into_response();
+        if let ApiError::RateLimited {
+            retry_after_seconds,
+            ..
+        } = self
+        {
+            response
+                .headers_mut()
+                .insert(RETRY_AFTER, HeaderValue::from(retry_after_seconds));
+        }
+        response
     }
 }
 

@@ -3,14 +3,16 @@
 
 use axum::Json;
 use axum::extract::{Path, State};
-use axum::http::header::{AUTHORIZATION, CONTENT_TYPE, ETAG, IF_MATCH, LOCATION};
+use axum::http::header::{CONTENT_TYPE, ETAG, IF_MATCH, LOCATION};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use graph::{Graph, has_errors, validate};
 use serde_json::json;
 
 use crate::body::JsonBody;
-use crate::capability::{hash_token, is_graph_id, new_edit_token, new_graph_id, token_matches};
+use crate::capability::{
+    hash_token, is_graph_id, new_edit_token, new_graph_id, require_edit_token,
+};
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::store::NewGraph;
@@ -100,34 +102,13 @@ fn expected_revision(headers: &HeaderMap) -> Result<i64, ApiError> {
         .map_err(|_| ApiError::RevisionMalformed(text.to_owned()))
 }
 
-fn bearer_token(headers: &HeaderMap) -> Option<&str> {
-    headers
-        .get(AUTHORIZATION)?
-        .to_str()
-        .ok()?
-        .strip_prefix("Bearer ")
-        .map(str::trim)
-        .filter(|token| !token.is_empty())
-}
-
 pub async fn update(
     State(state): State<AppState>,
     Path(id): Path<String>,
     headers: HeaderMap,
     body: JsonBody,
 ) -> Result<Response, ApiError> {
-    if !is_graph_id(&id) {
-        return Err(ApiError::GraphNotFound);
-    }
-    let stored_hash = state
-        .store
-        .edit_token_hash(&id)
-        .await?
-        .ok_or(ApiError::GraphNotFound)?;
-    let token = bearer_token(&headers).ok_or(ApiError::EditTokenRequired)?;
-    if !token_matches(token, &stored_hash) {
-        return Err(ApiError::EditTokenInvalid);
-    }
+    require_edit_token(&state.store, &id, &headers, "saving").await?;
     let expected = expected_revision(&headers)?;
     let mut graph = body.into_graph(&state.settings.limits)?;
     graph.id = Some(id.clone());

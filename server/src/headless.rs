@@ -163,7 +163,7 @@ pub async fn run_file(engine: Engine, file: &Path, input: RunInput) -> u8 {
     };
     let context = graph::ValidationContext {
         providers: Some(engine.providers.ids()),
-        acp_profiles: None,
+        ..graph::ValidationContext::default()
     };
     let findings = validate(&graph, &context);
     for finding in &findings {
@@ -178,7 +178,7 @@ pub async fn run_file(engine: Engine, file: &Path, input: RunInput) -> u8 {
         eprintln!("patchbay: the graph has validation errors; nothing was run");
         return 2;
     }
-    if engine.settings.command_folder.is_none()
+    if !engine.settings.commands_enabled
         && graph
             .modules
             .iter()
@@ -186,6 +186,19 @@ pub async fn run_file(engine: Engine, file: &Path, input: RunInput) -> u8 {
     {
         eprintln!(
             "patchbay: the graph has step.command modules; run with --enable-commands to allow them"
+        );
+        return 2;
+    }
+    if let Err(unavailable) = &engine.settings.sandbox
+        && graph.modules.iter().any(|module| {
+            matches!(
+                module.kind(),
+                Some(ModuleKind::Command | ModuleKind::Coding)
+            )
+        })
+    {
+        eprintln!(
+            "patchbay: the graph would start processes, and none run unconfined: {unavailable}"
         );
         return 2;
     }

@@ -4,6 +4,7 @@
 // Rendering the app's deeply nested Leptos views needs more than the default.
 #![recursion_limit = "512"]
 
+pub mod access;
 pub mod attachments_api;
 pub mod bench;
 pub mod body;
@@ -11,9 +12,12 @@ pub mod capability;
 pub mod config;
 pub mod error;
 pub mod graphs_api;
+pub mod headers;
 pub mod headless;
+pub mod janitor;
 pub mod pages;
 pub mod providers;
+pub mod rate_limit;
 pub mod router;
 pub mod runs;
 pub mod runs_api;
@@ -54,14 +58,23 @@ pub fn build_engine(
                 .engine
                 .max_concurrency
                 .unwrap_or(defaults.max_concurrency),
-            command_folder: settings.command_folder.clone(),
+            max_run_duration: file
+                .engine
+                .max_run_seconds
+                .map_or(defaults.max_run_duration, std::time::Duration::from_secs),
+            commands_enabled: settings.commands_enabled,
+            workspace_root: settings.workspace_root.clone(),
+            sandbox: engine::sandbox::Sandbox::detect(&settings.bwrap),
             attachments: store.map(|store| {
                 Arc::new(attachments_api::StoreAttachments(store.clone()))
                     as Arc<dyn engine::prompt::AttachmentSource>
             }),
             coding: Some(Arc::new(coding::CodingModules::new(
                 acp_profiles(settings, &file),
-                settings.workspace_root.clone(),
+                coding::WorkspaceSources {
+                    roots: settings.workspace_roots.clone(),
+                    max_copy_bytes: settings.workspace_copy_max_bytes,
+                },
             ))),
             ..defaults
         }),
@@ -84,13 +97,19 @@ pub fn acp_profiles(settings: &Settings, file: &ConfigFile) -> Vec<coding::AcpPr
         coding::sim_agent::LATENCY_VARIABLE.to_owned(),
         pace.to_string(),
     );
+    if let Some(permissions) = file.sim.agent_permissions {
+        simulated.permissions = permissions;
+    }
     let mut profiles = vec![simulated];
-    profiles.extend(
-        file.acp_profiles
-            .iter()
-            .filter(|profile| profile.id != coding::SIMULATED_PROFILE_ID)
-            .cloned(),
-    );
+    for profile in &file.acp_profiles {
+        if profile.id == coding::SIMULATED_PROFILE_ID {
+            tracing::warn!(
+                "ACP profile \"sim-agent\" is the built-in simulated agent; the configured one is ignored (set [sim] agent_permissions to change what it may do)"
+            );
+        } else {
+            profiles.push(profile.clone());
+        }
+    }
     if let Some(default) = &file.default_acp_profile
         && let Some(position) = profiles.iter().position(|profile| &profile.id == default)
     {
@@ -116,6 +135,9 @@ pub async fn build_state(settings: Settings) -> Result<AppState, StoreError> {
         );
     }
     let engine = build_engine(&settings, &file, Some(&store));
+    if let Err(unavailable) = &engine.settings.sandbox {
+        tracing::warn!("runs with coding modules or commands will be refused: {unavailable}");
+    }
     let leptos_options = LeptosOptions::builder()
         .output_name("app")
         .site_root(settings.site_root.to_string_lossy().into_owned())
@@ -123,8 +145,10 @@ pub async fn build_state(settings: Settings) -> Result<AppState, StoreError> {
         .site_addr(settings.addr)
         .build();
     let profiles = acp_profiles(&settings, &file);
+    let run_rate = Arc::new(rate_limit::RunRateLimiter::new(settings.run_limits));
     Ok(AppState {
         store,
+        run_rate,
         settings: Arc::new(settings),
         leptos_options,
         engine,

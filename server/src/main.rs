@@ -6,7 +6,11 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 use graph::{Graph, Limits, Severity, has_errors, validate};
-use server::settings::{DEFAULT_ADDR, DEFAULT_DATABASE_URL, DEFAULT_SITE_ROOT, Settings};
+use server::settings::{
+    Access, DEFAULT_ADDR, DEFAULT_DATABASE_URL, DEFAULT_MAX_RUN_INPUT_BYTES,
+    DEFAULT_RUNS_PER_MINUTE, DEFAULT_SITE_ROOT, DEFAULT_WORKSPACE_RETENTION_HOURS, RunLimits,
+    Settings,
+};
 use tracing_subscriber::EnvFilter;
 
 #[derive(Parser)]
@@ -63,22 +67,35 @@ enum Command {
     },
 }
 
-/// What runs may use: providers (configuration file) and commands.
+/// What runs may use of the host: providers (configuration file),
+/// commands, folders, and the sandbox every process of a run starts in.
 #[derive(Args)]
 struct EngineArgs {
     /// Configuration file: providers, simulator, run limits (see README).
     #[arg(long, env = "PATCHBAY_CONFIG")]
     config: Option<PathBuf>,
-    /// Allow step.command modules; they run in a folder under this one.
+    /// Allow commands: step.command modules, and coding agents executing
+    /// things when their profile allows it. Always confined.
     #[arg(long, env = "PATCHBAY_ENABLE_COMMANDS")]
     enable_commands: bool,
     /// Delay per simulated word in milliseconds (0 for instant).
     #[arg(long, env = "PATCHBAY_SIM_LATENCY_MS")]
     sim_latency_ms: Option<u64>,
-    /// Where coding modules' workspaces are made (a git repository per run
-    /// and module); a folder in the system's temporary folder by default.
+    /// Where each run gets its folder (coding workspaces, the HOME and
+    /// temporary folder of its processes); in the system's temporary folder
+    /// by default.
     #[arg(long, env = "PATCHBAY_WORKSPACES")]
     workspaces: Option<PathBuf>,
+    /// Folders a coding module's workspace.path may name (comma-separated);
+    /// none by default.
+    #[arg(long, env = "PATCHBAY_WORKSPACE_ROOTS", value_delimiter = ',')]
+    workspace_roots: Vec<PathBuf>,
+    /// The most bytes a copy of such a folder may hold.
+    #[arg(long, env = "PATCHBAY_WORKSPACE_COPY_MAX_BYTES", default_value_t = coding::DEFAULT_MAX_COPY_BYTES)]
+    workspace_copy_max_bytes: u64,
+    /// bubblewrap, which confines every process a run starts.
+    #[arg(long, env = "PATCHBAY_BWRAP", default_value = "bwrap")]
+    bwrap: String,
 }
 
 impl EngineArgs {
@@ -88,9 +105,15 @@ impl EngineArgs {
             .unwrap_or_else(|| std::env::temp_dir().join("patchbay-workspaces"))
     }
 
-    fn command_folder(&self) -> Option<PathBuf> {
-        self.enable_commands
-            .then(|| std::env::temp_dir().join("patchbay-commands"))
+    /// These arguments over `settings`.
+    fn apply(&self, settings: &mut Settings) {
+        settings.config_file.clone_from(&self.config);
+        settings.commands_enabled = self.enable_commands;
+        settings.sim_latency_ms = self.sim_latency_ms;
+        settings.workspace_root = self.workspace_root();
+        settings.workspace_roots.clone_from(&self.workspace_roots);
+        settings.workspace_copy_max_bytes = self.workspace_copy_max_bytes;
+        settings.bwrap.clone_from(&self.bwrap);
     }
 }
 
@@ -114,6 +137,29 @@ struct ServeArgs {
     /// Largest graph document, in bytes.
     #[arg(long, env = "PATCHBAY_MAX_DOCUMENT_BYTES", default_value_t = Limits::default().max_document_bytes)]
     max_document_bytes: usize,
+    /// The key that creating anything on this server needs (graphs, forks,
+    /// runs, saves); browsers pass it once as /?key=…. Required to serve on
+    /// an address other than loopback, unless --open-access.
+    #[arg(long, env = "PATCHBAY_ACCESS_KEY", hide_env_values = true)]
+    access_key: Option<String>,
+    /// Serve beyond loopback without an access key: anyone who reaches the
+    /// server may create graphs and start runs.
+    #[arg(long, env = "PATCHBAY_OPEN_ACCESS")]
+    open_access: bool,
+    /// Largest run input (text and files), in bytes.
+    #[arg(long, env = "PATCHBAY_MAX_RUN_INPUT_BYTES", default_value_t = DEFAULT_MAX_RUN_INPUT_BYTES)]
+    max_run_input_bytes: usize,
+    /// Runs one client address may start per minute.
+    #[arg(long, env = "PATCHBAY_RUNS_PER_MINUTE", default_value_t = DEFAULT_RUNS_PER_MINUTE)]
+    runs_per_minute: u32,
+    /// Hold clients on this machine to the per-minute limit too (behind a
+    /// reverse proxy on the same machine, every client looks local).
+    #[arg(long, env = "PATCHBAY_LIMIT_LOOPBACK")]
+    limit_loopback: bool,
+    /// Hours a run's folder (workspaces, HOME, temporary files) is kept
+    /// after the run ended; its diff and changed files stay in the record.
+    #[arg(long, env = "PATCHBAY_WORKSPACE_RETENTION_HOURS", default_value_t = DEFAULT_WORKSPACE_RETENTION_HOURS)]
+    workspace_retention_hours: u64,
     #[command(flatten)]
     engine: EngineArgs,
 }
@@ -193,10 +239,9 @@ fn run_headless(
         None => server::config::ConfigFile::default(),
     };
     let mut settings = Settings::for_database("sqlite::memory:");
-    settings.command_folder = args.command_folder();
+    args.apply(&mut settings);
     // Headless runs default to an instant simulator.
     settings.sim_latency_ms = Some(args.sim_latency_ms.unwrap_or(0));
-    settings.workspace_root = args.workspace_root();
     let engine = server::build_engine(&settings, &config, None);
     match runtime() {
         Ok(runtime) => ExitCode::from(runtime.block_on(server::headless::run_file(
@@ -267,21 +312,30 @@ fn serve(args: ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
-    let settings = Settings {
-        addr: args.addr,
-        database_url: args.database_url,
-        site_root: args.site_root,
-        limits: Limits {
-            max_modules: args.max_modules,
-            max_cables: args.max_cables,
-            max_document_bytes: args.max_document_bytes,
-        },
-        config_file: args.engine.config.clone(),
-        command_folder: args.engine.command_folder(),
-        sim_latency_ms: args.engine.sim_latency_ms,
-        sim_agent_program: None,
-        workspace_root: args.engine.workspace_root(),
+    let mut settings = Settings::for_database(&args.database_url);
+    settings.addr = args.addr;
+    settings.site_root = args.site_root;
+    settings.limits = Limits {
+        max_modules: args.max_modules,
+        max_cables: args.max_cables,
+        max_document_bytes: args.max_document_bytes,
     };
+    args.engine.apply(&mut settings);
+    settings.access = Access {
+        key: args.access_key.filter(|key| !key.is_empty()),
+        open: args.open_access,
+    };
+    settings.run_limits = RunLimits {
+        max_input_bytes: args.max_run_input_bytes,
+        per_minute: args.runs_per_minute,
+        limit_loopback: args.limit_loopback,
+    };
+    settings.workspace_retention =
+        std::time::Duration::from_secs(args.workspace_retention_hours.saturating_mul(3600));
+    if let Err(refusal) = server::access::check_exposure(&settings) {
+        eprintln!("patchbay: {refusal}");
+        return ExitCode::FAILURE;
+    }
     match runtime.block_on(run(settings)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(message) => {
@@ -308,8 +362,16 @@ async fn run(settings: Settings) -> Result<(), String> {
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|error| format!("cannot listen on {addr}: {error}"))?;
-    tracing::info!("Patchbay is serving http://{addr} (database {database})");
-    let served = axum::serve(listener, server::router::router(state))
+    if state.settings.access.key.is_some() {
+        tracing::info!(
+            "Patchbay is serving http://{addr} (database {database}); creating anything needs the access key: open http://{addr}/?key=<PATCHBAY_ACCESS_KEY> once in a browser"
+        );
+    } else {
+        tracing::info!("Patchbay is serving http://{addr} (database {database})");
+    }
+    server::janitor::spawn(state.clone());
+    let app = server::router::router(state).into_make_service_with_connect_info::<SocketAddr>();
+    let served = axum::serve(listener, app)
         .with_graceful_shutdown({
             let hub = hub.clone();
             async move {

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use app::data::server::{GraphFuture, GraphSource, GraphSourceHandle, RunFuture};
 use axum::extract::State;
 use axum::http::StatusCode;
-use axum::http::header::{CACHE_CONTROL, LOCATION};
+use axum::http::header::{CACHE_CONTROL, CONTENT_SECURITY_POLICY, LOCATION};
 use axum::response::{Html, IntoResponse, Response};
 use graph::Graph;
 use graph::starter::starter_graph;
@@ -26,7 +26,7 @@ use crate::store::Store;
 const ROOT_PAGE: &str = r##"<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>Patchbay</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<script>
+<script nonce="NONCE">
 location.replace(location.hash.indexOf("#graph=") === 0 ? "/open" + location.hash : "/new");
 </script>
 </head><body>
@@ -35,7 +35,16 @@ location.replace(location.hash.indexOf("#graph=") === 0 ? "/open" + location.has
 "##;
 
 pub async fn root() -> Response {
-    ([(CACHE_CONTROL, "no-store")], Html(ROOT_PAGE)).into_response()
+    let nonce = crate::capability::new_nonce();
+    let policy = crate::headers::page_policy(&nonce);
+    (
+        [
+            (CACHE_CONTROL, "no-store".to_owned()),
+            (CONTENT_SECURITY_POLICY, policy),
+        ],
+        Html(ROOT_PAGE.replace("NONCE", &nonce)),
+    )
+        .into_response()
 }
 
 /// `/new`: a new graph from the starter example, then to its page. The edit

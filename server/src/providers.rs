@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use engine::provider::anthropic::AnthropicProvider;
+use engine::provider::deadline::{DEFAULT_DEADLINE, Deadline};
 use engine::provider::openai::OpenAiProvider;
 use engine::provider::sim::{self, SimProvider};
 use engine::provider::{Provider, ProviderInfo, ProviderRegistry};
@@ -80,6 +81,10 @@ fn build_one(
             ),
         ),
     };
+    let deadline = config
+        .deadline_seconds
+        .map_or(DEFAULT_DEADLINE, Duration::from_secs);
+    let provider: Arc<dyn Provider> = Arc::new(Deadline::new(&config.id, deadline, provider));
     Ok((
         ProviderInfo {
             id: config.id.clone(),
@@ -122,6 +127,7 @@ pub fn registry(file: &ConfigFile, lookup: &dyn Fn(&str) -> Option<String>) -> P
                 api_key_env: Some(variable.to_owned()),
                 models: vec![model.to_owned()],
                 timeout_seconds: None,
+                deadline_seconds: None,
             });
         }
     }

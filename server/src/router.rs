@@ -1,11 +1,15 @@
 //! The whole HTTP surface, built in one place: the JSON API under `/api`,
 //! the front door at `/` and the new-graph redirect at `/new`, the Leptos
-//! pages, and the built site.
+//! pages, and the built site; in front of all of it the access key and the
+//! security headers.
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
+use axum::http::HeaderValue;
+use axum::http::header::CONTENT_SECURITY_POLICY;
 use axum::routing::{get, post};
-use leptos::prelude::provide_context;
+use leptos::prelude::{provide_context, use_context};
+use leptos_axum::ResponseOptions;
 use leptos_axum::{LeptosRoutes, generate_route_list};
 use tower_http::compression::CompressionLayer;
 use tower_http::services::ServeDir;
@@ -13,10 +17,15 @@ use tower_http::trace::TraceLayer;
 
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::{attachments_api, graphs_api, pages, runs_api};
+use crate::{access, attachments_api, graphs_api, headers, pages, runs_api};
 
-/// A run request with its input files.
-const MAX_RUN_REQUEST_BYTES: usize = 16 * 1024 * 1024;
+/// Attachments and documents; run requests have a limit of their own.
+const MAX_REQUEST_BYTES: usize = 16 * 1024 * 1024;
+
+/// The largest run request: the input limit in base64, and room for JSON.
+fn max_run_request_bytes(state: &AppState) -> usize {
+    state.settings.run_limits.max_input_bytes.saturating_mul(4) / 3 + 64 * 1024
+}
 
 fn api(state: &AppState) -> Router<AppState> {
     Router::new()
@@ -27,7 +36,9 @@ fn api(state: &AppState) -> Router<AppState> {
         .route("/attachments/{id}", get(attachments_api::download))
         .route(
             "/graphs/{id}/runs",
-            post(runs_api::start).get(runs_api::list),
+            post(runs_api::start)
+                .layer(DefaultBodyLimit::max(max_run_request_bytes(state)))
+                .get(runs_api::list),
         )
         .route("/runs/{id}", get(runs_api::get))
         .route("/runs/{id}/cancel", post(runs_api::cancel))
@@ -47,16 +58,27 @@ fn api(state: &AppState) -> Router<AppState> {
                 .settings
                 .limits
                 .max_document_bytes
-                .max(MAX_RUN_REQUEST_BYTES),
+                .max(MAX_REQUEST_BYTES),
         ))
 }
 
 pub fn router(state: AppState) -> Router {
     let graph_source = pages::graph_source(state.store.clone());
-    let context = move || provide_context(graph_source.clone());
+    let context = move || {
+        provide_context(graph_source.clone());
+        // Leptos gives every page render a fresh nonce and puts it on the
+        // inline scripts it writes; the policy allows exactly those.
+        if let (Some(nonce), Some(response)) =
+            (leptos::nonce::use_nonce(), use_context::<ResponseOptions>())
+            && let Ok(policy) = HeaderValue::from_str(&headers::page_policy(&nonce))
+        {
+            response.insert_header(CONTENT_SECURITY_POLICY, policy);
+        }
+    };
     let shell_options = state.leptos_options.clone();
     let pkg = state.settings.site_root.join("pkg");
-    Router::new()
+    let key_check = axum::middleware::from_fn_with_state(state.clone(), access::require_key);
+    let routes = Router::new()
         .route("/", get(pages::root))
         .route("/new", get(pages::new_graph))
         .nest("/api", api(&state))
@@ -71,6 +93,8 @@ pub fn router(state: AppState) -> Router {
             AppState,
             _,
         >(context, app::shell))
+        .layer(key_check);
+    headers::apply(routes)
         .layer(CompressionLayer::new())
         .layer(TraceLayer::new_for_http())
         .with_state(state)

@@ -20,21 +20,28 @@ use tokio_stream::wrappers::ReceiverStream;
 type EventStream = ReceiverStream<Result<Event, Infallible>>;
 
 use crate::body::JsonBody;
-use crate::capability::is_graph_id;
+use crate::capability::require_edit_token;
 use crate::error::ApiError;
+use crate::rate_limit::ClientAddress;
 use crate::runs::{is_run_id, start_run};
 use crate::state::AppState;
 use crate::store::{Store, StoredEvent, StoredRun};
 
-/// `POST /api/graphs/{id}/runs` with `{"input": {"text", "files"}}` (or no body).
+/// `POST /api/graphs/{id}/runs` with `{"input": {"text", "files"}}` (or no
+/// body), with the graph's edit token: a view link runs a fork instead.
 pub async fn start(
     State(state): State<AppState>,
     Path(id): Path<String>,
-    body: JsonBody,
+    client: ClientAddress,
+    headers: HeaderMap,
+    body: Result<JsonBody, ApiError>,
 ) -> Result<Response, ApiError> {
-    if !is_graph_id(&id) {
-        return Err(ApiError::GraphNotFound);
-    }
+    require_edit_token(&state.store, &id, &headers, "starting a run").await?;
+    let max_bytes = state.settings.run_limits.max_input_bytes;
+    let body = body.map_err(|error| match error {
+        ApiError::TooLarge { .. } => ApiError::RunInputTooLarge { max_bytes },
+        other => other,
+    })?;
     let stored = state
         .store
         .graph(&id)
@@ -57,6 +64,15 @@ pub async fn start(
                 })?;
         request.input
     };
+    let input_bytes = input.text.len()
+        + input
+            .files
+            .iter()
+            .map(|file| file.bytes.len() + file.name.len())
+            .sum::<usize>();
+    if input_bytes > max_bytes {
+        return Err(ApiError::RunInputTooLarge { max_bytes });
+    }
     let graph = Graph::load(&stored.document)
         .map_err(|error| ApiError::Internal(format!("stored graph {id}: {error}")))?;
     let findings = validate(&graph, &state.validation_context());
@@ -71,6 +87,21 @@ pub async fn start(
     {
         return Err(ApiError::CommandsDisabled(module.id.clone()));
     }
+    if let Err(unavailable) = &state.engine.settings.sandbox
+        && let Some(module) = graph.modules.iter().find(|module| {
+            matches!(
+                module.kind(),
+                Some(ModuleKind::Command | ModuleKind::Coding)
+            )
+        })
+    {
+        return Err(ApiError::SandboxUnavailable {
+            module: module.id.clone(),
+            reason: unavailable.to_string(),
+        });
+    }
+    // Counted last: a refused request does not use up the client's runs.
+    state.run_rate.check(&client)?;
     let run_id = start_run(&state, graph, Some(&id), Some(stored.revision), input).await?;
     Ok((
         StatusCode::CREATED,
@@ -148,24 +179,34 @@ pub async fn get(
     Ok(Json(body).into_response())
 }
 
-/// `GET /api/graphs/{id}/runs`: newest first.
+/// `GET /api/graphs/{id}/runs`: newest first, for the graph's editors
+/// (each run's id is a link to read it).
 pub async fn list(
     State(state): State<AppState>,
     Path(id): Path<String>,
+    headers: HeaderMap,
 ) -> Result<Response, ApiError> {
-    if !is_graph_id(&id) || state.store.graph(&id).await?.is_none() {
-        return Err(ApiError::GraphNotFound);
-    }
+    require_edit_token(&state.store, &id, &headers, "listing its runs").await?;
     let runs = state.store.runs_for_graph(&id, 100).await?;
     Ok(Json(json!({ "runs": runs.iter().map(summary).collect::<Vec<_>>() })).into_response())
 }
 
-/// `POST /api/runs/{id}/cancel`.
+/// `POST /api/runs/{id}/cancel`, with the edit token of the run's graph.
 pub async fn cancel(
     State(state): State<AppState>,
     Path(id): Path<String>,
+    headers: HeaderMap,
 ) -> Result<Response, ApiError> {
     let run = stored_run(&state, &id).await?;
+    // A run of no stored graph (none today) has nobody who may stop it here.
+    let graph_id = run.graph_id.clone().ok_or(ApiError::EditTokenInvalid)?;
+    require_edit_token(&state.store, &graph_id, &headers, "cancelling a run")
+        .await
+        .map_err(|error| match error {
+            // The run exists; its graph's absence is not the caller's business.
+            ApiError::GraphNotFound => ApiError::EditTokenInvalid,
+            other => other,
+        })?;
     if state.hub.cancel(&id) {
         return Ok((
             StatusCode::ACCEPTED,
@@ -287,10 +328,14 @@ pub async fn events(
         .keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
 }
 
-/// `GET /api/providers`: providers and ACP profiles, never a secret.
+/// `GET /api/providers`: providers and ACP profiles, never a secret; and
+/// what the operator allows graphs (the folders coding modules may start
+/// from, whether commands run), which validation and the editor show.
 pub async fn providers(State(state): State<AppState>) -> Json<Value> {
     Json(json!({
         "providers": state.engine.providers.infos(),
         "acp_profiles": state.acp_profiles,
+        "workspace_roots": state.workspace_roots(),
+        "commands_enabled": state.commands_enabled(),
     }))
 }

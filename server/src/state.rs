@@ -7,6 +7,7 @@ use graph::ValidationContext;
 use leptos::config::LeptosOptions;
 use serde::Serialize;
 
+use crate::rate_limit::RunRateLimiter;
 use crate::runs::hub::RunHub;
 use crate::settings::Settings;
 use crate::store::Store;
@@ -27,6 +28,8 @@ pub struct AppState {
     pub engine: engine::Engine,
     pub hub: RunHub,
     pub acp_profiles: Vec<AcpProfileInfo>,
+    /// Runs started per client address.
+    pub run_rate: Arc<RunRateLimiter>,
 }
 
 impl AppState {
@@ -40,11 +43,21 @@ impl AppState {
                     .map(|profile| profile.id.clone())
                     .collect(),
             ),
+            workspace_roots: Some(self.workspace_roots()),
         }
     }
 
+    /// The folders coding modules may start from, as validation shows them.
+    pub fn workspace_roots(&self) -> Vec<String> {
+        self.settings
+            .workspace_roots
+            .iter()
+            .map(|root| root.display().to_string())
+            .collect()
+    }
+
     pub fn commands_enabled(&self) -> bool {
-        self.engine.settings.command_folder.is_some()
+        self.engine.settings.commands_enabled
     }
 }
 

@@ -18,9 +18,10 @@ use graph::{Extra, Graph, Module, ModuleConfig, Position};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use support::coding::{
-    Setup, activation, agent, cable, coding_graph, config, responses, run, setup, transcript,
+    Setup, activation, agent, cable, coding_graph, config, responses, run, setup,
+    setup_running_commands, transcript,
 };
-use support::{call, create_graph, get, post, start, wait_for};
+use support::{as_editor, call, create_graph, get, post, start, wait_for};
 use tower::ServiceExt;
 
 /// The names of a finished run's events, from its SSE replay.
@@ -61,7 +62,7 @@ fn project_with_tests(passing: bool) -> tempfile::TempDir {
 
 #[tokio::test]
 async fn one_agent_runs_its_re_prompts_in_order_in_one_session_and_its_work_is_captured() {
-    let setup = setup(None).await;
+    let setup = setup_running_commands().await;
     let project = project_with_tests(true);
     let mut config = config(
         "Implement the greeting.\nwrite hello.txt: Hello from the builder",
@@ -613,7 +614,10 @@ async fn cancel_sends_session_cancel_and_stops_the_agent() {
     tokio::time::sleep(Duration::from_millis(800)).await;
     let (status, _) = call(
         &setup.router,
-        post(&format!("/api/runs/{run_id}/cancel"), json!({})),
+        as_editor(
+            post(&format!("/api/runs/{run_id}/cancel"), json!({})),
+            &graph_id,
+        ),
     )
     .await;
     assert_eq!(status, StatusCode::ACCEPTED);
@@ -664,14 +668,25 @@ async fn an_agent_on_the_official_python_sdk_takes_a_prompt_and_re_prompts_in_on
         }
     };
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/agents/scripted_agent.py");
+    // What the agent may read: its script, its environment, and the Python
+    // installation the environment was made from.
+    let environment = python.parent().and_then(Path::parent).unwrap();
+    let base = std::process::Command::new(&python)
+        .args(["-c", "import sys; print(sys.base_prefix)"])
+        .output()
+        .unwrap();
+    let base = String::from_utf8(base.stdout).unwrap().trim().to_owned();
     let folder = tempfile::tempdir().unwrap();
     let config_file = folder.path().join("patchbay.toml");
     std::fs::write(
         &config_file,
         format!(
-            "[[acp_profiles]]\nid = \"python\"\nname = \"Scripted Python agent\"\ncommand = {:?}\nargs = [{:?}]\n",
+            "[[acp_profiles]]\nid = \"python\"\nname = \"Scripted Python agent\"\ncommand = {:?}\nargs = [{:?}]\nread_only = [{:?}, {:?}, {:?}]\nnetwork = false\n",
             python.display().to_string(),
-            script.display().to_string()
+            script.display().to_string(),
+            script.display().to_string(),
+            environment.display().to_string(),
+            base,
         ),
     )
     .unwrap();

@@ -12,7 +12,7 @@
 
 mod support;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use axum::Router;
@@ -143,17 +143,27 @@ async fn gemini_cli_edits_a_file_and_answers_a_re_prompt_in_the_same_session() {
     };
     let (mock, mock_url) = start_mock().await;
     let folder = tempfile::tempdir().unwrap();
-    let home = folder.path().join("home");
-    std::fs::create_dir(&home).unwrap();
     let config_file = folder.path().join("patchbay.toml");
+    // The agent may read its own install (the node_modules folder holding
+    // the package and what it needs); it keeps the network for its (mock)
+    // vendor API.
+    let package = script
+        .ancestors()
+        .find(|folder| {
+            folder
+                .file_name()
+                .is_some_and(|name| name == "node_modules")
+        })
+        .unwrap_or_else(|| script.parent().and_then(Path::parent).unwrap());
     std::fs::write(
         &config_file,
         format!(
             "[[acp_profiles]]\nid = \"gemini\"\nname = \"Gemini CLI\"\ncommand = \"node\"\n\
              args = [{:?}, \"--acp\", \"-m\", \"gemini-2.5-flash\"]\n\
-             env = {{ HOME = {:?}, GEMINI_API_KEY = \"dummy\", GOOGLE_GEMINI_BASE_URL = {:?} }}\n",
+             read_only = [{:?}]\n\
+             env = {{ GEMINI_API_KEY = \"dummy\", GOOGLE_GEMINI_BASE_URL = {:?} }}\n",
             script.display().to_string(),
-            home.display().to_string(),
+            package.display().to_string(),
             mock_url,
         ),
     )

@@ -6,7 +6,7 @@
 
 mod support;
 
-use support::{call, create_graph, get, post, start, wait_for};
+use support::{as_editor, call, create_graph, get, post, start, wait_for};
 
 use std::time::Duration;
 
@@ -79,7 +79,11 @@ async fn a_run_of_the_starter_graph_records_every_response_and_output() {
         assert_eq!(result["content"]["merged_content"], merged);
         assert!(run["last_event_id"].as_i64().unwrap() > 10);
 
-        let (status, listed) = call(&router, get(&format!("/api/graphs/{graph_id}/runs"))).await;
+        let (status, listed) = call(
+            &router,
+            as_editor(get(&format!("/api/graphs/{graph_id}/runs")), &graph_id),
+        )
+        .await;
         assert_eq!(status, StatusCode::OK);
         assert_eq!(listed["runs"][0]["id"], run_id.as_str());
         assert_eq!(listed["runs"][0]["status"], "completed");
@@ -156,7 +160,10 @@ async fn runs_are_refused_with_clear_errors() {
         let graph_id = create_graph(&router, broken).await;
         let (status, body) = call(
             &router,
-            post(&format!("/api/graphs/{graph_id}/runs"), json!({})),
+            as_editor(
+                post(&format!("/api/graphs/{graph_id}/runs"), json!({})),
+                &graph_id,
+            ),
         )
         .await;
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
@@ -185,7 +192,10 @@ async fn runs_are_refused_with_clear_errors() {
         let graph_id = create_graph(&router, with_command).await;
         let (status, body) = call(
             &router,
-            post(&format!("/api/graphs/{graph_id}/runs"), json!({})),
+            as_editor(
+                post(&format!("/api/graphs/{graph_id}/runs"), json!({})),
+                &graph_id,
+            ),
         )
         .await;
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
@@ -196,9 +206,12 @@ async fn runs_are_refused_with_clear_errors() {
         let graph_id = create_graph(&router, starter()).await;
         let (status, body) = call(
             &router,
-            post(
-                &format!("/api/graphs/{graph_id}/runs"),
-                json!({"input": {"text": 5}}),
+            as_editor(
+                post(
+                    &format!("/api/graphs/{graph_id}/runs"),
+                    json!({"input": {"text": 5}}),
+                ),
+                &graph_id,
             ),
         )
         .await;
@@ -244,7 +257,10 @@ async fn cancel_stops_a_run_and_keeps_what_it_produced() {
         }
         let (status, body) = call(
             &router,
-            post(&format!("/api/runs/{run_id}/cancel"), json!({})),
+            as_editor(
+                post(&format!("/api/runs/{run_id}/cancel"), json!({})),
+                &graph_id,
+            ),
         )
         .await;
         assert_eq!(status, StatusCode::ACCEPTED, "{body}");
@@ -259,7 +275,10 @@ async fn cancel_stops_a_run_and_keeps_what_it_produced() {
 
         let (status, body) = call(
             &router,
-            post(&format!("/api/runs/{run_id}/cancel"), json!({})),
+            as_editor(
+                post(&format!("/api/runs/{run_id}/cancel"), json!({})),
+                &graph_id,
+            ),
         )
         .await;
         assert_eq!(status, StatusCode::CONFLICT);
@@ -277,7 +296,9 @@ async fn providers_are_listed_without_secrets() {
         body,
         json!({
             "providers": [{"id": "sim", "label": "Simulated", "models": ["sim-1", "sim-long"], "simulated": true}],
-            "acp_profiles": [{"id": "sim-agent", "name": "Simulated agent", "simulated": true}]
+            "acp_profiles": [{"id": "sim-agent", "name": "Simulated agent", "simulated": true}],
+            "workspace_roots": [],
+            "commands_enabled": false,
         })
     );
 }

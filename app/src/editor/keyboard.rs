@@ -114,7 +114,11 @@ pub fn handle(editor: EditorState, event: &web_sys::KeyboardEvent) {
         }
         (true, _, "Enter") => {
             if editor.mode == EditorMode::Stored && !editor.run.is_live() {
-                editor.overlay.set(Overlay::Run);
+                if editor.can_edit.get_untracked() {
+                    editor.overlay.set(Overlay::Run);
+                } else {
+                    crate::editor::save::save_as_fork(editor, true);
+                }
             }
             true
         }

@@ -79,8 +79,12 @@ fn start(editor: EditorState) {
     Effect::new(move |_| {
         match editor.mode {
             EditorMode::Stored => {
-                let editable = edit_token::capture(&editor.graph_id());
+                let arrival = edit_token::capture(&editor.graph_id());
+                let editable = arrival.can_edit;
                 editor.can_edit.set(editable);
+                if arrival.run && editable {
+                    editor.overlay.set(Overlay::Run);
+                }
                 editor.save.status.set(if editable {
                     SaveStatus::Saved
                 } else {
@@ -244,13 +248,13 @@ fn Toolbar() -> impl IntoView {
                         {move || if editor.can_edit.get() { "Editing" } else { "View only" }}
                     </span>
                     <Show when=move || !editor.can_edit.get()>
-                        <button type="button" class="primary" title="Make a copy you own and can edit" on:click=move |_| save::save_as_fork(editor)>"Fork to edit"</button>
+                        <button type="button" title="Make a copy you own and can edit" on:click=move |_| save::save_as_fork(editor, false)>"Fork to edit"</button>
                     </Show>
                 }
                 .into_any(),
                 EditorMode::Local => view! {
                     <span class="access-badge local" title="This graph came in a self-contained link; the server does not have it">"From a link"</span>
-                    <button type="button" class="primary" title="Store it on the server as a new graph you own" on:click=move |_| save::save_as_fork(editor)>"Save to server"</button>
+                    <button type="button" class="primary" title="Store it on the server as a new graph you own" on:click=move |_| save::save_as_fork(editor, false)>"Save to server"</button>
                 }
                 .into_any(),
                 EditorMode::Recorded => {
@@ -262,7 +266,7 @@ fn Toolbar() -> impl IntoView {
                     view! {
                         <span class="access-badge read-only" title="A recorded run: the graph as it ran, read-only">"Recorded run"</span>
                         {graph_link.map(|href| view! { <a class="button-link" href=href>"Open the graph"</a> })}
-                        <button type="button" title="Make a copy of this version you own and can edit" on:click=move |_| save::save_as_fork(editor)>"Fork to edit"</button>
+                        <button type="button" title="Make a copy of this version you own and can edit" on:click=move |_| save::save_as_fork(editor, false)>"Fork to edit"</button>
                     }
                     .into_any()
                 }
@@ -279,19 +283,35 @@ fn RunControls() -> impl IntoView {
     match editor.mode {
         EditorMode::Stored => view! {
             <div class="toolbar-group">
-                <button
-                    type="button"
-                    class="primary run-button"
-                    title="Run the graph (Ctrl+Enter)"
-                    disabled=move || run.is_live()
-                    on:click=move |_| editor.overlay.set(Overlay::Run)
+                <Show
+                    when=move || editor.can_edit.get()
+                    fallback=move || view! {
+                        // A view link runs a copy of its own: only the
+                        // graph's editors run (and stop) the graph itself.
+                        <button
+                            type="button"
+                            class="primary run-button"
+                            title="Make a copy you own, then run it (Ctrl+Enter)"
+                            on:click=move |_| save::save_as_fork(editor, true)
+                        >
+                            "▶ Fork and run"
+                        </button>
+                    }
                 >
-                    {move || if run.is_live() { "Running…" } else { "▶ Run" }}
-                </button>
-                <button type="button" title="This graph's runs" on:click=move |_| {
-                    run.panel_open.set(true);
-                    run.history.set(true);
-                }>"Runs"</button>
+                    <button
+                        type="button"
+                        class="primary run-button"
+                        title="Run the graph (Ctrl+Enter)"
+                        disabled=move || run.is_live()
+                        on:click=move |_| editor.overlay.set(Overlay::Run)
+                    >
+                        {move || if run.is_live() { "Running…" } else { "▶ Run" }}
+                    </button>
+                    <button type="button" title="This graph's runs" on:click=move |_| {
+                        run.panel_open.set(true);
+                        run.history.set(true);
+                    }>"Runs"</button>
+                </Show>
             </div>
         }
         .into_any(),

@@ -226,7 +226,7 @@ fn Conflict(current: u64) -> impl IntoView {
                 <p>{format!("It is now at revision {current}. Your edits are still here, and nothing has been overwritten. Choose what to keep:")}</p>
                 <div class="actions">
                     <button type="button" class="danger" on:click=move |_| save::load_theirs(editor)>"Load theirs (discard my edits)"</button>
-                    <button type="button" class="primary" autofocus=true on:click=move |_| save::save_as_fork(editor)>"Save mine as a fork"</button>
+                    <button type="button" class="primary" autofocus=true on:click=move |_| save::save_as_fork(editor, false)>"Save mine as a fork"</button>
                 </div>
             </div>
         </div>

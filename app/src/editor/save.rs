@@ -189,7 +189,7 @@ pub fn save_now(editor: EditorState) {
     {
         return;
     }
-    let Some(token) = edit_token::stored(&editor.graph_id()) else {
+    let Some(authorization) = edit_token::authorization(&editor.graph_id()) else {
         save.status.set(SaveStatus::ViewOnly);
         return;
     };
@@ -208,7 +208,7 @@ pub fn save_now(editor: EditorState) {
     leptos::task::spawn_local(async move {
         let headers = [
             ("Content-Type", "application/json".to_owned()),
-            ("Authorization", format!("Bearer {token}")),
+            authorization,
             ("If-Match", format!("\"{revision}\"")),
         ];
         let result = browser::fetch("PUT", &url, Some(&body), &headers).await;
@@ -288,8 +288,9 @@ pub fn load_theirs(editor: EditorState) {
 
 /// After a conflict, to take a view-only graph further, or to keep a graph
 /// that came in a self-contained link: save this document as a new graph
-/// this browser owns, and go there.
-pub fn save_as_fork(editor: EditorState) {
+/// this browser owns, and go there; with `then_run`, straight to its run
+/// dialog ("Fork and run").
+pub fn save_as_fork(editor: EditorState, then_run: bool) {
     let mut document = editor.graph();
     document.id = None;
     document.revision = 0;
@@ -301,7 +302,11 @@ pub fn save_as_fork(editor: EditorState) {
                 let reply: serde_json::Value = serde_json::from_str(&reply).unwrap_or_default();
                 if let Some(url) = reply.get("edit_url").and_then(serde_json::Value::as_str) {
                     clear_draft(editor);
-                    browser::navigate(url);
+                    if then_run {
+                        browser::navigate(&format!("{url}{}", edit_token::RUN_ON_ARRIVAL));
+                    } else {
+                        browser::navigate(url);
+                    }
                 }
             }
             Ok((_, reply)) => {

@@ -24,6 +24,12 @@ use crate::run::RunView;
 pub struct Catalogue {
     pub providers: Vec<ProviderEntry>,
     pub acp_profiles: Vec<AcpProfileEntry>,
+    /// The folders a coding module's `workspace.path` may name.
+    #[serde(default)]
+    pub workspace_roots: Vec<String>,
+    /// Whether the server runs commands (`--enable-commands`).
+    #[serde(default)]
+    pub commands_enabled: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -179,6 +185,7 @@ impl EditorState {
                         .map(|profile| profile.id.clone())
                         .collect(),
                 ),
+                workspace_roots: Some(catalogue.workspace_roots.clone()),
             },
             None => ValidationContext::default(),
         })

@@ -52,15 +52,11 @@ pub fn start(editor: EditorState, text: String, files: Vec<Value>) {
             return;
         }
         let body = json!({"input": {"text": text, "files": files}}).to_string();
-        let url = format!("/api/graphs/{}/runs", editor.graph_id());
-        match browser::fetch(
-            "POST",
-            &url,
-            Some(&body),
-            &[("Content-Type", "application/json".to_owned())],
-        )
-        .await
-        {
+        let graph_id = editor.graph_id();
+        let url = format!("/api/graphs/{graph_id}/runs");
+        let mut headers = vec![("Content-Type", "application/json".to_owned())];
+        headers.extend(crate::edit_token::authorization(&graph_id));
+        match browser::fetch("POST", &url, Some(&body), &headers).await {
             Ok((201, reply)) => {
                 let reply: Value = serde_json::from_str(&reply).unwrap_or_default();
                 if let Some(run_id) = reply.get("id").and_then(Value::as_str) {

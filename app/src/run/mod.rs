@@ -446,16 +446,19 @@ impl RunView {
         self.focus.set(Some(module));
     }
 
-    pub fn cancel(&self) {
+    /// Asks the server to stop the run; only the graph's editor may.
+    pub fn cancel(&self, graph_id: &str) {
         let Some(run_id) = self.run_id.get_untracked() else {
             return;
         };
+        let mut headers = vec![("Content-Type", "application/json".to_owned())];
+        headers.extend(crate::edit_token::authorization(graph_id));
         leptos::task::spawn_local(async move {
             let _ = browser::fetch(
                 "POST",
                 &format!("/api/runs/{run_id}/cancel"),
                 Some("{}"),
-                &[("Content-Type", "application/json".to_owned())],
+                &headers,
             )
             .await;
         });

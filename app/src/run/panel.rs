@@ -11,9 +11,9 @@ use serde_json::Value;
 
 use super::record::{ActivationView, RunRecord, RunSummary};
 use super::{RunView, remember_in_address};
-use crate::browser;
 use crate::canvas::model::{ModuleRunState, duration_text};
 use crate::editor::state::{EditorMode, EditorState};
+use crate::{browser, edit_token};
 
 /// A tab of the module view.
 #[derive(Clone, Debug, PartialEq)]
@@ -268,19 +268,32 @@ fn History(graph_id: String) -> impl IntoView {
     let view_state = editor.run;
     let runs = RwSignal::new(None::<Result<Vec<RunSummary>, String>>);
     let url = format!("/api/graphs/{graph_id}/runs");
+    let graph_for_links = graph_id.clone();
     Effect::new(move |_| {
         // Read again when the run shown changes state.
         view_state.status.track();
         let url = url.clone();
+        // The run list is for the graph's editors.
+        let Some(authorization) = edit_token::authorization(&graph_id) else {
+            runs.set(Some(Err(
+                "Only the graph's editors see its runs; a run's own link shows that run to anyone."
+                    .to_owned(),
+            )));
+            return;
+        };
         leptos::task::spawn_local(async move {
-            let answer = match browser::fetch("GET", &url, None, &[]).await {
+            let answer = match browser::fetch("GET", &url, None, &[authorization]).await {
                 Ok((200, body)) => serde_json::from_str::<Value>(&body)
                     .ok()
                     .and_then(|body| body.get("runs").cloned())
                     .and_then(|list| serde_json::from_value::<Vec<RunSummary>>(list).ok())
-                    .ok_or_else(|| "the run list could not be read".to_owned()),
-                Ok((status, _)) => Err(format!("the server answered {status}")),
-                Err(message) => Err(message),
+                    .ok_or_else(|| "The run list could not be read.".to_owned()),
+                Ok((_, body)) => Err(format!(
+                    "The run history could not be loaded: {}",
+                    browser::error_message(&body)
+                        .unwrap_or_else(|| "the server refused".to_owned())
+                )),
+                Err(message) => Err(format!("The run history could not be loaded: {message}")),
             };
             runs.set(Some(answer));
         });
@@ -304,12 +317,11 @@ fn History(graph_id: String) -> impl IntoView {
             }
         });
     };
-    let graph_for_links = graph_id.clone();
     view! {
         <div class="run-history" role="region" aria-label="Run history">
             {move || match runs.get() {
                 None => view! { <p class="hint">"Loading the run history…"</p> }.into_any(),
-                Some(Err(message)) => view! { <p class="hint">{format!("The run history could not be loaded: {message}")}</p> }.into_any(),
+                Some(Err(message)) => view! { <p class="hint">{message}</p> }.into_any(),
                 Some(Ok(list)) if list.is_empty() => view! { <p class="hint">"No runs yet. Run the graph with ▶ Run (Ctrl+Enter)."</p> }.into_any(),
                 Some(Ok(list)) => {
                     let graph_id = graph_for_links.clone();
@@ -476,8 +488,8 @@ pub fn RunPanel() -> impl IntoView {
                             {move || status_text(&view_state.status.get().unwrap_or_default())}
                         </span>
                         <span class="run-elapsed">{elapsed}</span>
-                        <Show when=move || view_state.is_live()>
-                            <button type="button" class="danger" on:click=move |_| view_state.cancel()>"Cancel run"</button>
+                        <Show when=move || view_state.is_live() && edit_token::stored(&graph_id.get()).is_some()>
+                            <button type="button" class="danger" on:click=move |_| view_state.cancel(&graph_id.get_untracked())>"Cancel run"</button>
                         </Show>
                         <a
                             class="run-link"

@@ -1,8 +1,10 @@
 //! `step.command`: a shell command as a validator (Climpt validators, Cloche
 //! `run`). Off unless the server is started with commands enabled. The
-//! command runs with `sh -c` in the run's work folder, gets the input on
-//! stdin, and fires `pass_out` on exit 0 and `fail_out` otherwise.
+//! command runs with `sh -c`, confined (`crate::sandbox`: no network, only
+//! the run's commands folder, HOME and temporary folder writable), gets the
+//! input on stdin, and fires `pass_out` on exit 0 and `fail_out` otherwise.
 
+use std::collections::BTreeMap;
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -26,37 +28,57 @@ pub async fn command(
     config: &CommandConfig,
 ) -> Result<ActivationOutput, ActivationError> {
     let label = context.module.display_label();
-    let Some(folder) = &context.settings.command_folder else {
+    if !context.settings.commands_enabled {
         return Err(ActivationError(format!(
             "\"{label}\": step.command is disabled on this server (start it with --enable-commands)"
         )));
-    };
+    }
+    let sandbox = context
+        .settings
+        .sandbox
+        .as_ref()
+        .map_err(|unavailable| ActivationError(format!("\"{label}\": {unavailable}")))?;
     let command = context.render(&config.command)?;
     if command.trim().is_empty() {
         return Err(ActivationError(format!("\"{label}\" has no command")));
     }
-    let work = folder.join(&context.run_id);
-    tokio::fs::create_dir_all(&work).await.map_err(|error| {
+    let folder = context.settings.run_folder(&context.run_id);
+    let work = folder.commands();
+    let prepared = match folder.prepare().await {
+        Ok(()) => tokio::fs::create_dir_all(&work).await,
+        Err(error) => Err(error),
+    };
+    prepared.map_err(|error| {
         ActivationError(format!(
             "\"{label}\": cannot create {}: {error}",
             work.display()
         ))
     })?;
+    let reach = crate::sandbox::Reach {
+        writable: vec![work.clone()],
+        ..crate::sandbox::Reach::default()
+    };
+    let environment = BTreeMap::from([("PATCHBAY_RUN_ID".to_owned(), context.run_id.clone())]);
+    let mut confined = sandbox
+        .command(
+            &folder,
+            &reach,
+            "sh",
+            &["-c".to_owned(), command.clone()],
+            &environment,
+            &work,
+        )
+        .map_err(|problem| ActivationError(format!("\"{label}\": {problem}")))?;
     let input: String = context
         .bundles_on("data_in")
         .into_iter()
         .map(|(_, bundle)| bundle.as_text())
         .collect::<Vec<_>>()
         .join("\n\n");
-    let mut child = tokio::process::Command::new("sh")
-        .arg("-c")
-        .arg(&command)
-        .current_dir(&work)
-        .env("PATCHBAY_RUN_ID", &context.run_id)
+    let mut child = confined
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
-        .kill_on_drop(true)
         .spawn()
         .map_err(|error| ActivationError(format!("\"{label}\": cannot start sh: {error}")))?;
     if let Some(mut stdin) = child.stdin.take() {

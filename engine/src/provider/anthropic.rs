@@ -23,6 +23,8 @@ pub struct AnthropicProvider {
     http: reqwest::Client,
     endpoint: String,
     api_key: String,
+    /// The longest wait for the next piece of a reply.
+    read_timeout: Duration,
 }
 
 impl AnthropicProvider {
@@ -43,6 +45,7 @@ impl AnthropicProvider {
             http,
             endpoint: format!("{}/v1/messages", base_url.trim_end_matches('/')),
             api_key: api_key.trim().to_owned(),
+            read_timeout: timeout,
         })
     }
 }
@@ -214,7 +217,7 @@ impl Provider for AnthropicProvider {
                 .send()
                 .await
                 .map_err(|error| ProviderError {
-                    message: format!("the request failed: {error}"),
+                    message: super::request_failure(&error, self.read_timeout),
                     retryable: error.is_timeout() || error.is_connect() || error.is_request(),
                     status: None,
                     retry_after_seconds: None,
@@ -237,7 +240,10 @@ impl Provider for AnthropicProvider {
             let mut parser = SseParser::default();
             let mut reply = Reply::default();
             let mut bytes = response.bytes_stream();
-            while let Some(chunk) = bytes.next().await {
+            while let Some(chunk) = tokio::time::timeout(self.read_timeout, bytes.next())
+                .await
+                .map_err(|_| super::stalled(self.read_timeout))?
+            {
                 let chunk = chunk.map_err(|error| {
                     ProviderError::retryable(format!("the stream broke off: {error}"))
                 })?;

@@ -4,6 +4,7 @@
 //! reply's text through a callback and returns the reply with its usage.
 
 pub mod anthropic;
+pub mod deadline;
 pub mod openai;
 pub mod retry;
 pub mod sim;
@@ -174,6 +175,28 @@ pub fn http_client(read_timeout: std::time::Duration) -> Result<reqwest::Client,
         .read_timeout(read_timeout)
         .build()
         .map_err(|error| ProviderError::fatal(format!("cannot build the HTTP client: {error}")))
+}
+
+/// What a failed request says: a read timeout in words (the HTTP client's
+/// own text, "error sending request", does not say that it timed out).
+pub fn request_failure(error: &reqwest::Error, read_timeout: std::time::Duration) -> String {
+    if error.is_timeout() {
+        format!(
+            "timed out after {} s without receiving anything (timeout_seconds)",
+            read_timeout.as_secs_f64()
+        )
+    } else {
+        format!("the request failed: {error}")
+    }
+}
+
+/// A reply that stopped coming: nothing for the read timeout. Retried, as
+/// a broken stream is.
+pub fn stalled(read_timeout: std::time::Duration) -> ProviderError {
+    ProviderError::retryable(format!(
+        "timed out after {} s waiting for the rest of the reply (timeout_seconds)",
+        read_timeout.as_secs_f64()
+    ))
 }
 
 /// What `GET /api/providers` says about a provider. Never a secret.

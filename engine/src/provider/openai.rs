@@ -38,6 +38,8 @@ struct HttpStatusError {
 
 pub struct OpenAiProvider {
     client: Client<OpenAIConfig>,
+    /// The longest wait for the next piece of a reply.
+    read_timeout: Duration,
     /// api.openai.com wants `max_completion_tokens`; most compatible servers
     /// read only `max_tokens`.
     use_max_completion_tokens: bool,
@@ -109,6 +111,7 @@ impl OpenAiProvider {
         });
         Ok(OpenAiProvider {
             client: Client::build(http, config).with_http_service(service),
+            read_timeout: timeout,
             use_max_completion_tokens: base.contains("api.openai.com"),
         })
     }
@@ -214,7 +217,7 @@ impl OpenAiProvider {
     }
 }
 
-fn provider_error(error: OpenAIError) -> ProviderError {
+fn provider_error(error: OpenAIError, read_timeout: Duration) -> ProviderError {
     match error {
         OpenAIError::Boxed(inner) => match inner.downcast::<HttpStatusError>() {
             Ok(http) => {
@@ -231,7 +234,7 @@ fn provider_error(error: OpenAIError) -> ProviderError {
             let retryable =
                 error.is_timeout() || error.is_connect() || error.is_request() || error.is_body();
             ProviderError {
-                message: format!("the request failed: {error}"),
+                message: super::request_failure(&error, read_timeout),
                 retryable,
                 status: error.status().map(|status| status.as_u16()),
                 retry_after_seconds: None,
@@ -257,18 +260,22 @@ impl Provider for OpenAiProvider {
         on_delta: DeltaSink<'a>,
     ) -> ProviderFuture<'a> {
         Box::pin(async move {
-            let body = self.build_request(request).map_err(provider_error)?;
+            let failure = |error| provider_error(error, self.read_timeout);
+            let body = self.build_request(request).map_err(failure)?;
             let mut stream = self
                 .client
                 .chat()
                 .create_stream(body)
                 .await
-                .map_err(provider_error)?;
+                .map_err(failure)?;
             let mut text = String::new();
             let mut finish_reason = None;
             let mut usage = None;
-            while let Some(item) = stream.next().await {
-                let chunk = item.map_err(provider_error)?;
+            while let Some(item) = tokio::time::timeout(self.read_timeout, stream.next())
+                .await
+                .map_err(|_| super::stalled(self.read_timeout))?
+            {
+                let chunk = item.map_err(failure)?;
                 if let Some(reported) = chunk.usage {
                     usage = Some(Usage {
                         input_tokens: u64::from(reported.prompt_tokens),

@@ -67,6 +67,17 @@ fn run_from_row(row: &AnyRow) -> Result<StoredRun, sqlx::Error> {
 /// Statuses after which a run never changes.
 const FINISHED: [&str; 4] = ["completed", "failed", "cancelled", "interrupted"];
 
+impl StoredRun {
+    /// When the run ended; `None` while it is queued or running.
+    pub fn ended_at(&self) -> Option<i64> {
+        if FINISHED.contains(&self.status.as_str()) {
+            self.finished_at
+        } else {
+            None
+        }
+    }
+}
+
 impl Store {
     pub async fn insert_run(&self, run: NewRun<'_>) -> Result<(), StoreError> {
         sqlx::query(

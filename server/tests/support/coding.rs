@@ -13,21 +13,51 @@ use super::{create_graph, start, wait_for};
 
 pub struct Setup {
     pub router: Router,
+    pub state: server::state::AppState,
     pub workspaces: tempfile::TempDir,
     _database: super::TestDatabase,
+    _config: Option<tempfile::TempDir>,
 }
 
+/// A server whose coding modules may copy folders in the system's
+/// temporary folder (where the tests make their projects) and run no
+/// commands, as by default.
 pub async fn setup(config_file: Option<&Path>) -> Setup {
+    setup_with(config_file.map(Path::to_path_buf), None, false).await
+}
+
+/// A server started with `--enable-commands` whose simulated agent's
+/// policy allows commands: "run the tests" runs `sh test.sh`, confined.
+pub async fn setup_running_commands() -> Setup {
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join("patchbay.toml");
+    std::fs::write(
+        &file,
+        "[sim]\nagent_permissions = \"workspace_edits_and_commands\"\n",
+    )
+    .unwrap();
+    setup_with(Some(file), Some(folder), true).await
+}
+
+async fn setup_with(
+    config_file: Option<std::path::PathBuf>,
+    config_folder: Option<tempfile::TempDir>,
+    commands: bool,
+) -> Setup {
     let database = super::databases().await.remove(0);
     let workspaces = tempfile::tempdir().unwrap();
     let mut settings = super::settings(&database, graph::Limits::default());
     settings.workspace_root = workspaces.path().to_path_buf();
-    settings.config_file = config_file.map(Path::to_path_buf);
+    settings.workspace_roots = vec![std::env::temp_dir()];
+    settings.config_file = config_file;
+    settings.commands_enabled = commands;
     let state = server::build_state(settings).await.unwrap();
     Setup {
-        router: server::router::router(state),
+        router: server::router::router(state.clone()),
+        state,
         workspaces,
         _database: database,
+        _config: config_folder,
     }
 }
 

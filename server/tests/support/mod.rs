@@ -138,18 +138,51 @@ pub fn get(uri: &str) -> Request<Body> {
     Request::builder().uri(uri).body(Body::empty()).unwrap()
 }
 
+/// The edit tokens of the graphs the tests made, by graph id: what the
+/// creating browser keeps in its local storage.
+static EDIT_TOKENS: std::sync::LazyLock<
+    std::sync::Mutex<std::collections::HashMap<String, String>>,
+> = std::sync::LazyLock::new(Default::default);
+
+/// The edit token `create_graph` got for `graph_id`.
+pub fn edit_token(graph_id: &str) -> String {
+    EDIT_TOKENS
+        .lock()
+        .unwrap()
+        .get(graph_id)
+        .cloned()
+        .unwrap_or_else(|| panic!("no edit token for {graph_id}: it was not made by create_graph"))
+}
+
+/// `request` as the graph's editor sends it: with its edit token.
+pub fn as_editor(mut request: Request<Body>, graph_id: &str) -> Request<Body> {
+    let value = format!("Bearer {}", edit_token(graph_id));
+    request
+        .headers_mut()
+        .insert(header::AUTHORIZATION, value.parse().unwrap());
+    request
+}
+
 pub async fn create_graph(router: &Router, document: Value) -> String {
     let (status, body) = call(router, post("/api/graphs", document)).await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
-    body["id"].as_str().unwrap().to_owned()
+    let id = body["id"].as_str().unwrap().to_owned();
+    EDIT_TOKENS
+        .lock()
+        .unwrap()
+        .insert(id.clone(), body["edit_token"].as_str().unwrap().to_owned());
+    id
 }
 
 pub async fn start(router: &Router, graph_id: &str, text: &str) -> String {
     let (status, body) = call(
         router,
-        post(
-            &format!("/api/graphs/{graph_id}/runs"),
-            json!({"input": {"text": text}}),
+        as_editor(
+            post(
+                &format!("/api/graphs/{graph_id}/runs"),
+                json!({"input": {"text": text}}),
+            ),
+            graph_id,
         ),
     )
     .await;

@@ -101,12 +101,12 @@ fn AttachmentChips(selected: Selected, owner: RePromptOwner, index: usize) -> im
                 .collect();
             input.set_value("");
             let graph_id = editor.graph_id();
-            let Some(token) = crate::edit_token::stored(&graph_id) else {
+            let Some(authorization) = crate::edit_token::authorization(&graph_id) else {
                 editor.notify("Only the graph's editor can attach files.");
                 return;
             };
             for file in files {
-                let token = token.clone();
+                let authorization = authorization.clone();
                 let url = format!("/api/graphs/{graph_id}/attachments");
                 leptos::task::spawn_local(async move {
                     let media_type = if file.type_().is_empty() {
@@ -115,7 +115,7 @@ fn AttachmentChips(selected: Selected, owner: RePromptOwner, index: usize) -> im
                         file.type_()
                     };
                     let headers = [
-                        ("Authorization", format!("Bearer {token}")),
+                        authorization,
                         ("Content-Type", media_type),
                         (
                             "X-Filename",

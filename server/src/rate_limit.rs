@@ -1,0 +1,121 @@
+//! How many runs one client may start: a token bucket per client address
+//! (governor's GCRA), `per_minute` at once and one more every
+//! `60 / per_minute` seconds. Clients on this machine are exempt unless
+//! the operator says otherwise, so tests and benchmarks are not throttled.
+
+use std::net::{IpAddr, SocketAddr};
+use std::num::NonZeroU32;
+
+use axum::extract::{ConnectInfo, FromRequestParts};
+use axum::http::request::Parts;
+use governor::clock::{Clock, DefaultClock};
+use governor::{DefaultKeyedRateLimiter, Quota};
+
+use crate::error::ApiError;
+use crate::settings::RunLimits;
+
+/// The address a request came from, when it came over a socket (a request
+/// handed to the router in-process has none).
+pub struct ClientAddress(pub Option<IpAddr>);
+
+impl<S: Send + Sync> FromRequestParts<S> for ClientAddress {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Self, Self::Rejection> {
+        Ok(ClientAddress(
+            parts
+                .extensions
+                .get::<ConnectInfo<SocketAddr>>()
+                .map(|ConnectInfo(address)| address.ip()),
+        ))
+    }
+}
+
+pub struct RunRateLimiter {
+    limits: RunLimits,
+    limiter: DefaultKeyedRateLimiter<IpAddr>,
+}
+
+impl RunRateLimiter {
+    pub fn new(limits: RunLimits) -> RunRateLimiter {
+        let per_minute = NonZeroU32::new(limits.per_minute).unwrap_or(NonZeroU32::MIN);
+        RunRateLimiter {
+            limits,
+            limiter: DefaultKeyedRateLimiter::keyed(Quota::per_minute(per_minute)),
+        }
+    }
+
+    /// Counts a run started by `client`; `run.rate_limited` with how long
+    /// to wait when it has started too many. A request without an address
+    /// came from inside this process.
+    pub fn check(&self, client: &ClientAddress) -> Result<(), ApiError> {
+        let Some(address) = client.0 else {
+            return Ok(());
+        };
+        let local = match address {
+            IpAddr::V4(v4) => v4.is_loopback(),
+            IpAddr::V6(v6) => {
+                v6.is_loopback() || v6.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+            }
+        };
+        if local && !self.limits.limit_loopback {
+            return Ok(());
+        }
+        self.limiter.check_key(&address).map_err(|not_until| {
+            let wait = not_until.wait_time_from(DefaultClock::default().now());
+            ApiError::RateLimited {
+                per_minute: self.limits.per_minute,
+                retry_after_seconds: wait.as_secs().max(1),
+            }
+        })
+    }
+
+    /// Forgets clients that could start a full bucket again anyway, so the
+    /// table does not grow with every address ever seen.
+    pub fn forget_idle(&self) {
+        self.limiter.retain_recent();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn limiter(limit_loopback: bool) -> RunRateLimiter {
+        RunRateLimiter::new(RunLimits {
+            per_minute: 3,
+            limit_loopback,
+            ..RunLimits::default()
+        })
+    }
+
+    #[test]
+    fn a_client_gets_its_burst_then_waits_and_others_are_not_affected() {
+        let limiter = limiter(false);
+        let stranger = ClientAddress(Some("203.0.113.9".parse().unwrap()));
+        for _ in 0..3 {
+            assert!(limiter.check(&stranger).is_ok());
+        }
+        match limiter.check(&stranger) {
+            Err(ApiError::RateLimited {
+                per_minute: 3,
+                retry_after_seconds,
+            }) => assert!((1..=20).contains(&retry_after_seconds)),
+            other => panic!("{other:?}"),
+        }
+        let other = ClientAddress(Some("198.51.100.7".parse().unwrap()));
+        assert!(limiter.check(&other).is_ok());
+    }
+
+    #[test]
+    fn loopback_is_exempt_unless_the_operator_says_otherwise() {
+        let local = ClientAddress(Some("127.0.0.1".parse().unwrap()));
+        let exempt = limiter(false);
+        for _ in 0..10 {
+            assert!(exempt.check(&local).is_ok());
+        }
+        let held = limiter(true);
+        let results: Vec<bool> = (0..4).map(|_| held.check(&local).is_ok()).collect();
+        assert_eq!(results, [true, true, true, false]);
+    }
+}
