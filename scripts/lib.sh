@@ -87,6 +87,12 @@ ensure_git() {
   command -v git >/dev/null 2>&1 || apt_install git
 }
 
+# bubblewrap confines every process a run starts (coding agents, commands,
+# git on a run's workspace); without it the server refuses such runs.
+ensure_bubblewrap() {
+  command -v bwrap >/dev/null 2>&1 || apt_install bubblewrap
+}
+
 # The official ACP Python SDK in a virtual environment, for the test agent
 # that checks our ACP client against an independent implementation; prints
 # the environment's python.
@@ -133,6 +139,7 @@ ensure_real_agent() {
 ensure_build_tools() {
   ensure_rust
   ensure_git
+  ensure_bubblewrap
   ensure_wasm_target
   ensure_wasm_bindgen
   ensure_npm_packages

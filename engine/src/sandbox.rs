@@ -5,7 +5,7 @@
 //! programs and libraries read-only, the few files of `/etc` that name
 //! lookup and TLS need, what its caller lists as read-only (an agent's own
 //! install) and, writable, only the folders it works in plus its run's own
-//! HOME and temporary folder. It starts with a clean environment, in its own
+//! HOME and temporary folder (its `/tmp`); everything else is read-only. It starts with a clean environment, in its own
 //! user, process, IPC and (unless allowed) network namespaces, with no
 //! capabilities, and dies with the server. The database, the configuration,
 //! the server user's HOME and other runs' folders are simply not there.
@@ -181,16 +181,22 @@ fn arguments(folder: &RunFolder, reach: &Reach, working_folder: &Path) -> Vec<St
     for entry in ETC_ENTRIES {
         add(&["--ro-bind-try", entry, entry]);
     }
-    add(&["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp"]);
     let text = |path: &Path| path.to_string_lossy().into_owned();
+    // The run's temporary folder is the process's /tmp. Places bound below
+    // that lie under /tmp on the host get their mount points made inside
+    // it, so nothing but the run's own folders is ever written.
+    let temp = text(&folder.temp());
+    add(&["--proc", "/proc", "--dev", "/dev", "--bind", &temp, "/tmp"]);
     for path in &reach.read_only {
         let path = text(path);
         add(&["--ro-bind", &path, &path]);
     }
-    for path in [folder.home(), folder.temp()].iter().chain(&reach.writable) {
+    for path in std::iter::once(&folder.home()).chain(&reach.writable) {
         let path = text(path);
         add(&["--bind", &path, &path]);
     }
+    // Whatever bubblewrap made to hold the mounts stays read-only.
+    add(&["--remount-ro", "/"]);
     let working_folder = text(working_folder);
     add(&["--chdir", &working_folder]);
     arguments
@@ -275,7 +281,7 @@ impl Sandbox {
             .envs(environment)
             // Always the run's own, whatever a profile says.
             .env("HOME", folder.home())
-            .env("TMPDIR", folder.temp())
+            .env("TMPDIR", "/tmp")
             .current_dir(working_folder)
             .kill_on_drop(true);
         Ok(command)
@@ -314,6 +320,8 @@ mod tests {
         let workspace = position(&["--bind", "/w/r1/build", "/w/r1/build"]).unwrap();
         assert!(read_only < workspace);
         assert!(position(&["--bind", "/w/r1/.home", "/w/r1/.home"]).is_some());
+        assert!(position(&["--bind", "/w/r1/.tmp", "/tmp"]).is_some());
+        assert!(position(&["--remount-ro", "/"]).unwrap() > workspace);
         assert!(position(&["--cap-drop", "ALL"]).is_some());
         assert!(!arguments.contains(&"--share-net".to_owned()));
         assert!(!arguments.iter().any(|argument| argument == "/etc/shadow"));

@@ -34,13 +34,7 @@ impl AnthropicProvider {
         api_key: &str,
         timeout: Duration,
     ) -> Result<AnthropicProvider, ProviderError> {
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .read_timeout(timeout)
-            .build()
-            .map_err(|error| {
-                ProviderError::fatal(format!("cannot build the HTTP client: {error}"))
-            })?;
+        let http = super::http_client()?;
         Ok(AnthropicProvider {
             http,
             endpoint: format!("{}/v1/messages", base_url.trim_end_matches('/')),
@@ -208,16 +202,18 @@ impl Provider for AnthropicProvider {
         on_delta: DeltaSink<'a>,
     ) -> ProviderFuture<'a> {
         Box::pin(async move {
-            let response = self
+            let sent = self
                 .http
                 .post(&self.endpoint)
                 .header("x-api-key", &self.api_key)
                 .header("anthropic-version", API_VERSION)
                 .json(&body(request))
-                .send()
+                .send();
+            let response = tokio::time::timeout(self.read_timeout, sent)
                 .await
+                .map_err(|_| super::unanswered(self.read_timeout))?
                 .map_err(|error| ProviderError {
-                    message: super::request_failure(&error, self.read_timeout),
+                    message: super::request_failure(&error),
                     retryable: error.is_timeout() || error.is_connect() || error.is_request(),
                     status: None,
                     retry_after_seconds: None,

@@ -166,27 +166,31 @@ pub trait Provider: Send + Sync {
     ) -> ProviderFuture<'a>;
 }
 
-/// The HTTP client of the real providers: a bounded connect, and a read
-/// timeout between chunks rather than a total deadline, which would cut long
-/// streamed replies.
-pub fn http_client(read_timeout: std::time::Duration) -> Result<reqwest::Client, ProviderError> {
+/// The HTTP client of the real providers: a bounded connect. The wait for
+/// the answer and for each piece of a streamed reply is timed by the
+/// providers themselves (`stalled`), so that a stall says it timed out; the
+/// whole call by `deadline::Deadline`.
+pub fn http_client() -> Result<reqwest::Client, ProviderError> {
     reqwest::Client::builder()
         .connect_timeout(std::time::Duration::from_secs(10))
-        .read_timeout(read_timeout)
         .build()
         .map_err(|error| ProviderError::fatal(format!("cannot build the HTTP client: {error}")))
 }
 
-/// What a failed request says: a read timeout in words (the HTTP client's
-/// own text, "error sending request", does not say that it timed out).
-pub fn request_failure(error: &reqwest::Error, read_timeout: std::time::Duration) -> String {
+/// What a failed request says, with its causes: reqwest's own text
+/// ("error sending request for url …") does not say what went wrong.
+pub fn request_failure(error: &reqwest::Error) -> String {
+    let mut text = error.to_string();
+    let mut cause = std::error::Error::source(error);
+    while let Some(inner) = cause {
+        text.push_str(": ");
+        text.push_str(&inner.to_string());
+        cause = inner.source();
+    }
     if error.is_timeout() {
-        format!(
-            "timed out after {} s without receiving anything (timeout_seconds)",
-            read_timeout.as_secs_f64()
-        )
+        format!("timed out: {text}")
     } else {
-        format!("the request failed: {error}")
+        format!("the request failed: {text}")
     }
 }
 
@@ -195,6 +199,14 @@ pub fn request_failure(error: &reqwest::Error, read_timeout: std::time::Duration
 pub fn stalled(read_timeout: std::time::Duration) -> ProviderError {
     ProviderError::retryable(format!(
         "timed out after {} s waiting for the rest of the reply (timeout_seconds)",
+        read_timeout.as_secs_f64()
+    ))
+}
+
+/// An answer that never started: nothing for the read timeout.
+pub fn unanswered(read_timeout: std::time::Duration) -> ProviderError {
+    ProviderError::retryable(format!(
+        "timed out after {} s waiting for an answer (timeout_seconds)",
         read_timeout.as_secs_f64()
     ))
 }

@@ -71,13 +71,7 @@ impl OpenAiProvider {
                 "the API key contains control characters",
             ));
         }
-        let http = reqwest::Client::builder()
-            .connect_timeout(Duration::from_secs(10))
-            .read_timeout(timeout)
-            .build()
-            .map_err(|error| {
-                ProviderError::fatal(format!("cannot build the HTTP client: {error}"))
-            })?;
+        let http = super::http_client()?;
         let base = base_url.trim_end_matches('/');
         let config = OpenAIConfig::new()
             .with_api_base(base)
@@ -217,7 +211,7 @@ impl OpenAiProvider {
     }
 }
 
-fn provider_error(error: OpenAIError, read_timeout: Duration) -> ProviderError {
+fn provider_error(error: OpenAIError) -> ProviderError {
     match error {
         OpenAIError::Boxed(inner) => match inner.downcast::<HttpStatusError>() {
             Ok(http) => {
@@ -234,7 +228,7 @@ fn provider_error(error: OpenAIError, read_timeout: Duration) -> ProviderError {
             let retryable =
                 error.is_timeout() || error.is_connect() || error.is_request() || error.is_body();
             ProviderError {
-                message: super::request_failure(&error, read_timeout),
+                message: super::request_failure(&error),
                 retryable,
                 status: error.status().map(|status| status.as_u16()),
                 retry_after_seconds: None,
@@ -260,14 +254,12 @@ impl Provider for OpenAiProvider {
         on_delta: DeltaSink<'a>,
     ) -> ProviderFuture<'a> {
         Box::pin(async move {
-            let failure = |error| provider_error(error, self.read_timeout);
-            let body = self.build_request(request).map_err(failure)?;
-            let mut stream = self
-                .client
-                .chat()
-                .create_stream(body)
+            let body = self.build_request(request).map_err(provider_error)?;
+            let chat = self.client.chat();
+            let mut stream = tokio::time::timeout(self.read_timeout, chat.create_stream(body))
                 .await
-                .map_err(failure)?;
+                .map_err(|_| super::unanswered(self.read_timeout))?
+                .map_err(provider_error)?;
             let mut text = String::new();
             let mut finish_reason = None;
             let mut usage = None;
@@ -275,7 +267,7 @@ impl Provider for OpenAiProvider {
                 .await
                 .map_err(|_| super::stalled(self.read_timeout))?
             {
-                let chunk = item.map_err(failure)?;
+                let chunk = item.map_err(provider_error)?;
                 if let Some(reported) = chunk.usage {
                     usage = Some(Usage {
                         input_tokens: u64::from(reported.prompt_tokens),
