@@ -1,8 +1,10 @@
 // Sharing by URL, through the UI only (PRODUCT §5): the Share dialog's
 // links; a view link in another browser is read-only and forks into an
-// editable copy; a run link shows the finished run to anyone; export and
-// import round-trip, and a broken file is refused with a clear message; a
-// self-contained link opens a graph the server does not have.
+// editable copy, and runs only a fork of its own ("Fork and run"); a run
+// link shows the finished run to anyone; export and import round-trip, and
+// a broken file is refused with a clear message; a self-contained link
+// opens a graph the server does not have. No page breaks its own
+// Content-Security-Policy.
 import fs from 'node:fs';
 import { test, expect } from '@playwright/test';
 
@@ -72,6 +74,44 @@ test('a view link is read-only in another browser, and Fork to edit gives it an 
   await visitorContext.close();
 });
 
+test('a view link runs a fork of its own: Fork and run, with no way to run, stop or list the original', async ({ page, browser }) => {
+  const id = await newGraph(page);
+  const visitorContext = await browser.newContext();
+  const visitor = await visitorContext.newPage();
+  const violations = [];
+  visitor.on('console', (message) => {
+    if (message.text().includes('Content Security Policy')) violations.push(message.text());
+  });
+  await visitor.goto(`/g/${id}`);
+  await expect(visitor.locator('.access-badge')).toHaveText('View only');
+  // Only the editor's run controls are missing; the visitor's run is a copy.
+  await expect(visitor.getByRole('button', { name: 'Runs', exact: true })).toHaveCount(0);
+  const forkAndRun = visitor.locator('.run-button');
+  await expect(forkAndRun).toHaveText('▶ Fork and run');
+  await forkAndRun.click();
+  const dialog = visitor.getByRole('dialog', { name: 'Run the graph' });
+  await expect(dialog).toBeVisible();
+  await expect(visitor.locator('.access-badge')).toHaveText('Editing');
+  const forkId = visitor.url().split('/g/')[1].split(/[?#]/)[0];
+  expect(forkId).not.toBe(id);
+  expect(visitor.url()).not.toContain('#');
+  await dialog.getByLabel('Run input').fill('the tides');
+  await dialog.getByRole('button', { name: /Start run/ }).click();
+  await expect(runPanel(visitor).getByRole('button', { name: 'Cancel run' })).toBeVisible();
+  await expect(runPanel(visitor).locator('.run-status')).toHaveText('Completed', { timeout: 30_000 });
+  // The run belongs to the fork: the original's editor sees no run, and
+  // its run list is for its editors only.
+  expect((await page.request.get(`/api/graphs/${id}/runs`)).status()).toBe(403);
+  const originalRuns = await page.evaluate(async (graphId) => {
+    const token = localStorage.getItem(`patchbay.edit.${graphId}`);
+    const reply = await fetch(`/api/graphs/${graphId}/runs`, { headers: { Authorization: `Bearer ${token}` } });
+    return (await reply.json()).runs;
+  }, id);
+  expect(originalRuns).toEqual([]);
+  expect(violations).toEqual([]);
+  await visitorContext.close();
+});
+
 test('a run link shows the finished run read-only in a fresh browser', async ({ page, browser }) => {
   await newGraph(page);
   await page.locator('.run-button').click();
@@ -86,6 +126,9 @@ test('a run link shows the finished run read-only in a fresh browser', async ({ 
   const visitor = await fresh.newPage();
   const errors = [];
   visitor.on('pageerror', (error) => errors.push(error.message));
+  visitor.on('console', (message) => {
+    if (message.text().includes('Content Security Policy')) errors.push(message.text());
+  });
   await visitor.goto(links['run-link']);
   await expect(visitor.locator('.access-badge')).toHaveText('Recorded run');
   await expect(runPanel(visitor).locator('.run-status')).toHaveText('Completed');

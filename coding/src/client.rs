@@ -33,7 +33,7 @@ use tokio_util::sync::CancellationToken;
 
 use engine::sandbox::{Reach, RunFolder, Sandbox};
 
-use crate::confine::Confinement;
+use crate::confine::{Confinement, FileProblem};
 use crate::profile::{AcpProfile, PermissionPolicy};
 
 /// How much of the agent's stderr is kept to explain a crash.
@@ -192,7 +192,9 @@ impl AgentSession {
         };
         let ended_by_driver = ended.clone();
         let stop = cancel.clone();
+        let tail_of_driver = tail.clone();
         tokio::spawn(async move {
+            let tail = tail_of_driver;
             let transport = ByteStreams::new(stdin.compat_write(), stdout.compat());
             let connection = driver.run(transport, turn_requests, ready_sender);
             let outcome = tokio::select! {
@@ -231,7 +233,16 @@ impl AgentSession {
 
         let agent_name = match tokio::time::timeout(START_TIMEOUT, ready).await {
             Ok(Ok(Ok(name))) => name,
-            Ok(Ok(Err(message))) => return Err(AgentError::Failed(message)),
+            Ok(Ok(Err(message))) => {
+                // Why it could not start is usually on its stderr.
+                tokio::time::sleep(Duration::from_millis(200)).await;
+                let stderr = tail_text(&tail);
+                return Err(AgentError::Failed(if stderr.is_empty() {
+                    message
+                } else {
+                    format!("{message}; its last words on stderr:\n{stderr}")
+                }));
+            }
             Ok(Err(_)) => {
                 return Err(AgentError::Failed(
                     wait_for_reason(&ended)
@@ -405,36 +416,26 @@ impl Driver {
             )
             .on_receive_request(
                 async move |request: ReadTextFileRequest, responder, _connection| {
-                    match read_confinement.resolve(&request.path) {
-                        Ok(path) => match tokio::fs::read_to_string(&path).await {
-                            Ok(text) => {
-                                let text = slice_lines(&text, request.line, request.limit);
-                                note(&read_sink, format!("read {}", request.path.display()));
-                                responder.respond(ReadTextFileResponse::new(text))
-                            }
-                            // ACP's own code for a missing file, so an agent can tell
-                            // "create it" from "cannot read it".
-                            Err(error) if error.kind() == std::io::ErrorKind::NotFound => responder
-                                .respond_with_error(
-                                    agent_client_protocol::v1::schema::Error::resource_not_found(
-                                        Some(request.path.display().to_string()),
-                                    )
-                                    .into(),
-                                ),
-                            Err(error) => {
-                                let reason = format!("{}: {error}", request.path.display());
-                                note(&read_sink, format!("could not read {reason}"));
-                                responder.respond_with_error(
-                                    agent_client_protocol::Error::invalid_params()
-                                        .data(Value::String(reason)),
-                                )
-                            }
-                        },
-                        Err(refusal) => {
-                            note(&read_sink, format!("refused to read: {refusal}"));
+                    match read_confinement.read(&request.path).await {
+                        Ok(text) => {
+                            let text = slice_lines(&text, request.line, request.limit);
+                            note(&read_sink, format!("read {}", request.path.display()));
+                            responder.respond(ReadTextFileResponse::new(text))
+                        }
+                        // ACP's own code for a missing file, so an agent can tell
+                        // "create it" from "cannot read it".
+                        Err(FileProblem::NotFound(_)) => responder.respond_with_error(
+                            agent_client_protocol::v1::schema::Error::resource_not_found(Some(
+                                request.path.display().to_string(),
+                            ))
+                            .into(),
+                        ),
+                        Err(problem) => {
+                            let reason = problem.to_string();
+                            note(&read_sink, format!("refused to read: {reason}"));
                             responder.respond_with_error(
                                 agent_client_protocol::Error::invalid_params()
-                                    .data(Value::String(refusal.to_string())),
+                                    .data(Value::String(reason)),
                             )
                         }
                     }
@@ -443,18 +444,16 @@ impl Driver {
             )
             .on_receive_request(
                 async move |request: WriteTextFileRequest, responder, _connection| {
-                    let written = match write_confinement.resolve(&request.path) {
-                        Ok(path) => write_file(&path, &request.content)
-                            .await
-                            .map_err(|error| format!("{}: {error}", request.path.display())),
-                        Err(refusal) => Err(refusal.to_string()),
-                    };
-                    match written {
+                    match write_confinement
+                        .write(&request.path, &request.content)
+                        .await
+                    {
                         Ok(()) => {
                             note(&write_sink, format!("wrote {}", request.path.display()));
                             responder.respond(WriteTextFileResponse::new())
                         }
-                        Err(reason) => {
+                        Err(problem) => {
+                            let reason = problem.to_string();
                             note(&write_sink, format!("refused to write: {reason}"));
                             responder.respond_with_error(
                                 agent_client_protocol::Error::invalid_params()
@@ -536,13 +535,6 @@ impl Driver {
             .await;
         result.map_err(|error| format!("the connection to the agent failed: {error}"))
     }
-}
-
-async fn write_file(path: &Path, content: &str) -> std::io::Result<()> {
-    if let Some(parent) = path.parent() {
-        tokio::fs::create_dir_all(parent).await?;
-    }
-    tokio::fs::write(path, content).await
 }
 
 /// `line` is 1-based; `limit` counts lines.

@@ -258,7 +258,12 @@ impl Sandbox {
     ) -> Result<tokio::process::Command, String> {
         let resolved = resolve_program(program)?;
         let mut reach = reach.clone();
-        if !in_system_folders(&resolved) {
+        let readable = in_system_folders(&resolved)
+            || reach
+                .read_only
+                .iter()
+                .any(|path| resolved.starts_with(path));
+        if !readable {
             reach.read_only.push(resolved.clone());
         }
         for path in &reach.read_only {
