@@ -151,6 +151,9 @@ fn make_folders_beneath(root: &OwnedFd, relative: &Path) -> std::io::Result<()> 
             Err(errno) => return Err(errno.into()),
         }
     }
+    if done.as_os_str().is_empty() {
+        return Ok(());
+    }
     // What exists there now must be a folder beneath the root.
     open_beneath(root, &done, OFlags::DIRECTORY | OFlags::PATH, Mode::empty()).map(drop)
 }
@@ -256,6 +259,14 @@ mod tests {
             .write(Path::new("notes/today.md"), "hello\n")
             .await
             .unwrap();
+        confinement
+            .write(Path::new("top.md"), "top\n")
+            .await
+            .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(confinement.root().join("top.md")).unwrap(),
+            "top\n"
+        );
         assert_eq!(
             confinement.read(Path::new("notes/today.md")).await.unwrap(),
             "hello\n"

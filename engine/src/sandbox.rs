@@ -211,8 +211,13 @@ impl Sandbox {
                 "bubblewrap is needed to confine the processes of runs and is not available ({problem}); install it (Debian: apt-get install bubblewrap, which scripts/start and scripts/test do)"
             ))
         })?;
-        let probe =
-            std::env::temp_dir().join(format!("patchbay-sandbox-probe-{}", std::process::id()));
+        // A folder of this try's own: tries may run side by side.
+        static TRIES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let probe = std::env::temp_dir().join(format!(
+            "patchbay-sandbox-probe-{}-{}",
+            std::process::id(),
+            TRIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        ));
         let folder = RunFolder { path: probe };
         let checked = std::fs::create_dir_all(folder.home())
             .and_then(|()| std::fs::create_dir_all(folder.temp()))

@@ -237,6 +237,8 @@ pub async fn run_file(engine: Engine, file: &Path, input: RunInput) -> u8 {
         cancel,
     )
     .await;
+    // Nothing of a run stays on the disk: the diff and files are reported.
+    let _ = tokio::fs::remove_dir_all(engine.settings.run_folder(&run_id).path()).await;
 
     let mut modules = serde_json::Map::new();
     for record in recorder.memory.activations() {

@@ -46,6 +46,8 @@ pub async fn sweep(state: &AppState) -> usize {
         }
         match tokio::fs::remove_dir_all(entry.path()).await {
             Ok(()) => removed += 1,
+            // Another server on the same database got there first.
+            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {}
             Err(error) => {
                 tracing::warn!(%error, folder = %entry.path().display(), "a run's folder could not be removed");
             }

@@ -31,6 +31,20 @@ impl<S: Send + Sync> FromRequestParts<S> for ClientAddress {
     }
 }
 
+/// Whose runs count together: an IPv4 address, or an IPv6 /64 (one
+/// client usually has a whole /64 to pick addresses from).
+fn client_key(address: IpAddr) -> IpAddr {
+    match address {
+        IpAddr::V6(v6) if v6.to_ipv4_mapped().is_none() => {
+            let mut segments = v6.segments();
+            segments[4..].fill(0);
+            IpAddr::V6(std::net::Ipv6Addr::from(segments))
+        }
+        IpAddr::V6(v6) => v6.to_ipv4_mapped().map_or(address, IpAddr::V4),
+        IpAddr::V4(_) => address,
+    }
+}
+
 pub struct RunRateLimiter {
     limits: RunLimits,
     limiter: DefaultKeyedRateLimiter<IpAddr>,
@@ -61,13 +75,15 @@ impl RunRateLimiter {
         if local && !self.limits.limit_loopback {
             return Ok(());
         }
-        self.limiter.check_key(&address).map_err(|not_until| {
-            let wait = not_until.wait_time_from(DefaultClock::default().now());
-            ApiError::RateLimited {
-                per_minute: self.limits.per_minute,
-                retry_after_seconds: wait.as_secs().max(1),
-            }
-        })
+        self.limiter
+            .check_key(&client_key(address))
+            .map_err(|not_until| {
+                let wait = not_until.wait_time_from(DefaultClock::default().now());
+                ApiError::RateLimited {
+                    per_minute: self.limits.per_minute,
+                    retry_after_seconds: wait.as_secs().max(1),
+                }
+            })
     }
 
     /// Forgets clients that could start a full bucket again anyway, so the
@@ -105,6 +121,19 @@ mod tests {
         }
         let other = ClientAddress(Some("198.51.100.7".parse().unwrap()));
         assert!(limiter.check(&other).is_ok());
+    }
+
+    #[test]
+    fn addresses_of_one_ipv6_network_count_together() {
+        let limiter = limiter(false);
+        for last in 1..=3 {
+            let address = ClientAddress(Some(format!("2001:db8:1:2::{last}").parse().unwrap()));
+            assert!(limiter.check(&address).is_ok());
+        }
+        let another_in_the_network = ClientAddress(Some("2001:db8:1:2:ffff::9".parse().unwrap()));
+        assert!(limiter.check(&another_in_the_network).is_err());
+        let elsewhere = ClientAddress(Some("2001:db8:1:3::1".parse().unwrap()));
+        assert!(limiter.check(&elsewhere).is_ok());
     }
 
     #[test]
