@@ -86,9 +86,11 @@ fn presented(request: &Request, key: &str) -> Option<bool> {
 fn page(status: StatusCode, title: &str, text: &str) -> Response {
     let body = format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title} · Patchbay</title>\
-         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"></head>\
-         <body style=\"font-family: system-ui, sans-serif; max-width: 40em; margin: 4em auto; padding: 0 1em\">\
-         <h1>{title}</h1><p>{text}</p></body></html>\n"
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <style>body {{ background: #16181d; color: #e4e6eb; font-family: system-ui, sans-serif; \
+         max-width: 40em; margin: 4em auto; padding: 0 1em; line-height: 1.5 }} \
+         code {{ background: #262a33; padding: 0 0.3em; border-radius: 3px }}</style></head>\
+         <body><h1>{title}</h1><p>{text}</p></body></html>\n"
     );
     (
         status,
