@@ -19,7 +19,7 @@ use graph::{Extra, Limits};
 use serde_json::{Value, json};
 use support::coding::{
     Setup, activation, agent, coding_graph, config, responses, run, setup, setup_running_commands,
-    transcript,
+    setup_with, transcript,
 };
 use support::{as_editor, call, create_graph, post, start, wait_for};
 
@@ -48,7 +48,7 @@ impl Drop for HomeSecret {
 /// A shell script that tries to read each of `secrets` and write into each
 /// of `outside`, and says what happened, one line each; then checks that its
 /// own places are writable.
-fn probe_script(secrets: &[&Path], outside: &[&Path]) -> String {
+fn probe_script(secrets: &[PathBuf], outside: &[PathBuf]) -> String {
     let mut script = String::new();
     for secret in secrets {
         let path = secret.display();
@@ -75,7 +75,7 @@ fn probe_script(secrets: &[&Path], outside: &[&Path]) -> String {
 /// places writable. A folder under /tmp is, for the process, inside its
 /// own temporary folder (its /tmp), so a write there may succeed; what
 /// counts is that nothing reached the host's folder.
-fn assert_confined(said: &str, secrets: &[&Path], outside: &[&Path]) {
+fn assert_confined(said: &str, secrets: &[PathBuf], outside: &[PathBuf]) {
     assert!(!said.contains("READ "), "{said}");
     for secret in secrets {
         assert!(
@@ -131,29 +131,47 @@ fn database_file(setup: &Setup) -> PathBuf {
     PathBuf::from(url.strip_prefix("sqlite://").unwrap())
 }
 
+/// What a probe on `setup` must not reach: files to read (the database,
+/// the configuration, a file in the server user's HOME, another run's work)
+/// and folders to write (elsewhere in /tmp, the run workspaces, another
+/// run's workspace, the HOME, the checkout).
+struct Targets {
+    secrets: Vec<PathBuf>,
+    places: Vec<PathBuf>,
+    _home: HomeSecret,
+    _outside: tempfile::TempDir,
+}
+
+async fn targets(setup: &Setup) -> Targets {
+    let other_run = another_runs_file(setup).await;
+    let home = HomeSecret::new();
+    let outside = tempfile::tempdir().unwrap();
+    Targets {
+        secrets: vec![
+            database_file(setup),
+            setup.state.settings.config_file.clone().unwrap(),
+            home.0.clone(),
+            other_run.clone(),
+        ],
+        places: vec![
+            outside.path().to_path_buf(),
+            setup.workspaces.path().to_path_buf(),
+            other_run.parent().unwrap().to_path_buf(),
+            home.0.parent().unwrap().to_path_buf(),
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")),
+        ],
+        _home: home,
+        _outside: outside,
+    }
+}
+
 #[tokio::test]
 async fn a_command_reaches_its_own_folders_and_nothing_else_of_the_host() {
     let setup = setup_running_commands().await;
-    let other_run = another_runs_file(&setup).await;
-    let home = HomeSecret::new();
-    let config_file = setup.state.settings.config_file.clone().unwrap();
-    let database = database_file(&setup);
-    let outside = tempfile::tempdir().unwrap();
-    let secrets = [
-        database.as_path(),
-        config_file.as_path(),
-        home.0.as_path(),
-        other_run.as_path(),
-    ];
-    let checkout = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let places = [
-        outside.path(),
-        setup.workspaces.path(),
-        other_run.parent().unwrap(),
-        home.0.parent().unwrap(),
-        checkout,
-    ];
-    let script = probe_script(&secrets, &places);
+    let Targets {
+        secrets, places, ..
+    } = &targets(&setup).await;
+    let script = probe_script(secrets, places);
     let graph = json!({
         "name": "Probe",
         "modules": [
@@ -174,32 +192,19 @@ async fn a_command_reaches_its_own_folders_and_nothing_else_of_the_host() {
         .as_str()
         .unwrap()
         .to_owned();
-    assert_confined(&said, &secrets, &places);
+    assert_confined(&said, secrets, places);
 }
 
 #[tokio::test]
 async fn a_process_a_coding_agent_starts_is_confined_like_the_agent() {
     let setup = setup_running_commands().await;
-    let other_run = another_runs_file(&setup).await;
-    let home = HomeSecret::new();
-    let config_file = setup.state.settings.config_file.clone().unwrap();
-    let database = database_file(&setup);
-    let outside = tempfile::tempdir().unwrap();
-    let secrets = [
-        database.as_path(),
-        config_file.as_path(),
-        home.0.as_path(),
-        other_run.as_path(),
-    ];
-    let places = [
-        outside.path(),
-        other_run.parent().unwrap(),
-        home.0.parent().unwrap(),
-    ];
+    let Targets {
+        secrets, places, ..
+    } = &targets(&setup).await;
     let project = tempfile::tempdir().unwrap();
     std::fs::write(
         project.path().join("test.sh"),
-        probe_script(&secrets, &places),
+        probe_script(secrets, places),
     )
     .unwrap();
     let mut coding = config("Run the tests.", vec![agent("builder", None, &[])]);
@@ -212,7 +217,7 @@ async fn a_process_a_coding_agent_starts_is_confined_like_the_agent() {
     assert_eq!(run["status"], "completed", "{run}");
     let tests = &activation(&run)["outputs"]["test_results_out"]["content"];
     assert_eq!(tests["ran"], true, "{run}");
-    assert_confined(tests["output"].as_str().unwrap(), &secrets, &places);
+    assert_confined(tests["output"].as_str().unwrap(), secrets, places);
 }
 
 fn project_whose_tests_leave_a_mark() -> tempfile::TempDir {
@@ -261,19 +266,8 @@ async fn nothing_executes_without_the_operators_switch_whatever_the_policy() {
     assert!(!diff.contains("tests-ran.txt"), "{diff}");
 
     // The switch is on; the simulated agent's own policy allows edits only.
-    let folder = tempfile::tempdir().unwrap();
-    let _ = folder;
-    let with_switch_default_policy = {
-        let database = support::databases().await.remove(0);
-        let workspaces = tempfile::tempdir().unwrap();
-        let mut settings = support::settings(&database, Limits::default());
-        settings.workspace_root = workspaces.path().to_path_buf();
-        settings.workspace_roots = vec![std::env::temp_dir()];
-        settings.commands_enabled = true;
-        let state = server::build_state(settings).await.unwrap();
-        (server::router::router(state), workspaces, database)
-    };
-    let router = &with_switch_default_policy.0;
+    let with_switch_default_policy = setup_with(None, None, true).await;
+    let router = &with_switch_default_policy.router;
     let graph_id = create_graph(router, coding_graph(coding_on(project.path()))).await;
     let run_id = start(router, &graph_id, "x").await;
     let run = wait_for(router, &run_id, &["completed", "failed"]).await;

@@ -39,7 +39,9 @@ pub async fn setup_running_commands() -> Setup {
     setup_with(Some(file), Some(folder), true).await
 }
 
-async fn setup_with(
+/// A server with `config_file` (kept alive by `config_folder`) and
+/// commands enabled or not.
+pub async fn setup_with(
     config_file: Option<std::path::PathBuf>,
     config_folder: Option<tempfile::TempDir>,
     commands: bool,
