@@ -12,6 +12,7 @@ pub mod canvas;
 pub mod data;
 pub mod edit_token;
 pub mod editor;
+pub mod icons;
 pub mod link;
 pub mod pages;
 pub mod run;

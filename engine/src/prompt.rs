@@ -95,7 +95,7 @@ pub async fn turn(
                 attachment.name
             ))
         })?;
-        if loaded.media_type.starts_with("image/") {
+        if graph::attachment_kind(&loaded.media_type) == Some(graph::AttachmentKind::Image) {
             content.push(ContentPart::Image {
                 media_type: loaded.media_type.clone(),
                 data_base64: base64::engine::general_purpose::STANDARD.encode(&loaded.bytes),

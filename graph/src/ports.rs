@@ -304,13 +304,20 @@ pub fn ports_of(config: &ModuleConfig) -> ModulePorts {
                         PortAccent::Accent,
                     ))
                 });
+                let mut labels = std::collections::HashSet::new();
                 for (offset, re_prompt) in config.re_prompts.iter().enumerate() {
                     let index = offset + 1;
+                    // Two re-prompts of the same text would read alike:
+                    // the second says its number instead.
+                    let mut label = reprompt_port_label(index, re_prompt);
+                    if !labels.insert(label.clone()) {
+                        label = format!("📄 Re-prompt {index}");
+                    }
                     outputs.push(Port {
                         id: reprompt_port_id(index),
                         direction: Direction::Output,
                         port_type: PortType::Bundle,
-                        label: reprompt_port_label(index, re_prompt),
+                        label,
                         title: format!("Re-prompt {index}"),
                         description: format!("Response to {} follow-up", ordinal(index)),
                         accent: PortAccent::Cyan,
@@ -620,6 +627,18 @@ mod tests {
             reprompt_port_label(2, &RePrompt::new("   ")),
             "📄 Re-prompt 2"
         );
+    }
+
+    #[test]
+    fn re_prompts_of_the_same_text_get_labels_that_differ() {
+        let ports = ports_of(&agent_task(&["Again", "Again", "Other"], true));
+        let labels: Vec<&str> = ports
+            .outputs
+            .iter()
+            .filter(|port| port.id.starts_with("reprompt_"))
+            .map(|port| port.label.as_str())
+            .collect();
+        assert_eq!(labels, ["📄 \"Again\"", "📄 Re-prompt 2", "📄 \"Other\""]);
     }
 
     #[test]

@@ -10,6 +10,55 @@ use serde_json::Value;
 
 use crate::Extra;
 
+/// What a model can be sent of an attachment.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AttachmentKind {
+    /// Sent as text in the prompt (its bytes must be UTF-8).
+    Text,
+    /// Sent as an image, of a type every provider takes.
+    Image,
+}
+
+/// The image types providers take.
+pub const IMAGE_TYPES: [&str; 4] = ["image/png", "image/jpeg", "image/gif", "image/webp"];
+
+/// What is said when a file cannot be sent.
+pub const ACCEPTED_KINDS: &str =
+    "Patchbay sends text files (UTF-8) and PNG, JPEG, GIF or WebP images to models";
+
+/// How an attachment of `media_type` is sent, or `None` when it cannot be
+/// (an archive, a PDF, a binary). The same rule everywhere: the editor
+/// and validation on the type, the server on the bytes when they arrive,
+/// the engine when it sends them.
+pub fn attachment_kind(media_type: &str) -> Option<AttachmentKind> {
+    let essence = media_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    if IMAGE_TYPES.contains(&essence.as_str()) {
+        return Some(AttachmentKind::Image);
+    }
+    let textual = essence.starts_with("text/")
+        || essence.ends_with("+json")
+        || essence.ends_with("+xml")
+        || matches!(
+            essence.as_str(),
+            "application/json"
+                | "application/xml"
+                | "application/javascript"
+                | "application/x-javascript"
+                | "application/yaml"
+                | "application/x-yaml"
+                | "application/toml"
+                | "application/x-sh"
+                | "application/sql"
+                | "application/x-ndjson"
+        );
+    textual.then_some(AttachmentKind::Text)
+}
+
 /// A file uploaded to the server and referenced from the graph. The document
 /// holds only the reference; the bytes live in server storage.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -110,6 +159,20 @@ impl<'de> Deserialize<'de> for RePrompt {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn text_and_four_image_types_can_be_sent_and_nothing_else() {
+        assert_eq!(attachment_kind("text/markdown"), Some(AttachmentKind::Text));
+        assert_eq!(
+            attachment_kind("application/ld+json; charset=utf-8"),
+            Some(AttachmentKind::Text)
+        );
+        assert_eq!(attachment_kind("image/svg+xml"), Some(AttachmentKind::Text));
+        assert_eq!(attachment_kind("IMAGE/PNG"), Some(AttachmentKind::Image));
+        assert_eq!(attachment_kind("image/tiff"), None);
+        assert_eq!(attachment_kind("application/zip"), None);
+        assert_eq!(attachment_kind("application/octet-stream"), None);
+    }
 
     #[test]
     fn plain_string_round_trips_as_a_string() {

@@ -54,10 +54,12 @@ pub enum Code {
     TemplateUnresolved,
     #[serde(rename = "validation.workspace_path_not_allowed")]
     WorkspacePathNotAllowed,
+    #[serde(rename = "validation.attachment_unsupported")]
+    AttachmentUnsupported,
 }
 
 impl Code {
-    pub const ALL: [Code; 15] = [
+    pub const ALL: [Code; 16] = [
         Code::RepromptEmpty,
         Code::RepromptTooMany,
         Code::RepromptUnsupported,
@@ -73,6 +75,7 @@ impl Code {
         Code::UnknownAcpProfile,
         Code::TemplateUnresolved,
         Code::WorkspacePathNotAllowed,
+        Code::AttachmentUnsupported,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -92,6 +95,7 @@ impl Code {
             Code::UnknownAcpProfile => "validation.unknown_acp_profile",
             Code::TemplateUnresolved => "validation.template_unresolved",
             Code::WorkspacePathNotAllowed => "validation.workspace_path_not_allowed",
+            Code::AttachmentUnsupported => "validation.attachment_unsupported",
         }
     }
 
@@ -219,6 +223,14 @@ fn check_module(
                     format!("Re-prompt {} of {owner} is empty", position + 1),
                 );
             }
+            check_attachments(
+                findings,
+                index,
+                module,
+                &re_prompt.attachments,
+                &format!("{}[{position}].attachments", list.path),
+                &format!("Re-prompt {} of {owner}", position + 1),
+            );
         }
         if list.re_prompts.len() > MAX_RE_PROMPTS {
             findings.module(
@@ -232,6 +244,17 @@ fn check_module(
                 ),
             );
         }
+    }
+
+    if let ModuleConfig::AgentTask(task) = &module.config {
+        check_attachments(
+            findings,
+            index,
+            module,
+            &task.attachments,
+            "config.attachments",
+            &format!("The instruction of \"{name}\""),
+        );
     }
 
     let has_module_re_prompts = module
@@ -393,24 +416,88 @@ fn check_templates(
     }
 }
 
+/// Attachments that no model can be sent (an archive, a binary): the run
+/// would fail on them, so it is said before.
+fn check_attachments(
+    findings: &mut Findings,
+    index: usize,
+    module: &Module,
+    attachments: &[crate::Attachment],
+    path: &str,
+    owner: &str,
+) {
+    for (position, attachment) in attachments.iter().enumerate() {
+        if crate::attachment_kind(&attachment.media_type).is_none() {
+            findings.module(
+                Code::AttachmentUnsupported,
+                index,
+                module,
+                Some(format!("{path}[{position}]")),
+                format!(
+                    "{owner} attaches \"{}\" ({}), which cannot be sent: {}",
+                    attachment.name,
+                    attachment.media_type,
+                    crate::reprompt::ACCEPTED_KINDS
+                ),
+            );
+        }
+    }
+}
+
+/// A port as a person knows it: its title ("Re-prompt 2", "Results"), or,
+/// for a port that is gone, what its id says it was.
+fn port_words(port: Option<&crate::Port>, id: &str) -> String {
+    if let Some(port) = port {
+        return port.title.clone();
+    }
+    let removed = crate::port_moves::is_removed_port_id(id);
+    let id = id.trim_end_matches("~removed");
+    let name = if let Some(name) = id.strip_prefix("named:") {
+        format!("“{name}”")
+    } else if let Some(number) = id
+        .strip_prefix("reprompt_")
+        .and_then(|rest| rest.strip_suffix("_out"))
+    {
+        format!("Re-prompt {number}")
+    } else if id == "original_out" {
+        "Original Response".to_owned()
+    } else {
+        let words = id
+            .trim_end_matches("_out")
+            .trim_end_matches("_in")
+            .replace('_', " ");
+        let mut characters = words.chars();
+        characters.next().map_or_else(String::new, |first| {
+            first.to_uppercase().chain(characters).collect()
+        })
+    };
+    if removed {
+        format!("{name} (removed)")
+    } else {
+        name
+    }
+}
+
 fn check_cables(findings: &mut Findings, topology: &Topology<'_>) {
     let graph = topology.graph;
     for (index, cable) in graph.cables.iter().enumerate() {
         let from = topology.module_index(&cable.from.module);
         let to = topology.module_index(&cable.to.module);
         let (Some(from), Some(to)) = (from, to) else {
-            let missing = if from.is_none() {
-                &cable.from.module
-            } else {
-                &cable.to.module
+            let end = |position: Option<usize>| {
+                position.map_or_else(
+                    || "a module that was deleted".to_owned(),
+                    |position| format!("“{}”", graph.modules[position].display_label()),
+                )
             };
             findings.cable(
                 Code::DanglingCable,
                 index,
                 &cable.id,
                 format!(
-                    "Cable {} is connected to module \"{missing}\", which no longer exists",
-                    cable.id
+                    "A cable from {} to {} leads to a module that no longer exists; delete it",
+                    end(from),
+                    end(to)
                 ),
             );
             continue;
@@ -419,6 +506,13 @@ fn check_cables(findings: &mut Findings, topology: &Topology<'_>) {
         let to_module = &graph.modules[to];
         let output = topology.ports[from].output(&cable.from.port);
         let input = topology.ports[to].input(&cable.to.port);
+        let between = format!(
+            "The cable from “{}” · {} to “{}” · {}",
+            from_module.display_label(),
+            port_words(output, &cable.from.port),
+            to_module.display_label(),
+            port_words(input, &cable.to.port),
+        );
         match (output, input) {
             (Some(output), Some(input)) => {
                 if !output.port_type.connects_to(input.port_type) {
@@ -427,13 +521,8 @@ fn check_cables(findings: &mut Findings, topology: &Topology<'_>) {
                         index,
                         &cable.id,
                         format!(
-                            "Cable {} joins \"{}\" {} ({}) to \"{}\" {} ({}), which do not fit",
-                            cable.id,
-                            from_module.display_label(),
-                            output.label,
+                            "{between} joins ports that do not fit: a {} output cannot feed a {} input",
                             output.port_type.as_str(),
-                            to_module.display_label(),
-                            input.label,
                             input.port_type.as_str()
                         ),
                     );
@@ -444,10 +533,7 @@ fn check_cables(findings: &mut Findings, topology: &Topology<'_>) {
                 index,
                 &cable.id,
                 format!(
-                    "Cable {} starts at port \"{}\" of \"{}\", which no longer exists",
-                    cable.id,
-                    cable.from.port,
-                    from_module.display_label()
+                    "{between} starts at an output that no longer exists; wire it again or delete it"
                 ),
             ),
             (_, None) => findings.cable(
@@ -455,10 +541,7 @@ fn check_cables(findings: &mut Findings, topology: &Topology<'_>) {
                 index,
                 &cable.id,
                 format!(
-                    "Cable {} ends at port \"{}\" of \"{}\", which no longer exists",
-                    cable.id,
-                    cable.to.port,
-                    to_module.display_label()
+                    "{between} ends at an input that no longer exists; wire it again or delete it"
                 ),
             ),
         }

@@ -162,7 +162,11 @@ fn dangling_cable_when_separate_outputs_is_unticked() {
     assert_eq!(dangling.len(), 1);
     assert_eq!(dangling[0].severity, Severity::Warning);
     assert_eq!(dangling[0].cable_id.as_deref(), Some("c2"));
-    assert!(dangling[0].message.contains("reprompt_2_out"));
+    // In the person's words: labels and port titles, no ids.
+    assert_eq!(
+        dangling[0].message,
+        "The cable from “m2” · Re-prompt 2 to “m3” · Results starts at an output that no longer exists; wire it again or delete it"
+    );
     // The cable stays in the document; only a warning says it leads nowhere.
     assert_eq!(bad.cables.len(), 2);
     // With its only cable dangling, the output's required input is unwired.
@@ -197,6 +201,11 @@ fn dangling_cable_when_its_module_is_gone() {
         ],
     );
     assert_eq!(codes(&bad), [Code::DanglingCable]);
+    let findings = validate(&bad, &ValidationContext::default());
+    assert_eq!(
+        findings[0].message,
+        "A cable from a module that was deleted to “m3” leads to a module that no longer exists; delete it"
+    );
 }
 
 #[test]
@@ -218,6 +227,10 @@ fn port_type_mismatch() {
     assert_eq!(findings.len(), 1);
     assert_eq!(findings[0].code, Code::PortTypeMismatch);
     assert_eq!(findings[0].cable_id.as_deref(), Some("c2"));
+    assert_eq!(
+        findings[0].message,
+        "The cable from “m2” · Done to “m3” · Results joins ports that do not fit: a signal output cannot feed a bundle input"
+    );
     assert_eq!(codes(&graph_with("data_out")), []);
     // A receipt may feed a bundle input.
     assert_eq!(codes(&graph_with("receipt_out")), []);
@@ -505,6 +518,31 @@ fn workspace_path_not_allowed() {
     assert_eq!(codes_with(&coding(""), &context(&[])), []);
     // Without knowing the server's roots, nothing is guessed.
     assert_eq!(codes(&coding("/etc")), []);
+}
+
+#[test]
+fn attachment_unsupported() {
+    let with = |media_type: &str| {
+        chain(json!({"re_prompts": [{"text": "Use it", "attachments": [
+            {"id": "a_x", "name": "file", "media_type": media_type, "size_bytes": 3}
+        ]}]}))
+    };
+    let findings = validate(&with("application/zip"), &ValidationContext::default());
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert_eq!(findings[0].code, Code::AttachmentUnsupported);
+    assert_eq!(findings[0].severity, Severity::Error);
+    assert_eq!(
+        findings[0].path.as_deref(),
+        Some("modules[1].config.re_prompts[0].attachments[0]")
+    );
+    assert!(findings[0].message.contains("PNG, JPEG, GIF or WebP"));
+    assert_eq!(codes(&with("text/markdown")), []);
+    assert_eq!(codes(&with("image/webp")), []);
+    // The primary instruction's attachments too.
+    let primary = chain(
+        json!({"attachments": [{"id": "a_y", "name": "x.pdf", "media_type": "application/pdf", "size_bytes": 1}]}),
+    );
+    assert_eq!(codes(&primary), [Code::AttachmentUnsupported]);
 }
 
 #[test]

@@ -14,6 +14,7 @@ use axum::http::header::{
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use engine::prompt::{AttachmentContent, AttachmentSource};
+use graph::{AttachmentKind, attachment_kind};
 use serde_json::json;
 
 use crate::capability::{is_attachment_id, new_attachment_id, require_edit_token};
@@ -92,6 +93,17 @@ pub async fn upload(
         .filter(|value| value.contains('/') && value.len() < 128)
         .unwrap_or_else(|| "application/octet-stream".to_owned());
     let name = decode_name(header(&headers, "x-filename").unwrap_or("file"));
+    // Refused now, not when a run fails on it: only what a model can be sent.
+    let text = std::str::from_utf8(&body).is_ok();
+    let media_type = match attachment_kind(&media_type) {
+        Some(AttachmentKind::Image) => media_type,
+        Some(AttachmentKind::Text) if text => media_type,
+        // A text file the browser could not name the type of.
+        None if text && media_type == "application/octet-stream" => "text/plain".to_owned(),
+        _ => {
+            return Err(ApiError::AttachmentUnsupported { name, media_type });
+        }
+    };
     let id = new_attachment_id();
     state
         .store

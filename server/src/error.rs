@@ -36,6 +36,11 @@ pub enum ApiError {
     },
     RunNotFound,
     AttachmentNotFound,
+    /// A file no model can be sent (with its name and type).
+    AttachmentUnsupported {
+        name: String,
+        media_type: String,
+    },
     /// The run request body is not `{"input": {"text", "files"}}`.
     RunInput {
         path: String,
@@ -88,6 +93,7 @@ impl ApiError {
             ApiError::RevisionMalformed(_) => StatusCode::BAD_REQUEST,
             ApiError::RevisionConflict { .. } => StatusCode::CONFLICT,
             ApiError::RunNotFound | ApiError::AttachmentNotFound => StatusCode::NOT_FOUND,
+            ApiError::AttachmentUnsupported { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::RunInput { .. }
             | ApiError::GraphInvalid(_)
             | ApiError::CommandsDisabled(_) => StatusCode::UNPROCESSABLE_ENTITY,
@@ -117,6 +123,7 @@ impl ApiError {
             ApiError::RevisionConflict { .. } => "graph.revision_conflict",
             ApiError::RunNotFound => "run.not_found",
             ApiError::AttachmentNotFound => "attachment.not_found",
+            ApiError::AttachmentUnsupported { .. } => "attachment.unsupported",
             ApiError::RunInput { .. } => "run.invalid_input",
             ApiError::GraphInvalid(_) => "run.graph_invalid",
             ApiError::CommandsDisabled(_) => "run.commands_disabled",
@@ -167,6 +174,10 @@ impl ApiError {
             ),
             ApiError::RunNotFound => "there is no run with this id".to_owned(),
             ApiError::AttachmentNotFound => "there is no attachment with this id".to_owned(),
+            ApiError::AttachmentUnsupported { name, media_type } => format!(
+                "\"{name}\" ({media_type}) cannot be sent to a model: {}",
+                graph::reprompt::ACCEPTED_KINDS
+            ),
             ApiError::RunInput { message, .. } => {
                 format!("the run request must be {{\"input\": {{\"text\", \"files\"}}}}: {message}")
             }
@@ -206,6 +217,9 @@ impl ApiError {
                 "retry_after_seconds": retry_after_seconds,
             })),
             ApiError::RunFinished(status) => Some(json!({ "status": status })),
+            ApiError::AttachmentUnsupported { media_type, .. } => {
+                Some(json!({ "media_type": media_type }))
+            }
             _ => None,
         }
     }

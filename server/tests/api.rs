@@ -639,3 +639,73 @@ async fn attachments_upload_with_the_token_and_download_sandboxed() {
         assert_eq!(reply.error_code(), "attachment.not_found");
     }
 }
+
+#[tokio::test]
+async fn a_file_no_model_can_be_sent_is_refused_when_it_is_uploaded() {
+    let database = support::databases().await.remove(0);
+    let router = server::router::router(support::state(&database, Limits::default()).await);
+    let (id, token) = create(&router).await;
+    let upload = |media_type: &str, name: &str, body: Vec<u8>| {
+        Request::builder()
+            .method("POST")
+            .uri(format!("/api/graphs/{id}/attachments"))
+            .header(header::AUTHORIZATION, format!("Bearer {token}"))
+            .header(header::CONTENT_TYPE, media_type)
+            .header("x-filename", name)
+            .body(Body::from(body))
+            .unwrap()
+    };
+    let reply = send(
+        &router,
+        upload(
+            "application/octet-stream",
+            "model.bin",
+            vec![0, 159, 146, 150],
+        ),
+    )
+    .await;
+    assert_eq!(
+        reply.status,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "{}",
+        reply.text
+    );
+    let body = reply.json();
+    assert_eq!(body["error"]["code"], "attachment.unsupported");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("PNG, JPEG, GIF or WebP")
+    );
+    let reply = send(
+        &router,
+        upload("image/tiff", "scan.tiff", vec![73, 73, 42, 0]),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::UNSUPPORTED_MEDIA_TYPE);
+    let reply = send(
+        &router,
+        upload("text/plain", "latin1.txt", vec![0xe9, 0x74, 0xe9]),
+    )
+    .await;
+    assert_eq!(
+        reply.status,
+        StatusCode::UNSUPPORTED_MEDIA_TYPE,
+        "text must be UTF-8"
+    );
+    // A text file whose type the browser could not tell is taken as text.
+    let reply = send(
+        &router,
+        upload("application/octet-stream", "notes.md", b"# Notes".to_vec()),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::CREATED, "{}", reply.text);
+    assert_eq!(reply.json()["media_type"], "text/plain");
+    let reply = send(
+        &router,
+        upload("image/png", "dot.png", vec![137, 80, 78, 71]),
+    )
+    .await;
+    assert_eq!(reply.status, StatusCode::CREATED);
+}

@@ -12,8 +12,104 @@ pub const HEADER_HEIGHT: f64 = 24.0;
 pub const BODY_PADDING: f64 = 4.0;
 pub const PORT_ROW_HEIGHT: f64 = 20.0;
 
-/// Outer width of every module.
+/// Outer width of a module whose labels fit the narrowest box (the canvas
+/// benchmark's modules, and most).
 pub const MODULE_OUTER_WIDTH: f64 = MODULE_WIDTH + 2.0 * BORDER;
+
+/// The widest a module grows to show its labels; past this they are cut,
+/// with the whole text in a tooltip.
+pub const MAX_MODULE_WIDTH: f64 = 340.0;
+pub const MAX_OUTER_WIDTH: f64 = MAX_MODULE_WIDTH + 2.0 * BORDER;
+
+/// Estimated widths, in graph units, of what a module shows: a character
+/// of a port label (11 px), of the title (13 px, bold) and of the kind
+/// (10 px capitals); the document icon; a port's dot and its gap; the gap
+/// between the input and output columns; the header's padding and note.
+/// Estimated, not measured, so that the server and the browser lay out
+/// alike without a DOM; generous, so that a label is never cut by mistake.
+const LABEL_CHARACTER: f64 = 6.4;
+const TITLE_CHARACTER: f64 = 7.6;
+const KIND_CHARACTER: f64 = 7.0;
+const ICON: f64 = 14.0;
+const PORT_DOT: f64 = 14.0;
+const COLUMN_GAP: f64 = 16.0;
+const HEADER_EXTRA: f64 = 28.0;
+
+/// The text of a label without the document marker (`📄 `) DOC23 writes
+/// in front of per-response and named outputs, and whether it had one: the
+/// canvas draws the marker as an icon.
+pub fn without_marker(label: &str) -> (bool, &str) {
+    match label.strip_prefix("📄 ") {
+        Some(rest) => (true, rest),
+        None => (false, label),
+    }
+}
+
+/// How wide a port label is drawn.
+pub fn label_width(label: &str) -> f64 {
+    let (icon, text) = without_marker(label);
+    let icon = if icon { ICON } else { 0.0 };
+    icon + text.chars().count() as f64 * LABEL_CHARACTER
+}
+
+fn column_width<'a>(labels: impl Iterator<Item = &'a str>) -> f64 {
+    labels.map(label_width).fold(0.0, f64::max) + PORT_DOT
+}
+
+/// The content width of a module: wide enough for its widest input and
+/// output labels side by side and for its header, between the usual width
+/// and the maximum.
+pub fn module_width<'a>(
+    title: &str,
+    kind: &str,
+    note: &str,
+    inputs: impl Iterator<Item = &'a str>,
+    outputs: impl Iterator<Item = &'a str>,
+) -> f64 {
+    let ports = column_width(inputs) + COLUMN_GAP + column_width(outputs);
+    let header = title.chars().count() as f64 * TITLE_CHARACTER
+        + kind.chars().count() as f64 * KIND_CHARACTER
+        + note.chars().count() as f64 * LABEL_CHARACTER
+        + HEADER_EXTRA;
+    ports
+        .max(header)
+        .clamp(MODULE_WIDTH, MAX_MODULE_WIDTH)
+        .ceil()
+}
+
+/// How many characters of the title fit in the header of a module of
+/// content width `width`, beside its kind and note.
+pub fn title_limit(width: f64, kind: &str, note: &str) -> usize {
+    let room = width
+        - HEADER_EXTRA
+        - kind.chars().count() as f64 * KIND_CHARACTER
+        - note.chars().count() as f64 * LABEL_CHARACTER;
+    (room / TITLE_CHARACTER).max(8.0) as usize
+}
+
+/// How many characters each column's labels may show in a module of
+/// content width `width`: all of them, unless even the widest module is
+/// too narrow; then the wider column gives way first.
+pub fn label_limits<'a>(
+    width: f64,
+    inputs: impl Iterator<Item = &'a str> + Clone,
+    outputs: impl Iterator<Item = &'a str> + Clone,
+) -> (usize, usize) {
+    let input = column_width(inputs.clone());
+    let output = column_width(outputs.clone());
+    let room = width - COLUMN_GAP;
+    if input + output <= room {
+        return (usize::MAX, usize::MAX);
+    }
+    let characters = |space: f64| ((space - PORT_DOT - ICON) / LABEL_CHARACTER).max(6.0) as usize;
+    if input <= room / 2.0 {
+        (usize::MAX, characters(room - input))
+    } else if output <= room / 2.0 {
+        (characters(room - output), usize::MAX)
+    } else {
+        (characters(room / 2.0), characters(room / 2.0))
+    }
+}
 
 /// Outer height of a module with this many input and output ports.
 pub fn module_height(inputs: usize, outputs: usize) -> f64 {
@@ -38,15 +134,16 @@ pub fn input_anchor(position: Position, row: usize) -> (f64, f64) {
     (position.x, row_centre(position, row))
 }
 
-/// The point where a cable leaves the output port in row `row`.
-pub fn output_anchor(position: Position, row: usize) -> (f64, f64) {
-    (position.x + MODULE_OUTER_WIDTH, row_centre(position, row))
+/// The point where a cable leaves the output port in row `row` of a
+/// module `outer_width` wide.
+pub fn output_anchor(position: Position, outer_width: f64, row: usize) -> (f64, f64) {
+    (position.x + outer_width, row_centre(position, row))
 }
 
 /// Where a cable meets a module whose port is gone: the header's edge.
-pub fn header_anchor(position: Position, outgoing: bool) -> (f64, f64) {
+pub fn header_anchor(position: Position, outer_width: f64, outgoing: bool) -> (f64, f64) {
     let x = if outgoing {
-        position.x + MODULE_OUTER_WIDTH
+        position.x + outer_width
     } else {
         position.x
     };
@@ -97,7 +194,43 @@ mod tests {
     fn anchors_sit_on_the_module_edges_at_row_centres() {
         let position = Position { x: 100.0, y: 50.0 };
         assert_eq!(input_anchor(position, 0), (100.0, 89.0));
-        assert_eq!(output_anchor(position, 1), (282.0, 109.0));
+        assert_eq!(output_anchor(position, 182.0, 1), (282.0, 109.0));
+    }
+
+    #[test]
+    fn a_module_grows_to_fit_its_labels_up_to_a_maximum() {
+        let short = module_width(
+            "Module 1",
+            "",
+            "",
+            ["in0", "in1"].into_iter(),
+            ["out0"].into_iter(),
+        );
+        assert_eq!(
+            short, MODULE_WIDTH,
+            "the benchmark's modules keep their size"
+        );
+        let inputs = ["Data", "Context", "Instruction", "Start after"];
+        let outputs = ["Output", "📄 \"Follow-up number seven\"", "Done"];
+        let wide = module_width(
+            "Draft",
+            "Agent task",
+            "↻ 9",
+            inputs.into_iter(),
+            outputs.into_iter(),
+        );
+        assert!(wide > MODULE_WIDTH && wide < MAX_MODULE_WIDTH, "{wide}");
+        assert_eq!(
+            label_limits(wide, inputs.into_iter(), outputs.into_iter()),
+            (usize::MAX, usize::MAX),
+            "nothing is cut"
+        );
+        let huge = "x".repeat(200);
+        let widest = module_width("T", "", "", inputs.into_iter(), [huge.as_str()].into_iter());
+        assert_eq!(widest, MAX_MODULE_WIDTH);
+        let (input, output) = label_limits(widest, inputs.into_iter(), [huge.as_str()].into_iter());
+        assert_eq!(input, usize::MAX, "the shorter column keeps its labels");
+        assert!(output < 200 && output > 20, "{output}");
     }
 
     #[test]

@@ -45,6 +45,9 @@ pub struct CanvasEvents {
     pub selection: Callback<()>,
     /// A port was clicked without dragging (show the output popup).
     pub port_clicked: Callback<(String, String, f64, f64)>,
+    /// A cable being drawn is over this input (or none): whether it fits
+    /// is said before the drop.
+    pub hover: Callback<Option<Connection>>,
 }
 
 impl CanvasEvents {
@@ -57,6 +60,7 @@ impl CanvasEvents {
             open: Callback::new(|_| {}),
             selection: Callback::new(|()| {}),
             port_clicked: Callback::new(|_| {}),
+            hover: Callback::new(|_| {}),
         }
     }
 }
@@ -130,12 +134,13 @@ fn cable_geometry(model: &CanvasModel, edge: &EdgeHandle) -> Option<(String, boo
         .with(|ports| ports.iter().position(|port| port.id == to_port));
     let source_position = source.position.get();
     let target_position = target.position.get();
+    let source_width = source.outer_width();
     let start = source_row.map_or_else(
-        || header_anchor(source_position, true),
-        |row| output_anchor(source_position, row),
+        || header_anchor(source_position, source_width, true),
+        |row| output_anchor(source_position, source_width, row),
     );
     let end = target_row.map_or_else(
-        || header_anchor(target_position, false),
+        || header_anchor(target_position, 0.0, false),
         |row| input_anchor(target_position, row),
     );
     Some((
@@ -157,22 +162,16 @@ pub fn fit(text: &str, limit: usize) -> String {
     }
 }
 
-/// Characters of port labels that fit side by side across a module.
-const ROW_CHARACTERS: usize = 27;
-const TITLE_LIMIT: usize = 18;
-const KIND_LIMIT: usize = 12;
-
-/// How many characters one column's labels may have, given the widest
-/// label of the other column.
-fn column_limit(other: &[PortView]) -> usize {
-    let widest = other
-        .iter()
-        .map(|port| port.label.chars().count())
-        .max()
-        .unwrap_or(0);
-    ROW_CHARACTERS
-        .saturating_sub(widest)
-        .clamp(6, ROW_CHARACTERS)
+/// A port label as the canvas draws it: DOC23's document marker as an
+/// icon (an emoji needs a font many machines lack), the text cut to
+/// `limit` characters (the whole label is the row's tooltip).
+fn label_view(label: &str, limit: usize) -> impl IntoView + use<> {
+    let (marked, text) = geometry::without_marker(label);
+    let text = fit(text, limit);
+    view! {
+        {marked.then(crate::icons::document)}
+        {text}
+    }
 }
 
 #[component]
@@ -183,18 +182,23 @@ fn PortRow(port: PortView, incoming: bool, limit: Memo<usize>) -> impl IntoView 
         port.port_type.as_str(),
         port.accent
     );
+    let tooltip = if port.description.is_empty() {
+        port.label.clone()
+    } else {
+        format!("{} — {}", port.label, port.description)
+    };
     view! {
         <div
             class=class
             data-port-id=port.id.clone()
             data-port-type=port.port_type.as_str()
             data-label=port.label.clone()
-            title=format!("{} — {}", port.label, port.description)
+            title=tooltip
         >
             <span class="port-dot"></span>
             <span class="port-label">{
                 let label = port.label.clone();
-                move || fit(&label, limit.get())
+                move || label_view(&label, limit.get())
             }</span>
         </div>
     }
@@ -218,10 +222,28 @@ fn ModuleBox(node: NodeHandle, model: CanvasModel) -> impl IntoView {
         flagged,
         note,
         run,
-    } = node;
+    } = node.clone();
     let clock = model.clock;
-    let input_limit = Memo::new(move |_| outputs.with(|ports| column_limit(ports)));
-    let output_limit = Memo::new(move |_| inputs.with(|ports| column_limit(ports)));
+    let width = Memo::new({
+        let node = node.clone();
+        move |_| node.width()
+    });
+    let limits = Memo::new(move |_| {
+        inputs.with(|inputs| {
+            outputs.with(|outputs| {
+                geometry::label_limits(
+                    width.get(),
+                    inputs.iter().map(|port| port.label.as_str()),
+                    outputs.iter().map(|port| port.label.as_str()),
+                )
+            })
+        })
+    });
+    let input_limit = Memo::new(move |_| limits.get().0);
+    let output_limit = Memo::new(move |_| limits.get().1);
+    let title_limit = Memo::new(move |_| {
+        subtitle.with(|kind| note.with(|note| geometry::title_limit(width.get(), kind, note)))
+    });
     view! {
         <div
             class=move || {
@@ -237,6 +259,12 @@ fn ModuleBox(node: NodeHandle, model: CanvasModel) -> impl IntoView {
             // them on every frame of a pan.
             style:left=move || format!("{}px", position.get().x)
             style:top=move || format!("{}px", position.get().y)
+            // Only modules wider than the stylesheet's width carry one of
+            // their own (a thousand identical declarations cost a style pass).
+            style:width=move || {
+                let outer = width.get() + 2.0 * geometry::BORDER;
+                (outer > geometry::MODULE_OUTER_WIDTH).then(|| format!("{outer}px"))
+            }
         >
             {move || {
                 run.get().map(|state| {
@@ -250,18 +278,20 @@ fn ModuleBox(node: NodeHandle, model: CanvasModel) -> impl IntoView {
                 })
             }}
             <div class="module-header" title=move || format!("{} ({})", title.get(), subtitle.get())>
-                <span class="module-label">{move || fit(&title.get(), TITLE_LIMIT)}</span>
+                <span class="module-label">{move || fit(&title.get(), title_limit.get())}</span>
                 <span class="module-note" title="Re-prompts">{move || note.get()}</span>
-                <span class="module-kind">{move || fit(&subtitle.get(), KIND_LIMIT)}</span>
+                <span class="module-kind">{move || subtitle.get()}</span>
             </div>
             <div class="module-ports">
                 <div class="ports-in">
-                    <For each=move || inputs.get() key=|port| port.id.clone() let:port>
+                    // Keyed by label too: a port whose id stays while its
+                    // label changes (a re-prompt renumbered) is drawn anew.
+                    <For each=move || inputs.get() key=|port| (port.id.clone(), port.label.clone()) let:port>
                         <PortRow port incoming=true limit=input_limit/>
                     </For>
                 </div>
                 <div class="ports-out">
-                    <For each=move || outputs.get() key=|port| port.id.clone() let:port>
+                    <For each=move || outputs.get() key=|port| (port.id.clone(), port.label.clone()) let:port>
                         <PortRow port incoming=false limit=output_limit/>
                     </For>
                 </div>
@@ -274,6 +304,10 @@ fn ModuleBox(node: NodeHandle, model: CanvasModel) -> impl IntoView {
 /// mount and draw a great deal faster. Cables still meet its ports' places.
 #[component]
 fn ModuleSketch(node: NodeHandle) -> impl IntoView {
+    let width = Memo::new({
+        let node = node.clone();
+        move |_| node.outer_width()
+    });
     let NodeHandle {
         id,
         position,
@@ -294,9 +328,10 @@ fn ModuleSketch(node: NodeHandle) -> impl IntoView {
             style:left=move || format!("{}px", position.get().x)
             style:top=move || format!("{}px", position.get().y)
             style:height=move || format!("{}px", geometry::module_height(inputs.with(Vec::len), outputs.with(Vec::len)))
+            style:width=move || (width.get() > geometry::MODULE_OUTER_WIDTH).then(|| format!("{}px", width.get()))
         >
             <div class="module-header">
-                <span class="module-label">{move || fit(&title.get(), TITLE_LIMIT)}</span>
+                <span class="module-label">{move || fit(&title.get(), 18)}</span>
             </div>
         </div>
     }
@@ -412,6 +447,8 @@ pub fn Canvas(
     let pane_origin = StoredValue::new((0.0, 0.0));
     let preview = RwSignal::new(None::<String>);
     let connecting = RwSignal::new(None::<PortType>);
+    // The input a cable being drawn is over.
+    let hovered = StoredValue::new(None::<(String, String)>);
     let boxing = RwSignal::new(None::<(Position, Position)>);
     let space_held = RwSignal::new(false);
 
@@ -440,6 +477,14 @@ pub fn Canvas(
         // Controls inside the pane (zoom buttons, minimap) handle themselves.
         if closest(&target, "[data-pane-control]").is_some() {
             return;
+        }
+        // The gesture below prevents the default, which would move focus:
+        // take it from whatever field had it, so the keys that follow act
+        // on what was clicked.
+        if let Some(element) = pane.get_untracked() {
+            let options = web_sys::FocusOptions::new();
+            options.set_prevent_scroll(true);
+            let _ = element.focus_with_options(&options);
         }
         let client = (f64::from(event.client_x()), f64::from(event.client_y()));
         measure_pane();
@@ -618,12 +663,30 @@ pub fn Canvas(
                 let row = source
                     .outputs
                     .with_untracked(|ports| ports.iter().position(|port| port.id == from.1));
+                let width = untrack(|| source.outer_width());
                 let origin = row.map_or_else(
-                    || header_anchor(source.position.get_untracked(), true),
-                    |row| output_anchor(source.position.get_untracked(), row),
+                    || header_anchor(source.position.get_untracked(), width, true),
+                    |row| output_anchor(source.position.get_untracked(), width, row),
                 );
                 let end = graph_point(client.0, client.1);
                 preview.set(Some(cable_path(origin, (end.x, end.y))));
+                // Whether the input under the pointer fits, before the drop.
+                let over = web_sys::window()
+                    .and_then(|window| window.document())
+                    .and_then(|document| {
+                        document.element_from_point(client.0 as f32, client.1 as f32)
+                    })
+                    .and_then(|element| closest(&element, ".port-in"))
+                    .and_then(|element| port_of(&element))
+                    .map(|(module, port, _)| (module, port));
+                if hovered.get_value() != over {
+                    hovered.set_value(over.clone());
+                    events.hover.run(over.map(|to| Connection {
+                        from: from.clone(),
+                        to,
+                        rewire: None,
+                    }));
+                }
             }
             Gesture::Boxing { start, .. } => {
                 boxing.set(Some((*start, graph_point(client.0, client.1))));
@@ -634,6 +697,10 @@ pub fn Canvas(
     let on_pointer_up = move |event: web_sys::PointerEvent| {
         let finished = gesture.with_value(Clone::clone);
         gesture.set_value(Gesture::Idle);
+        if hovered.get_value().is_some() {
+            hovered.set_value(None);
+            events.hover.run(None);
+        }
         let client = (f64::from(event.client_x()), f64::from(event.client_y()));
         match finished {
             Gesture::Idle => {}
@@ -876,12 +943,18 @@ pub fn Canvas(
         <div
             class=pane_class
             data-bench-pane=""
+            // Focusable, so that a click on the canvas takes focus from a
+            // field and the canvas's keys act; and reachable with Tab.
+            tabindex="0"
+            aria-label="Canvas"
             node_ref=pane
             on:pointerdown=on_pointer_down
             on:pointermove=on_pointer_move
             on:pointerup=on_pointer_up
             on:pointercancel=move |_| {
                 gesture.set_value(Gesture::Idle);
+                hovered.set_value(None);
+                events.hover.run(None);
                 model.dragging.set(Vec::new());
                 model.layout.update(|version| *version += 1);
                 preview.set(None);

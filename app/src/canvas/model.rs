@@ -171,6 +171,38 @@ pub struct NodeHandle {
     pub run: RwSignal<Option<ModuleRun>>,
 }
 
+impl NodeHandle {
+    /// The module's content width, from what it shows (tracked).
+    pub fn width(&self) -> f64 {
+        let labels = |ports: &Vec<PortView>| {
+            ports
+                .iter()
+                .map(|port| port.label.clone())
+                .collect::<Vec<_>>()
+        };
+        let inputs = self.inputs.with(labels);
+        let outputs = self.outputs.with(labels);
+        self.title.with(|title| {
+            self.subtitle.with(|kind| {
+                self.note.with(|note| {
+                    super::geometry::module_width(
+                        title,
+                        kind,
+                        note,
+                        inputs.iter().map(String::as_str),
+                        outputs.iter().map(String::as_str),
+                    )
+                })
+            })
+        })
+    }
+
+    /// The module's width with its border (tracked).
+    pub fn outer_width(&self) -> f64 {
+        self.width() + 2.0 * super::geometry::BORDER
+    }
+}
+
 #[derive(Clone, PartialEq)]
 pub struct EdgeHandle {
     pub id: Arc<str>,
@@ -490,7 +522,7 @@ impl CanvasModel {
                     node.outputs.with_untracked(Vec::len),
                 );
                 let (right, bottom) = (
-                    position.x + super::geometry::MODULE_OUTER_WIDTH,
+                    position.x + untrack(|| node.outer_width()),
                     position.y + height,
                 );
                 Some(match bounds {
@@ -551,7 +583,7 @@ impl CanvasModel {
                     let at = node.position.get_untracked();
                     node.selected.get()
                         || (at.x < right
-                            && at.x + super::geometry::MODULE_OUTER_WIDTH > left
+                            && at.x + super::geometry::MAX_OUTER_WIDTH > left
                             && at.y < bottom
                             && at.y + 400.0 > top)
                 })
@@ -615,7 +647,7 @@ impl CanvasModel {
                     match ends {
                         Some((a, b)) => {
                             a.x.min(b.x) < right
-                                && a.x.max(b.x) + super::geometry::MODULE_OUTER_WIDTH > left
+                                && a.x.max(b.x) + super::geometry::MAX_OUTER_WIDTH > left
                                 && a.y.min(b.y) < bottom
                                 && a.y.max(b.y) + 400.0 > top
                         }

@@ -386,6 +386,7 @@ pub fn Editor(
         port_clicked: Callback::new(move |(module, _port, x, y): (String, String, f64, f64)| {
             editor.overlay.set(Overlay::Outputs { module, x, y });
         }),
+        hover: Callback::new(move |over| editor.hover_connection(over)),
     };
     let editable = Signal::derive(move || editor.can_edit.get());
     let on_drop = move |event: web_sys::DragEvent| {
@@ -427,6 +428,14 @@ pub fn Editor(
                     on:drop=on_drop
                 >
                     <Canvas model editable movable=editable events pane=editor.pane/>
+                    {move || editor.connection_hint.get().map(|(reason, x, y)| view! {
+                        <div
+                            class="connection-hint"
+                            role="status"
+                            style:left=format!("{}px", x + 14.0)
+                            style:top=format!("{}px", y + 14.0)
+                        >{reason}</div>
+                    })}
                     <ValidationPanel/>
                     <RunPanel/>
                 </div>

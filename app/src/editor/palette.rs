@@ -31,7 +31,12 @@ pub fn Palette() -> impl IntoView {
                 .collect::<Vec<_>>()
         })
     });
-    let add = move |kind: ModuleKind| editor.add_module(kind, editor.view_centre());
+    // Focus goes to the canvas, where the new module is selected, so the
+    // keys that follow (Delete, Escape, ], F) act on it.
+    let add = move |kind: ModuleKind| {
+        editor.add_module(kind, editor.view_centre());
+        editor.focus_canvas();
+    };
     let on_keydown = move |event: web_sys::KeyboardEvent| {
         let count = found.with_untracked(Vec::len);
         match event.key().as_str() {

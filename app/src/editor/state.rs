@@ -120,6 +120,9 @@ pub struct EditorState {
     pub findings: RwSignal<Vec<Finding>>,
     pub catalogue: RwSignal<Option<Catalogue>>,
     pub toast: RwSignal<Option<(u64, String)>>,
+    /// Why the input a cable being drawn is over does not fit, and where
+    /// the pointer is (client coordinates): said before the drop.
+    pub connection_hint: RwSignal<Option<(String, f64, f64)>>,
     pub overlay: RwSignal<Overlay>,
     pub show_validation: RwSignal<bool>,
     pub save: SaveState,
@@ -148,6 +151,7 @@ impl EditorState {
             findings: RwSignal::new(Vec::new()),
             catalogue: RwSignal::new(None),
             toast: RwSignal::new(None),
+            connection_hint: RwSignal::new(None),
             overlay: RwSignal::new(Overlay::None),
             show_validation: RwSignal::new(false),
             mode,
@@ -268,7 +272,30 @@ impl EditorState {
     /// Replaces the document (their revision after a conflict, a restored
     /// draft): history starts over.
     pub fn replace(&self, graph: Graph) {
-        self.model.load_graph(&graph);
+        // Every module and cable of either version is brought in line in
+        // place: new handles for modules already drawn would leave their
+        // boxes where they were while the cables follow the new ones.
+        let (modules, cables) = self.document.with_value(|document| {
+            let old = &document.graph;
+            let modules: std::collections::BTreeSet<String> = old
+                .modules
+                .iter()
+                .chain(&graph.modules)
+                .map(|module| module.id.clone())
+                .collect();
+            let cables: std::collections::BTreeSet<String> = old
+                .cables
+                .iter()
+                .chain(&graph.cables)
+                .map(|cable| cable.id.clone())
+                .collect();
+            (modules, cables)
+        });
+        self.model.refresh(
+            &graph,
+            modules.iter().map(String::as_str),
+            cables.iter().map(String::as_str),
+        );
         self.name.set(graph.name.clone());
         self.migrations.set(graph.migrations.clone());
         self.document
@@ -277,6 +304,13 @@ impl EditorState {
         self.can_redo.set(false);
         self.selected.set(None);
         self.version.update(|version| *version += 1);
+    }
+
+    /// Gives the canvas the keyboard focus.
+    pub fn focus_canvas(&self) {
+        if let Some(pane) = self.pane.get_untracked() {
+            let _ = pane.focus();
+        }
     }
 
     /// Reads the canvas selection into the panel's selection.
@@ -448,6 +482,18 @@ impl EditorState {
 
     /// Draws (or rewires) a cable, refusing ports that do not fit with a
     /// short reason.
+    /// A cable being drawn is over `over` (or no input): says why it does
+    /// not fit, if it does not.
+    pub fn hover_connection(&self, over: Option<Connection>) {
+        let reason = over.and_then(|connection| {
+            self.with_graph(|graph| check_connection(graph, &connection))
+                .err()
+        });
+        let at = self.model.pointer.get_value().unwrap_or_default();
+        self.connection_hint
+            .set(reason.map(|reason| (reason, at.0, at.1)));
+    }
+
     pub fn connect(&self, connection: Connection) {
         let checked = self.with_graph(|graph| check_connection(graph, &connection));
         let replaced = match checked {
@@ -502,6 +548,30 @@ impl EditorState {
         self.edit(label, coalesce.as_deref(), |edit| {
             if let Some(module) = edit.module_mut(id) {
                 change(module);
+            }
+        });
+    }
+
+    /// Changes one module's lists of re-prompts or named outputs; the
+    /// cables leaving a moved port move with it in the same undo step
+    /// (`graph::port_moves`).
+    pub fn update_module_moving_ports(
+        &self,
+        id: &str,
+        label: &str,
+        field: Option<&str>,
+        change: impl FnOnce(&mut Module) -> graph::port_moves::PortMoves,
+    ) {
+        let coalesce = field.map(|field| format!("{id}.{field}"));
+        self.edit(label, coalesce.as_deref(), |edit| {
+            let Some(module) = edit.module_mut(id) else {
+                return;
+            };
+            let moves = change(module);
+            for (cable, port) in moves.cables(edit.graph(), id) {
+                if let Some(cable) = edit.cable_mut(&cable) {
+                    cable.from.port = port;
+                }
             }
         });
     }

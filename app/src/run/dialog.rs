@@ -170,7 +170,8 @@ pub fn RunDialog() -> impl IntoView {
                     ></textarea>
                 </label>
                 <label class="attach">
-                    "📎 Add files"
+                    {crate::icons::paperclip()}
+                    "Add files"
                     <input type="file" multiple=true hidden=true on:change=choose/>
                 </label>
                 <ul class="chosen-files">

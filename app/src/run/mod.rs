@@ -219,9 +219,9 @@ impl RunView {
                 .modules
                 .iter()
                 .filter(|module| {
-                    record
-                        .last(&module.id)
-                        .is_some_and(|activation| activation.merged().is_some())
+                    record.last(&module.id).is_some_and(|activation| {
+                        activation.merged(&|id| record.label_of(id)).is_some()
+                    })
                 })
                 .max_by_key(|module| {
                     record

@@ -143,8 +143,13 @@ pub fn tabs(activation: Option<&ActivationView>, streaming: &[u32]) -> Vec<(Tab,
     tabs
 }
 
-/// What a tab shows, as text.
-pub fn tab_text(tab: &Tab, activation: Option<&ActivationView>, stream: Option<&String>) -> String {
+/// What a tab shows, as text; `label_of` names a module by its id.
+pub fn tab_text(
+    tab: &Tab,
+    activation: Option<&ActivationView>,
+    stream: Option<&String>,
+    label_of: &dyn Fn(&str) -> String,
+) -> String {
     let Some(activation) = activation else {
         return match tab {
             Tab::Response(_) => stream.cloned().unwrap_or_default(),
@@ -152,7 +157,7 @@ pub fn tab_text(tab: &Tab, activation: Option<&ActivationView>, stream: Option<&
         };
     };
     match tab {
-        Tab::Merged => activation.merged().unwrap_or_else(|| {
+        Tab::Merged => activation.merged(label_of).unwrap_or_else(|| {
             if activation.status == "running" {
                 "…".to_owned()
             } else {
@@ -412,7 +417,15 @@ fn ModuleView(view_state: RunView) -> impl IntoView {
                 .with(|streams| streams.get(&(focus, *index)).cloned()),
             _ => None,
         };
-        activation.with(|activation| tab_text(&tab, activation.as_ref(), stream.as_ref()))
+        view_state.record.with(|record| {
+            let label_of = |id: &str| {
+                record
+                    .as_ref()
+                    .map_or_else(|| id.to_owned(), |record| record.label_of(id))
+            };
+            activation
+                .with(|activation| tab_text(&tab, activation.as_ref(), stream.as_ref(), &label_of))
+        })
     });
     view! {
         <div class="run-module">
@@ -596,14 +609,27 @@ mod tests {
         assert_eq!(labels, ["Merged", "Original", "Re-prompt 1"]);
         let stream = "partial reply".to_owned();
         assert_eq!(
-            tab_text(&Tab::Response(1), Some(&activation), Some(&stream)),
+            tab_text(
+                &Tab::Response(1),
+                Some(&activation),
+                Some(&stream),
+                &str::to_owned
+            ),
             "partial reply"
         );
         assert_eq!(
-            tab_text(&Tab::Response(0), Some(&activation), Some(&stream)),
+            tab_text(
+                &Tab::Response(0),
+                Some(&activation),
+                Some(&stream),
+                &str::to_owned
+            ),
             "first"
         );
-        assert_eq!(tab_text(&Tab::Merged, Some(&activation), None), "…");
+        assert_eq!(
+            tab_text(&Tab::Merged, Some(&activation), None, &str::to_owned),
+            "…"
+        );
     }
 
     #[test]
@@ -625,14 +651,19 @@ mod tests {
             labels,
             ["Merged", "Original", "“summary”", "Receipt", "Error"]
         );
-        let receipt = tab_text(&Tab::Receipt, Some(&activation), None);
+        let receipt = tab_text(&Tab::Receipt, Some(&activation), None, &str::to_owned);
         assert!(receipt.starts_with("Provider: sim · sim-1 (simulated)\nTokens: 12 in, 30 out\nDuration: 1.5 s\nRe-prompts: 2"), "{receipt}");
         assert_eq!(
-            tab_text(&Tab::Named("summary".to_owned()), Some(&activation), None),
+            tab_text(
+                &Tab::Named("summary".to_owned()),
+                Some(&activation),
+                None,
+                &str::to_owned
+            ),
             "short"
         );
         assert_eq!(
-            tab_text(&Tab::Merged, Some(&activation), None),
+            tab_text(&Tab::Merged, Some(&activation), None, &str::to_owned),
             "No output."
         );
     }
@@ -661,15 +692,30 @@ mod tests {
             .collect();
         assert_eq!(labels, ["Merged", "Original", "Diff", "Files", "Tests"]);
         assert_eq!(
-            tab_text(&Tab::Work("diff_out"), Some(&activation), None),
+            tab_text(
+                &Tab::Work("diff_out"),
+                Some(&activation),
+                None,
+                &str::to_owned
+            ),
             "+++ b/hello.txt\n+Hello"
         );
         assert_eq!(
-            tab_text(&Tab::Work("files_out"), Some(&activation), None),
+            tab_text(
+                &Tab::Work("files_out"),
+                Some(&activation),
+                None,
+                &str::to_owned
+            ),
             "added     hello.txt\nmodified  README.md"
         );
         assert_eq!(
-            tab_text(&Tab::Work("test_results_out"), Some(&activation), None),
+            tab_text(
+                &Tab::Work("test_results_out"),
+                Some(&activation),
+                None,
+                &str::to_owned
+            ),
             "No tests were run."
         );
         activation.outputs.insert(
@@ -677,7 +723,12 @@ mod tests {
             bundle(serde_json::json!({"ran": true, "passed": false, "command": "sh test.sh", "output": "1 test failed"})),
         );
         assert_eq!(
-            tab_text(&Tab::Work("test_results_out"), Some(&activation), None),
+            tab_text(
+                &Tab::Work("test_results_out"),
+                Some(&activation),
+                None,
+                &str::to_owned
+            ),
             "$ sh test.sh\nfailed\n\n1 test failed"
         );
     }

@@ -76,9 +76,51 @@ pub struct ActivationView {
     pub error: Option<String>,
 }
 
+/// A bundle's text: its content, or the merged text of a response bundle.
+fn bundle_text(bundle: &Value) -> Option<String> {
+    let content = bundle.get("content")?;
+    Some(match content {
+        Value::String(text) => text.clone(),
+        Value::Object(object) => match object.get("merged_content").and_then(Value::as_str) {
+            Some(merged) => merged.to_owned(),
+            None => serde_json::to_string_pretty(content).unwrap_or_default(),
+        },
+        other => serde_json::to_string_pretty(other).unwrap_or_default(),
+    })
+}
+
 impl ActivationView {
-    /// The merged output text of `data_out` (or the first text output).
-    pub fn merged(&self) -> Option<String> {
+    /// The merged output text of `data_out`; for an output module, every
+    /// result it collected, each under the label (`label_of` a module id)
+    /// of where it came from when there are several.
+    pub fn merged(&self, label_of: &dyn Fn(&str) -> String) -> Option<String> {
+        let mut results: Vec<(usize, &Value)> = self
+            .outputs
+            .iter()
+            .filter_map(|(port, value)| {
+                let number = port.strip_prefix("result_")?.parse::<usize>().ok()?;
+                Some((number, value))
+            })
+            .collect();
+        results.sort_by_key(|(number, _)| *number);
+        if results.len() > 1 {
+            return Some(
+                results
+                    .iter()
+                    .map(|(_, bundle)| {
+                        let source = bundle
+                            .get("source_module")
+                            .and_then(Value::as_str)
+                            .map_or_else(|| "another module".to_owned(), label_of);
+                        format!(
+                            "── From “{source}” ──\n{}",
+                            bundle_text(bundle).unwrap_or_default()
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n\n"),
+            );
+        }
         let bundle = self
             .outputs
             .get("data_out")
@@ -88,15 +130,7 @@ impl ActivationView {
                     .values()
                     .find(|value| value.get("type").and_then(Value::as_str) == Some("bundle"))
             })?;
-        let content = bundle.get("content")?;
-        Some(match content {
-            Value::String(text) => text.clone(),
-            Value::Object(object) => match object.get("merged_content").and_then(Value::as_str) {
-                Some(merged) => merged.to_owned(),
-                None => serde_json::to_string_pretty(content).unwrap_or_default(),
-            },
-            other => serde_json::to_string_pretty(other).unwrap_or_default(),
-        })
+        bundle_text(bundle)
     }
 
     /// Tokens in and out of the whole activation.
@@ -126,6 +160,14 @@ impl ActivationView {
 }
 
 impl RunRecord {
+    /// A module's label in the graph as it ran (its id if it is not there).
+    pub fn label_of(&self, module: &str) -> String {
+        self.graph.module(module).map_or_else(
+            || module.to_owned(),
+            |module| module.display_label().to_owned(),
+        )
+    }
+
     /// The last activation of each module.
     pub fn last(&self, module: &str) -> Option<&ActivationView> {
         self.modules.get(module)?.activations.last()
@@ -171,7 +213,10 @@ mod tests {
         }))
         .unwrap();
         let draft = record.last("m2").unwrap();
-        assert_eq!(draft.merged().unwrap(), "a\\n───── Re-prompt 1 ─────\\nb");
+        assert_eq!(
+            draft.merged(&str::to_owned).unwrap(),
+            "a\\n───── Re-prompt 1 ─────\\nb"
+        );
         assert_eq!(draft.tokens(), 14);
         assert_eq!(draft.duration_ms(), Some(4));
         assert!(record.is_finished());

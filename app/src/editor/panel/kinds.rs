@@ -2,6 +2,7 @@
 
 use graph::ModuleConfig;
 use graph::config::{Criterion, Persona, RePromptOwner, SessionMode};
+use graph::port_moves;
 use leptos::prelude::*;
 
 use super::fields::{CheckField, NumberField, SelectField, TextArea, TextField};
@@ -22,24 +23,14 @@ fn NamedOutputs(selected: Selected) -> impl IntoView {
         _ => Vec::new(),
     });
     let rename = move |index: usize| {
-        selected.update(
+        selected.move_ports(
             "Rename output",
-            "named_output",
-            move |config, value: String| {
-                if let ModuleConfig::AgentTask(task) = config
-                    && let Some(name) = task.named_outputs.get_mut(index)
-                {
-                    *name = value;
-                }
-            },
+            Some("named_output"),
+            move |config, value: String| port_moves::rename_named_output(config, index, &value),
         )
     };
-    let remove = selected.act("Remove named output", |config, index: usize| {
-        if let ModuleConfig::AgentTask(task) = config
-            && index < task.named_outputs.len()
-        {
-            task.named_outputs.remove(index);
-        }
+    let remove = selected.move_ports("Remove named output", None, |config, index: usize| {
+        port_moves::remove_named_output(config, index)
     });
     let add = selected.act("Add named output", |config, (): ()| {
         if let ModuleConfig::AgentTask(task) = config {

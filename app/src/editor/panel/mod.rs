@@ -66,6 +66,24 @@ impl Selected {
         })
     }
 
+    /// An edit of a list whose entries have output ports (re-prompts,
+    /// named outputs): `apply` says how the port ids moved, and the cables
+    /// follow. `field`: typing into one field is one undo step.
+    pub fn move_ports<T: 'static>(
+        &self,
+        label: &'static str,
+        field: Option<&'static str>,
+        apply: impl Fn(&mut ModuleConfig, T) -> graph::port_moves::PortMoves + Send + Sync + 'static,
+    ) -> Callback<T> {
+        let editor = self.editor;
+        let id = self.id;
+        Callback::new(move |value: T| {
+            editor.update_module_moving_ports(&id.get_value(), label, field, |module| {
+                apply(&mut module.config, value)
+            });
+        })
+    }
+
     /// An edit that is a step of its own (a click, not typing).
     pub fn act<T: 'static>(
         &self,

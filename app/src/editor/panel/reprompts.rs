@@ -1,10 +1,11 @@
 //! The Re-Prompts section (DOC23 §6.1): numbered text areas, ✕ removes and
-//! renumbers, a drag handle (or Alt+↑/↓) reorders, 📎 attaches files to that
+//! renumbers, a drag handle (or Alt+↑/↓) reorders, the paper clip attaches files to that
 //! re-prompt only, `+ Add Re-Prompt` stops at 10, and for agent tasks the
 //! "Send responses to separate outputs" checkbox. Used for module-level
 //! re-prompts and for each coding agent's.
 
 use graph::config::RePromptOwner;
+use graph::port_moves;
 use graph::validate::MAX_RE_PROMPTS;
 use graph::{Attachment, ModuleConfig, RePrompt};
 use leptos::prelude::*;
@@ -49,14 +50,12 @@ fn reorder(selected: Selected, owner: RePromptOwner, from: usize, to: usize) {
     if from >= count || to >= count || from == to {
         return;
     }
-    selected
-        .editor
-        .update_module(&selected.id(), "Reorder re-prompts", None, |module| {
-            if let Some(re_prompts) = module.config.re_prompts_mut(owner) {
-                let moved = re_prompts.remove(from);
-                re_prompts.insert(to, moved);
-            }
-        });
+    selected.editor.update_module_moving_ports(
+        &selected.id(),
+        "Reorder re-prompts",
+        None,
+        |module| port_moves::move_re_prompt(&mut module.config, owner, from, to),
+    );
     let id = area_id(&selected.id(), owner, to);
     request_animation_frame(move || focus(&id));
 }
@@ -144,7 +143,8 @@ fn AttachmentChips(selected: Selected, owner: RePromptOwner, index: usize) -> im
             <For each=move || attachments.get() key=|attachment| attachment.id.clone() let:attachment>
                 <span class="attachment-chip">
                     <a href=format!("/api/attachments/{}", attachment.id) target="_blank" rel="noopener">
-                        {format!("📎 {}", attachment.name)}
+                        {crate::icons::paperclip()}
+                        {attachment.name.clone()}
                     </a>
                     <button
                         type="button"
@@ -158,7 +158,8 @@ fn AttachmentChips(selected: Selected, owner: RePromptOwner, index: usize) -> im
                 </span>
             </For>
             <label class="attach" class:disabled=move || selected.disabled().get()>
-                "📎 Attach files"
+                {crate::icons::paperclip()}
+                "Attach files"
                 <input type="file" multiple=true hidden=true disabled=move || selected.disabled().get() on:change=upload/>
             </label>
         </div>
@@ -190,12 +191,8 @@ fn RePromptItem(
             }
         },
     );
-    let remove = selected.act("Remove re-prompt", move |config, (): ()| {
-        if let Some(list) = config.re_prompts_mut(owner)
-            && index < list.len()
-        {
-            list.remove(index);
-        }
+    let remove = selected.move_ports("Remove re-prompt", None, move |config, (): ()| {
+        port_moves::remove_re_prompt(config, owner, index)
     });
     let number = index + 1;
     let module_id = selected.id();
