@@ -345,3 +345,19 @@ test('messages name modules and ports in the person\'s words, and a port that do
   await expect(page.locator('.connection-hint')).toContainText('A signal output cannot feed a bundle input');
   await page.mouse.up();
 });
+
+test('the palette puts the kind whose name was typed first', async ({ page }) => {
+  await newGraph(page);
+  await page.locator('.pane').click({ position: { x: 600, y: 30 } });
+  await page.keyboard.press('/');
+  await page.keyboard.type('review');
+  // Coding's description mentions a review chain; the Review gate is meant.
+  await expect(page.locator('.palette-item').first()).toHaveAttribute('data-kind', 'step.agent_review_gate');
+  await page.keyboard.press('Enter');
+  await expect(node(page, 'm4')).toHaveClass(/kind-agent_review_gate/);
+  // Escape from a dialog gives the keys back to the canvas.
+  await page.keyboard.press('?');
+  await expect(page.getByRole('dialog', { name: 'Keyboard shortcuts' })).toBeVisible();
+  await page.keyboard.press('Escape');
+  await expect(page.locator('.pane')).toBeFocused();
+});

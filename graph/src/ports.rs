@@ -231,7 +231,7 @@ const SIGNAL_OUT: Spec = Spec {
     id: "signal_out",
     port_type: PortType::Signal,
     label: "Done",
-    description: "Fires when the module has finished, after its last re-prompt",
+    description: "Fires when the module has finished (after its last re-prompt, if it has any)",
     accent: PortAccent::Muted,
 };
 const RECEIPT_OUT: Spec = Spec {

@@ -97,6 +97,8 @@ pub fn handle(editor: EditorState, event: &web_sys::KeyboardEvent) {
             if overlay_open {
                 editor.overlay.set(Overlay::None);
                 editor.model.pending_from.set(None);
+                // Back where the keys act, not at the top of the page.
+                editor.focus_canvas();
             } else if editor.model.pending_from.get_untracked().is_some() {
                 editor.model.pending_from.set(None);
             } else if in_field {

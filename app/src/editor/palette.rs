@@ -10,12 +10,24 @@ use super::state::EditorState;
 /// The drag-and-drop type of a palette entry.
 pub const KIND_MIME: &str = "application/x-patchbay-kind";
 
-fn matches(kind: ModuleKind, query: &str) -> bool {
+/// How well `kind` answers `query`: `None` when it does not; otherwise
+/// lower is better — a title that starts with it, a title that holds it,
+/// then its wire name or description. Typing "review" must put Review gate
+/// first, not Coding (whose description mentions a review chain).
+fn rank(kind: ModuleKind, query: &str) -> Option<u8> {
     let query = query.trim().to_lowercase();
-    query.is_empty()
-        || kind.title().to_lowercase().contains(&query)
-        || kind.description().to_lowercase().contains(&query)
-        || kind.as_str().contains(&query)
+    let title = kind.title().to_lowercase();
+    if query.is_empty() || title.starts_with(&query) {
+        Some(0)
+    } else if title.contains(&query) {
+        Some(1)
+    } else if kind.as_str().contains(&query) {
+        Some(2)
+    } else if kind.description().to_lowercase().contains(&query) {
+        Some(3)
+    } else {
+        None
+    }
 }
 
 #[component]
@@ -25,10 +37,13 @@ pub fn Palette() -> impl IntoView {
     let highlighted = RwSignal::new(0usize);
     let found = Memo::new(move |_| {
         query.with(|query| {
-            ModuleKind::ALL
+            let mut found: Vec<(u8, ModuleKind)> = ModuleKind::ALL
                 .into_iter()
-                .filter(|kind| matches(*kind, query))
-                .collect::<Vec<_>>()
+                .filter_map(|kind| rank(kind, query).map(|rank| (rank, kind)))
+                .collect();
+            // Stable: equal ranks keep the palette's order.
+            found.sort_by_key(|(rank, _)| *rank);
+            found.into_iter().map(|(_, kind)| kind).collect::<Vec<_>>()
         })
     });
     // Focus goes to the canvas, where the new module is selected, so the
@@ -109,11 +124,26 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_title_match_comes_before_a_description_match() {
+        let ranked = |query: &str| {
+            let mut found: Vec<(u8, ModuleKind)> = ModuleKind::ALL
+                .into_iter()
+                .filter_map(|kind| rank(kind, query).map(|rank| (rank, kind)))
+                .collect();
+            found.sort_by_key(|(rank, _)| *rank);
+            found.into_iter().map(|(_, kind)| kind).collect::<Vec<_>>()
+        };
+        assert_eq!(ranked("review").first(), Some(&ModuleKind::ReviewGate));
+        assert!(ranked("review").contains(&ModuleKind::Coding));
+        assert_eq!(ranked("judge"), [ModuleKind::Judge]);
+    }
+
+    #[test]
     fn search_matches_titles_descriptions_and_wire_names() {
-        assert!(matches(ModuleKind::AgentTask, "agent"));
-        assert!(matches(ModuleKind::ReviewGate, "revision"));
-        assert!(matches(ModuleKind::Coding, "step.coding"));
-        assert!(!matches(ModuleKind::Input, "judge"));
-        assert!(matches(ModuleKind::Judge, ""));
+        assert!(rank(ModuleKind::AgentTask, "agent").is_some());
+        assert!(rank(ModuleKind::ReviewGate, "revision").is_some());
+        assert!(rank(ModuleKind::Coding, "step.coding").is_some());
+        assert!(rank(ModuleKind::Input, "judge").is_none());
+        assert!(rank(ModuleKind::Judge, "").is_some());
     }
 }

@@ -79,14 +79,14 @@ pub fn ShareDialog() -> impl IntoView {
     view! {
         <Modal title="Share".to_owned() class="share">
                 {stored.then(|| view! {
-                    <LinkRow label="View link — anyone with it can see, run and fork this graph" name="view-link" url=view_url.clone()/>
+                    <LinkRow label="View link — anyone with it can see this graph, and fork it to run a copy of their own" name="view-link" url=view_url.clone()/>
                 })}
                 {edit_url.map(|url| view! {
                     <LinkRow
                         label="Edit link"
                         name="edit-link"
                         url
-                        warning="Anyone with the edit link can change this graph and save over it. Share it only with people you would give your own access."
+                        warning="Anyone with the edit link can change this graph, run it, stop its runs and see them all. Share it only with people you would give your own access."
                     />
                 })}
                 {run_url.map(|url| view! {
