@@ -3,8 +3,9 @@
 //! serves it open): then every request that changes something — creating,
 //! importing or forking a graph, `/new`, saving, uploading, starting and
 //! cancelling runs — needs the key, while reading a shared graph or run by
-//! its link does not. Edit tokens still decide which graph a request may
-//! change; the key only decides who may change anything.
+//! its link, or listing the graphs whose edit tokens one holds, does not.
+//! Edit tokens still decide which graph a request may change; the key only
+//! decides who may change anything.
 //!
 //! Browsers get the key the way Jupyter hands out its token: the operator
 //! shares `/?key=…` once, the server answers with a cookie (a hash of the
@@ -48,14 +49,18 @@ pub fn check_exposure(settings: &Settings) -> Result<(), String> {
     Ok(())
 }
 
-/// Whether `request` changes something (and so needs the key). Checking a
-/// document changes nothing.
+/// Posted, yet changing nothing: checking a document, and listing the
+/// graphs whose edit tokens the caller holds (the home page).
+const POSTED_READS: [&str; 2] = ["/api/validate", "/api/graphs/summaries"];
+
+/// Whether `request` changes something (and so needs the key).
 fn changes_something(method: &Method, path: &str) -> bool {
     if path == "/new" {
         return true;
     }
     let reads = matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
-    !reads && path != "/api/validate"
+    let posted_read = *method == Method::POST && POSTED_READS.contains(&path);
+    !reads && !posted_read
 }
 
 /// The key's hash in the request's cookie, or the key in its header,
@@ -204,6 +209,16 @@ mod tests {
         assert!(changes_something(&Method::POST, "/api/graphs"));
         assert!(changes_something(&Method::PUT, "/api/graphs/g_x"));
         assert!(changes_something(&Method::POST, "/api/runs/r_x/cancel"));
+    }
+
+    #[test]
+    fn listing_the_graphs_a_browser_holds_needs_no_key() {
+        assert!(!changes_something(&Method::POST, "/api/graphs/summaries"));
+        assert!(!changes_something(&Method::GET, "/"));
+        // Neighbours that do change something still need it.
+        assert!(changes_something(&Method::POST, "/api/graphs"));
+        assert!(changes_something(&Method::POST, "/api/graphs/g_x/fork"));
+        assert!(changes_something(&Method::PUT, "/api/graphs/summaries"));
     }
 
     #[test]

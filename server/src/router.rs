@@ -17,7 +17,7 @@ use tower_http::trace::TraceLayer;
 
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::{access, attachments_api, graphs_api, headers, pages, runs_api};
+use crate::{access, attachments_api, graphs_api, headers, pages, runs_api, summaries_api};
 
 /// Attachments and documents; run requests have a limit of their own.
 const MAX_REQUEST_BYTES: usize = 16 * 1024 * 1024;
@@ -30,6 +30,7 @@ fn max_run_request_bytes(state: &AppState) -> usize {
 fn api(state: &AppState) -> Router<AppState> {
     Router::new()
         .route("/graphs", post(graphs_api::create))
+        .route("/graphs/summaries", post(summaries_api::summaries))
         .route("/graphs/{id}", get(graphs_api::get).put(graphs_api::update))
         .route("/graphs/{id}/fork", post(graphs_api::fork))
         .route("/graphs/{id}/attachments", post(attachments_api::upload))
