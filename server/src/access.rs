@@ -88,13 +88,15 @@ fn presented(request: &Request, key: &str) -> Option<bool> {
     Some(token_matches(&cookie, &hash_token(&hash_token(key))))
 }
 
-fn page(status: StatusCode, title: &str, text: &str) -> Response {
+/// A small page the server writes itself, in the app's colours: `text` is
+/// HTML, written by this server, never taken from a request.
+pub(crate) fn page(status: StatusCode, title: &str, text: &str) -> Response {
     let body = format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title} · Patchbay</title>\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <style>body {{ background: #16181d; color: #e4e6eb; font-family: system-ui, sans-serif; \
          max-width: 40em; margin: 4em auto; padding: 0 1em; line-height: 1.5 }} \
-         code {{ background: #262a33; padding: 0 0.3em; border-radius: 3px }}</style></head>\
+         code {{ background: #262a33; padding: 0 0.3em; border-radius: 3px }} a {{ color: #7aa2ff }}</style></head>\
          <body><h1>{title}</h1><p>{text}</p></body></html>\n"
     );
     (

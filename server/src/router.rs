@@ -1,7 +1,7 @@
 //! The whole HTTP surface, built in one place: the JSON API under `/api`,
-//! the front door at `/` and the new-graph redirect at `/new`, the Leptos
-//! pages, and the built site; in front of all of it the access key and the
-//! security headers.
+//! the new-graph redirect at `/new`, the Leptos pages (the home page at `/`
+//! among them), and the built site; in front of all of it the access key
+//! and the security headers.
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -80,7 +80,6 @@ pub fn router(state: AppState) -> Router {
     let pkg = state.settings.site_root.join("pkg");
     let key_check = axum::middleware::from_fn_with_state(state.clone(), access::require_key);
     let routes = Router::new()
-        .route("/", get(pages::root))
         .route("/new", get(pages::new_graph))
         .nest("/api", api(&state))
         .nest_service("/pkg", ServeDir::new(pkg).precompressed_gzip())

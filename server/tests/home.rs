@@ -1,6 +1,7 @@
 //! What the home page asks of the server: the summaries of the graphs a
 //! browser holds edit tokens for (and nothing about any other graph, from
-//! the stranger's side).
+//! the stranger's side), `/new?example=` for each starter example (each one
+//! runs to completion offline), and the page at `/` itself.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
@@ -10,10 +11,12 @@ use axum::Router;
 use axum::body::Body;
 use axum::http::{Request, StatusCode, header};
 use graph::Limits;
-use graph::starter::starter_graph;
+use graph::starter::{examples, starter_graph};
+use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use server::settings::Settings;
 use support::{as_editor, call, create_graph, edit_token, get, post, start, wait_for};
+use tower::ServiceExt;
 
 fn starter() -> Value {
     serde_json::to_value(starter_graph()).unwrap()
@@ -39,6 +42,19 @@ async fn summaries(router: &Router, held: Value) -> (StatusCode, Value) {
 
 fn held(graph_id: &str, token: &str) -> Value {
     json!({"id": graph_id, "edit_token": token})
+}
+
+/// Status, headers and text of a page.
+async fn page(router: &Router, request: Request<Body>) -> (StatusCode, header::HeaderMap, String) {
+    let response = router.clone().oneshot(request).await.unwrap();
+    let status = response.status();
+    let headers = response.headers().clone();
+    let bytes = response.into_body().collect().await.unwrap().to_bytes();
+    (
+        status,
+        headers,
+        String::from_utf8_lossy(&bytes).into_owned(),
+    )
 }
 
 #[tokio::test]
@@ -230,4 +246,133 @@ async fn with_an_access_key_listing_needs_no_key_and_still_needs_the_tokens() {
     assert_eq!(body["graphs"][0]["name"], "Keyed");
     let (_, body) = summaries(&router, json!([held(id, &"B".repeat(43))])).await;
     assert_eq!(body["graphs"], json!([]));
+}
+
+#[tokio::test]
+async fn new_starts_from_each_example_and_each_runs_to_completion_offline() {
+    let setup = support::coding::setup(None).await;
+    let router = &setup.router;
+    for example in examples() {
+        let (status, headers, text) =
+            page(router, get(&format!("/new?example={}", example.id))).await;
+        assert_eq!(status, StatusCode::SEE_OTHER, "{}: {text}", example.id);
+        let location = headers[header::LOCATION].to_str().unwrap();
+        let (path, token) = location.split_once("#edit=").unwrap();
+        let id = path.strip_prefix("/g/").unwrap();
+        let (_, document) = call(router, get(&format!("/api/graphs/{id}"))).await;
+        assert_eq!(document["name"], example.title);
+        assert_eq!(
+            document["modules"].as_array().unwrap().len(),
+            example.graph.modules.len()
+        );
+        // The server's own findings: nothing to fix before running.
+        let (status, checked) = call(router, post("/api/validate", document.clone())).await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(checked["findings"], json!([]), "{}", example.id);
+
+        let mut run = post(
+            &format!("/api/graphs/{id}/runs"),
+            json!({"input": {"text": "an example run"}}),
+        );
+        run.headers_mut().insert(
+            header::AUTHORIZATION,
+            format!("Bearer {token}").parse().unwrap(),
+        );
+        let (status, started) = call(router, run).await;
+        assert_eq!(status, StatusCode::CREATED, "{}: {started}", example.id);
+        let finished = wait_for(
+            router,
+            started["id"].as_str().unwrap(),
+            &["completed", "failed", "cancelled"],
+        )
+        .await;
+        assert_eq!(
+            finished["status"], "completed",
+            "{}: {}",
+            example.id, finished["error"]
+        );
+    }
+}
+
+#[tokio::test]
+async fn new_with_an_unknown_example_is_a_404_page_and_creates_nothing() {
+    let database = support::databases().await.remove(0);
+    let state = server::build_state(support::settings(&database, Limits::default()))
+        .await
+        .unwrap();
+    let store = state.store.clone();
+    let router = server::router::router(state);
+    let before = store.graph_count().await.unwrap();
+    for address in [
+        "/new?example=no-such-example",
+        "/new?example=",
+        "/new?example=%3Cscript%3E",
+    ] {
+        let (status, headers, text) = page(&router, get(address)).await;
+        assert_eq!(status, StatusCode::NOT_FOUND, "{address}");
+        assert!(
+            headers[header::CONTENT_TYPE]
+                .to_str()
+                .unwrap()
+                .starts_with("text/html")
+        );
+        assert!(text.contains("No such example"), "{text}");
+        assert!(text.contains("href=\"/\""), "{text}");
+        assert!(!text.contains("<script"), "{text}");
+    }
+    assert_eq!(store.graph_count().await.unwrap(), before);
+    // Without an example, still the starter graph.
+    let (status, headers, _) = page(&router, get("/new")).await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    let location = headers[header::LOCATION].to_str().unwrap();
+    let id = location
+        .strip_prefix("/g/")
+        .unwrap()
+        .split('#')
+        .next()
+        .unwrap();
+    let (_, document) = call(&router, get(&format!("/api/graphs/{id}"))).await;
+    assert_eq!(document["name"], "Draft, review, finalize");
+}
+
+#[tokio::test]
+async fn the_home_page_is_the_apps_own_and_creates_nothing() {
+    let database = support::databases().await.remove(0);
+    let state = server::build_state(support::settings(&database, Limits::default()))
+        .await
+        .unwrap();
+    let store = state.store.clone();
+    let router = server::router::router(state);
+    let before = store.graph_count().await.unwrap();
+    let (status, headers, html) = page(&router, get("/")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        store.graph_count().await.unwrap(),
+        before,
+        "/ makes no graph"
+    );
+    assert!(html.contains("Your graphs"), "{html}");
+    assert!(html.contains("href=\"/new\""), "{html}");
+    for example in examples() {
+        assert!(html.contains(example.title), "{}", example.title);
+        assert!(
+            html.contains(&format!("href=\"/new?example={}\"", example.id)),
+            "{}",
+            example.id
+        );
+    }
+    // Its scripts are the app's, each with this response's nonce.
+    let policy = headers[header::CONTENT_SECURITY_POLICY].to_str().unwrap();
+    let nonce = policy
+        .split("'nonce-")
+        .nth(1)
+        .and_then(|rest| rest.split('\'').next())
+        .unwrap();
+    let scripts = html.matches("<script").count();
+    assert!(scripts > 0);
+    assert_eq!(
+        html.matches(&format!("nonce=\"{nonce}\"")).count() + html.matches("<script src=").count(),
+        scripts,
+        "{html}"
+    );
 }
