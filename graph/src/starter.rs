@@ -125,11 +125,13 @@ fn review_loop_graph() -> Graph {
                     ..AgentTaskConfig::default()
                 }),
             ),
+            // Below the draft, so that the feedback cable back to it shows
+            // as a loop rather than running behind both modules.
             module(
                 "review",
                 "Review",
                 660.0,
-                120.0,
+                300.0,
                 ModuleConfig::ReviewGate(ReviewGateConfig {
                     instruction: "Approve the essay if it is clear, accurate and on topic; otherwise say exactly what to change."
                         .to_owned(),
@@ -142,7 +144,7 @@ fn review_loop_graph() -> Graph {
                 "final",
                 "Approved essay",
                 960.0,
-                120.0,
+                300.0,
                 ModuleConfig::Output(OutputConfig::default()),
             ),
         ],
