@@ -5,7 +5,7 @@ import { test, expect } from '@playwright/test';
 
 /** Opens a new starter graph this browser can edit; returns its id. */
 async function newGraph(page) {
-  await page.goto('/');
+  await page.goto('/new');
   await expect(page.locator('.access-badge')).toHaveText('Editing');
   return page.url().split('/g/')[1];
 }

@@ -1,4 +1,4 @@
-// The foundation, end to end in a real browser: `/` makes a starter graph,
+// The foundation, end to end in a real browser: `/new` makes a starter graph,
 // its page renders on the server and hydrates, and it survives a reload.
 import { test, expect } from '@playwright/test';
 
@@ -12,9 +12,9 @@ function watchErrors(page) {
   return errors;
 }
 
-test('the front page opens a new starter graph that persists across a reload', async ({ page }) => {
+test('/new opens a new starter graph that persists across a reload', async ({ page }) => {
   const errors = watchErrors(page);
-  await page.goto('/');
+  await page.goto('/new');
   await expect(page).toHaveURL(/\/g\/g_[A-Za-z0-9_-]{24}$/);
 
   const nodes = page.locator('[data-node-id]');
@@ -53,7 +53,7 @@ test('the front page opens a new starter graph that persists across a reload', a
 });
 
 test('another browser sees the graph read-only', async ({ page, browser }) => {
-  await page.goto('/');
+  await page.goto('/new');
   await expect(page.locator('.access-badge')).toHaveText('Editing');
   const url = page.url();
 
@@ -71,5 +71,6 @@ test('an unknown graph gets a proper 404 page', async ({ page }) => {
   const response = await page.goto('/g/g_AAAAAAAAAAAAAAAAAAAAAAAA');
   expect(response.status()).toBe(404);
   await expect(page.getByRole('heading', { name: 'Not found' })).toBeVisible();
-  await expect(page.getByRole('link', { name: 'Start a new graph' })).toHaveAttribute('href', '/');
+  await expect(page.getByRole('link', { name: 'Start a new graph' })).toHaveAttribute('href', '/new');
+  await expect(page.getByRole('link', { name: 'Your graphs' })).toHaveAttribute('href', '/');
 });

@@ -6,7 +6,7 @@
 import { test, expect } from '@playwright/test';
 
 async function newGraph(page) {
-  await page.goto('/');
+  await page.goto('/new');
   await expect(page.locator('.access-badge')).toHaveText('Editing');
   return page.url().split('/g/')[1].split(/[?#]/)[0];
 }

@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import { test, expect } from '@playwright/test';
 
 async function newGraph(page) {
-  await page.goto('/');
+  await page.goto('/new');
   await expect(page.locator('.access-badge')).toHaveText('Editing');
   return page.url().split('/g/')[1].split(/[?#]/)[0];
 }

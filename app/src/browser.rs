@@ -183,6 +183,35 @@ pub fn download(file_name: &str, media_type: &str, text: &str) -> Result<(), Str
     Ok(())
 }
 
+/// A Unix-milliseconds instant as this person reads a date and time
+/// ("22 Nov 2026, 21:10" or "Nov 22, 2026, 9:10 PM", by their browser's
+/// language and time zone), and as an ISO 8601 instant for `<time>`.
+pub fn local_date_time(milliseconds: i64) -> (String, String) {
+    #[cfg(feature = "hydrate")]
+    {
+        use wasm_bindgen::JsValue;
+        // Beyond what a JS Date holds, `toISOString` throws.
+        if milliseconds.unsigned_abs() > 8_640_000_000_000_000 {
+            return ("an unknown time".to_owned(), String::new());
+        }
+        let date = js_sys::Date::new(&JsValue::from_f64(milliseconds as f64));
+        let options = js_sys::Object::new();
+        let _ = js_sys::Reflect::set(&options, &"dateStyle".into(), &"medium".into());
+        let _ = js_sys::Reflect::set(&options, &"timeStyle".into(), &"short".into());
+        let language = web_sys::window()
+            .and_then(|window| window.navigator().language())
+            .unwrap_or_else(|| "en".to_owned());
+        (
+            String::from(date.to_locale_string(&language, &options)),
+            String::from(date.to_iso_string()),
+        )
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        (milliseconds.to_string(), String::new())
+    }
+}
+
 /// A pause in the browser (on the server it returns at once).
 pub async fn sleep(duration: std::time::Duration) {
     let (sender, receiver) = futures_channel::oneshot::channel::<()>();

@@ -12,6 +12,7 @@ pub mod canvas;
 pub mod data;
 pub mod edit_token;
 pub mod editor;
+pub mod home;
 pub mod icons;
 pub mod link;
 pub mod pages;
@@ -23,6 +24,7 @@ use leptos::prelude::*;
 use leptos_router::components::{Route, Router, Routes};
 use leptos_router::{SsrMode, path};
 
+use home::HomePage;
 use pages::{GraphPage, NotFound, OpenPage, RunPage};
 
 /// The HTML document around the app.
@@ -52,6 +54,7 @@ pub fn App() -> impl IntoView {
             <Routes fallback=|| view! { <NotFound message="This page does not exist."/> }>
                 // Async: the status (404 for an unknown graph) is known before
                 // the first byte is sent.
+                <Route path=path!("/") view=HomePage/>
                 <Route path=path!("/g/:id") view=GraphPage ssr=SsrMode::Async/>
                 <Route path=path!("/g/:id/runs/:run_id") view=RunPage ssr=SsrMode::Async/>
                 <Route path=path!("/open") view=OpenPage/>

@@ -140,7 +140,7 @@ pub fn NotFound(
         <main class="not-found">
             <h1>{title}</h1>
             <p>{message}</p>
-            <p><a href="/">"Start a new graph"</a></p>
+            <p><a href="/">"Your graphs"</a>" · "<a href="/new" rel="external">"Start a new graph"</a></p>
         </main>
     }
 }

@@ -1,23 +1,57 @@
-//! The graph a new visitor starts from: input → agent task with two
-//! re-prompts → output, on the built-in simulated provider.
+//! The graphs a person can start from: the starter graph a new visitor
+//! gets (input → agent task with two re-prompts → output), and the
+//! examples the home page offers. Every one runs offline, on the built-in
+//! simulated provider and simulated coding agent.
 
-use crate::config::{AgentConfig, AgentTaskConfig, InputConfig, ModuleConfig, OutputConfig};
+use crate::config::{
+    AgentConfig, AgentTaskConfig, CodingAgentAssignment, CodingConfig, InputConfig, ModuleConfig,
+    OutputConfig, ReviewGateConfig,
+};
 use crate::{Cable, Endpoint, Extra, Graph, Module, Position, RePrompt};
 
-pub fn starter_graph() -> Graph {
-    let module = |id: &str, label: &str, x: f64, config: ModuleConfig| Module {
+/// A graph to start from, as the home page lists it and `/new?example=`
+/// names it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Example {
+    /// Stable, URL-safe: `/new?example={id}`.
+    pub id: &'static str,
+    pub title: &'static str,
+    /// One line: what the graph does.
+    pub description: &'static str,
+    pub graph: Graph,
+}
+
+/// The id of the example that is the starter graph.
+pub const STARTER_EXAMPLE: &str = "draft-review-finalize";
+
+fn module(id: &str, label: &str, x: f64, y: f64, config: ModuleConfig) -> Module {
+    Module {
         id: id.to_owned(),
         label: label.to_owned(),
-        position: Position { x, y: 120.0 },
+        position: Position { x, y },
         config,
         extra: Extra::new(),
-    };
-    let cable = |id: &str, from: &str, to: &str| Cable {
+    }
+}
+
+fn cable(id: &str, from: (&str, &str), to: (&str, &str)) -> Cable {
+    Cable {
         id: id.to_owned(),
-        from: Endpoint::new(from, "data_out"),
-        to: Endpoint::new(to, "data_in"),
+        from: Endpoint::new(from.0, from.1),
+        to: Endpoint::new(to.0, to.1),
         extra: Extra::new(),
-    };
+    }
+}
+
+fn topic(default_text: &str) -> ModuleConfig {
+    ModuleConfig::Input(InputConfig {
+        description: "What should the agent write about?".to_owned(),
+        default_text: default_text.to_owned(),
+        ..InputConfig::default()
+    })
+}
+
+pub fn starter_graph() -> Graph {
     Graph {
         name: "Draft, review, finalize".to_owned(),
         modules: vec![
@@ -25,16 +59,14 @@ pub fn starter_graph() -> Graph {
                 "m1",
                 "Topic",
                 80.0,
-                ModuleConfig::Input(InputConfig {
-                    description: "What should the agent write about?".to_owned(),
-                    default_text: "Why teams should write design documents".to_owned(),
-                    ..InputConfig::default()
-                }),
+                120.0,
+                topic("Why teams should write design documents"),
             ),
             module(
                 "m2",
                 "Draft",
                 360.0,
+                120.0,
                 ModuleConfig::AgentTask(AgentTaskConfig {
                     instruction: "Write a short, well-structured essay on the topic above."
                         .to_owned(),
@@ -50,12 +82,163 @@ pub fn starter_graph() -> Graph {
                 "m3",
                 "Final essay",
                 660.0,
+                120.0,
                 ModuleConfig::Output(OutputConfig::default()),
             ),
         ],
-        cables: vec![cable("c1", "m1", "m2"), cable("c2", "m2", "m3")],
+        cables: vec![
+            cable("c1", ("m1", "data_out"), ("m2", "data_in")),
+            cable("c2", ("m2", "data_out"), ("m3", "data_in")),
+        ],
         ..Graph::default()
     }
+}
+
+/// An essay drafted, then checked by a review gate whose feedback goes back
+/// to the draft (in the same session) until it approves, at most 3 rounds.
+fn review_loop_graph() -> Graph {
+    Graph {
+        name: "Revise until approved".to_owned(),
+        modules: vec![
+            module(
+                "topic",
+                "Topic",
+                80.0,
+                120.0,
+                topic("How to run a useful post-mortem"),
+            ),
+            module(
+                "draft",
+                "Draft",
+                360.0,
+                120.0,
+                ModuleConfig::AgentTask(AgentTaskConfig {
+                    instruction: "Write a short essay on the topic above. When a reviewer's feedback arrives, revise the essay to address every point."
+                        .to_owned(),
+                    agent_config: AgentConfig::simulated(),
+                    re_prompts: vec![RePrompt::new(
+                        "Tighten your essay: cut repetition and make each paragraph's point explicit.",
+                    )],
+                    // The second round continues the same conversation, so
+                    // the draft sees the feedback next to what it wrote.
+                    session_persist: true,
+                    ..AgentTaskConfig::default()
+                }),
+            ),
+            // Below the draft, so that the feedback cable back to it shows
+            // as a loop rather than running behind both modules.
+            module(
+                "review",
+                "Review",
+                660.0,
+                300.0,
+                ModuleConfig::ReviewGate(ReviewGateConfig {
+                    instruction: "Approve the essay if it is clear, accurate and on topic; otherwise say exactly what to change."
+                        .to_owned(),
+                    agent_config: AgentConfig::simulated(),
+                    max_rounds: 3,
+                    ..ReviewGateConfig::default()
+                }),
+            ),
+            module(
+                "final",
+                "Approved essay",
+                960.0,
+                300.0,
+                ModuleConfig::Output(OutputConfig::default()),
+            ),
+        ],
+        cables: vec![
+            cable("c1", ("topic", "data_out"), ("draft", "data_in")),
+            cable("c2", ("draft", "data_out"), ("review", "data_in")),
+            cable("c3", ("review", "approved_out"), ("final", "data_in")),
+            cable("c4", ("review", "revise_out"), ("draft", "context_in")),
+        ],
+        ..Graph::default()
+    }
+}
+
+/// A coding module whose agent (the built-in simulated one, named so the
+/// example stays offline whatever the server's default agent) writes a file
+/// in a fresh git workspace; its reply and its diff are the results.
+fn coding_graph() -> Graph {
+    Graph {
+        name: "A coding agent writes a file".to_owned(),
+        modules: vec![
+            module(
+                "task",
+                "Task",
+                80.0,
+                120.0,
+                ModuleConfig::Input(InputConfig {
+                    description: "What should the agent write?".to_owned(),
+                    default_text: "A short welcome note for new contributors".to_owned(),
+                    ..InputConfig::default()
+                }),
+            ),
+            module(
+                "build",
+                "Write the file",
+                360.0,
+                120.0,
+                ModuleConfig::Coding(CodingConfig {
+                    instruction: "Write the file the task above asks for.\nwrite WELCOME.md: Welcome! Start with the README, then pick an issue labelled good-first-issue."
+                        .to_owned(),
+                    agents: vec![CodingAgentAssignment {
+                        role: "builder".to_owned(),
+                        acp_profile_id: Some("sim-agent".to_owned()),
+                        re_prompts: vec![RePrompt::new(
+                            "Read the file you wrote again and note anything to improve.",
+                        )],
+                        ..CodingAgentAssignment::default()
+                    }],
+                    ..CodingConfig::default()
+                }),
+            ),
+            module(
+                "result",
+                "Result and diff",
+                660.0,
+                120.0,
+                ModuleConfig::Output(OutputConfig::default()),
+            ),
+        ],
+        cables: vec![
+            cable("c1", ("task", "data_out"), ("build", "data_in")),
+            cable("c2", ("build", "data_out"), ("result", "data_in")),
+            cable("c3", ("build", "diff_out"), ("result", "data_in")),
+        ],
+        ..Graph::default()
+    }
+}
+
+/// Every example, the starter graph first.
+pub fn examples() -> Vec<Example> {
+    vec![
+        Example {
+            id: STARTER_EXAMPLE,
+            title: "Draft, review, finalize",
+            description: "One agent writes an essay, reviews its own work and rewrites it, in one session.",
+            graph: starter_graph(),
+        },
+        Example {
+            id: "revise-until-approved",
+            title: "Revise until approved",
+            description: "A review gate sends its feedback back to the draft until it approves (at most 3 rounds).",
+            graph: review_loop_graph(),
+        },
+        Example {
+            id: "coding-agent",
+            title: "A coding agent writes a file",
+            description: "A coding module's agent writes a file in a fresh git workspace; its reply and the diff are the results.",
+            graph: coding_graph(),
+        },
+    ]
+}
+
+/// The example with this id.
+pub fn example(id: &str) -> Option<Example> {
+    examples().into_iter().find(|example| example.id == id)
 }
 
 #[cfg(test)]
@@ -67,5 +250,46 @@ mod tests {
     fn the_starter_graph_is_valid_with_no_findings() {
         let findings = validate(&starter_graph(), &ValidationContext::default());
         assert!(findings.is_empty(), "{findings:#?}");
+    }
+
+    #[test]
+    fn every_example_is_valid_with_no_findings() {
+        // The context of a server with only its built-in provider and agent.
+        let context = ValidationContext {
+            providers: Some(vec!["sim".to_owned()]),
+            acp_profiles: Some(vec!["sim-agent".to_owned()]),
+            workspace_roots: Some(Vec::new()),
+        };
+        for example in examples() {
+            let findings = validate(&example.graph, &context);
+            assert!(findings.is_empty(), "{}: {findings:#?}", example.id);
+        }
+    }
+
+    #[test]
+    fn examples_have_distinct_url_safe_ids_and_say_what_they_do() {
+        let examples = examples();
+        let mut ids: Vec<&str> = examples.iter().map(|example| example.id).collect();
+        ids.sort_unstable();
+        ids.dedup();
+        assert_eq!(ids.len(), examples.len());
+        for example in &examples {
+            assert!(
+                example
+                    .id
+                    .bytes()
+                    .all(|byte| byte.is_ascii_lowercase() || byte == b'-'),
+                "{}",
+                example.id
+            );
+            assert!(!example.title.is_empty() && !example.description.contains('\n'));
+            assert_eq!(example.graph.name, example.title);
+        }
+        assert_eq!(examples[0].graph, starter_graph());
+        assert_eq!(
+            example("revise-until-approved").map(|example| example.title),
+            Some("Revise until approved")
+        );
+        assert_eq!(example("nothing-here"), None);
     }
 }

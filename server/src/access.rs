@@ -3,8 +3,9 @@
 //! serves it open): then every request that changes something — creating,
 //! importing or forking a graph, `/new`, saving, uploading, starting and
 //! cancelling runs — needs the key, while reading a shared graph or run by
-//! its link does not. Edit tokens still decide which graph a request may
-//! change; the key only decides who may change anything.
+//! its link, or listing the graphs whose edit tokens one holds, does not.
+//! Edit tokens still decide which graph a request may change; the key only
+//! decides who may change anything.
 //!
 //! Browsers get the key the way Jupyter hands out its token: the operator
 //! shares `/?key=…` once, the server answers with a cookie (a hash of the
@@ -48,14 +49,18 @@ pub fn check_exposure(settings: &Settings) -> Result<(), String> {
     Ok(())
 }
 
-/// Whether `request` changes something (and so needs the key). Checking a
-/// document changes nothing.
+/// Posted, yet changing nothing: checking a document, and listing the
+/// graphs whose edit tokens the caller holds (the home page).
+const POSTED_READS: [&str; 2] = ["/api/validate", "/api/graphs/summaries"];
+
+/// Whether `request` changes something (and so needs the key).
 fn changes_something(method: &Method, path: &str) -> bool {
     if path == "/new" {
         return true;
     }
     let reads = matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
-    !reads && path != "/api/validate"
+    let posted_read = *method == Method::POST && POSTED_READS.contains(&path);
+    !reads && !posted_read
 }
 
 /// The key's hash in the request's cookie, or the key in its header,
@@ -83,13 +88,15 @@ fn presented(request: &Request, key: &str) -> Option<bool> {
     Some(token_matches(&cookie, &hash_token(&hash_token(key))))
 }
 
-fn page(status: StatusCode, title: &str, text: &str) -> Response {
+/// A small page the server writes itself, in the app's colours: `text` is
+/// HTML, written by this server, never taken from a request.
+pub(crate) fn page(status: StatusCode, title: &str, text: &str) -> Response {
     let body = format!(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title} · Patchbay</title>\
          <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
          <style>body {{ background: #16181d; color: #e4e6eb; font-family: system-ui, sans-serif; \
          max-width: 40em; margin: 4em auto; padding: 0 1em; line-height: 1.5 }} \
-         code {{ background: #262a33; padding: 0 0.3em; border-radius: 3px }}</style></head>\
+         code {{ background: #262a33; padding: 0 0.3em; border-radius: 3px }} a {{ color: #7aa2ff }}</style></head>\
          <body><h1>{title}</h1><p>{text}</p></body></html>\n"
     );
     (
@@ -204,6 +211,16 @@ mod tests {
         assert!(changes_something(&Method::POST, "/api/graphs"));
         assert!(changes_something(&Method::PUT, "/api/graphs/g_x"));
         assert!(changes_something(&Method::POST, "/api/runs/r_x/cancel"));
+    }
+
+    #[test]
+    fn listing_the_graphs_a_browser_holds_needs_no_key() {
+        assert!(!changes_something(&Method::POST, "/api/graphs/summaries"));
+        assert!(!changes_something(&Method::GET, "/"));
+        // Neighbours that do change something still need it.
+        assert!(changes_something(&Method::POST, "/api/graphs"));
+        assert!(changes_something(&Method::POST, "/api/graphs/g_x/fork"));
+        assert!(changes_something(&Method::PUT, "/api/graphs/summaries"));
     }
 
     #[test]

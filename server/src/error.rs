@@ -67,6 +67,15 @@ pub enum ApiError {
     },
     /// The run is not in progress (it has this status).
     RunFinished(String),
+    /// The summaries request is not `{"graphs": [{"id", "edit_token"}]}`.
+    SummariesRequest {
+        path: String,
+        message: String,
+    },
+    /// The summaries request names more graphs than one request may.
+    TooManyGraphs {
+        max: usize,
+    },
     /// A failure of ours, not the client's. The detail goes to the log only.
     Internal(String),
 }
@@ -98,6 +107,8 @@ impl ApiError {
             | ApiError::GraphInvalid(_)
             | ApiError::CommandsDisabled(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::RunFinished(_) => StatusCode::CONFLICT,
+            ApiError::SummariesRequest { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::TooManyGraphs { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -128,6 +139,8 @@ impl ApiError {
             ApiError::GraphInvalid(_) => "run.graph_invalid",
             ApiError::CommandsDisabled(_) => "run.commands_disabled",
             ApiError::RunFinished(_) => "run.not_running",
+            ApiError::SummariesRequest { .. } => "summaries.invalid_request",
+            ApiError::TooManyGraphs { .. } => "summaries.too_many_graphs",
             ApiError::Internal(_) => "internal",
         }
     }
@@ -192,6 +205,12 @@ impl ApiError {
                 "module {module} is a step.command, and this server does not run commands (start it with --enable-commands)"
             ),
             ApiError::RunFinished(status) => format!("the run is not in progress (it is {status})"),
+            ApiError::SummariesRequest { message, .. } => format!(
+                "the request must be {{\"graphs\": [{{\"id\", \"edit_token\"}}]}}: {message}"
+            ),
+            ApiError::TooManyGraphs { max } => {
+                format!("ask about at most {max} graphs at a time")
+            }
             ApiError::Internal(_) => "the server failed; the error is in its log".to_owned(),
         }
     }
@@ -220,6 +239,8 @@ impl ApiError {
             ApiError::AttachmentUnsupported { media_type, .. } => {
                 Some(json!({ "media_type": media_type }))
             }
+            ApiError::SummariesRequest { path, .. } => Some(json!({ "path": path })),
+            ApiError::TooManyGraphs { max } => Some(json!({ "max_graphs": max })),
             _ => None,
         }
     }

@@ -24,6 +24,7 @@ pub mod runs_api;
 pub mod settings;
 pub mod state;
 pub mod store;
+pub mod summaries_api;
 
 use std::sync::Arc;
 

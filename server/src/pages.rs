@@ -1,17 +1,17 @@
-//! Server side of the pages: `/` sends a visitor on (a self-contained link
-//! to `/open`, anyone else to `/new`), `/new` starts a new graph from the
-//! starter example, and the pages read graphs and runs from the store while
-//! rendering.
+//! Server side of the pages: `/new` starts a new graph from the starter
+//! graph or one of the examples, and the pages read graphs and runs from the
+//! store while rendering. (The home page at `/` is the app's.)
 
 use std::sync::Arc;
 
 use app::data::server::{GraphFuture, GraphSource, GraphSourceHandle, RunFuture};
-use axum::extract::State;
+use axum::extract::rejection::QueryRejection;
+use axum::extract::{Query, State};
 use axum::http::StatusCode;
-use axum::http::header::{CACHE_CONTROL, CONTENT_SECURITY_POLICY, LOCATION};
-use axum::response::{Html, IntoResponse, Response};
+use axum::http::header::{CACHE_CONTROL, LOCATION};
+use axum::response::{IntoResponse, Response};
 use graph::Graph;
-use graph::starter::starter_graph;
+use graph::starter::{example, starter_graph};
 
 use crate::capability::is_graph_id;
 use crate::error::ApiError;
@@ -20,44 +20,46 @@ use crate::runs_api::run_document;
 use crate::state::AppState;
 use crate::store::Store;
 
-/// `/`. A self-contained link (`/#graph=…`) carries the graph in the
-/// fragment, which never reaches the server, so the page decides in the
-/// browser; without script it offers a new graph.
-const ROOT_PAGE: &str = r##"<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>Patchbay</title>
-<meta name="viewport" content="width=device-width, initial-scale=1">
-<script nonce="NONCE">
-location.replace(location.hash.indexOf("#graph=") === 0 ? "/open" + location.hash : "/new");
-</script>
-</head><body>
-<noscript><p>Patchbay needs JavaScript. <a href="/new">Start a new graph</a></p></noscript>
-</body></html>
-"##;
-
-pub async fn root() -> Response {
-    let nonce = crate::capability::new_nonce();
-    let policy = crate::headers::page_policy(&nonce);
-    (
-        [
-            (CACHE_CONTROL, "no-store".to_owned()),
-            (CONTENT_SECURITY_POLICY, policy),
-        ],
-        Html(ROOT_PAGE.replace("NONCE", &nonce)),
-    )
-        .into_response()
-}
-
-/// `/new`: a new graph from the starter example, then to its page. The edit
-/// token rides in the fragment, which browsers keep across the redirect and
-/// never send to a server.
-pub async fn new_graph(State(state): State<AppState>) -> Result<Response, ApiError> {
-    let created = create_graph(&state, starter_graph(), None).await?;
+/// `/new`: a new graph, then to its page: the starter graph, or with
+/// `?example=<id>` that example (an id no example has is a 404 page). The
+/// edit token rides in the fragment, which browsers keep across the
+/// redirect and never send to a server.
+pub async fn new_graph(
+    State(state): State<AppState>,
+    query: Result<Query<Vec<(String, String)>>, QueryRejection>,
+) -> Result<Response, ApiError> {
+    let asked = match &query {
+        Ok(Query(pairs)) => pairs
+            .iter()
+            .find(|(name, _)| name == "example")
+            .map(|(_, id)| Some(id.as_str())),
+        // An address no example can be read from.
+        Err(_) => Some(None),
+    };
+    let graph = match asked {
+        None => starter_graph(),
+        Some(id) => match id.and_then(example) {
+            Some(example) => example.graph,
+            None => return Ok(no_such_example()),
+        },
+    };
+    let created = create_graph(&state, graph, None).await?;
     let location = format!("/g/{}#edit={}", created.id, created.edit_token);
     Ok((
         StatusCode::SEE_OTHER,
         [(LOCATION, location), (CACHE_CONTROL, "no-store".to_owned())],
     )
         .into_response())
+}
+
+/// The 404 page of `/new?example=` with an id no example has (never
+/// repeated back: it came from the address).
+fn no_such_example() -> Response {
+    crate::access::page(
+        StatusCode::NOT_FOUND,
+        "No such example",
+        "This address asks for an example Patchbay does not have. <a href=\"/\">See the examples</a> or <a href=\"/new\">start a new graph</a>.",
+    )
 }
 
 struct StoreGraphSource(Store);

@@ -1,7 +1,7 @@
 //! The whole HTTP surface, built in one place: the JSON API under `/api`,
-//! the front door at `/` and the new-graph redirect at `/new`, the Leptos
-//! pages, and the built site; in front of all of it the access key and the
-//! security headers.
+//! the new-graph redirect at `/new`, the Leptos pages (the home page at `/`
+//! among them), and the built site; in front of all of it the access key
+//! and the security headers.
 
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
@@ -17,7 +17,7 @@ use tower_http::trace::TraceLayer;
 
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::{access, attachments_api, graphs_api, headers, pages, runs_api};
+use crate::{access, attachments_api, graphs_api, headers, pages, runs_api, summaries_api};
 
 /// Attachments and documents; run requests have a limit of their own.
 const MAX_REQUEST_BYTES: usize = 16 * 1024 * 1024;
@@ -30,6 +30,7 @@ fn max_run_request_bytes(state: &AppState) -> usize {
 fn api(state: &AppState) -> Router<AppState> {
     Router::new()
         .route("/graphs", post(graphs_api::create))
+        .route("/graphs/summaries", post(summaries_api::summaries))
         .route("/graphs/{id}", get(graphs_api::get).put(graphs_api::update))
         .route("/graphs/{id}/fork", post(graphs_api::fork))
         .route("/graphs/{id}/attachments", post(attachments_api::upload))
@@ -79,7 +80,6 @@ pub fn router(state: AppState) -> Router {
     let pkg = state.settings.site_root.join("pkg");
     let key_check = axum::middleware::from_fn_with_state(state.clone(), access::require_key);
     let routes = Router::new()
-        .route("/", get(pages::root))
         .route("/new", get(pages::new_graph))
         .nest("/api", api(&state))
         .nest_service("/pkg", ServeDir::new(pkg).precompressed_gzip())

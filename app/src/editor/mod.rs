@@ -218,7 +218,8 @@ fn Toolbar() -> impl IntoView {
     let editor = expect_context::<EditorState>();
     view! {
         <header class="toolbar">
-            <a class="brand" href="/" title="Start a new graph">"Patchbay"</a>
+            // A full page load, so that leaving saves pending edits first.
+            <a class="brand" href="/" rel="external" title="Your graphs and the examples">"Patchbay"</a>
             <input
                 class="graph-name"
                 aria-label="Graph name"

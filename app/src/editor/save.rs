@@ -141,6 +141,13 @@ fn clear_draft(editor: EditorState) {
     }
 }
 
+/// Drops the draft of a graph this browser no longer edits.
+pub fn discard_draft(graph_id: &str) {
+    if let Some(storage) = browser::local_storage() {
+        let _ = storage.remove_item(&draft_key(graph_id));
+    }
+}
+
 /// Restores a draft left by an earlier visit (a reload while offline). A
 /// draft made on the current revision is taken up and saved; one made on an
 /// older revision is a conflict, for the person to resolve.

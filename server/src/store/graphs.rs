@@ -27,6 +27,25 @@ pub enum SaveOutcome {
     NotFound,
 }
 
+/// What a graph's entry on the home page needs, with the hash its edit
+/// token is checked against.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GraphHeading {
+    pub id: String,
+    pub name: String,
+    pub revision: i64,
+    pub updated_at: i64,
+    pub edit_token_hash: String,
+}
+
+/// A graph's newest run, as the home page shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LastRun {
+    pub id: String,
+    pub status: String,
+    pub created_at: i64,
+}
+
 /// What a new graph row holds.
 pub struct NewGraph<'a> {
     pub id: &'a str,
@@ -160,6 +179,36 @@ impl Store {
                 .fetch_one(&self.pool)
                 .await?,
         )
+    }
+
+    /// The headings of the graphs among `ids` that exist, in no particular
+    /// order. One query: the caller keeps `ids` to a few hundred.
+    pub async fn graph_headings(&self, ids: &[&str]) -> Result<Vec<GraphHeading>, StoreError> {
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let placeholders: Vec<String> = (1..=ids.len()).map(|n| format!("${n}")).collect();
+        let sql = format!(
+            "SELECT id, name, revision, updated_at, edit_token_hash FROM graphs WHERE id IN ({})",
+            placeholders.join(", ")
+        );
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for id in ids {
+            query = query.bind(*id);
+        }
+        let rows = query.fetch_all(&self.pool).await?;
+        rows.iter()
+            .map(|row| {
+                Ok(GraphHeading {
+                    id: row.try_get("id")?,
+                    name: row.try_get("name")?,
+                    revision: row.try_get("revision")?,
+                    updated_at: row.try_get("updated_at")?,
+                    edit_token_hash: row.try_get("edit_token_hash")?,
+                })
+            })
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(StoreError::from)
     }
 
     /// How many graphs are stored.

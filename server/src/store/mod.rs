@@ -8,7 +8,7 @@ mod graphs;
 mod runs;
 
 pub use attachments::{NewAttachment, StoredAttachment};
-pub use graphs::{NewGraph, SaveOutcome, StoredGraph};
+pub use graphs::{GraphHeading, LastRun, NewGraph, SaveOutcome, StoredGraph};
 pub use runs::{NewRun, StoredActivation, StoredEvent, StoredRun};
 
 use std::path::Path;

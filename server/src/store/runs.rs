@@ -4,7 +4,7 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
-use super::{Store, StoreError, now_millis};
+use super::{LastRun, Store, StoreError, now_millis};
 
 pub struct NewRun<'a> {
     pub id: &'a str,
@@ -119,6 +119,25 @@ impl Store {
         .fetch_all(&self.pool)
         .await?;
         Ok(rows.iter().map(run_from_row).collect::<Result<_, _>>()?)
+    }
+
+    /// A graph's newest run: only what a list shows, not its snapshot.
+    pub async fn last_run(&self, graph_id: &str) -> Result<Option<LastRun>, StoreError> {
+        let row = sqlx::query(
+            "SELECT id, status, created_at FROM runs WHERE graph_id = $1 ORDER BY created_at DESC, id DESC LIMIT 1",
+        )
+        .bind(graph_id)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.map(|row| {
+            Ok(LastRun {
+                id: row.try_get("id")?,
+                status: row.try_get("status")?,
+                created_at: row.try_get("created_at")?,
+            })
+        })
+        .transpose()
+        .map_err(|error: sqlx::Error| StoreError::from(error))
     }
 
     /// Moves a run to `status`; a finished run stays as it finished.

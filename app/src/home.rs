@@ -1,0 +1,773 @@
+//! The home page at `/`: the graphs whose edit tokens this browser keeps
+//! (name, last edit, last run; open, rename, duplicate, remove from this
+//! browser), "New graph", and the starter examples. The server knows no
+//! person, only tokens, so the list is built in the browser from the tokens
+//! in local storage (`POST /api/graphs/summaries`). A self-contained link
+//! (`/#graph=…`, whose graph never reaches the server) goes on to `/open`.
+
+use graph::starter::examples;
+use leptos::prelude::*;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::editor::save::discard_draft;
+use crate::{browser, edit_token, link};
+
+/// The most graphs the server summarises in one request.
+const GRAPHS_PER_REQUEST: usize = 500;
+const UNREACHABLE: &str = "the server could not be reached; try again";
+/// The element focused after a graph leaves the list.
+const LIST_HEADING: &str = "your-graphs";
+
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct LastRun {
+    pub id: String,
+    pub status: String,
+    pub created_at: i64,
+}
+
+/// One graph as the server summarises it for a holder of its token.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+pub struct GraphSummary {
+    pub id: String,
+    pub name: String,
+    pub revision: u64,
+    /// Unix milliseconds.
+    pub updated_at: i64,
+    pub last_run: Option<LastRun>,
+}
+
+#[derive(Deserialize)]
+struct SummariesReply {
+    graphs: Vec<GraphSummary>,
+    unknown: Vec<String>,
+}
+
+/// A line of the list: a graph, or the id of one this browser holds a
+/// token for that the server no longer has (or whose token no longer
+/// matches).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Entry {
+    Available(GraphSummary),
+    Unavailable(String),
+}
+
+impl Entry {
+    fn graph_id(&self) -> &str {
+        match self {
+            Entry::Available(summary) => &summary.id,
+            Entry::Unavailable(id) => id,
+        }
+    }
+
+    /// Changes whenever what the line shows changes, so the line is drawn
+    /// afresh then (and kept, with its focus, otherwise).
+    fn key(&self) -> String {
+        match self {
+            Entry::Available(summary) => format!(
+                "{}|{}|{}|{}|{:?}",
+                summary.id,
+                summary.revision,
+                summary.updated_at,
+                summary.name,
+                summary.last_run.as_ref().map(|run| (&run.id, &run.status))
+            ),
+            Entry::Unavailable(id) => format!("gone|{id}"),
+        }
+    }
+}
+
+/// The list in the order a person looks for their work: newest edit first,
+/// then the graphs that are gone.
+pub fn entries(mut graphs: Vec<GraphSummary>, mut unknown: Vec<String>) -> Vec<Entry> {
+    graphs.sort_by(|left, right| {
+        right
+            .updated_at
+            .cmp(&left.updated_at)
+            .then_with(|| left.id.cmp(&right.id))
+    });
+    unknown.sort();
+    unknown.dedup();
+    graphs
+        .into_iter()
+        .map(Entry::Available)
+        .chain(unknown.into_iter().map(Entry::Unavailable))
+        .collect()
+}
+
+/// A run status in the words the run panel uses.
+pub fn status_words(status: &str) -> &str {
+    match status {
+        "queued" => "Queued",
+        "running" => "Running",
+        "completed" => "Completed",
+        "failed" => "Failed",
+        "cancelled" => "Cancelled",
+        "interrupted" => "Interrupted",
+        other => other,
+    }
+}
+
+/// What a duplicate is called, so that it can be told from its original.
+pub fn copy_name(name: &str) -> String {
+    format!("{name} (copy)")
+}
+
+/// What went wrong, in the server's words when it gave some.
+fn problem(status: u16, body: &str) -> String {
+    browser::error_message(body).unwrap_or_else(|| format!("the server answered {status}"))
+}
+
+/// The summaries of every graph `held` names, asked in batches.
+async fn load_entries(held: Vec<(String, String)>) -> Result<Vec<Entry>, String> {
+    let mut graphs = Vec::new();
+    let mut unknown = Vec::new();
+    for batch in held.chunks(GRAPHS_PER_REQUEST) {
+        let asked: Vec<Value> = batch
+            .iter()
+            .map(|(id, token)| json!({"id": id, "edit_token": token}))
+            .collect();
+        let body = json!({ "graphs": asked }).to_string();
+        let headers = [("Content-Type", "application/json".to_owned())];
+        match browser::fetch("POST", "/api/graphs/summaries", Some(&body), &headers).await {
+            Ok((200, text)) => {
+                let reply: SummariesReply = serde_json::from_str(&text)
+                    .map_err(|error| format!("the server's answer could not be read: {error}"))?;
+                graphs.extend(reply.graphs);
+                unknown.extend(reply.unknown);
+            }
+            Ok((status, text)) => return Err(problem(status, &text)),
+            Err(_) => return Err(UNREACHABLE.to_owned()),
+        }
+    }
+    Ok(entries(graphs, unknown))
+}
+
+/// Renames a graph: its document as saved, with only the name changed,
+/// saved over the revision it was read at (read again if someone saved in
+/// between).
+async fn rename(graph_id: &str, name: &str) -> Result<(), String> {
+    let authorization = edit_token::authorization(graph_id)
+        .ok_or("this browser no longer holds the graph's edit token")?;
+    let url = format!("/api/graphs/{graph_id}");
+    for _ in 0..3 {
+        let mut document: Value = match browser::fetch("GET", &url, None, &[]).await {
+            Ok((200, text)) => serde_json::from_str(&text)
+                .map_err(|error| format!("the graph could not be read: {error}"))?,
+            Ok((404, _)) => return Err("the graph is no longer on the server".to_owned()),
+            Ok((status, text)) => return Err(problem(status, &text)),
+            Err(_) => return Err(UNREACHABLE.to_owned()),
+        };
+        let revision = document
+            .get("revision")
+            .and_then(Value::as_u64)
+            .unwrap_or_default();
+        let Some(fields) = document.as_object_mut() else {
+            return Err("the server sent something that is not a graph".to_owned());
+        };
+        fields.insert("name".to_owned(), Value::String(name.to_owned()));
+        let headers = [
+            ("Content-Type", "application/json".to_owned()),
+            authorization.clone(),
+            ("If-Match", format!("\"{revision}\"")),
+        ];
+        match browser::fetch("PUT", &url, Some(&document.to_string()), &headers).await {
+            Ok((200, _)) => return Ok(()),
+            // Saved by someone else (an open editor) since it was read.
+            Ok((409, _)) => continue,
+            Ok((status, text)) => return Err(problem(status, &text)),
+            Err(_) => return Err(UNREACHABLE.to_owned()),
+        }
+    }
+    Err("the graph kept changing while it was being renamed; try again".to_owned())
+}
+
+/// Makes a copy this browser owns, named as a copy. Returns the copy's id,
+/// and why it kept the original's name if renaming it failed.
+async fn duplicate(graph_id: &str, name: &str) -> Result<(String, Option<String>), String> {
+    #[derive(Deserialize)]
+    struct Forked {
+        id: String,
+        edit_token: String,
+    }
+    let url = format!("/api/graphs/{graph_id}/fork");
+    let forked: Forked = match browser::fetch("POST", &url, None, &[]).await {
+        Ok((201, text)) => serde_json::from_str(&text)
+            .map_err(|error| format!("the server's answer could not be read: {error}"))?,
+        Ok((404, _)) => return Err("the graph is no longer on the server".to_owned()),
+        Ok((status, text)) => return Err(problem(status, &text)),
+        Err(_) => return Err(UNREACHABLE.to_owned()),
+    };
+    edit_token::remember(&forked.id, &forked.edit_token);
+    let renamed = rename(&forked.id, &copy_name(name)).await.err();
+    Ok((forked.id, renamed))
+}
+
+/// Moves the focus to an element once the page has drawn it; with `select`,
+/// selects a text field's text too.
+fn focus_later(element_id: String, select: bool) {
+    request_animation_frame(move || {
+        let Some(element) = web_sys::window()
+            .and_then(|window| window.document())
+            .and_then(|document| document.get_element_by_id(&element_id))
+        else {
+            return;
+        };
+        if select
+            && let Ok(field) =
+                wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlInputElement>(element.clone())
+        {
+            let _ = field.focus();
+            field.select();
+            return;
+        }
+        if let Ok(element) = wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(element) {
+            let _ = element.focus();
+        }
+    });
+}
+
+/// The old front door's promise: a self-contained link made for `/` still
+/// opens. Says whether the page is leaving.
+fn forward_self_contained_link() -> bool {
+    let Some(window) = web_sys::window() else {
+        return false;
+    };
+    let hash = window.location().hash().unwrap_or_default();
+    if link::from_fragment(&hash).is_none() {
+        return false;
+    }
+    window.location().replace(&format!("/open{hash}")).is_ok()
+}
+
+#[derive(Clone, Debug, PartialEq)]
+enum Listing {
+    Loading,
+    Ready(Vec<Entry>),
+    Failed(String),
+}
+
+/// What the lines of the list share: the list, and the page's status line.
+#[derive(Clone, Copy)]
+struct Home {
+    listing: RwSignal<Listing>,
+    notice: RwSignal<String>,
+}
+
+impl Home {
+    /// Reads the list again; then focuses `focus`, if given.
+    fn refresh(self, focus: Option<String>) {
+        leptos::task::spawn_local(async move {
+            let listing = match load_entries(edit_token::held()).await {
+                Ok(entries) => Listing::Ready(entries),
+                Err(message) => Listing::Failed(message),
+            };
+            self.listing.set(listing);
+            if let Some(element_id) = focus {
+                focus_later(element_id, false);
+            }
+        });
+    }
+
+    /// Forgets a graph in this browser and takes it off the list.
+    fn forget(self, graph_id: &str, said: String) {
+        edit_token::forget(graph_id);
+        discard_draft(graph_id);
+        self.listing.update(|listing| {
+            if let Listing::Ready(entries) = listing {
+                entries.retain(|entry| entry.graph_id() != graph_id);
+            }
+        });
+        self.notice.set(said);
+        focus_later(LIST_HEADING.to_owned(), false);
+    }
+}
+
+#[component]
+pub fn HomePage() -> impl IntoView {
+    let home = Home {
+        listing: RwSignal::new(Listing::Loading),
+        notice: RwSignal::new(String::new()),
+    };
+    // In the browser, after hydration: the tokens are only there.
+    Effect::new(move |_| {
+        if !forward_self_contained_link() {
+            home.refresh(None);
+        }
+    });
+    view! {
+        <main class="home">
+            <header class="home-header">
+                <div>
+                    <h1>"Patchbay"</h1>
+                    <p class="home-tagline">"Build AI agent task graphs on a canvas, then run them and watch every step."</p>
+                </div>
+                <a class="home-button primary" href="/new" rel="external">"New graph"</a>
+            </header>
+            <p class="home-notice" role="status">{move || home.notice.get()}</p>
+            <section class="home-section" aria-labelledby=LIST_HEADING>
+                <h2 id=LIST_HEADING tabindex="-1">"Your graphs"</h2>
+                <p class="home-hint">"The graphs this browser can edit: the ones made here and the ones whose edit link was opened here. Other browsers keep their own list."</p>
+                <GraphList home/>
+            </section>
+            <section class="home-section" aria-labelledby="examples">
+                <h2 id="examples">"Examples"</h2>
+                <p class="home-hint">"Each starts a new graph of your own. They run as they are, offline, on the built-in simulated provider and coding agent (always labelled simulated)."</p>
+                <ul class="home-examples">
+                    {examples()
+                        .into_iter()
+                        .map(|example| {
+                            let title_id = format!("example-{}", example.id);
+                            view! {
+                                <li class="home-example">
+                                    <h3 id=title_id.clone()>{example.title}</h3>
+                                    <p>{example.description}</p>
+                                    <p class="home-example-size">{format!("{} modules", example.graph.modules.len())}</p>
+                                    <a
+                                        class="home-button"
+                                        href=format!("/new?example={}", example.id)
+                                        rel="external"
+                                        aria-describedby=title_id
+                                    >
+                                        "Start from this example"
+                                    </a>
+                                </li>
+                            }
+                        })
+                        .collect_view()}
+                </ul>
+            </section>
+        </main>
+    }
+}
+
+/// What the list part of the page shows; the lines themselves follow the
+/// listing on their own, so a change redraws only the lines it touches.
+#[derive(Clone, Debug, PartialEq)]
+enum Shown {
+    Loading,
+    Failed(String),
+    Empty,
+    Graphs,
+}
+
+#[component]
+fn GraphList(home: Home) -> impl IntoView {
+    let shown = Memo::new(move |_| match &*home.listing.read() {
+        Listing::Loading => Shown::Loading,
+        Listing::Failed(message) => Shown::Failed(message.clone()),
+        Listing::Ready(entries) if entries.is_empty() => Shown::Empty,
+        Listing::Ready(_) => Shown::Graphs,
+    });
+    let lines = move || match &*home.listing.read() {
+        Listing::Ready(entries) => entries.clone(),
+        _ => Vec::new(),
+    };
+    move || {
+        match shown.get() {
+        Shown::Loading => view! { <p class="home-hint">"Loading your graphs…"</p> }.into_any(),
+        Shown::Failed(message) => view! {
+            <div class="home-problem" role="alert">
+                <p>{format!("Your graphs could not be listed: {message}.")}</p>
+                <button type="button" on:click=move |_| home.refresh(None)>"Try again"</button>
+            </div>
+        }
+        .into_any(),
+        Shown::Empty => view! {
+            <div class="home-empty">
+                <p class="home-empty-title">"No graphs in this browser yet."</p>
+                <p>"A graph wires modules together — agent tasks with their re-prompts, review gates, coding agents — and runs them on this server. Start a new one, or begin from one of the examples below; it will be listed here."</p>
+                <a class="home-button primary" href="/new" rel="external">"Start a new graph"</a>
+            </div>
+        }
+        .into_any(),
+        Shown::Graphs => view! {
+            <ul class="home-graphs">
+                <For each=lines key=Entry::key let:entry>
+                    {match entry {
+                        Entry::Available(summary) => view! { <GraphLine summary home/> }.into_any(),
+                        Entry::Unavailable(graph_id) => view! { <GoneLine graph_id home/> }.into_any(),
+                    }}
+                </For>
+            </ul>
+        }
+        .into_any(),
+    }
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum LineMode {
+    Showing,
+    Renaming,
+    ConfirmingRemoval,
+    /// A request is on its way.
+    Working,
+}
+
+/// One graph: its name (the link that opens it), last edit, last run, and
+/// what can be done with it.
+#[component]
+fn GraphLine(summary: GraphSummary, home: Home) -> impl IntoView {
+    let mode = RwSignal::new(LineMode::Showing);
+    let trouble = RwSignal::new(None::<String>);
+    let draft = RwSignal::new(summary.name.clone());
+    let graph_id = StoredValue::new(summary.id.clone());
+    let name = StoredValue::new(summary.name.clone());
+    let open_id = format!("open-{}", summary.id);
+    let rename_id = format!("rename-{}", summary.id);
+    let field_id = format!("name-{}", summary.id);
+    let remove_id = format!("remove-{}", summary.id);
+    let confirm_id = format!("confirm-remove-{}", summary.id);
+    let (edited, edited_iso) = browser::local_date_time(summary.updated_at);
+
+    let start_renaming = {
+        let field_id = field_id.clone();
+        move || {
+            draft.set(name.get_value());
+            trouble.set(None);
+            mode.set(LineMode::Renaming);
+            focus_later(field_id.clone(), true);
+        }
+    };
+    let stop_renaming = {
+        let rename_id = rename_id.clone();
+        move || {
+            trouble.set(None);
+            mode.set(LineMode::Showing);
+            focus_later(rename_id.clone(), false);
+        }
+    };
+    let save_name = {
+        let stop_renaming = stop_renaming.clone();
+        let field_id = field_id.clone();
+        let open_id = open_id.clone();
+        move || {
+            let new_name = draft.get_untracked().trim().to_owned();
+            if new_name.is_empty() {
+                trouble.set(Some("A graph needs a name.".to_owned()));
+                return;
+            }
+            if new_name == name.get_value() {
+                stop_renaming();
+                return;
+            }
+            mode.set(LineMode::Working);
+            let field_id = field_id.clone();
+            let open_id = open_id.clone();
+            leptos::task::spawn_local(async move {
+                match rename(&graph_id.get_value(), &new_name).await {
+                    Ok(()) => {
+                        home.notice.set(format!("Renamed to “{new_name}”."));
+                        home.refresh(Some(open_id));
+                    }
+                    Err(message) => {
+                        trouble.set(Some(format!("Not renamed: {message}.")));
+                        mode.set(LineMode::Renaming);
+                        focus_later(field_id, true);
+                    }
+                }
+            });
+        }
+    };
+    let make_copy = move || {
+        mode.set(LineMode::Working);
+        trouble.set(None);
+        leptos::task::spawn_local(async move {
+            match duplicate(&graph_id.get_value(), &name.get_value()).await {
+                Ok((copy_id, kept_name)) => {
+                    home.notice.set(match kept_name {
+                        None => format!("Made a copy: “{}”.", copy_name(&name.get_value())),
+                        Some(message) => {
+                            format!("Made a copy; it kept the original's name ({message}).")
+                        }
+                    });
+                    mode.set(LineMode::Showing);
+                    home.refresh(Some(format!("open-{copy_id}")));
+                }
+                Err(message) => {
+                    trouble.set(Some(format!("No copy was made: {message}.")));
+                    mode.set(LineMode::Showing);
+                }
+            }
+        });
+    };
+    let ask_removal = {
+        let confirm_id = confirm_id.clone();
+        move || {
+            trouble.set(None);
+            mode.set(LineMode::ConfirmingRemoval);
+            focus_later(confirm_id.clone(), false);
+        }
+    };
+    let keep = {
+        let remove_id = remove_id.clone();
+        move || {
+            mode.set(LineMode::Showing);
+            focus_later(remove_id.clone(), false);
+        }
+    };
+    let remove = move || {
+        home.forget(
+            &graph_id.get_value(),
+            format!(
+                "Removed “{}” from this browser. It is still on the server: anyone with its link can open it.",
+                name.get_value()
+            ),
+        );
+    };
+
+    let last_run = match summary.last_run.clone() {
+        Some(run) => {
+            let (started, started_iso) = browser::local_date_time(run.created_at);
+            view! {
+                <a
+                    class=format!("home-run status-{}", run.status)
+                    href=format!("/g/{}/runs/{}", summary.id, run.id)
+                    rel="external"
+                >
+                    {format!("Last run {}", status_words(&run.status).to_lowercase())}
+                </a>
+                <span class="home-run-time">
+                    " · " <time datetime=started_iso>{started}</time>
+                </span>
+            }
+            .into_any()
+        }
+        None => view! { <span class="home-run none">"No runs yet"</span> }.into_any(),
+    };
+    // A name cleared in the editor would leave nothing to click.
+    let label = if summary.name.trim().is_empty() {
+        "Untitled graph".to_owned()
+    } else {
+        summary.name.clone()
+    };
+
+    view! {
+        <li class="home-graph" class:busy=move || mode.get() == LineMode::Working data-graph-id=summary.id.clone()>
+            <div class="home-graph-main">
+                <Show
+                    when=move || mode.get() == LineMode::Renaming
+                    fallback={
+                        let open_id = open_id.clone();
+                        let href = format!("/g/{}", summary.id);
+                        let label = label.clone();
+                        move || view! {
+                            // The title shows a name too long for the line.
+                            <a class="home-graph-name" id=open_id.clone() href=href.clone() rel="external" title=label.clone()>{label.clone()}</a>
+                        }
+                    }
+                >
+                    <div class="home-rename">
+                        <input
+                            id=field_id.clone()
+                            class="home-rename-field"
+                            aria-label=format!("New name for “{}”", name.get_value())
+                            prop:value=move || draft.get()
+                            on:input=move |event| draft.set(event_target_value(&event))
+                            on:keydown={
+                                let stop_renaming = stop_renaming.clone();
+                                let save_name = save_name.clone();
+                                move |event: web_sys::KeyboardEvent| {
+                                    match event.key().as_str() {
+                                        "Enter" => {
+                                            event.prevent_default();
+                                            save_name();
+                                        }
+                                        "Escape" => {
+                                            event.prevent_default();
+                                            stop_renaming();
+                                        }
+                                        _ => {}
+                                    }
+                                }
+                            }
+                        />
+                        <button type="button" class="primary" on:click={
+                            let save_name = save_name.clone();
+                            move |_| save_name()
+                        }>"Save name"</button>
+                        <button type="button" on:click={
+                            let stop_renaming = stop_renaming.clone();
+                            move |_| stop_renaming()
+                        }>"Cancel"</button>
+                        <span class="home-hint">"Enter saves, Esc cancels"</span>
+                    </div>
+                </Show>
+                <p class="home-graph-facts">
+                    <span>"Last edit " <time datetime=edited_iso>{edited}</time></span>
+                    <span class="home-separator" aria-hidden="true">" · "</span>
+                    {last_run}
+                </p>
+                {move || trouble.get().map(|message| view! { <p class="home-line-problem" role="alert">{message}</p> })}
+            </div>
+            <Show
+                when=move || mode.get() == LineMode::ConfirmingRemoval
+                fallback={
+                    let rename_id = rename_id.clone();
+                    let remove_id = remove_id.clone();
+                    let start_renaming = start_renaming.clone();
+                    let ask_removal = ask_removal.clone();
+                    move || {
+                        let start_renaming = start_renaming.clone();
+                        let ask_removal = ask_removal.clone();
+                        view! {
+                            <div class="home-graph-actions">
+                                <button
+                                    type="button"
+                                    id=rename_id.clone()
+                                    disabled=move || mode.get() != LineMode::Showing
+                                    on:click=move |_| start_renaming()
+                                >
+                                    "Rename"
+                                </button>
+                                <button
+                                    type="button"
+                                    disabled=move || mode.get() != LineMode::Showing
+                                    title="Make a copy this browser can edit"
+                                    on:click=move |_| make_copy()
+                                >
+                                    "Duplicate"
+                                </button>
+                                <button
+                                    type="button"
+                                    id=remove_id.clone()
+                                    disabled=move || mode.get() == LineMode::Working
+                                    title="Take it off this list; the graph stays on the server"
+                                    on:click=move |_| ask_removal()
+                                >
+                                    "Remove from this browser"
+                                </button>
+                            </div>
+                        }
+                    }
+                }
+            >
+                <div
+                    class="home-confirm"
+                    role="group"
+                    aria-label=format!("Remove “{}” from this browser?", name.get_value())
+                    on:keydown={
+                        let keep = keep.clone();
+                        move |event: web_sys::KeyboardEvent| {
+                            if event.key() == "Escape" {
+                                event.prevent_default();
+                                keep();
+                            }
+                        }
+                    }
+                >
+                    <p>
+                        {format!("Remove “{}” from this browser? ", name.get_value())}
+                        "It stays on the server for anyone with its link, but this browser will no longer be able to edit it — unless you keep its edit link (Share → Edit link) and open it again."
+                    </p>
+                    <div class="home-graph-actions">
+                        <button type="button" class="danger" id=confirm_id.clone() on:click=move |_| remove()>"Remove"</button>
+                        <button type="button" on:click={
+                            let keep = keep.clone();
+                            move |_| keep()
+                        }>"Keep"</button>
+                    </div>
+                </div>
+            </Show>
+        </li>
+    }
+}
+
+/// A graph this browser holds a token for that the server no longer shows
+/// it: gone, or the token no longer matches. Only forgetting it is left.
+#[component]
+fn GoneLine(graph_id: String, home: Home) -> impl IntoView {
+    let forget_id = graph_id.clone();
+    view! {
+        <li class="home-graph unavailable" data-graph-id=graph_id.clone()>
+            <div class="home-graph-main">
+                <span class="home-graph-name">"No longer available"</span>
+                <p class="home-graph-facts">
+                    {format!("{graph_id}: deleted from the server, or this browser's edit token no longer matches it.")}
+                </p>
+            </div>
+            <div class="home-graph-actions">
+                <button type="button" on:click=move |_| {
+                    home.forget(&forget_id, "Removed a graph that is no longer available from this browser.".to_owned())
+                }>"Remove from this browser"</button>
+            </div>
+        </li>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn summary(id: &str, updated_at: i64) -> GraphSummary {
+        GraphSummary {
+            id: id.to_owned(),
+            name: format!("Graph {id}"),
+            revision: 1,
+            updated_at,
+            last_run: None,
+        }
+    }
+
+    #[test]
+    fn the_newest_edit_comes_first_and_gone_graphs_last() {
+        let listed = entries(
+            vec![
+                summary("g_old", 10),
+                summary("g_new", 30),
+                summary("g_mid", 20),
+            ],
+            vec!["g_gone".to_owned()],
+        );
+        let ids: Vec<&str> = listed.iter().map(Entry::graph_id).collect();
+        assert_eq!(ids, ["g_new", "g_mid", "g_old", "g_gone"]);
+        assert_eq!(listed[3], Entry::Unavailable("g_gone".to_owned()));
+    }
+
+    #[test]
+    fn a_line_is_drawn_again_when_what_it_shows_changes() {
+        let before = Entry::Available(summary("g_a", 10));
+        let mut renamed = summary("g_a", 10);
+        renamed.name = "Renamed".to_owned();
+        assert_ne!(before.key(), Entry::Available(renamed).key());
+        let mut ran = summary("g_a", 10);
+        ran.last_run = Some(LastRun {
+            id: "r_1".to_owned(),
+            status: "running".to_owned(),
+            created_at: 11,
+        });
+        assert_ne!(before.key(), Entry::Available(ran).key());
+        assert_eq!(before.key(), Entry::Available(summary("g_a", 10)).key());
+    }
+
+    #[test]
+    fn statuses_and_copies_read_as_words() {
+        assert_eq!(status_words("completed"), "Completed");
+        assert_eq!(status_words("interrupted"), "Interrupted");
+        assert_eq!(status_words("something-new"), "something-new");
+        assert_eq!(copy_name("Tide tables"), "Tide tables (copy)");
+    }
+
+    #[test]
+    fn the_servers_answer_is_read_as_it_is_documented() {
+        let reply: SummariesReply = serde_json::from_str(
+            r#"{"graphs": [{"id": "g_a", "name": "A", "revision": 3, "updated_at": 5,
+                "last_run": {"id": "r_1", "status": "failed", "created_at": 4}},
+               {"id": "g_b", "name": "B", "revision": 1, "updated_at": 6, "last_run": null}],
+              "unknown": ["g_c"]}"#,
+        )
+        .unwrap();
+        let listed = entries(reply.graphs, reply.unknown);
+        assert_eq!(listed.len(), 3);
+        match &listed[1] {
+            Entry::Available(graph) => {
+                assert_eq!(
+                    graph.last_run.as_ref().map(|run| run.status.as_str()),
+                    Some("failed")
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+}
