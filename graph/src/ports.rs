@@ -304,15 +304,17 @@ pub fn ports_of(config: &ModuleConfig) -> ModulePorts {
                         PortAccent::Accent,
                     ))
                 });
-                let mut labels = std::collections::HashSet::new();
+                // At most ten: a list is enough.
+                let mut labels: Vec<String> = Vec::new();
                 for (offset, re_prompt) in config.re_prompts.iter().enumerate() {
                     let index = offset + 1;
                     // Two re-prompts of the same text would read alike:
                     // the second says its number instead.
                     let mut label = reprompt_port_label(index, re_prompt);
-                    if !labels.insert(label.clone()) {
+                    if labels.contains(&label) {
                         label = format!("📄 Re-prompt {index}");
                     }
+                    labels.push(label.clone());
                     outputs.push(Port {
                         id: reprompt_port_id(index),
                         direction: Direction::Output,

@@ -466,9 +466,13 @@ fn port_words(port: Option<&crate::Port>, id: &str) -> String {
             .trim_end_matches("_out")
             .trim_end_matches("_in")
             .replace('_', " ");
+        // Port ids are ASCII; `char::to_uppercase` would bring Unicode's
+        // case tables into the browser bundle.
         let mut characters = words.chars();
         characters.next().map_or_else(String::new, |first| {
-            first.to_uppercase().chain(characters).collect()
+            std::iter::once(first.to_ascii_uppercase())
+                .chain(characters)
+                .collect()
         })
     };
     if removed {

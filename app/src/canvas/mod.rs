@@ -174,8 +174,15 @@ fn label_view(label: &str, limit: usize) -> impl IntoView + use<> {
     }
 }
 
+/// A port row's identity: its id and its label, so that a port whose id
+/// stays while its label changes (a re-prompt renumbered) is drawn anew.
+/// One string, as the other lists' keys are (one keyed list in the bundle).
+fn port_key(port: &PortView) -> String {
+    format!("{}\u{0}{}", port.id, port.label)
+}
+
 #[component]
-fn PortRow(port: PortView, incoming: bool, limit: Memo<usize>) -> impl IntoView {
+fn PortRow(port: PortView, incoming: bool, limit: Signal<usize>) -> impl IntoView {
     let class = format!(
         "port {} port-type-{} accent-{}",
         if incoming { "port-in" } else { "port-out" },
@@ -224,26 +231,27 @@ fn ModuleBox(node: NodeHandle, model: CanvasModel) -> impl IntoView {
         run,
     } = node.clone();
     let clock = model.clock;
-    let width = Memo::new({
+    // Width and how much of each label fits, worked out together.
+    let layout = Memo::new({
         let node = node.clone();
-        move |_| node.width()
+        move |_| {
+            let width = node.width();
+            let (inputs, outputs) = inputs.with(|inputs| {
+                outputs.with(|outputs| {
+                    geometry::label_limits(
+                        width,
+                        inputs.iter().map(|port| port.label.as_str()),
+                        outputs.iter().map(|port| port.label.as_str()),
+                    )
+                })
+            });
+            let title =
+                subtitle.with(|kind| note.with(|note| geometry::title_limit(width, kind, note)));
+            (width, inputs, outputs, title)
+        }
     });
-    let limits = Memo::new(move |_| {
-        inputs.with(|inputs| {
-            outputs.with(|outputs| {
-                geometry::label_limits(
-                    width.get(),
-                    inputs.iter().map(|port| port.label.as_str()),
-                    outputs.iter().map(|port| port.label.as_str()),
-                )
-            })
-        })
-    });
-    let input_limit = Memo::new(move |_| limits.get().0);
-    let output_limit = Memo::new(move |_| limits.get().1);
-    let title_limit = Memo::new(move |_| {
-        subtitle.with(|kind| note.with(|note| geometry::title_limit(width.get(), kind, note)))
-    });
+    let input_limit = Signal::derive(move || layout.get().1);
+    let output_limit = Signal::derive(move || layout.get().2);
     view! {
         <div
             class=move || {
@@ -262,7 +270,7 @@ fn ModuleBox(node: NodeHandle, model: CanvasModel) -> impl IntoView {
             // Only modules wider than the stylesheet's width carry one of
             // their own (a thousand identical declarations cost a style pass).
             style:width=move || {
-                let outer = width.get() + 2.0 * geometry::BORDER;
+                let outer = layout.get().0 + 2.0 * geometry::BORDER;
                 (outer > geometry::MODULE_OUTER_WIDTH).then(|| format!("{outer}px"))
             }
         >
@@ -278,20 +286,18 @@ fn ModuleBox(node: NodeHandle, model: CanvasModel) -> impl IntoView {
                 })
             }}
             <div class="module-header" title=move || format!("{} ({})", title.get(), subtitle.get())>
-                <span class="module-label">{move || fit(&title.get(), title_limit.get())}</span>
+                <span class="module-label">{move || fit(&title.get(), layout.get().3)}</span>
                 <span class="module-note" title="Re-prompts">{move || note.get()}</span>
                 <span class="module-kind">{move || subtitle.get()}</span>
             </div>
             <div class="module-ports">
                 <div class="ports-in">
-                    // Keyed by label too: a port whose id stays while its
-                    // label changes (a re-prompt renumbered) is drawn anew.
-                    <For each=move || inputs.get() key=|port| (port.id.clone(), port.label.clone()) let:port>
+                    <For each=move || inputs.get() key=port_key let:port>
                         <PortRow port incoming=true limit=input_limit/>
                     </For>
                 </div>
                 <div class="ports-out">
-                    <For each=move || outputs.get() key=|port| (port.id.clone(), port.label.clone()) let:port>
+                    <For each=move || outputs.get() key=port_key let:port>
                         <PortRow port incoming=false limit=output_limit/>
                     </For>
                 </div>

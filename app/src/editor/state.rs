@@ -277,18 +277,22 @@ impl EditorState {
         // boxes where they were while the cables follow the new ones.
         let (modules, cables) = self.document.with_value(|document| {
             let old = &document.graph;
-            let modules: std::collections::BTreeSet<String> = old
+            let mut modules: Vec<String> = old
                 .modules
                 .iter()
                 .chain(&graph.modules)
                 .map(|module| module.id.clone())
                 .collect();
-            let cables: std::collections::BTreeSet<String> = old
+            let mut cables: Vec<String> = old
                 .cables
                 .iter()
                 .chain(&graph.cables)
                 .map(|cable| cable.id.clone())
                 .collect();
+            for ids in [&mut modules, &mut cables] {
+                ids.sort_unstable();
+                ids.dedup();
+            }
             (modules, cables)
         });
         self.model.refresh(
