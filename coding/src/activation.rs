@@ -13,13 +13,13 @@ use engine::activation::{
     ActivationContext, ActivationError, ActivationOutput, Tally, parse_json_reply,
 };
 use engine::bundle::{ContextBundle, PortValue, Receipt, content_type, merge_responses};
-use engine::event::RunEvent;
 use engine::prompt::{InputSelection, primary_turn};
 use engine::provider::ProviderInfo;
-use engine::record::{ResponseRecord, TranscriptRole};
 use graph::config::{CodingAgentAssignment, CodingConfig, Coordination, SessionStyle};
 use graph::workspace_roots::WorkspacePathProblem;
 use serde_json::{Value, json};
+use wire::activation::{ResponseRecord, TranscriptRole};
+use wire::event::RunEvent;
 
 use crate::CodingModules;
 use crate::client::{AgentError, AgentSession, Place, TestRun, TurnEvent};
@@ -70,7 +70,7 @@ impl Work<'_> {
         &self.context.module.id
     }
 
-    fn record(&self, change: impl FnOnce(&mut engine::record::ActivationRecord)) {
+    fn record(&self, change: impl FnOnce(&mut wire::activation::ActivationRecord)) {
         if let Ok(mut record) = self.context.record.lock() {
             change(&mut record);
         }

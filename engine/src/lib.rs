@@ -6,11 +6,9 @@
 
 pub mod activation;
 pub mod bundle;
-pub mod event;
 pub mod named_outputs;
 pub mod prompt;
 pub mod provider;
-pub mod record;
 pub mod recorder;
 pub mod render;
 pub mod sandbox;
@@ -23,51 +21,14 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use serde::{Deserialize, Serialize};
-
 use activation::{ActivationContext, ActivationError, ActivationOutput};
 use prompt::AttachmentSource;
 use provider::ProviderRegistry;
 use provider::retry::RetryPolicy;
 use sandbox::{Sandbox, SandboxUnavailable};
 
-pub use event::{EventRecord, RunEvent, RunStatus};
 pub use scheduler::{RunOutcome, RunSpec, execute};
-
-/// A file given with the run's input.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-pub struct InputFile {
-    pub name: String,
-    pub media_type: String,
-    #[serde(with = "base64_bytes", rename = "content_base64")]
-    pub bytes: Vec<u8>,
-}
-
-mod base64_bytes {
-    use base64::Engine;
-    use base64::engine::general_purpose::STANDARD;
-    use serde::{Deserialize, Deserializer, Serializer};
-
-    pub fn serialize<S: Serializer>(bytes: &[u8], serializer: S) -> Result<S::Ok, S::Error> {
-        serializer.serialize_str(&STANDARD.encode(bytes))
-    }
-
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<u8>, D::Error> {
-        let text = String::deserialize(deserializer)?;
-        STANDARD
-            .decode(text.as_bytes())
-            .map_err(serde::de::Error::custom)
-    }
-}
-
-/// What a run starts from: the text (and files) the input modules emit.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct RunInput {
-    #[serde(default)]
-    pub text: String,
-    #[serde(default)]
-    pub files: Vec<InputFile>,
-}
+pub use wire::{EventRecord, InputFile, RunEvent, RunInput, RunStatus};
 
 /// Runs coding modules (ACP agents); supplied by the coding module support.
 pub trait CodingRunner: Send + Sync {

@@ -6,8 +6,8 @@ use std::collections::HashMap;
 use std::future::Future;
 use std::sync::Mutex;
 
-use crate::event::{EventRecord, RunStatus};
-use crate::record::ActivationRecord;
+use wire::activation::ActivationRecord;
+use wire::event::{EventRecord, RunStatus};
 
 #[derive(Debug, thiserror::Error)]
 #[error("the run record could not be written: {0}")]

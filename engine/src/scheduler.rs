@@ -24,12 +24,12 @@ use crate::activation::{
     ActivationContext, ActivationError, ActivationOutput, InputValue, activate,
 };
 use crate::bundle::{ContextBundle, PortValue};
-use crate::event::{EventRecord, RunEvent, RunStatus};
-use crate::record::{ActivationRecord, ActivationStatus};
 use crate::recorder::Recorder;
 use crate::render::RunState;
 use crate::session::SessionStore;
 use crate::{Engine, RunInput, now_millis};
+use wire::activation::{ActivationRecord, ActivationStatus};
+use wire::event::{EventRecord, RunEvent, RunStatus};
 
 /// The error a run fails with when it makes more activations than allowed.
 pub const TRANSITION_LIMIT: &str = "step_transition_limit_exceeded";

@@ -14,7 +14,6 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::routing::post;
-use engine::event::RunStatus;
 use engine::provider::anthropic::AnthropicProvider;
 use engine::provider::openai::OpenAiProvider;
 use engine::provider::retry::RetryPolicy;
@@ -25,6 +24,7 @@ use engine::recorder::MemoryRecorder;
 use engine::{Engine, EngineSettings, RunInput, RunSpec, execute};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
+use wire::event::RunStatus;
 
 /// What the fixture does for the next request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -8,18 +8,18 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use engine::bundle::PortValue;
-use engine::event::{RunEvent, RunStatus};
 use engine::provider::sim::SimProvider;
 use engine::provider::{
     ChatRequest, ChatResponse, DeltaSink, Provider, ProviderFuture, ProviderInfo, ProviderRegistry,
     Role, Usage,
 };
-use engine::record::{ActivationStatus, TranscriptRole};
 use engine::recorder::MemoryRecorder;
 use engine::{Engine, EngineSettings, RunInput, RunOutcome, RunSpec, execute};
 use graph::Graph;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
+use wire::activation::{ActivationStatus, TranscriptRole};
+use wire::event::{RunEvent, RunStatus};
 
 fn registry_with(id: &str, provider: Arc<dyn Provider>) -> ProviderRegistry {
     let mut registry = ProviderRegistry::new();

@@ -15,7 +15,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use engine::prompt::{AttachmentContent, AttachmentSource};
 use graph::{AttachmentKind, attachment_kind};
-use serde_json::json;
+use wire::graphs::AttachmentStored;
 
 use crate::capability::{is_attachment_id, new_attachment_id, require_edit_token};
 use crate::error::ApiError;
@@ -117,7 +117,12 @@ pub async fn upload(
         .await?;
     Ok((
         StatusCode::CREATED,
-        Json(json!({"id": id, "name": name, "media_type": media_type, "size_bytes": body.len()})),
+        Json(AttachmentStored {
+            id,
+            name,
+            media_type,
+            size_bytes: body.len(),
+        }),
     )
         .into_response())
 }

@@ -6,16 +6,16 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use engine::event::{EventRecord, RunStatus};
 use engine::provider::ProviderRegistry;
 use engine::provider::sim::SimProvider;
-use engine::record::ActivationRecord;
 use engine::recorder::{MemoryRecorder, RecordError, Recorder};
 use engine::{Engine, EngineSettings, RunInput, RunSpec};
 use graph::config::{AgentConfig, AgentTaskConfig, InputConfig};
 use graph::starter::starter_graph;
 use graph::{Cable, Endpoint, Extra, Graph, Module, ModuleConfig, Position, RePrompt};
 use tokio_util::sync::CancellationToken;
+use wire::activation::ActivationRecord;
+use wire::event::{EventRecord, RunStatus};
 
 use crate::runs::recorder::StoreRecorder;
 use crate::store::{NewRun, Store};

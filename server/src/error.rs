@@ -8,6 +8,7 @@ use axum::response::{IntoResponse, Response};
 use graph::limits::LimitExceeded;
 use graph::{Finding, LoadError, LoadErrorKind};
 use serde_json::{Value, json};
+use wire::error::{ErrorBody, ErrorDetail};
 
 use crate::store::StoreError;
 
@@ -246,12 +247,14 @@ impl ApiError {
     }
 
     /// The JSON body of this error.
-    pub fn body(&self) -> Value {
-        let mut error = json!({ "code": self.code(), "message": self.message() });
-        if let Some(details) = self.details() {
-            error["details"] = details;
+    pub fn body(&self) -> ErrorBody {
+        ErrorBody {
+            error: ErrorDetail {
+                code: self.code().to_owned(),
+                message: self.message(),
+                details: self.details(),
+            },
         }
-        json!({ "error": error })
     }
 }
 
@@ -263,7 +266,7 @@ impl IntoResponse for ApiError {
         let mut response = (
             self.status(),
             [(CONTENT_TYPE, "application/json")],
-            self.body().to_string(),
+            serde_json::to_string(&self.body()).unwrap_or_default(),
         )
             .into_response();
         if let ApiError::RateLimited {

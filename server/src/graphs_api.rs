@@ -7,7 +7,7 @@ use axum::http::header::{CONTENT_TYPE, ETAG, IF_MATCH, LOCATION};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use graph::{Graph, has_errors, validate};
-use serde_json::json;
+use wire::graphs::{GraphCreated, GraphSaved, ValidationReport};
 
 use crate::body::JsonBody;
 use crate::capability::{
@@ -53,14 +53,14 @@ pub async fn create_graph(
 fn created_response(state: &AppState, created: Created, graph: &Graph) -> Response {
     let findings = validate(graph, &state.validation_context());
     let location = format!("/g/{}", created.id);
-    let body = json!({
-        "id": created.id,
-        "revision": 1,
-        "edit_token": created.edit_token,
-        "url": location,
-        "edit_url": format!("{location}#edit={}", created.edit_token),
-        "findings": findings,
-    });
+    let body = GraphCreated {
+        edit_url: format!("{location}#edit={}", created.edit_token),
+        id: created.id,
+        revision: 1,
+        edit_token: created.edit_token,
+        url: location.clone(),
+        findings,
+    };
     (StatusCode::CREATED, [(LOCATION, location)], Json(body)).into_response()
 }
 
@@ -125,12 +125,12 @@ pub async fn update(
             let findings = validate(&graph, &state.validation_context());
             Ok((
                 [(ETAG, format!("\"{revision}\""))],
-                Json(json!({
-                    "id": id,
-                    "revision": revision,
-                    "findings": findings,
-                    "has_errors": has_errors(&findings),
-                })),
+                Json(GraphSaved {
+                    id,
+                    revision,
+                    has_errors: has_errors(&findings),
+                    findings,
+                }),
             )
                 .into_response())
         }
@@ -157,9 +157,9 @@ pub async fn validate_document(
 ) -> Result<Response, ApiError> {
     let graph = body.into_graph(&state.settings.limits)?;
     let findings = validate(&graph, &state.validation_context());
-    Ok(Json(json!({
-        "has_errors": has_errors(&findings),
-        "findings": findings,
-    }))
+    Ok(Json(ValidationReport {
+        has_errors: has_errors(&findings),
+        findings,
+    })
     .into_response())
 }

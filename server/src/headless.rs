@@ -8,13 +8,13 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use engine::bundle::PortValue;
-use engine::event::{EventRecord, RunEvent, RunStatus};
-use engine::record::ActivationRecord;
 use engine::recorder::{MemoryRecorder, RecordError, Recorder};
 use engine::{Engine, InputFile, RunInput, RunSpec};
 use graph::{Graph, ModuleKind, Severity, has_errors, validate};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
+use wire::activation::ActivationRecord;
+use wire::event::{EventRecord, RunEvent, RunStatus};
 
 /// Prints progress as events arrive, and keeps everything in memory.
 struct ProgressRecorder {

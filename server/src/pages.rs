@@ -89,7 +89,11 @@ impl GraphSource for StoreGraphSource {
         let store = self.0.clone();
         Box::pin(async move {
             match run_document(&store, &id).await {
-                Ok(document) => Ok(document.map(|document| document.to_string())),
+                Ok(None) => Ok(None),
+                Ok(Some(record)) => serde_json::to_string(&record).map(Some).map_err(|error| {
+                    tracing::error!(%error, run = %id, "a run record does not serialize");
+                    "the run could not be read".to_owned()
+                }),
                 Err(error) => {
                     tracing::error!(error = %error.message(), run = %id, "reading a run for its page failed");
                     Err("the run store failed".to_owned())

@@ -2,6 +2,7 @@
 //! stored graph, read a run with every activation, list a graph's runs,
 //! cancel, follow the events over SSE, and list the providers.
 
+use std::collections::BTreeMap;
 use std::convert::Infallible;
 use std::time::Duration;
 
@@ -10,12 +11,13 @@ use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use engine::record::ActivationRecord;
-use engine::{EventRecord, RunEvent, RunInput};
+use engine::RunInput;
 use graph::{Graph, ModuleKind, has_errors, validate};
-use serde_json::{Value, json};
 use tokio::sync::{broadcast, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
+use wire::providers::Catalogue;
+use wire::run::{Cancelling, ModuleRecord, RunList, RunStarted, RunSummary, StartRun};
+use wire::{ActivationRecord, EventRecord, RunEvent, RunRecord, RunStatus};
 
 type EventStream = ReceiverStream<Result<Event, Infallible>>;
 
@@ -50,12 +52,6 @@ pub async fn start(
     let input = if body.0.iter().all(u8::is_ascii_whitespace) {
         RunInput::default()
     } else {
-        #[derive(serde::Deserialize)]
-        #[serde(deny_unknown_fields)]
-        struct StartRun {
-            #[serde(default)]
-            input: RunInput,
-        }
         let request: StartRun =
             serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_slice(&body.0))
                 .map_err(|error| ApiError::RunInput {
@@ -106,15 +102,15 @@ pub async fn start(
     Ok((
         StatusCode::CREATED,
         [(axum::http::header::LOCATION, format!("/api/runs/{run_id}"))],
-        Json(json!({
-            "id": run_id,
-            "graph_id": id,
-            "graph_revision": stored.revision,
-            "status": "queued",
-            "url": format!("/api/runs/{run_id}"),
-            "events_url": format!("/api/runs/{run_id}/events"),
-            "findings": findings,
-        })),
+        Json(RunStarted {
+            url: format!("/api/runs/{run_id}"),
+            events_url: format!("/api/runs/{run_id}/events"),
+            id: run_id,
+            graph_id: id,
+            graph_revision: stored.revision,
+            status: RunStatus::Queued,
+            findings,
+        }),
     )
         .into_response())
 }
@@ -126,46 +122,65 @@ async fn stored_run(state: &AppState, id: &str) -> Result<StoredRun, ApiError> {
     state.store.run(id).await?.ok_or(ApiError::RunNotFound)
 }
 
-fn summary(run: &StoredRun) -> Value {
-    json!({
-        "id": run.id,
-        "graph_id": run.graph_id,
-        "graph_revision": run.graph_revision,
-        "status": run.status,
-        "error": run.error,
-        "created_at": run.created_at,
-        "started_at": run.started_at,
-        "finished_at": run.finished_at,
+fn status(run: &StoredRun) -> Result<RunStatus, ApiError> {
+    RunStatus::parse(&run.status).ok_or_else(|| {
+        ApiError::Internal(format!(
+            "run {} has an unknown status {}",
+            run.id, run.status
+        ))
+    })
+}
+
+fn summary(run: &StoredRun) -> Result<RunSummary, ApiError> {
+    Ok(RunSummary {
+        id: run.id.clone(),
+        graph_id: run.graph_id.clone(),
+        graph_revision: run.graph_revision,
+        status: status(run)?,
+        error: run.error.clone(),
+        created_at: run.created_at,
+        started_at: run.started_at,
+        finished_at: run.finished_at,
     })
 }
 
 /// A run as the API and the run page show it: the run, its input and
 /// snapshot, and per module every activation (merged bundle, each response,
 /// named outputs, receipt, transcript). `None` if there is no such run.
-pub async fn run_document(store: &Store, id: &str) -> Result<Option<Value>, ApiError> {
+pub async fn run_document(store: &Store, id: &str) -> Result<Option<RunRecord>, ApiError> {
     if !is_run_id(id) {
         return Ok(None);
     }
     let Some(run) = store.run(id).await? else {
         return Ok(None);
     };
-    let mut modules = serde_json::Map::new();
+    let mut modules: BTreeMap<String, ModuleRecord> = BTreeMap::new();
     for record in store.activations(id).await? {
         let record: ActivationRecord = serde_json::from_str(&record)
             .map_err(|error| ApiError::Internal(format!("activation record of {id}: {error}")))?;
-        let entry = modules
+        modules
             .entry(record.module_id.clone())
-            .or_insert_with(|| json!({"activations": []}));
-        if let Some(list) = entry["activations"].as_array_mut() {
-            list.push(serde_json::to_value(&record).unwrap_or(Value::Null));
-        }
+            .or_default()
+            .activations
+            .push(record);
     }
-    let mut body = summary(&run);
-    body["input"] = serde_json::from_str(&run.input).unwrap_or(Value::Null);
-    body["graph"] = serde_json::from_str(&run.snapshot).unwrap_or(Value::Null);
-    body["modules"] = Value::Object(modules);
-    body["last_event_id"] = json!(store.last_event_seq(id).await?);
-    Ok(Some(body))
+    let stored = |what: &str, error: serde_json::Error| {
+        ApiError::Internal(format!("the {what} of run {id}: {error}"))
+    };
+    Ok(Some(RunRecord {
+        id: run.id.clone(),
+        graph_id: run.graph_id.clone(),
+        graph_revision: run.graph_revision,
+        status: status(&run)?,
+        error: run.error.clone(),
+        created_at: run.created_at,
+        started_at: run.started_at,
+        finished_at: run.finished_at,
+        input: serde_json::from_str(&run.input).map_err(|error| stored("input", error))?,
+        graph: serde_json::from_str(&run.snapshot).map_err(|error| stored("graph", error))?,
+        modules,
+        last_event_id: store.last_event_seq(id).await?,
+    }))
 }
 
 /// `GET /api/runs/{id}`.
@@ -188,7 +203,8 @@ pub async fn list(
 ) -> Result<Response, ApiError> {
     require_edit_token(&state.store, &id, &headers, "listing its runs").await?;
     let runs = state.store.runs_for_graph(&id, 100).await?;
-    Ok(Json(json!({ "runs": runs.iter().map(summary).collect::<Vec<_>>() })).into_response())
+    let runs = runs.iter().map(summary).collect::<Result<Vec<_>, _>>()?;
+    Ok(Json(RunList { runs }).into_response())
 }
 
 /// `POST /api/runs/{id}/cancel`, with the edit token of the run's graph.
@@ -210,7 +226,10 @@ pub async fn cancel(
     if state.hub.cancel(&id) {
         return Ok((
             StatusCode::ACCEPTED,
-            Json(json!({"id": id, "status": "cancelling"})),
+            Json(Cancelling {
+                id,
+                status: "cancelling".to_owned(),
+            }),
         )
             .into_response());
     }
@@ -331,11 +350,11 @@ pub async fn events(
 /// `GET /api/providers`: providers and ACP profiles, never a secret; and
 /// what the operator allows graphs (the folders coding modules may start
 /// from, whether commands run), which validation and the editor show.
-pub async fn providers(State(state): State<AppState>) -> Json<Value> {
-    Json(json!({
-        "providers": state.engine.providers.infos(),
-        "acp_profiles": state.acp_profiles,
-        "workspace_roots": state.workspace_roots(),
-        "commands_enabled": state.commands_enabled(),
-    }))
+pub async fn providers(State(state): State<AppState>) -> Json<Catalogue> {
+    Json(Catalogue {
+        providers: state.engine.providers.infos(),
+        acp_profiles: state.acp_profiles.clone(),
+        workspace_roots: state.workspace_roots(),
+        commands_enabled: state.commands_enabled(),
+    })
 }

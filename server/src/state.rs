@@ -5,20 +5,13 @@ use std::sync::Arc;
 use axum::extract::FromRef;
 use graph::ValidationContext;
 use leptos::config::LeptosOptions;
-use serde::Serialize;
 
 use crate::rate_limit::RunRateLimiter;
 use crate::runs::hub::RunHub;
 use crate::settings::Settings;
 use crate::store::Store;
 
-/// An ACP profile as `GET /api/providers` lists it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct AcpProfileInfo {
-    pub id: String,
-    pub name: String,
-    pub simulated: bool,
-}
+pub use wire::providers::AcpProfileInfo;
 
 #[derive(Clone)]
 pub struct AppState {

@@ -10,8 +10,8 @@ use std::collections::{HashMap, HashSet};
 use axum::Json;
 use axum::extract::State;
 use axum::response::{IntoResponse, Response};
-use serde::Deserialize;
-use serde_json::{Value, json};
+use wire::RunStatus;
+use wire::graphs::{GraphSummary, LastRun, Summaries, SummariesRequest};
 
 use crate::body::JsonBody;
 use crate::capability::{is_graph_id, token_matches};
@@ -23,20 +23,6 @@ use crate::store::GraphHeading;
 /// in several requests.
 pub const MAX_GRAPHS: usize = 500;
 
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct SummariesRequest {
-    graphs: Vec<HeldGraph>,
-}
-
-/// A graph this browser holds the edit token of.
-#[derive(Deserialize)]
-#[serde(deny_unknown_fields)]
-struct HeldGraph {
-    id: String,
-    edit_token: String,
-}
-
 fn read_request(body: &[u8]) -> Result<SummariesRequest, ApiError> {
     serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_slice(body)).map_err(
         |error| ApiError::SummariesRequest {
@@ -44,16 +30,6 @@ fn read_request(body: &[u8]) -> Result<SummariesRequest, ApiError> {
             message: error.into_inner().to_string(),
         },
     )
-}
-
-fn summary(heading: &GraphHeading, last_run: Option<Value>) -> Value {
-    json!({
-        "id": heading.id,
-        "name": heading.name,
-        "revision": heading.revision,
-        "updated_at": heading.updated_at,
-        "last_run": last_run,
-    })
 }
 
 pub async fn summaries(
@@ -101,18 +77,31 @@ pub async fn summaries(
     });
     let mut graphs = Vec::with_capacity(listed.len());
     for heading in listed {
-        let last_run = state.store.last_run(&heading.id).await?.map(|run| {
-            json!({
-                "id": run.id,
-                "status": run.status,
-                "created_at": run.created_at,
-            })
+        let last_run = match state.store.last_run(&heading.id).await? {
+            Some(run) => Some(LastRun {
+                status: RunStatus::parse(&run.status).ok_or_else(|| {
+                    ApiError::Internal(format!(
+                        "run {} has an unknown status {}",
+                        run.id, run.status
+                    ))
+                })?,
+                id: run.id,
+                created_at: run.created_at,
+            }),
+            None => None,
+        };
+        graphs.push(GraphSummary {
+            id: heading.id.clone(),
+            name: heading.name.clone(),
+            revision: heading.revision,
+            updated_at: heading.updated_at,
+            last_run,
         });
-        graphs.push(summary(heading, last_run));
     }
-    let unknown: Vec<&str> = asked
+    let unknown = asked
         .into_iter()
         .filter(|id| !granted.contains(id))
+        .map(str::to_owned)
         .collect();
-    Ok(Json(json!({ "graphs": graphs, "unknown": unknown })).into_response())
+    Ok(Json(Summaries { graphs, unknown }).into_response())
 }

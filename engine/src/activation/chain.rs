@@ -10,11 +10,11 @@ use serde_json::Value;
 
 use super::{ActivationContext, ActivationError, ActivationOutput, Tally};
 use crate::bundle::{PortValue, merged_bundle};
-use crate::event::RunEvent;
 use crate::named_outputs;
 use crate::prompt::{InputSelection, primary_turn, turn};
 use crate::provider::ProviderInfo;
 use crate::session::{Session, SessionStore};
+use wire::event::RunEvent;
 
 pub struct Chain<'a> {
     pub agent: &'a AgentConfig,

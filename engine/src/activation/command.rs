@@ -112,8 +112,11 @@ pub async fn command(
     let mut bundle = context.text_bundle(text.clone());
     bundle.meta.insert("exit_code".to_owned(), json!(exit_code));
     bundle.meta.insert("command".to_owned(), json!(command));
-    context.transcript(crate::record::TranscriptRole::User, &format!("$ {command}"));
-    context.transcript(crate::record::TranscriptRole::Assistant, &text);
+    context.transcript(
+        wire::activation::TranscriptRole::User,
+        &format!("$ {command}"),
+    );
+    context.transcript(wire::activation::TranscriptRole::Assistant, &text);
     Ok(ActivationOutput {
         output_text: text,
         ports: vec![

@@ -18,15 +18,15 @@ use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 
 use crate::bundle::{ContextBundle, PortValue, Receipt};
-use crate::event::RunEvent;
 use crate::provider::retry::{RetryPolicy, with_retries};
 use crate::provider::{
     ChatMessage, ChatRequest, ChatResponse, ProviderInfo, ProviderRegistry, ResponseSchema,
 };
-use crate::record::{ActivationRecord, ResponseRecord, TranscriptEntry, TranscriptRole};
 use crate::render::RunState;
 use crate::session::{Session, SessionStore};
 use crate::{EngineSettings, RunInput};
+use wire::activation::{ActivationRecord, ResponseRecord, TranscriptEntry, TranscriptRole};
+use wire::event::RunEvent;
 
 /// Why an activation failed, in words for the person running the graph.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]

@@ -11,7 +11,7 @@ use super::chain::{Chain, run_chain, standard_outputs};
 use super::{ActivationContext, ActivationError, ActivationOutput, parse_json_reply};
 use crate::bundle::PortValue;
 use crate::provider::{ChatMessage, ResponseSchema};
-use crate::record::TranscriptRole;
+use wire::activation::TranscriptRole;
 
 const REVIEW_INSTRUCTION: &str = "Review the input above. Say what is good, what is wrong or missing, and what would make it better.";
 

@@ -211,14 +211,7 @@ pub fn unanswered(read_timeout: std::time::Duration) -> ProviderError {
     ))
 }
 
-/// What `GET /api/providers` says about a provider. Never a secret.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ProviderInfo {
-    pub id: String,
-    pub label: String,
-    pub models: Vec<String>,
-    pub simulated: bool,
-}
+pub use wire::providers::ProviderInfo;
 
 /// The providers a server or CLI run can use, by id.
 #[derive(Clone, Default)]
@@ -262,5 +255,14 @@ impl ProviderRegistry {
 
     pub fn ids(&self) -> Vec<String> {
         self.providers.keys().cloned().collect()
+    }
+}
+
+impl From<Role> for wire::TranscriptRole {
+    fn from(role: Role) -> wire::TranscriptRole {
+        match role {
+            Role::User => wire::TranscriptRole::User,
+            Role::Assistant => wire::TranscriptRole::Assistant,
+        }
     }
 }

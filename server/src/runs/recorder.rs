@@ -3,10 +3,10 @@
 //! event the log does not have.
 
 use engine::EventRecord;
-use engine::event::RunStatus;
-use engine::record::ActivationRecord;
 use engine::recorder::{RecordError, Recorder};
 use tokio::sync::broadcast;
+use wire::activation::ActivationRecord;
+use wire::event::RunStatus;
 
 use crate::store::{Store, StoredActivation, StoredEvent};
 

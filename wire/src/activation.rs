@@ -7,29 +7,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::bundle::{PortValue, Receipt};
-use crate::provider::Role;
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ActivationStatus {
-    Queued,
-    Running,
-    Completed,
-    Failed,
-    Cancelled,
-}
-
-impl ActivationStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            ActivationStatus::Queued => "queued",
-            ActivationStatus::Running => "running",
-            ActivationStatus::Completed => "completed",
-            ActivationStatus::Failed => "failed",
-            ActivationStatus::Cancelled => "cancelled",
-        }
-    }
-}
+pub use crate::status::ActivationStatus;
 
 /// One response of an activation: the primary response is index 0, the
 /// response to re-prompt i is index i.
@@ -58,15 +36,6 @@ pub enum TranscriptRole {
     System,
     User,
     Assistant,
-}
-
-impl From<Role> for TranscriptRole {
-    fn from(role: Role) -> TranscriptRole {
-        match role {
-            Role::User => TranscriptRole::User,
-            Role::Assistant => TranscriptRole::Assistant,
-        }
-    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -103,5 +72,23 @@ impl ActivationRecord {
             transcript: Vec::new(),
             error: None,
         }
+    }
+
+    /// Tokens in and out of the whole activation: its receipt's, or its
+    /// responses' while it has none.
+    pub fn tokens(&self) -> u64 {
+        match &self.receipt {
+            Some(receipt) => receipt.tokens_in + receipt.tokens_out,
+            None => self
+                .responses
+                .iter()
+                .map(|response| response.tokens_in + response.tokens_out)
+                .sum(),
+        }
+    }
+
+    /// How long it ran, once it has finished.
+    pub fn duration_ms(&self) -> Option<i64> {
+        self.finished_at.map(|finished| finished - self.started_at)
     }
 }

@@ -1,75 +1,39 @@
 //! Run events: a typed enum, numbered per run. The event log is the source
-//! of truth for a run's progress; SSE replays it (PRODUCT §3.6).
+//! of truth for a run's progress; SSE replays it (PRODUCT §3.6). The SSE
+//! `event:` name is the serde tag, and strum lists every name (the browser
+//! listens for each by name).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-/// Status strings of runs and activations, as the API and events spell them.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum RunStatus {
-    Queued,
-    Running,
-    Completed,
-    Failed,
-    Cancelled,
-    /// The server stopped under the run.
-    Interrupted,
-}
-
-impl RunStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            RunStatus::Queued => "queued",
-            RunStatus::Running => "running",
-            RunStatus::Completed => "completed",
-            RunStatus::Failed => "failed",
-            RunStatus::Cancelled => "cancelled",
-            RunStatus::Interrupted => "interrupted",
-        }
-    }
-
-    pub fn parse(text: &str) -> Option<RunStatus> {
-        [
-            RunStatus::Queued,
-            RunStatus::Running,
-            RunStatus::Completed,
-            RunStatus::Failed,
-            RunStatus::Cancelled,
-            RunStatus::Interrupted,
-        ]
-        .into_iter()
-        .find(|status| status.as_str() == text)
-    }
-
-    pub fn is_finished(self) -> bool {
-        matches!(
-            self,
-            RunStatus::Completed
-                | RunStatus::Failed
-                | RunStatus::Cancelled
-                | RunStatus::Interrupted
-        )
-    }
-}
+pub use crate::status::RunStatus;
 
 /// Everything that happens in a run, in the order it happened.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(
+    Clone, Debug, PartialEq, Serialize, Deserialize, strum::IntoStaticStr, strum::VariantNames,
+)]
 #[serde(tag = "name", content = "payload")]
 pub enum RunEvent {
     #[serde(rename = "run.started")]
+    #[strum(serialize = "run.started")]
     RunStarted { status: RunStatus },
     #[serde(rename = "run.completed")]
+    #[strum(serialize = "run.completed")]
     RunCompleted { status: RunStatus },
     #[serde(rename = "run.failed")]
+    #[strum(serialize = "run.failed")]
     RunFailed { status: RunStatus, error: String },
     #[serde(rename = "run.cancelled")]
+    #[strum(serialize = "run.cancelled")]
     RunCancelled { status: RunStatus },
     #[serde(rename = "module.activated")]
+    #[strum(serialize = "module.activated")]
     ModuleActivated { module_id: String, activation: u32 },
     #[serde(rename = "module.completed")]
+    #[strum(serialize = "module.completed")]
     ModuleCompleted { module_id: String, activation: u32 },
     #[serde(rename = "module.failed")]
+    #[strum(serialize = "module.failed")]
     ModuleFailed {
         module_id: String,
         activation: u32,
@@ -77,30 +41,35 @@ pub enum RunEvent {
     },
     /// Streamed text of one response (0 = the primary response, i = re-prompt i).
     #[serde(rename = "module.output_delta")]
+    #[strum(serialize = "module.output_delta")]
     ModuleOutputDelta {
         module_id: String,
         response_index: u32,
         text: String,
     },
     #[serde(rename = "task.agent_task.reprompt_dispatched")]
+    #[strum(serialize = "task.agent_task.reprompt_dispatched")]
     RepromptDispatched {
         module_id: String,
         reprompt_index: u32,
         reprompt_count: u32,
     },
     #[serde(rename = "task.agent_task.reprompt_response")]
+    #[strum(serialize = "task.agent_task.reprompt_response")]
     RepromptResponse {
         module_id: String,
         reprompt_index: u32,
         token_count: u64,
     },
     #[serde(rename = "task.coding.agent_reprompt_dispatched")]
+    #[strum(serialize = "task.coding.agent_reprompt_dispatched")]
     CodingRepromptDispatched {
         module_id: String,
         agent_role: String,
         reprompt_index: u32,
     },
     #[serde(rename = "task.coding.agent_reprompt_response")]
+    #[strum(serialize = "task.coding.agent_reprompt_response")]
     CodingRepromptResponse {
         module_id: String,
         agent_role: String,
@@ -109,6 +78,7 @@ pub enum RunEvent {
     /// A coding agent begins its phase (its prompt, then its re-prompts);
     /// `round` counts review-chain rounds from 1.
     #[serde(rename = "task.coding.agent_started")]
+    #[strum(serialize = "task.coding.agent_started")]
     CodingAgentStarted {
         module_id: String,
         agent_role: String,
@@ -116,6 +86,7 @@ pub enum RunEvent {
         round: u32,
     },
     #[serde(rename = "task.coding.agent_finished")]
+    #[strum(serialize = "task.coding.agent_finished")]
     CodingAgentFinished {
         module_id: String,
         agent_role: String,
@@ -127,22 +98,12 @@ pub enum RunEvent {
 impl RunEvent {
     /// The SSE `event:` name.
     pub fn name(&self) -> &'static str {
-        match self {
-            RunEvent::RunStarted { .. } => "run.started",
-            RunEvent::RunCompleted { .. } => "run.completed",
-            RunEvent::RunFailed { .. } => "run.failed",
-            RunEvent::RunCancelled { .. } => "run.cancelled",
-            RunEvent::ModuleActivated { .. } => "module.activated",
-            RunEvent::ModuleCompleted { .. } => "module.completed",
-            RunEvent::ModuleFailed { .. } => "module.failed",
-            RunEvent::ModuleOutputDelta { .. } => "module.output_delta",
-            RunEvent::RepromptDispatched { .. } => "task.agent_task.reprompt_dispatched",
-            RunEvent::RepromptResponse { .. } => "task.agent_task.reprompt_response",
-            RunEvent::CodingRepromptDispatched { .. } => "task.coding.agent_reprompt_dispatched",
-            RunEvent::CodingRepromptResponse { .. } => "task.coding.agent_reprompt_response",
-            RunEvent::CodingAgentStarted { .. } => "task.coding.agent_started",
-            RunEvent::CodingAgentFinished { .. } => "task.coding.agent_finished",
-        }
+        self.into()
+    }
+
+    /// Every event name, for listeners that subscribe by name.
+    pub fn names() -> &'static [&'static str] {
+        <RunEvent as strum::VariantNames>::VARIANTS
     }
 
     /// The event's own fields, as a JSON object.
@@ -172,6 +133,81 @@ impl RunEvent {
     }
 }
 
+impl RunEvent {
+    /// One event of each kind, with every field set: what tests on both
+    /// sides of the wire check their handling against (a test here checks
+    /// that no kind is missing).
+    pub fn one_of_each() -> Vec<RunEvent> {
+        let module_id = || "m2".to_owned();
+        let agent_role = || "builder".to_owned();
+        vec![
+            RunEvent::RunStarted {
+                status: RunStatus::Running,
+            },
+            RunEvent::RunCompleted {
+                status: RunStatus::Completed,
+            },
+            RunEvent::RunFailed {
+                status: RunStatus::Failed,
+                error: "\"Draft\": the provider failed".to_owned(),
+            },
+            RunEvent::RunCancelled {
+                status: RunStatus::Cancelled,
+            },
+            RunEvent::ModuleActivated {
+                module_id: module_id(),
+                activation: 2,
+            },
+            RunEvent::ModuleCompleted {
+                module_id: module_id(),
+                activation: 2,
+            },
+            RunEvent::ModuleFailed {
+                module_id: module_id(),
+                activation: 2,
+                error: "the provider failed".to_owned(),
+            },
+            RunEvent::ModuleOutputDelta {
+                module_id: module_id(),
+                response_index: 1,
+                text: "Tides rise".to_owned(),
+            },
+            RunEvent::RepromptDispatched {
+                module_id: module_id(),
+                reprompt_index: 2,
+                reprompt_count: 3,
+            },
+            RunEvent::RepromptResponse {
+                module_id: module_id(),
+                reprompt_index: 2,
+                token_count: 41,
+            },
+            RunEvent::CodingRepromptDispatched {
+                module_id: module_id(),
+                agent_role: agent_role(),
+                reprompt_index: 1,
+            },
+            RunEvent::CodingRepromptResponse {
+                module_id: module_id(),
+                agent_role: agent_role(),
+                reprompt_index: 1,
+            },
+            RunEvent::CodingAgentStarted {
+                module_id: module_id(),
+                agent_role: agent_role(),
+                agent_name: "Simulated agent".to_owned(),
+                round: 2,
+            },
+            RunEvent::CodingAgentFinished {
+                module_id: module_id(),
+                agent_role: agent_role(),
+                round: 2,
+                files_changed: 3,
+            },
+        ]
+    }
+}
+
 /// An event as logged: its place in the run's sequence and when it happened.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct EventRecord {
@@ -184,6 +220,24 @@ pub struct EventRecord {
 }
 
 impl EventRecord {
+    /// Reads an event back from what the SSE stream carries: its `id:`,
+    /// `event:` name and `data:` object (as [`EventRecord::data`] wrote it).
+    pub fn from_sse(seq: u64, name: &str, data: &str) -> Result<EventRecord, serde_json::Error> {
+        let data: Value = serde_json::from_str(data)?;
+        let run_id = data
+            .get("run_id")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned();
+        let ts = data.get("ts").and_then(Value::as_i64).unwrap_or_default();
+        Ok(EventRecord {
+            run_id,
+            seq,
+            ts,
+            event: RunEvent::from_parts(name, data)?,
+        })
+    }
+
     /// The SSE `data:` object: `run_id`, `ts` and the payload's fields.
     pub fn data(&self) -> Value {
         let mut data = Map::new();
@@ -222,60 +276,13 @@ mod tests {
     }
 
     #[test]
-    fn every_event_name_round_trips() {
-        let events = [
-            RunEvent::RunStarted {
-                status: RunStatus::Running,
-            },
-            RunEvent::RunCompleted {
-                status: RunStatus::Completed,
-            },
-            RunEvent::RunFailed {
-                status: RunStatus::Failed,
-                error: "x".to_owned(),
-            },
-            RunEvent::RunCancelled {
-                status: RunStatus::Cancelled,
-            },
-            RunEvent::ModuleActivated {
-                module_id: "m".to_owned(),
-                activation: 1,
-            },
-            RunEvent::ModuleCompleted {
-                module_id: "m".to_owned(),
-                activation: 1,
-            },
-            RunEvent::ModuleFailed {
-                module_id: "m".to_owned(),
-                activation: 1,
-                error: "e".to_owned(),
-            },
-            RunEvent::ModuleOutputDelta {
-                module_id: "m".to_owned(),
-                response_index: 0,
-                text: "t".to_owned(),
-            },
-            RunEvent::RepromptDispatched {
-                module_id: "m".to_owned(),
-                reprompt_index: 1,
-                reprompt_count: 2,
-            },
-            RunEvent::RepromptResponse {
-                module_id: "m".to_owned(),
-                reprompt_index: 1,
-                token_count: 5,
-            },
-            RunEvent::CodingRepromptDispatched {
-                module_id: "m".to_owned(),
-                agent_role: "builder".to_owned(),
-                reprompt_index: 1,
-            },
-            RunEvent::CodingRepromptResponse {
-                module_id: "m".to_owned(),
-                agent_role: "builder".to_owned(),
-                reprompt_index: 1,
-            },
-        ];
+    fn one_of_each_covers_every_event_name_and_each_round_trips() {
+        let events = RunEvent::one_of_each();
+        let mut names: Vec<&str> = events.iter().map(RunEvent::name).collect();
+        names.sort_unstable();
+        let mut every: Vec<&str> = RunEvent::names().to_vec();
+        every.sort_unstable();
+        assert_eq!(names, every);
         for event in events {
             let name = event.name();
             assert_eq!(serde_json::to_value(&event).unwrap()["name"], name);

@@ -1,0 +1,102 @@
+//! What travels along cables: ContextBundles, signals and receipts
+//! (PRODUCT §2.1); the run record keeps them as each port's value.
+
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+/// Content types a bundle can carry.
+pub mod content_type {
+    pub const TEXT: &str = "text/plain";
+    /// `{ merged_content, response_count, has_re_prompts }`.
+    pub const MERGED: &str = "application/vnd.patchbay.merged+json";
+    pub const JSON: &str = "application/json";
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ContextBundle {
+    pub content: Value,
+    pub content_type: String,
+    /// The module id that produced it.
+    pub source_module: String,
+    /// The chat session that produced it, for `session_mode: continue`.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub source_session_key: Option<String>,
+    #[serde(default)]
+    pub meta: Map<String, Value>,
+}
+
+impl ContextBundle {
+    pub fn text(source_module: &str, text: impl Into<String>) -> ContextBundle {
+        ContextBundle {
+            content: Value::String(text.into()),
+            content_type: content_type::TEXT.to_owned(),
+            source_module: source_module.to_owned(),
+            source_session_key: None,
+            meta: Map::new(),
+        }
+    }
+
+    pub fn json(source_module: &str, content: Value) -> ContextBundle {
+        ContextBundle {
+            content,
+            content_type: content_type::JSON.to_owned(),
+            source_module: source_module.to_owned(),
+            source_session_key: None,
+            meta: Map::new(),
+        }
+    }
+
+    /// The bundle as prompt text: plain text as is, a merged bundle's
+    /// `merged_content`, anything else as pretty JSON.
+    pub fn as_text(&self) -> String {
+        match &self.content {
+            Value::String(text) => text.clone(),
+            Value::Object(object) if self.content_type == content_type::MERGED => object
+                .get("merged_content")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            other => serde_json::to_string_pretty(other).unwrap_or_default(),
+        }
+    }
+}
+
+/// Run metadata of one activation (`receipt_out`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Receipt {
+    pub module_id: String,
+    pub activation: u32,
+    pub provider: String,
+    pub model: String,
+    pub simulated: bool,
+    pub tokens_in: u64,
+    pub tokens_out: u64,
+    pub duration_ms: u64,
+    /// In US dollars, when the provider's price is known; 0 otherwise.
+    pub cost: f64,
+    pub re_prompt_count: u32,
+}
+
+/// A value on a port.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum PortValue {
+    Bundle(ContextBundle),
+    Signal { source_module: String },
+    Receipt(Receipt),
+}
+
+impl PortValue {
+    /// The value as a bundle, for bundle inputs (a receipt feeds a bundle
+    /// input as its JSON; PRODUCT §2.1).
+    pub fn as_bundle(&self) -> Option<ContextBundle> {
+        match self {
+            PortValue::Bundle(bundle) => Some(bundle.clone()),
+            PortValue::Receipt(receipt) => Some(ContextBundle::json(
+                &receipt.module_id,
+                serde_json::to_value(receipt).unwrap_or(Value::Null),
+            )),
+            PortValue::Signal { .. } => None,
+        }
+    }
+}

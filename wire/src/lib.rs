@@ -1,0 +1,20 @@
+//! The vocabulary the Patchbay server and browser share: every body the API
+//! sends or takes and every event of a run, as typed Rust. The engine emits
+//! these types, the server serializes them, and the app decodes them, so a
+//! new event or field is a compile error wherever it is not handled.
+//! Serde only (no I/O), so the browser bundle can depend on it.
+
+pub mod activation;
+pub mod bundle;
+pub mod error;
+pub mod event;
+pub mod graphs;
+pub mod providers;
+pub mod run;
+pub mod status;
+
+pub use activation::{ActivationRecord, ResponseRecord, TranscriptEntry, TranscriptRole};
+pub use bundle::{ContextBundle, PortValue, Receipt};
+pub use event::{EventRecord, RunEvent};
+pub use run::{InputFile, RunInput, RunRecord, RunSummary};
+pub use status::{ActivationStatus, RunStatus};

@@ -1,0 +1,140 @@
+//! A run as the API gives it: what it started from, its summary in a
+//! graph's list, its whole record with every activation, and the bodies of
+//! starting and cancelling one (PRODUCT §6).
+
+use std::collections::BTreeMap;
+
+use graph::{Finding, Graph};
+use serde::{Deserialize, Serialize};
+
+use crate::activation::ActivationRecord;
+use crate::status::RunStatus;
+
+/// A file given with the run's input.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct InputFile {
+    pub name: String,
+    pub media_type: String,
+    #[serde(with = "base64_bytes", rename = "content_base64")]
+    pub bytes: Vec<u8>,
+}
+
+mod base64_bytes {
+    use base64::Engine;
+    use base64::engine::general_purpose::STANDARD;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(bytes: &[u8], serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(&STANDARD.encode(bytes))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<u8>, D::Error> {
+        let text = String::deserialize(deserializer)?;
+        STANDARD
+            .decode(text.as_bytes())
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// What a run starts from: the text (and files) the input modules emit.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunInput {
+    #[serde(default)]
+    pub text: String,
+    #[serde(default)]
+    pub files: Vec<InputFile>,
+}
+
+/// `POST /api/graphs/{id}/runs`: the input, or no body at all.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StartRun {
+    #[serde(default)]
+    pub input: RunInput,
+}
+
+/// The reply to a started run: where to read it and follow its events.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunStarted {
+    pub id: String,
+    pub graph_id: String,
+    pub graph_revision: i64,
+    pub status: RunStatus,
+    pub url: String,
+    pub events_url: String,
+    /// Warnings the graph had when it started (errors refuse the run).
+    pub findings: Vec<Finding>,
+}
+
+/// The reply to a cancel that reached a running run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Cancelling {
+    pub id: String,
+    /// Always `cancelling`: the run ends with `run.cancelled`.
+    pub status: String,
+}
+
+/// A run in a graph's history list.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunSummary {
+    pub id: String,
+    pub graph_id: Option<String>,
+    pub graph_revision: Option<i64>,
+    pub status: RunStatus,
+    pub error: Option<String>,
+    /// Unix milliseconds, as every time in the API.
+    pub created_at: i64,
+    pub started_at: Option<i64>,
+    pub finished_at: Option<i64>,
+}
+
+/// `GET /api/graphs/{id}/runs`: newest first.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunList {
+    pub runs: Vec<RunSummary>,
+}
+
+/// Every activation of one module, in order.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ModuleRecord {
+    pub activations: Vec<ActivationRecord>,
+}
+
+/// `GET /api/runs/{id}`: the run, what it started from, the graph as it
+/// was when it started, and per module every activation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    pub id: String,
+    pub graph_id: Option<String>,
+    pub graph_revision: Option<i64>,
+    pub status: RunStatus,
+    pub error: Option<String>,
+    pub created_at: i64,
+    pub started_at: Option<i64>,
+    pub finished_at: Option<i64>,
+    pub input: RunInput,
+    /// The graph as it was when the run started.
+    pub graph: Graph,
+    pub modules: BTreeMap<String, ModuleRecord>,
+    /// The sequence number of its newest event, where a stream may resume.
+    pub last_event_id: i64,
+}
+
+impl RunRecord {
+    /// A module's label in the graph as it ran (its id if it is not there).
+    pub fn label_of(&self, module: &str) -> String {
+        self.graph.module(module).map_or_else(
+            || module.to_owned(),
+            |module| module.display_label().to_owned(),
+        )
+    }
+
+    /// The last activation of a module.
+    pub fn last(&self, module: &str) -> Option<&ActivationRecord> {
+        self.modules.get(module)?.activations.last()
+    }
+
+    pub fn is_finished(&self) -> bool {
+        self.status.is_finished()
+    }
+}
