@@ -5,7 +5,7 @@
 use graph::Graph;
 use serde::{Deserialize, Serialize};
 
-use crate::run::record::RunRecord;
+use wire::RunRecord;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum PageError {

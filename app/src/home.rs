@@ -9,6 +9,8 @@ use graph::starter::examples;
 use leptos::prelude::*;
 use serde::Deserialize;
 use serde_json::{Value, json};
+use wire::RunStatus;
+use wire::graphs::{GraphSummary, Summaries};
 
 use crate::editor::save::discard_draft;
 use crate::{browser, edit_token, link};
@@ -18,30 +20,6 @@ const GRAPHS_PER_REQUEST: usize = 500;
 const UNREACHABLE: &str = "the server could not be reached; try again";
 /// The element focused after a graph leaves the list.
 const LIST_HEADING: &str = "your-graphs";
-
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-pub struct LastRun {
-    pub id: String,
-    pub status: String,
-    pub created_at: i64,
-}
-
-/// One graph as the server summarises it for a holder of its token.
-#[derive(Clone, Debug, PartialEq, Deserialize)]
-pub struct GraphSummary {
-    pub id: String,
-    pub name: String,
-    pub revision: u64,
-    /// Unix milliseconds.
-    pub updated_at: i64,
-    pub last_run: Option<LastRun>,
-}
-
-#[derive(Deserialize)]
-struct SummariesReply {
-    graphs: Vec<GraphSummary>,
-    unknown: Vec<String>,
-}
 
 /// A line of the list: a graph, or the id of one this browser holds a
 /// token for that the server no longer has (or whose token no longer
@@ -96,15 +74,14 @@ pub fn entries(mut graphs: Vec<GraphSummary>, mut unknown: Vec<String>) -> Vec<E
 }
 
 /// A run status in the words the run panel uses.
-pub fn status_words(status: &str) -> &str {
+pub fn status_words(status: RunStatus) -> &'static str {
     match status {
-        "queued" => "Queued",
-        "running" => "Running",
-        "completed" => "Completed",
-        "failed" => "Failed",
-        "cancelled" => "Cancelled",
-        "interrupted" => "Interrupted",
-        other => other,
+        RunStatus::Queued => "Queued",
+        RunStatus::Running => "Running",
+        RunStatus::Completed => "Completed",
+        RunStatus::Failed => "Failed",
+        RunStatus::Cancelled => "Cancelled",
+        RunStatus::Interrupted => "Interrupted",
     }
 }
 
@@ -131,7 +108,7 @@ async fn load_entries(held: Vec<(String, String)>) -> Result<Vec<Entry>, String>
         let headers = [("Content-Type", "application/json".to_owned())];
         match browser::fetch("POST", "/api/graphs/summaries", Some(&body), &headers).await {
             Ok((200, text)) => {
-                let reply: SummariesReply = serde_json::from_str(&text)
+                let reply: Summaries = serde_json::from_str(&text)
                     .map_err(|error| format!("the server's answer could not be read: {error}"))?;
                 graphs.extend(reply.graphs);
                 unknown.extend(reply.unknown);
@@ -522,11 +499,11 @@ fn GraphLine(summary: GraphSummary, home: Home) -> impl IntoView {
             let (started, started_iso) = browser::local_date_time(run.created_at);
             view! {
                 <a
-                    class=format!("home-run status-{}", run.status)
+                    class=format!("home-run status-{}", run.status.as_str())
                     href=format!("/g/{}/runs/{}", summary.id, run.id)
                     rel="external"
                 >
-                    {format!("Last run {}", status_words(&run.status).to_lowercase())}
+                    {format!("Last run {}", status_words(run.status).to_lowercase())}
                 </a>
                 <span class="home-run-time">
                     " · " <time datetime=started_iso>{started}</time>
@@ -699,6 +676,7 @@ fn GoneLine(graph_id: String, home: Home) -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wire::graphs::LastRun;
 
     fn summary(id: &str, updated_at: i64) -> GraphSummary {
         GraphSummary {
@@ -734,7 +712,7 @@ mod tests {
         let mut ran = summary("g_a", 10);
         ran.last_run = Some(LastRun {
             id: "r_1".to_owned(),
-            status: "running".to_owned(),
+            status: RunStatus::Running,
             created_at: 11,
         });
         assert_ne!(before.key(), Entry::Available(ran).key());
@@ -743,15 +721,14 @@ mod tests {
 
     #[test]
     fn statuses_and_copies_read_as_words() {
-        assert_eq!(status_words("completed"), "Completed");
-        assert_eq!(status_words("interrupted"), "Interrupted");
-        assert_eq!(status_words("something-new"), "something-new");
+        assert_eq!(status_words(RunStatus::Completed), "Completed");
+        assert_eq!(status_words(RunStatus::Interrupted), "Interrupted");
         assert_eq!(copy_name("Tide tables"), "Tide tables (copy)");
     }
 
     #[test]
     fn the_servers_answer_is_read_as_it_is_documented() {
-        let reply: SummariesReply = serde_json::from_str(
+        let reply: Summaries = serde_json::from_str(
             r#"{"graphs": [{"id": "g_a", "name": "A", "revision": 3, "updated_at": 5,
                 "last_run": {"id": "r_1", "status": "failed", "created_at": 4}},
                {"id": "g_b", "name": "B", "revision": 1, "updated_at": 6, "last_run": null}],

@@ -30,8 +30,9 @@ pub struct TranscriptEntry {
     pub text: String,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum TranscriptRole {
     System,
     User,
@@ -55,6 +56,12 @@ pub struct ActivationRecord {
     /// The session as sent: system prompt, each user turn, each reply.
     pub transcript: Vec<TranscriptEntry>,
     pub error: Option<String>,
+}
+
+impl TranscriptRole {
+    pub fn as_str(self) -> &'static str {
+        self.into()
+    }
 }
 
 impl ActivationRecord {

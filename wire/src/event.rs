@@ -122,6 +122,26 @@ impl RunEvent {
         serde_json::from_value(serde_json::json!({ "name": name, "payload": payload }))
     }
 
+    /// The module the event is about; `None` for the run's own events.
+    pub fn module_id(&self) -> Option<&str> {
+        match self {
+            RunEvent::RunStarted { .. }
+            | RunEvent::RunCompleted { .. }
+            | RunEvent::RunFailed { .. }
+            | RunEvent::RunCancelled { .. } => None,
+            RunEvent::ModuleActivated { module_id, .. }
+            | RunEvent::ModuleCompleted { module_id, .. }
+            | RunEvent::ModuleFailed { module_id, .. }
+            | RunEvent::ModuleOutputDelta { module_id, .. }
+            | RunEvent::RepromptDispatched { module_id, .. }
+            | RunEvent::RepromptResponse { module_id, .. }
+            | RunEvent::CodingRepromptDispatched { module_id, .. }
+            | RunEvent::CodingRepromptResponse { module_id, .. }
+            | RunEvent::CodingAgentStarted { module_id, .. }
+            | RunEvent::CodingAgentFinished { module_id, .. } => Some(module_id),
+        }
+    }
+
     /// Whether this event ends the run.
     pub fn is_terminal(&self) -> bool {
         matches!(

@@ -10,6 +10,8 @@ pub mod modal;
 mod overlays;
 mod palette;
 mod panel;
+mod run_dialog;
+mod run_panel;
 pub mod save;
 mod share;
 pub mod state;
@@ -22,17 +24,17 @@ use graph::{Graph, ModuleKind, Severity, validate};
 use leptos::prelude::*;
 
 use crate::canvas::{Canvas, CanvasEvents};
-use crate::run::panel::RunPanel;
-use crate::run::record::RunRecord;
 use crate::run::run_in_address;
 use crate::{browser, edit_token};
 use overlays::Overlays;
 use palette::{KIND_MIME, Palette};
 use panel::DetailPanel;
+use run_panel::RunPanel;
 use save::SaveStatus;
 use state::{Catalogue, EditorMode, EditorState, Overlay};
 use transfer::ImportButton;
 use validation::{ValidationBadge, ValidationPanel};
+use wire::RunRecord;
 
 /// Runs validation a moment after the last edit, and marks what has errors.
 fn watch_validation(editor: EditorState) {

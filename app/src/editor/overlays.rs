@@ -8,11 +8,11 @@ use graph::{Direction, Port, ports};
 use leptos::prelude::*;
 
 use super::modal::Modal;
+use super::run_dialog::RunDialog;
 use super::save::{self, SaveStatus};
 use super::share::ShareDialog;
 use super::state::{EditorState, Overlay};
 use crate::canvas::Connection;
-use crate::run::dialog::RunDialog;
 
 /// Every shortcut, as the help dialog lists them.
 pub const SHORTCUTS: [(&str, &str); 23] = [

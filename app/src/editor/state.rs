@@ -10,7 +10,6 @@ use graph::{
     ValidationContext, ports,
 };
 use leptos::prelude::*;
-use serde::{Deserialize, Serialize};
 
 use super::clipboard::{self, Fragment};
 use super::history::{Change, Document, Edit};
@@ -19,33 +18,7 @@ use crate::canvas::Connection;
 use crate::canvas::model::CanvasModel;
 use crate::run::RunView;
 
-/// `GET /api/providers`: what modules may name.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Catalogue {
-    pub providers: Vec<ProviderEntry>,
-    pub acp_profiles: Vec<AcpProfileEntry>,
-    /// The folders a coding module's `workspace.path` may name.
-    #[serde(default)]
-    pub workspace_roots: Vec<String>,
-    /// Whether the server runs commands (`--enable-commands`).
-    #[serde(default)]
-    pub commands_enabled: bool,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct ProviderEntry {
-    pub id: String,
-    pub label: String,
-    pub models: Vec<String>,
-    pub simulated: bool,
-}
-
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct AcpProfileEntry {
-    pub id: String,
-    pub name: String,
-    pub simulated: bool,
-}
+pub use wire::providers::Catalogue;
 
 /// A dialog or popup over the editor.
 #[derive(Clone, Debug, PartialEq)]

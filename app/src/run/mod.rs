@@ -4,28 +4,24 @@
 //! queued, running with its `Re-prompt i/N…` badge, done, failed,
 //! cancelled — with elapsed time and tokens.
 
-pub mod dialog;
-pub mod panel;
-pub mod record;
+pub mod module_state;
+pub mod reading;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-use graph::config::RePromptOwner;
-use graph::{Graph, ModuleConfig};
+use graph::Graph;
 use leptos::prelude::*;
-use serde_json::Value;
+use wire::{ActivationStatus, EventRecord, RunEvent, RunRecord, RunStatus};
 
 use crate::browser;
 use crate::canvas::model::{CanvasModel, ModuleRun, ModuleRunState, set_if_changed};
-use record::RunRecord;
 
 /// The run the canvas shows.
 #[derive(Clone, Copy)]
 pub struct RunView {
     pub run_id: RwSignal<Option<String>>,
-    /// `running`, `completed`, `failed`, `cancelled`, `interrupted`.
-    pub status: RwSignal<Option<String>>,
+    pub status: RwSignal<Option<RunStatus>>,
     pub error: RwSignal<Option<String>>,
     pub record: RwSignal<Option<RunRecord>>,
     /// Streamed text by (module, response index), while it streams.
@@ -61,25 +57,6 @@ impl Drop for Subscription {
     }
 }
 
-/// Every event name of PRODUCT §3.6: `EventSource` delivers named events
-/// only to listeners for that name.
-const EVENT_NAMES: [&str; 14] = [
-    "run.started",
-    "run.completed",
-    "run.failed",
-    "run.cancelled",
-    "module.activated",
-    "module.completed",
-    "module.failed",
-    "module.output_delta",
-    "task.agent_task.reprompt_dispatched",
-    "task.agent_task.reprompt_response",
-    "task.coding.agent_reprompt_dispatched",
-    "task.coding.agent_reprompt_response",
-    "task.coding.agent_started",
-    "task.coding.agent_finished",
-];
-
 impl RunView {
     pub fn new() -> RunView {
         RunView {
@@ -101,9 +78,8 @@ impl RunView {
     }
 
     pub fn is_live(&self) -> bool {
-        self.status.with(|status| {
-            status.as_deref() == Some("running") || status.as_deref() == Some("queued")
-        })
+        self.status
+            .with(|status| status.is_some_and(RunStatus::is_live))
     }
 
     fn stop_following(&self) {
@@ -121,7 +97,7 @@ impl RunView {
         self.last_seen.set_value(0);
         self.focus_chosen.set_value(false);
         self.run_id.set(Some(run_id.to_owned()));
-        self.status.set(Some("queued".to_owned()));
+        self.status.set(Some(RunStatus::Queued));
         self.error.set(None);
         self.record.set(None);
         self.streams.set(BTreeMap::new());
@@ -155,7 +131,8 @@ impl RunView {
         };
         let view = *self;
         let mut callbacks = Vec::new();
-        for name in EVENT_NAMES {
+        // `EventSource` delivers named events only to listeners for that name.
+        for name in RunEvent::names() {
             let callback = wasm_bindgen::closure::Closure::<dyn FnMut(web_sys::MessageEvent)>::new(
                 move |message: web_sys::MessageEvent| {
                     let seq: u64 = message.last_event_id().parse().unwrap_or(0);
@@ -163,12 +140,12 @@ impl RunView {
                         return;
                     }
                     view.last_seen.set_value(seq);
-                    let data: Value = message
-                        .data()
-                        .as_string()
-                        .and_then(|text| serde_json::from_str(&text).ok())
-                        .unwrap_or(Value::Null);
-                    view.apply(model, name, &data);
+                    let data = message.data().as_string().unwrap_or_default();
+                    // An event this page cannot read is skipped; the record
+                    // read at the end shows the run as it is.
+                    if let Ok(record) = EventRecord::from_sse(seq, name, &data) {
+                        view.apply(model, &record);
+                    }
                 },
             );
             let _ = source.add_event_listener_with_callback(
@@ -220,7 +197,7 @@ impl RunView {
                 .iter()
                 .filter(|module| {
                     record.last(&module.id).is_some_and(|activation| {
-                        activation.merged(&|id| record.label_of(id)).is_some()
+                        reading::merged(activation, &|id| record.label_of(id)).is_some()
                     })
                 })
                 .max_by_key(|module| {
@@ -232,7 +209,7 @@ impl RunView {
             self.focus.set(last);
         }
         self.run_id.set(Some(record.id.clone()));
-        self.status.set(Some(record.status.clone()));
+        self.status.set(Some(record.status));
         self.error.set(record.error.clone());
         apply_record(model, &record);
         self.record.set(Some(record));
@@ -267,161 +244,55 @@ impl RunView {
         });
     }
 
-    fn apply(&self, model: CanvasModel, name: &str, data: &Value) {
-        let module = data
-            .get("module_id")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        let ts = data.get("ts").and_then(Value::as_f64);
-        let number = |key: &str| data.get(key).and_then(Value::as_u64).unwrap_or(0);
-        let update = |change: &dyn Fn(&mut ModuleRun)| {
-            if let Some(node) = model.node(&module) {
-                let mut run = node.run.get_untracked().unwrap_or_default();
-                change(&mut run);
-                set_if_changed(node.run, Some(run));
-            }
-        };
-        match name {
-            "run.started" => {
-                self.status.set(Some("running".to_owned()));
-                model.nodes.with_untracked(|nodes| {
-                    for node in nodes {
-                        node.run.set(Some(ModuleRun {
-                            state: ModuleRunState::Queued,
-                            ..ModuleRun::default()
-                        }));
+    /// One event: each module's state steps (`module_state::step`), and
+    /// the view follows — streamed text, the module shown, the run's status.
+    fn apply(&self, model: CanvasModel, record: &EventRecord) {
+        let event = &record.event;
+        self.graph.with_value(|graph| {
+            model.nodes.with_untracked(|nodes| {
+                for node in nodes {
+                    if event.module_id().is_some_and(|about| about != &*node.id) {
+                        continue;
                     }
-                });
-            }
-            "module.activated" => {
-                let activation = number("activation");
-                update(&|run| {
-                    *run = ModuleRun {
-                        state: ModuleRunState::Running,
-                        badge: (activation > 1).then(|| format!("Round {activation}")),
-                        started_ms: ts,
-                        tokens: run.tokens,
-                        ..ModuleRun::default()
-                    };
-                });
+                    let before = node.run.get_untracked();
+                    let after =
+                        module_state::step(&node.id, before.as_ref(), record, graph.as_ref());
+                    set_if_changed(node.run, after);
+                }
+            });
+        });
+        match event {
+            RunEvent::RunStarted { .. } => self.status.set(Some(RunStatus::Running)),
+            RunEvent::ModuleActivated { module_id, .. } => {
                 self.streams
-                    .update(|streams| streams.retain(|(id, _), _| *id != module));
+                    .update(|streams| streams.retain(|(id, _), _| id != module_id));
                 if !self.focus_chosen.get_value() {
-                    self.focus.set(Some(module.clone()));
+                    self.focus.set(Some(module_id.clone()));
                 }
             }
-            "task.agent_task.reprompt_dispatched" => {
-                let badge = format!(
-                    "Re-prompt {}/{}…",
-                    number("reprompt_index"),
-                    number("reprompt_count")
-                );
-                update(&|run| run.badge = Some(badge.clone()));
-            }
-            "task.coding.agent_reprompt_dispatched" => {
-                let role = data
-                    .get("agent_role")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned();
-                let index = number("reprompt_index");
-                let count = self.graph.with_value(|graph| {
-                    graph
-                        .as_ref()
-                        .and_then(|graph| coding_re_prompt_count(graph, &module, &role))
-                });
-                let badge = match count {
-                    Some(count) => format!("{role} · Re-prompt {index}/{count}…"),
-                    None => format!("{role} · Re-prompt {index}…"),
-                };
-                update(&|run| run.badge = Some(badge.clone()));
-            }
-            "task.coding.agent_started" => {
-                let role = data
-                    .get("agent_role")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default();
-                let round = number("round");
-                let badge = if round > 1 {
-                    format!("{role} · round {round}…")
-                } else {
-                    format!("{role} · working…")
-                };
-                update(&|run| run.badge = Some(badge.clone()));
-            }
-            "task.agent_task.reprompt_response" => {
-                let tokens = number("token_count");
-                update(&|run| run.tokens += tokens);
-            }
-            "module.output_delta" => {
-                let index = u32::try_from(number("response_index")).unwrap_or(0);
-                let text = data
-                    .get("text")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned();
+            RunEvent::ModuleOutputDelta {
+                module_id,
+                response_index,
+                text,
+            } => {
                 self.streams.update(|streams| {
                     streams
-                        .entry((module.clone(), index))
+                        .entry((module_id.clone(), *response_index))
                         .or_default()
-                        .push_str(&text)
+                        .push_str(text)
                 });
             }
-            "module.completed" => {
-                update(&|run| {
-                    run.state = ModuleRunState::Done;
-                    run.badge = None;
-                    run.finished_ms = ts;
-                });
+            RunEvent::ModuleCompleted { .. } | RunEvent::ModuleFailed { .. } => {
                 self.refresh_soon(150);
             }
-            "module.failed" => {
-                let error = data
-                    .get("error")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-                    .to_owned();
-                update(&|run| {
-                    run.state = ModuleRunState::Failed;
-                    run.badge = None;
-                    run.finished_ms = ts;
-                    run.error = Some(error.clone());
+            RunEvent::RunCompleted { status }
+            | RunEvent::RunFailed { status, .. }
+            | RunEvent::RunCancelled { status } => {
+                self.error.set(match event {
+                    RunEvent::RunFailed { error, .. } => Some(error.clone()),
+                    _ => None,
                 });
-                self.refresh_soon(150);
-            }
-            "run.completed" | "run.failed" | "run.cancelled" => {
-                let status = data
-                    .get("status")
-                    .and_then(Value::as_str)
-                    .unwrap_or("completed")
-                    .to_owned();
-                self.error
-                    .set(data.get("error").and_then(Value::as_str).map(str::to_owned));
-                // Whatever was still going stopped with the run; what never
-                // started shows nothing.
-                let stopped = if name == "run.cancelled" {
-                    ModuleRunState::Cancelled
-                } else {
-                    ModuleRunState::Failed
-                };
-                model.nodes.with_untracked(|nodes| {
-                    for node in nodes {
-                        match node.run.get_untracked() {
-                            Some(run) if run.state == ModuleRunState::Running => {
-                                node.run.set(Some(ModuleRun {
-                                    state: stopped,
-                                    badge: None,
-                                    finished_ms: ts,
-                                    ..run
-                                }));
-                            }
-                            Some(run) if run.state == ModuleRunState::Queued => node.run.set(None),
-                            _ => {}
-                        }
-                    }
-                });
-                self.status.set(Some(status));
+                self.status.set(Some(*status));
                 // Not from inside the stream's own callback: closing it
                 // frees that callback.
                 let view = *self;
@@ -436,7 +307,12 @@ impl RunView {
                 );
                 self.refresh_soon(0);
             }
-            _ => {}
+            RunEvent::RepromptDispatched { .. }
+            | RunEvent::RepromptResponse { .. }
+            | RunEvent::CodingRepromptDispatched { .. }
+            | RunEvent::CodingRepromptResponse { .. }
+            | RunEvent::CodingAgentStarted { .. }
+            | RunEvent::CodingAgentFinished { .. } => {}
         }
     }
 
@@ -446,22 +322,31 @@ impl RunView {
         self.focus.set(Some(module));
     }
 
-    /// Asks the server to stop the run; only the graph's editor may.
-    pub fn cancel(&self, graph_id: &str) {
+    /// Asks the server to stop the run; only the graph's editor may. Says
+    /// why when the server did not take it (the caller tells the person).
+    pub async fn cancel(self, graph_id: String) -> Result<(), String> {
         let Some(run_id) = self.run_id.get_untracked() else {
-            return;
+            return Ok(());
         };
         let mut headers = vec![("Content-Type", "application/json".to_owned())];
-        headers.extend(crate::edit_token::authorization(graph_id));
-        leptos::task::spawn_local(async move {
-            let _ = browser::fetch(
-                "POST",
-                &format!("/api/runs/{run_id}/cancel"),
-                Some("{}"),
-                &headers,
-            )
-            .await;
-        });
+        headers.extend(crate::edit_token::authorization(&graph_id));
+        let answer = browser::fetch(
+            "POST",
+            &format!("/api/runs/{run_id}/cancel"),
+            Some("{}"),
+            &headers,
+        )
+        .await;
+        match answer {
+            Ok((202, _)) => Ok(()),
+            Ok((_, body)) => Err(format!(
+                "The run could not be cancelled: {}.",
+                browser::error_message(&body).unwrap_or_else(|| "the server refused".to_owned())
+            )),
+            Err(message) => Err(format!(
+                "The run could not be cancelled ({message}); try again."
+            )),
+        }
     }
 
     /// Forgets the run shown (the canvas goes back to plain editing).
@@ -482,21 +367,6 @@ impl Default for RunView {
     }
 }
 
-/// The number of re-prompts of the agent with this role in a coding module.
-fn coding_re_prompt_count(graph: &Graph, module: &str, role: &str) -> Option<usize> {
-    match &graph.module(module)?.config {
-        ModuleConfig::Coding(coding) => {
-            let index = coding.agents.iter().position(|agent| agent.role == role)?;
-            graph
-                .module(module)?
-                .config
-                .re_prompts(RePromptOwner::Agent(index))
-                .map(Vec::len)
-        }
-        _ => None,
-    }
-}
-
 fn clear_states(model: CanvasModel) {
     model.nodes.with_untracked(|nodes| {
         for node in nodes {
@@ -510,12 +380,12 @@ pub fn apply_record(model: CanvasModel, record: &RunRecord) {
     model.nodes.with_untracked(|nodes| {
         for node in nodes {
             let state = record.last(&node.id).map(|activation| {
-                let state = match activation.status.as_str() {
-                    "completed" => ModuleRunState::Done,
-                    "failed" => ModuleRunState::Failed,
-                    "cancelled" => ModuleRunState::Cancelled,
-                    "running" => ModuleRunState::Running,
-                    _ => ModuleRunState::Queued,
+                let state = match activation.status {
+                    ActivationStatus::Completed => ModuleRunState::Done,
+                    ActivationStatus::Failed => ModuleRunState::Failed,
+                    ActivationStatus::Cancelled => ModuleRunState::Cancelled,
+                    ActivationStatus::Running => ModuleRunState::Running,
+                    ActivationStatus::Queued => ModuleRunState::Queued,
                 };
                 ModuleRun {
                     state,

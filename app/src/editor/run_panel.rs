@@ -9,10 +9,12 @@ use graph::Graph;
 use leptos::prelude::*;
 use serde_json::Value;
 
-use super::record::{ActivationView, RunRecord, RunSummary};
-use super::{RunView, remember_in_address};
+use wire::run::RunList;
+use wire::{ActivationRecord, ActivationStatus, Receipt, RunRecord, RunStatus, RunSummary};
+
+use super::state::{EditorMode, EditorState};
 use crate::canvas::model::{ModuleRunState, duration_text};
-use crate::editor::state::{EditorMode, EditorState};
+use crate::run::{RunView, reading, remember_in_address};
 use crate::{browser, edit_token};
 
 /// A tab of the module view.
@@ -37,12 +39,13 @@ const WORK_OUTPUTS: [(&str, &str); 3] = [
 ];
 
 /// The content of output `port` of an activation, when it has one.
-fn output_content<'a>(activation: &'a ActivationView, port: &str) -> Option<&'a Value> {
-    activation
-        .outputs
-        .get(port)
-        .and_then(|value| value.get("content"))
-        .filter(|content| !content.is_null())
+fn output_content<'a>(activation: &'a ActivationRecord, port: &str) -> Option<&'a Value> {
+    match activation.outputs.get(port)? {
+        wire::PortValue::Bundle(bundle) => {
+            Some(&bundle.content).filter(|content| !content.is_null())
+        }
+        wire::PortValue::Signal { .. } | wire::PortValue::Receipt(_) => None,
+    }
 }
 
 /// A coding module's work output as text: the diff as it is, the changed
@@ -95,7 +98,7 @@ pub fn response_label(index: u32) -> String {
 }
 
 /// The tabs of one module: what its record holds, and what streams now.
-pub fn tabs(activation: Option<&ActivationView>, streaming: &[u32]) -> Vec<(Tab, String)> {
+pub fn tabs(activation: Option<&ActivationRecord>, streaming: &[u32]) -> Vec<(Tab, String)> {
     let mut tabs = vec![(Tab::Merged, "Merged".to_owned())];
     let mut responses: Vec<(u32, String)> = activation
         .map(|activation| {
@@ -146,7 +149,7 @@ pub fn tabs(activation: Option<&ActivationView>, streaming: &[u32]) -> Vec<(Tab,
 /// What a tab shows, as text; `label_of` names a module by its id.
 pub fn tab_text(
     tab: &Tab,
-    activation: Option<&ActivationView>,
+    activation: Option<&ActivationRecord>,
     stream: Option<&String>,
     label_of: &dyn Fn(&str) -> String,
 ) -> String {
@@ -157,8 +160,8 @@ pub fn tab_text(
         };
     };
     match tab {
-        Tab::Merged => activation.merged(label_of).unwrap_or_else(|| {
-            if activation.status == "running" {
+        Tab::Merged => reading::merged(activation, label_of).unwrap_or_else(|| {
+            if activation.status == ActivationStatus::Running {
                 "…".to_owned()
             } else {
                 "No output.".to_owned()
@@ -188,51 +191,43 @@ pub fn tab_text(
         Tab::Transcript => activation
             .transcript
             .iter()
-            .map(|line| format!("── {} ──\n{}", line.role, line.text))
+            .map(|line| format!("── {} ──\n{}", line.role.as_str(), line.text))
             .collect::<Vec<_>>()
             .join("\n\n"),
         Tab::Error => activation.error.clone().unwrap_or_default(),
     }
 }
 
-fn receipt_text(receipt: Option<&Value>) -> String {
+fn receipt_text(receipt: Option<&Receipt>) -> String {
     let Some(receipt) = receipt else {
         return String::new();
     };
-    let number = |key: &str| receipt.get(key).and_then(Value::as_u64).unwrap_or(0);
-    let text = |key: &str| {
-        receipt
-            .get(key)
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned()
-    };
-    let simulated = if receipt.get("simulated").and_then(Value::as_bool) == Some(true) {
+    let simulated = if receipt.simulated {
         " (simulated)"
     } else {
         ""
     };
     format!(
         "Provider: {} · {}{simulated}\nTokens: {} in, {} out\nDuration: {}\nRe-prompts: {}\n\n{}",
-        text("provider"),
-        text("model"),
-        number("tokens_in"),
-        number("tokens_out"),
-        duration_text(number("duration_ms") as f64),
-        number("re_prompt_count"),
+        receipt.provider,
+        receipt.model,
+        receipt.tokens_in,
+        receipt.tokens_out,
+        duration_text(receipt.duration_ms as f64),
+        receipt.re_prompt_count,
         serde_json::to_string_pretty(receipt).unwrap_or_default(),
     )
 }
 
-fn status_text(status: &str) -> &'static str {
+fn status_text(status: Option<RunStatus>) -> &'static str {
     match status {
-        "queued" => "Queued",
-        "running" => "Running",
-        "completed" => "Completed",
-        "failed" => "Failed",
-        "cancelled" => "Cancelled",
-        "interrupted" => "Interrupted (the server stopped)",
-        _ => "Unknown",
+        Some(RunStatus::Queued) => "Queued",
+        Some(RunStatus::Running) => "Running",
+        Some(RunStatus::Completed) => "Completed",
+        Some(RunStatus::Failed) => "Failed",
+        Some(RunStatus::Cancelled) => "Cancelled",
+        Some(RunStatus::Interrupted) => "Interrupted (the server stopped)",
+        None => "Unknown",
     }
 }
 
@@ -288,11 +283,9 @@ fn History(graph_id: String) -> impl IntoView {
         };
         leptos::task::spawn_local(async move {
             let answer = match browser::fetch("GET", &url, None, &[authorization]).await {
-                Ok((200, body)) => serde_json::from_str::<Value>(&body)
-                    .ok()
-                    .and_then(|body| body.get("runs").cloned())
-                    .and_then(|list| serde_json::from_value::<Vec<RunSummary>>(list).ok())
-                    .ok_or_else(|| "The run list could not be read.".to_owned()),
+                Ok((200, body)) => serde_json::from_str::<RunList>(&body)
+                    .map(|list| list.runs)
+                    .map_err(|_| "The run list could not be read.".to_owned()),
                 Ok((_, body)) => Err(format!(
                     "The run history could not be loaded: {}",
                     browser::error_message(&body)
@@ -339,9 +332,9 @@ fn History(graph_id: String) -> impl IntoView {
                                     let link = format!("/g/{graph_id}/runs/{}", summary.id);
                                     let took = summary.finished_at.map(|end| duration_text((end - summary.created_at) as f64)).unwrap_or_default();
                                     view! {
-                                        <li class=format!("history-run status-{}", summary.status)>
+                                        <li class=format!("history-run status-{}", summary.status.as_str())>
                                             <button type="button" class="history-open" on:click=move |_| open(id.clone())>
-                                                <span class="history-status">{status_text(&summary.status)}</span>
+                                                <span class="history-status">{status_text(Some(summary.status))}</span>
                                                 <span class="history-time">{local_time(summary.created_at)}</span>
                                                 <span class="history-took">{took}</span>
                                             </button>
@@ -497,12 +490,19 @@ pub fn RunPanel() -> impl IntoView {
                     >
                         <strong>"Run"</strong>
                         <code class="run-id">{move || view_state.run_id.get().unwrap_or_default()}</code>
-                        <span class=move || format!("run-status status-{}", view_state.status.get().unwrap_or_default()) role="status">
-                            {move || status_text(&view_state.status.get().unwrap_or_default())}
+                        <span class=move || format!("run-status status-{}", view_state.status.get().map_or("", RunStatus::as_str)) role="status">
+                            {move || status_text(view_state.status.get())}
                         </span>
                         <span class="run-elapsed">{elapsed}</span>
                         <Show when=move || view_state.is_live() && edit_token::stored(&graph_id.get()).is_some()>
-                            <button type="button" class="danger" on:click=move |_| view_state.cancel(&graph_id.get_untracked())>"Cancel run"</button>
+                            <button type="button" class="danger" on:click=move |_| {
+                                let graph_id = graph_id.get_untracked();
+                                leptos::task::spawn_local(async move {
+                                    if let Err(message) = view_state.cancel(graph_id).await {
+                                        editor.notify(message);
+                                    }
+                                });
+                            }>"Cancel run"</button>
                         </Show>
                         <a
                             class="run-link"
@@ -581,21 +581,18 @@ pub fn RunPanel() -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::record::ResponseView;
+    use wire::ResponseRecord;
 
-    fn activation() -> ActivationView {
-        ActivationView {
-            module_id: "m2".to_owned(),
-            activation: 1,
-            status: "running".to_owned(),
-            responses: vec![ResponseView {
+    fn activation() -> ActivationRecord {
+        ActivationRecord {
+            responses: vec![ResponseRecord {
                 index: 0,
                 label: "Original".to_owned(),
                 text: "first".to_owned(),
                 complete: true,
-                ..ResponseView::default()
+                ..ResponseRecord::default()
             }],
-            ..ActivationView::default()
+            ..ActivationRecord::new("m2", 1, 0)
         }
     }
 
@@ -635,13 +632,20 @@ mod tests {
     #[test]
     fn a_finished_module_shows_named_outputs_receipt_and_error_tabs() {
         let mut activation = activation();
-        activation.status = "failed".to_owned();
+        activation.status = ActivationStatus::Failed;
         activation
             .named_outputs
             .insert("summary".to_owned(), "short".to_owned());
-        activation.receipt = Some(
-            serde_json::json!({"provider": "sim", "model": "sim-1", "simulated": true, "tokens_in": 12, "tokens_out": 30, "duration_ms": 1500, "re_prompt_count": 2}),
-        );
+        activation.receipt = Some(Receipt {
+            provider: "sim".to_owned(),
+            model: "sim-1".to_owned(),
+            simulated: true,
+            tokens_in: 12,
+            tokens_out: 30,
+            duration_ms: 1500,
+            re_prompt_count: 2,
+            ..Receipt::default()
+        });
         activation.error = Some("the provider refused".to_owned());
         let labels: Vec<String> = tabs(Some(&activation), &[])
             .into_iter()
@@ -671,9 +675,10 @@ mod tests {
     #[test]
     fn a_coding_module_shows_its_diff_files_and_tests() {
         let mut activation = activation();
-        activation.status = "completed".to_owned();
-        let bundle =
-            |content: serde_json::Value| serde_json::json!({"type": "bundle", "content": content});
+        activation.status = ActivationStatus::Completed;
+        let bundle = |content: serde_json::Value| {
+            wire::PortValue::Bundle(wire::ContextBundle::json("m2", content))
+        };
         activation.outputs.insert(
             "diff_out".to_owned(),
             bundle(serde_json::json!("+++ b/hello.txt\n+Hello")),

@@ -1,0 +1,424 @@
+//! What each run event does to a module on the canvas: its state (queued,
+//! running, done, failed, cancelled), its badge (`Re-prompt 2/3…`,
+//! `builder · Re-prompt 1/2…`, `builder · round 2…`, `Round 2`), its times
+//! and tokens. A pure step from one state to the next, so every badge is
+//! unit-tested without a browser.
+
+use graph::config::RePromptOwner;
+use graph::{Graph, ModuleConfig};
+use wire::{EventRecord, RunEvent};
+
+use crate::canvas::model::{ModuleRun, ModuleRunState};
+
+/// The state of module `module_id` after `record`, given its state before
+/// (`None`: nothing shown). `graph` is the graph the run runs: a coding
+/// agent's badge counts its re-prompts there.
+pub fn step(
+    module_id: &str,
+    before: Option<&ModuleRun>,
+    record: &EventRecord,
+    graph: Option<&Graph>,
+) -> Option<ModuleRun> {
+    let at = Some(record.ts as f64);
+    let event = &record.event;
+    if event.module_id().is_some_and(|about| about != module_id) {
+        return before.cloned();
+    }
+    // A module event about a module with no state yet starts from the default.
+    let mut run = before.cloned().unwrap_or_default();
+    match event {
+        RunEvent::RunStarted { .. } => {
+            return Some(ModuleRun {
+                state: ModuleRunState::Queued,
+                ..ModuleRun::default()
+            });
+        }
+        RunEvent::RunCompleted { .. }
+        | RunEvent::RunFailed { .. }
+        | RunEvent::RunCancelled { .. } => {
+            // Whatever was still going stopped with the run; what never
+            // started shows nothing.
+            let stopped = if matches!(event, RunEvent::RunCancelled { .. }) {
+                ModuleRunState::Cancelled
+            } else {
+                ModuleRunState::Failed
+            };
+            return match before {
+                Some(run) if run.state == ModuleRunState::Running => Some(ModuleRun {
+                    state: stopped,
+                    badge: None,
+                    finished_ms: at,
+                    ..run.clone()
+                }),
+                Some(run) if run.state == ModuleRunState::Queued => None,
+                other => other.cloned(),
+            };
+        }
+        RunEvent::ModuleActivated { activation, .. } => {
+            run = ModuleRun {
+                state: ModuleRunState::Running,
+                badge: (*activation > 1).then(|| format!("Round {activation}")),
+                started_ms: at,
+                tokens: run.tokens,
+                ..ModuleRun::default()
+            };
+        }
+        RunEvent::RepromptDispatched {
+            reprompt_index,
+            reprompt_count,
+            ..
+        } => run.badge = Some(format!("Re-prompt {reprompt_index}/{reprompt_count}…")),
+        RunEvent::CodingRepromptDispatched {
+            agent_role,
+            reprompt_index,
+            ..
+        } => {
+            let count =
+                graph.and_then(|graph| coding_re_prompt_count(graph, module_id, agent_role));
+            run.badge = Some(match count {
+                Some(count) => format!("{agent_role} · Re-prompt {reprompt_index}/{count}…"),
+                None => format!("{agent_role} · Re-prompt {reprompt_index}…"),
+            });
+        }
+        RunEvent::CodingAgentStarted {
+            agent_role, round, ..
+        } => {
+            run.badge = Some(if *round > 1 {
+                format!("{agent_role} · round {round}…")
+            } else {
+                format!("{agent_role} · working…")
+            });
+        }
+        RunEvent::RepromptResponse { token_count, .. } => run.tokens += token_count,
+        RunEvent::ModuleCompleted { .. } => {
+            run.state = ModuleRunState::Done;
+            run.badge = None;
+            run.finished_ms = at;
+        }
+        RunEvent::ModuleFailed { error, .. } => {
+            run.state = ModuleRunState::Failed;
+            run.badge = None;
+            run.finished_ms = at;
+            run.error = Some(error.clone());
+        }
+        // Streamed text is the panel's; these change nothing on the module.
+        RunEvent::ModuleOutputDelta { .. }
+        | RunEvent::CodingRepromptResponse { .. }
+        | RunEvent::CodingAgentFinished { .. } => return before.cloned(),
+    }
+    Some(run)
+}
+
+/// The number of re-prompts of the agent with this role in a coding module.
+fn coding_re_prompt_count(graph: &Graph, module: &str, role: &str) -> Option<usize> {
+    let module = graph.module(module)?;
+    match &module.config {
+        ModuleConfig::Coding(coding) => {
+            let index = coding.agents.iter().position(|agent| agent.role == role)?;
+            module
+                .config
+                .re_prompts(RePromptOwner::Agent(index))
+                .map(Vec::len)
+        }
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use graph::config::CodingAgentAssignment;
+    use graph::reprompt::RePrompt;
+    use graph::{Module, ModuleKind, Position};
+    use wire::RunStatus;
+
+    fn record(ts: i64, event: RunEvent) -> EventRecord {
+        EventRecord {
+            run_id: "r_1".to_owned(),
+            seq: 1,
+            ts,
+            event,
+        }
+    }
+
+    /// The module's state after each event in turn, from nothing.
+    fn after(module_id: &str, events: Vec<RunEvent>, graph: Option<&Graph>) -> Option<ModuleRun> {
+        events
+            .into_iter()
+            .enumerate()
+            .fold(None, |state, (index, event)| {
+                step(
+                    module_id,
+                    state.as_ref(),
+                    &record(1000 + index as i64, event),
+                    graph,
+                )
+            })
+    }
+
+    fn badge(module_id: &str, events: Vec<RunEvent>, graph: Option<&Graph>) -> Option<String> {
+        after(module_id, events, graph).and_then(|run| run.badge)
+    }
+
+    fn m2() -> String {
+        "m2".to_owned()
+    }
+
+    fn activated(activation: u32) -> RunEvent {
+        RunEvent::ModuleActivated {
+            module_id: m2(),
+            activation,
+        }
+    }
+
+    fn started() -> RunEvent {
+        RunEvent::RunStarted {
+            status: RunStatus::Running,
+        }
+    }
+
+    fn coding_graph() -> Graph {
+        let mut module = Module::new("m2", ModuleKind::Coding, Position { x: 0.0, y: 0.0 });
+        if let ModuleConfig::Coding(coding) = &mut module.config {
+            coding.agents = vec![CodingAgentAssignment {
+                role: "builder".to_owned(),
+                re_prompts: vec![RePrompt::new("check"), RePrompt::new("tidy")],
+                ..CodingAgentAssignment::default()
+            }];
+        }
+        Graph {
+            modules: vec![module],
+            ..Graph::default()
+        }
+    }
+
+    #[test]
+    fn a_started_run_queues_every_module_and_an_activation_runs_it() {
+        let queued = after("m3", vec![started()], None).unwrap();
+        assert_eq!(queued.state, ModuleRunState::Queued);
+        assert_eq!(queued.badge, None);
+        let running = after("m2", vec![started(), activated(1)], None).unwrap();
+        assert_eq!(running.state, ModuleRunState::Running);
+        assert_eq!(running.started_ms, Some(1001.0));
+        assert_eq!(running.badge, None);
+        // Another module's activation leaves it queued.
+        assert_eq!(
+            after("m3", vec![started(), activated(1)], None)
+                .unwrap()
+                .state,
+            ModuleRunState::Queued
+        );
+    }
+
+    #[test]
+    fn a_second_activation_shows_its_round() {
+        assert_eq!(
+            badge("m2", vec![started(), activated(1), activated(2)], None).as_deref(),
+            Some("Round 2")
+        );
+    }
+
+    #[test]
+    fn a_dispatched_re_prompt_shows_its_place_in_the_chain() {
+        let events = vec![
+            started(),
+            activated(1),
+            RunEvent::RepromptDispatched {
+                module_id: m2(),
+                reprompt_index: 2,
+                reprompt_count: 3,
+            },
+        ];
+        assert_eq!(badge("m2", events, None).as_deref(), Some("Re-prompt 2/3…"));
+    }
+
+    #[test]
+    fn a_coding_agent_shows_its_role_round_and_re_prompt_of_its_own_count() {
+        let graph = coding_graph();
+        let agent_started = |round| RunEvent::CodingAgentStarted {
+            module_id: m2(),
+            agent_role: "builder".to_owned(),
+            agent_name: "Simulated agent".to_owned(),
+            round,
+        };
+        assert_eq!(
+            badge(
+                "m2",
+                vec![started(), activated(1), agent_started(1)],
+                Some(&graph)
+            )
+            .as_deref(),
+            Some("builder · working…")
+        );
+        assert_eq!(
+            badge(
+                "m2",
+                vec![started(), activated(1), agent_started(2)],
+                Some(&graph)
+            )
+            .as_deref(),
+            Some("builder · round 2…")
+        );
+        let re_prompt = |role: &str| RunEvent::CodingRepromptDispatched {
+            module_id: m2(),
+            agent_role: role.to_owned(),
+            reprompt_index: 1,
+        };
+        assert_eq!(
+            badge("m2", vec![activated(1), re_prompt("builder")], Some(&graph)).as_deref(),
+            Some("builder · Re-prompt 1/2…")
+        );
+        // An agent the graph does not name, or no graph: no count.
+        assert_eq!(
+            badge("m2", vec![activated(1), re_prompt("critic")], Some(&graph)).as_deref(),
+            Some("critic · Re-prompt 1…")
+        );
+        assert_eq!(
+            badge("m2", vec![activated(1), re_prompt("builder")], None).as_deref(),
+            Some("builder · Re-prompt 1…")
+        );
+    }
+
+    #[test]
+    fn re_prompt_responses_add_up_their_tokens_across_activations() {
+        let response = |token_count| RunEvent::RepromptResponse {
+            module_id: m2(),
+            reprompt_index: 1,
+            token_count,
+        };
+        let run = after(
+            "m2",
+            vec![
+                activated(1),
+                response(40),
+                response(2),
+                activated(2),
+                response(5),
+            ],
+            None,
+        )
+        .unwrap();
+        assert_eq!(run.tokens, 47);
+    }
+
+    #[test]
+    fn a_finished_module_is_done_or_failed_with_its_error_and_no_badge() {
+        let dispatched = RunEvent::RepromptDispatched {
+            module_id: m2(),
+            reprompt_index: 1,
+            reprompt_count: 1,
+        };
+        let done = after(
+            "m2",
+            vec![
+                activated(1),
+                dispatched.clone(),
+                RunEvent::ModuleCompleted {
+                    module_id: m2(),
+                    activation: 1,
+                },
+            ],
+            None,
+        )
+        .unwrap();
+        assert_eq!(done.state, ModuleRunState::Done);
+        assert_eq!(done.badge, None);
+        assert_eq!(done.finished_ms, Some(1002.0));
+        let failed = after(
+            "m2",
+            vec![
+                activated(1),
+                dispatched,
+                RunEvent::ModuleFailed {
+                    module_id: m2(),
+                    activation: 1,
+                    error: "the provider failed".to_owned(),
+                },
+            ],
+            None,
+        )
+        .unwrap();
+        assert_eq!(failed.state, ModuleRunState::Failed);
+        assert_eq!(failed.badge, None);
+        assert_eq!(failed.error.as_deref(), Some("the provider failed"));
+    }
+
+    #[test]
+    fn the_run_ending_stops_what_runs_and_clears_what_never_started() {
+        let end = |event: RunEvent| {
+            (
+                after("m2", vec![started(), activated(1), event.clone()], None),
+                after("m3", vec![started(), activated(1), event], None),
+            )
+        };
+        let (running, queued) = end(RunEvent::RunCancelled {
+            status: RunStatus::Cancelled,
+        });
+        let running = running.unwrap();
+        assert_eq!(running.state, ModuleRunState::Cancelled);
+        assert_eq!(running.finished_ms, Some(1002.0));
+        assert_eq!(queued, None);
+        let (running, _) = end(RunEvent::RunFailed {
+            status: RunStatus::Failed,
+            error: "x".to_owned(),
+        });
+        assert_eq!(running.unwrap().state, ModuleRunState::Failed);
+        // A module that finished keeps its state.
+        let done = after(
+            "m2",
+            vec![
+                started(),
+                activated(1),
+                RunEvent::ModuleCompleted {
+                    module_id: m2(),
+                    activation: 1,
+                },
+                RunEvent::RunCompleted {
+                    status: RunStatus::Completed,
+                },
+            ],
+            None,
+        );
+        assert_eq!(done.unwrap().state, ModuleRunState::Done);
+    }
+
+    #[test]
+    fn streamed_text_and_finished_agents_change_nothing_on_the_module() {
+        let before = after("m2", vec![activated(1)], None);
+        for event in [
+            RunEvent::ModuleOutputDelta {
+                module_id: m2(),
+                response_index: 0,
+                text: "x".to_owned(),
+            },
+            RunEvent::CodingRepromptResponse {
+                module_id: m2(),
+                agent_role: "builder".to_owned(),
+                reprompt_index: 1,
+            },
+            RunEvent::CodingAgentFinished {
+                module_id: m2(),
+                agent_role: "builder".to_owned(),
+                round: 1,
+                files_changed: 2,
+            },
+        ] {
+            assert_eq!(step("m2", before.as_ref(), &record(5, event), None), before);
+        }
+    }
+
+    #[test]
+    fn every_event_the_engine_emits_decodes_as_the_stream_carries_it() {
+        for event in RunEvent::one_of_each() {
+            let sent = EventRecord {
+                run_id: "r_1".to_owned(),
+                seq: 7,
+                ts: 1_700_000_000_000,
+                event,
+            };
+            let decoded =
+                EventRecord::from_sse(7, sent.event.name(), &sent.data().to_string()).unwrap();
+            assert_eq!(decoded, sent);
+        }
+    }
+}
