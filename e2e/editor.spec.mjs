@@ -2,64 +2,18 @@
 // outputs and wiring, dangling cables and undo, validation, persistence,
 // coding agents, copy/paste between graphs, and the save conflict.
 import { test, expect } from '@playwright/test';
+import { find, act, check } from './support.mjs';
 
-/** Opens a new starter graph this browser can edit; returns its id. */
-async function newGraph(page) {
-  await page.goto('/new');
-  await expect(page.locator('.access-badge')).toHaveText('Editing');
-  return page.url().split('/g/')[1];
-}
-
-async function saved(page) {
-  await expect(page.locator('.save-status')).toHaveText('Saved', { timeout: 10_000 });
-}
-
-const panel = (page) => page.getByRole('complementary', { name: 'Module details' });
-const node = (page, id) => page.locator(`[data-node-id="${id}"]`);
-const port = (page, module, id) => page.locator(`[data-node-id="${module}"] [data-port-id="${id}"]`);
-
-async function centre(locator) {
-  const box = await locator.boundingBox();
-  return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
-}
-
-/** Drags a cable from an output port's dot to an input port's dot. */
-async function wire(page, from, to) {
-  const start = await centre(port(page, from[0], from[1]).locator('.port-dot'));
-  const end = await centre(port(page, to[0], to[1]).locator('.port-dot'));
-  await page.mouse.move(start.x, start.y);
-  await page.mouse.down();
-  await page.mouse.move((start.x + end.x) / 2, (start.y + end.y) / 2, { steps: 5 });
-  await page.mouse.move(end.x, end.y, { steps: 5 });
-  await page.mouse.up();
-}
-
-/** Drags a module by its header. */
-async function drag(page, module, dx, dy) {
-  const header = node(page, module).locator('.module-header');
-  const start = await centre(header);
-  await page.mouse.move(start.x, start.y);
-  await page.mouse.down();
-  await page.mouse.move(start.x + dx / 2, start.y + dy / 2, { steps: 4 });
-  await page.mouse.move(start.x + dx, start.y + dy, { steps: 4 });
-  await page.mouse.up();
-}
+const { panel, node, port } = find;
+const { newGraph, wire, drag } = act;
+const { saved, findingCodes, watchErrors } = check;
 
 async function reprompts(page) {
   return panel(page).locator('.reprompt textarea').evaluateAll((areas) => areas.map((area) => area.value));
 }
 
-async function findingCodes(page) {
-  const badge = page.locator('.validation-badge');
-  if ((await badge.getAttribute('aria-expanded')) !== 'true') await badge.click();
-  const list = page.getByRole('region', { name: 'Validation' });
-  await expect(list).toBeVisible();
-  return list.locator('.finding').evaluateAll((items) => items.map((item) => item.dataset.code));
-}
-
 test('re-prompts as DOC23 §6.1: add, remove, reorder, the limit, separate outputs, wiring, undo, reload', async ({ page }) => {
-  const errors = [];
-  page.on('pageerror', (error) => errors.push(error.message));
+  const errors = watchErrors(page, { consoleErrors: false });
   await newGraph(page);
 
   // Build DOC23's §6.1 example from the palette.

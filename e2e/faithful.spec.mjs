@@ -6,53 +6,11 @@
 // cannot be sent are refused when attached, labels fit and differ, icons
 // render without an emoji font, and messages use the person's words.
 import { test, expect } from '@playwright/test';
+import { find, act, check } from './support.mjs';
 
-async function newGraph(page) {
-  await page.goto('/new');
-  await expect(page.locator('.access-badge')).toHaveText('Editing');
-  return page.url().split('/g/')[1].split(/[?#]/)[0];
-}
-
-async function saved(page) {
-  await expect(page.locator('.save-status')).toHaveText('Saved', { timeout: 10_000 });
-}
-
-const panel = (page) => page.getByRole('complementary', { name: 'Module details' });
-const node = (page, id) => page.locator(`[data-node-id="${id}"]`);
-const port = (page, module, id) => page.locator(`[data-node-id="${module}"] [data-port-id="${id}"]`);
-const runPanel = (page) => page.getByRole('region', { name: 'Run', exact: true });
-
-async function centre(locator) {
-  const box = await locator.boundingBox();
-  return { x: box.x + box.width / 2, y: box.y + box.height / 2 };
-}
-
-async function wire(page, from, to) {
-  const start = await centre(port(page, from[0], from[1]).locator('.port-dot'));
-  const end = await centre(port(page, to[0], to[1]).locator('.port-dot'));
-  await page.mouse.move(start.x, start.y);
-  await page.mouse.down();
-  await page.mouse.move((start.x + end.x) / 2, (start.y + end.y) / 2, { steps: 5 });
-  await page.mouse.move(end.x, end.y, { steps: 5 });
-  await page.mouse.up();
-}
-
-async function drag(page, module, dx, dy) {
-  const start = await centre(node(page, module).locator('.module-header'));
-  await page.mouse.move(start.x, start.y);
-  await page.mouse.down();
-  await page.mouse.move(start.x + dx / 2, start.y + dy / 2, { steps: 4 });
-  await page.mouse.move(start.x + dx, start.y + dy, { steps: 4 });
-  await page.mouse.up();
-}
-
-async function findings(page) {
-  const badge = page.locator('.validation-badge');
-  if ((await badge.getAttribute('aria-expanded')) !== 'true') await badge.click();
-  const list = page.getByRole('region', { name: 'Validation' });
-  await expect(list).toBeVisible();
-  return list.locator('.finding').evaluateAll((items) => items.map((item) => ({ code: item.dataset.code, text: item.textContent })));
-}
+const { panel, node, port, runPanel, centre } = find;
+const { newGraph, wire, drag } = act;
+const { saved, findings } = check;
 
 async function savedDocument(page, id) {
   await saved(page);

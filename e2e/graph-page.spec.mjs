@@ -1,16 +1,10 @@
 // The foundation, end to end in a real browser: `/new` makes a starter graph,
 // its page renders on the server and hydrates, and it survives a reload.
 import { test, expect } from '@playwright/test';
+import { act, check } from './support.mjs';
 
-/** Fails the test on any uncaught error in the page (e.g. a broken WASM bundle). */
-function watchErrors(page) {
-  const errors = [];
-  page.on('pageerror', (error) => errors.push(error.message));
-  page.on('console', (message) => {
-    if (message.type() === 'error') errors.push(message.text());
-  });
-  return errors;
-}
+const { newGraph } = act;
+const { watchErrors } = check;
 
 test('/new opens a new starter graph that persists across a reload', async ({ page }) => {
   const errors = watchErrors(page);
@@ -53,8 +47,7 @@ test('/new opens a new starter graph that persists across a reload', async ({ pa
 });
 
 test('another browser sees the graph read-only', async ({ page, browser }) => {
-  await page.goto('/new');
-  await expect(page.locator('.access-badge')).toHaveText('Editing');
+  await newGraph(page);
   const url = page.url();
 
   const stranger = await browser.newContext();

@@ -5,37 +5,20 @@
 // graph this browser can no longer reach says so; and a self-contained link
 // made for `/` still opens.
 import { test, expect } from '@playwright/test';
+import { find, act, check } from './support.mjs';
 
-/** Opens a new starter graph this browser can edit; returns its id. */
-async function newGraph(page) {
-  await page.goto('/new');
-  await expect(page.locator('.access-badge')).toHaveText('Editing');
-  return page.url().split('/g/')[1].split(/[?#]/)[0];
-}
-
-async function saved(page) {
-  await expect(page.locator('.save-status')).toHaveText('Saved', { timeout: 10_000 });
-}
+const { runPanel, graphId } = find;
+const { newGraph } = act;
+const { saved, watchErrors } = check;
 
 async function rename(page, name) {
   await page.getByLabel('Graph name').fill(name);
   await saved(page);
 }
 
-/** Fails the test on an uncaught error or a Content-Security-Policy violation. */
-function watchErrors(page) {
-  const errors = [];
-  page.on('pageerror', (error) => errors.push(error.message));
-  page.on('console', (message) => {
-    if (message.type() === 'error' || message.text().includes('Content Security Policy')) errors.push(message.text());
-  });
-  return errors;
-}
-
 const yourGraphs = (page) => page.getByRole('region', { name: 'Your graphs' });
 const lines = (page) => yourGraphs(page).locator('.home-graph');
 const line = (page, id) => yourGraphs(page).locator(`.home-graph[data-graph-id="${id}"]`);
-const runPanel = (page) => page.getByRole('region', { name: 'Run', exact: true });
 
 async function runToCompletion(page) {
   await page.locator('.run-button').click();
@@ -44,7 +27,7 @@ async function runToCompletion(page) {
 }
 
 test('the home page lists the graphs this browser made, with name, last edit and last run, newest edit first, and opens them', async ({ page }) => {
-  const errors = watchErrors(page);
+  const errors = watchErrors(page, { csp: true });
   const started = Date.now();
   const tides = await newGraph(page);
   await rename(page, 'Tide tables');
@@ -82,7 +65,7 @@ test('the home page lists the graphs this browser made, with name, last edit and
 });
 
 test('rename (Enter saves, Esc cancels), duplicate, and remove from this browser', async ({ page, browser }) => {
-  const errors = watchErrors(page);
+  const errors = watchErrors(page, { csp: true });
   const id = await newGraph(page);
   await page.goto('/');
   const mine = line(page, id);
@@ -167,7 +150,7 @@ test('the Patchbay logo leads home', async ({ page }) => {
 });
 
 test('with no graphs, the home page tells a newcomer what to do and offers the examples; starting from one works', async ({ page }) => {
-  const errors = watchErrors(page);
+  const errors = watchErrors(page, { csp: true });
   await page.goto('/');
   await expect(yourGraphs(page)).toContainText('No graphs in this browser yet');
   await expect(lines(page)).toHaveCount(0);
@@ -191,7 +174,7 @@ test('with no graphs, the home page tells a newcomer what to do and offers the e
   for (const module of ['topic', 'draft', 'review', 'final']) {
     await expect(page.locator(`[data-node-id="${module}"]`)).toBeVisible();
   }
-  const id = page.url().split('/g/')[1].split(/[?#]/)[0];
+  const id = graphId(page);
   await runToCompletion(page);
 
   await page.goto('/');

@@ -4,16 +4,13 @@
 // separators and one tab per response, cancel, a reload in the middle of a
 // run, the run history, and a coding module run by the simulated ACP agent.
 import { test, expect } from '@playwright/test';
+import { find, act, check } from './support.mjs';
 
-async function newGraph(page) {
-  await page.goto('/new');
-  await expect(page.locator('.access-badge')).toHaveText('Editing');
-  return page.url().split('/g/')[1].split(/[?#]/)[0];
-}
+const { node, runPanel } = find;
+const { newGraph } = act;
+const { watchErrors } = check;
 
-const node = (page, id) => page.locator(`[data-node-id="${id}"]`);
 const badge = (page, id) => node(page, id).locator('.run-badge');
-const runPanel = (page) => page.getByRole('region', { name: 'Run', exact: true });
 
 /** Opens the run dialog with the shortcut and starts a run. */
 async function startRun(page, text) {
@@ -27,8 +24,7 @@ async function startRun(page, text) {
 }
 
 test('a run shows Re-prompt 1/2…, then 2/2…, then done, streaming, with the merged output and every response', async ({ page }) => {
-  const errors = [];
-  page.on('pageerror', (error) => errors.push(error.message));
+  const errors = watchErrors(page, { consoleErrors: false });
   await newGraph(page);
   await startRun(page, 'Why tide tables matter');
 

@@ -7,19 +7,11 @@
 // Content-Security-Policy.
 import fs from 'node:fs';
 import { test, expect } from '@playwright/test';
+import { find, act, check } from './support.mjs';
 
-async function newGraph(page) {
-  await page.goto('/new');
-  await expect(page.locator('.access-badge')).toHaveText('Editing');
-  return page.url().split('/g/')[1].split(/[?#]/)[0];
-}
-
-async function saved(page) {
-  await expect(page.locator('.save-status')).toHaveText('Saved', { timeout: 10_000 });
-}
-
-const node = (page, id) => page.locator(`[data-node-id="${id}"]`);
-const runPanel = (page) => page.getByRole('region', { name: 'Run', exact: true });
+const { node, runPanel, graphId } = find;
+const { newGraph } = act;
+const { saved, watchErrors } = check;
 
 async function shareLinks(page) {
   await page.getByRole('button', { name: 'Share', exact: true }).click();
@@ -61,7 +53,7 @@ test('a view link is read-only in another browser, and Fork to edit gives it an 
 
   await visitor.getByRole('button', { name: 'Fork to edit' }).click();
   await expect(visitor.locator('.access-badge')).toHaveText('Editing');
-  const forkId = visitor.url().split('/g/')[1].split(/[?#]/)[0];
+  const forkId = graphId(visitor);
   expect(forkId).not.toBe(id);
   await visitor.getByLabel('Graph name').fill('My fork');
   await saved(visitor);
@@ -78,10 +70,7 @@ test('a view link runs a fork of its own: Fork and run, with no way to run, stop
   const id = await newGraph(page);
   const visitorContext = await browser.newContext();
   const visitor = await visitorContext.newPage();
-  const violations = [];
-  visitor.on('console', (message) => {
-    if (message.text().includes('Content Security Policy')) violations.push(message.text());
-  });
+  const violations = watchErrors(visitor, { uncaught: false, consoleErrors: false, csp: true });
   await visitor.goto(`/g/${id}`);
   await expect(visitor.locator('.access-badge')).toHaveText('View only');
   // Only the editor's run controls are missing; the visitor's run is a copy.
@@ -92,7 +81,7 @@ test('a view link runs a fork of its own: Fork and run, with no way to run, stop
   const dialog = visitor.getByRole('dialog', { name: 'Run the graph' });
   await expect(dialog).toBeVisible();
   await expect(visitor.locator('.access-badge')).toHaveText('Editing');
-  const forkId = visitor.url().split('/g/')[1].split(/[?#]/)[0];
+  const forkId = graphId(visitor);
   expect(forkId).not.toBe(id);
   expect(visitor.url()).not.toContain('#');
   await dialog.getByLabel('Run input').fill('the tides');
@@ -124,11 +113,7 @@ test('a run link shows the finished run read-only in a fresh browser', async ({ 
 
   const fresh = await browser.newContext();
   const visitor = await fresh.newPage();
-  const errors = [];
-  visitor.on('pageerror', (error) => errors.push(error.message));
-  visitor.on('console', (message) => {
-    if (message.text().includes('Content Security Policy')) errors.push(message.text());
-  });
+  const errors = watchErrors(visitor, { consoleErrors: false, csp: true });
   await visitor.goto(links['run-link']);
   await expect(visitor.locator('.access-badge')).toHaveText('Recorded run');
   await expect(runPanel(visitor).locator('.run-status')).toHaveText('Completed');
@@ -165,7 +150,7 @@ test('export then import round-trips the graph as a new one; a broken file is re
   await page.locator('input.import-file').setInputFiles(file);
   await expect(page).not.toHaveURL(new RegExp(id));
   await expect(page.locator('.access-badge')).toHaveText('Editing');
-  const importedId = page.url().split('/g/')[1].split(/[?#]/)[0];
+  const importedId = graphId(page);
   await expect(page.getByLabel('Graph name')).toHaveValue('Tide tables');
   const original = await (await page.request.get(`/api/graphs/${id}`)).json();
   const imported = await (await page.request.get(`/api/graphs/${importedId}`)).json();

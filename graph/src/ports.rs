@@ -82,7 +82,7 @@ pub struct Port {
     pub port_type: PortType,
     /// Shown next to the port on the canvas.
     pub label: String,
-    /// Shown in the output popup (DOC23 §4.5).
+    /// Shown in the output popup (DOC23 §5).
     pub title: String,
     pub description: String,
     pub accent: PortAccent,

@@ -1,4 +1,4 @@
-//! What opens over the editor: the output popup (DOC23 §4.5), the target
+//! What opens over the editor: the output popup (DOC23 §5), the target
 //! chooser for wiring from the keyboard, the conflict dialog, the shortcut
 //! list, and short notices.
 

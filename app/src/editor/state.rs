@@ -25,7 +25,7 @@ pub use wire::providers::Catalogue;
 pub enum Overlay {
     None,
     Help,
-    /// The outputs of a module, to start a cable from (DOC23 §4.5).
+    /// The outputs of a module, to start a cable from (DOC23 §5).
     Outputs {
         module: String,
         x: f64,
