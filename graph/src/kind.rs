@@ -3,18 +3,40 @@
 
 /// A module kind the model knows. Documents may name kinds this build does not
 /// know; those load as [`crate::ModuleConfig::Unknown`] and fail validation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    strum::IntoStaticStr,
+    strum::EnumString,
+)]
 pub enum ModuleKind {
+    #[strum(serialize = "step.input")]
     Input,
+    #[strum(serialize = "step.output")]
     Output,
+    #[strum(serialize = "step.agent_task")]
     AgentTask,
+    #[strum(serialize = "step.coding")]
     Coding,
+    #[strum(serialize = "step.agent_review_gate")]
     ReviewGate,
+    #[strum(serialize = "step.red_team")]
     RedTeam,
+    #[strum(serialize = "step.panel")]
     Panel,
+    #[strum(serialize = "step.judge")]
     Judge,
+    #[strum(serialize = "step.transform")]
     Transform,
+    #[strum(serialize = "step.claim_extractor")]
     ClaimExtractor,
+    #[strum(serialize = "step.command")]
     Command,
 }
 
@@ -36,25 +58,11 @@ impl ModuleKind {
 
     /// The `kind` string of the graph document.
     pub fn as_str(self) -> &'static str {
-        match self {
-            ModuleKind::Input => "step.input",
-            ModuleKind::Output => "step.output",
-            ModuleKind::AgentTask => "step.agent_task",
-            ModuleKind::Coding => "step.coding",
-            ModuleKind::ReviewGate => "step.agent_review_gate",
-            ModuleKind::RedTeam => "step.red_team",
-            ModuleKind::Panel => "step.panel",
-            ModuleKind::Judge => "step.judge",
-            ModuleKind::Transform => "step.transform",
-            ModuleKind::ClaimExtractor => "step.claim_extractor",
-            ModuleKind::Command => "step.command",
-        }
+        self.into()
     }
 
     pub fn parse(kind: &str) -> Option<ModuleKind> {
-        ModuleKind::ALL
-            .into_iter()
-            .find(|known| known.as_str() == kind)
+        kind.parse().ok()
     }
 
     /// What a person calls it in the palette and on the module header.

@@ -15,6 +15,7 @@ pub mod starter;
 pub mod template;
 pub mod topology;
 pub mod validate;
+pub mod wiring;
 pub mod workspace_roots;
 
 /// Fields a type does not know, kept so they are written back unchanged.
@@ -28,3 +29,4 @@ pub use migrate::MigrationNote;
 pub use ports::{Direction, ModulePorts, Port, PortType, ports};
 pub use reprompt::{Attachment, AttachmentKind, RePrompt, attachment_kind};
 pub use validate::{Code, Finding, Severity, ValidationContext, has_errors, validate};
+pub use wiring::{Connection, check_connection};

@@ -15,8 +15,9 @@ pub enum Direction {
 }
 
 /// What a port carries (PRODUCT §2.1).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum PortType {
     /// A ContextBundle.
     Bundle,
@@ -39,17 +40,14 @@ impl PortType {
     }
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            PortType::Bundle => "bundle",
-            PortType::Signal => "signal",
-            PortType::Receipt => "receipt",
-        }
+        self.into()
     }
 }
 
 /// The colour a port is drawn in, as a design token the stylesheet maps.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr)]
 #[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
 pub enum PortAccent {
     Accent,
     Cyan,
@@ -62,15 +60,7 @@ pub enum PortAccent {
 
 impl PortAccent {
     pub fn as_str(self) -> &'static str {
-        match self {
-            PortAccent::Accent => "accent",
-            PortAccent::Cyan => "cyan",
-            PortAccent::Green => "green",
-            PortAccent::Amber => "amber",
-            PortAccent::Red => "red",
-            PortAccent::Violet => "violet",
-            PortAccent::Muted => "muted",
-        }
+        self.into()
     }
 }
 

@@ -22,39 +22,55 @@ pub enum Severity {
     Warning,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr)]
 pub enum Code {
     #[serde(rename = "validation.reprompt_empty")]
+    #[strum(serialize = "validation.reprompt_empty")]
     RepromptEmpty,
     #[serde(rename = "validation.reprompt_too_many")]
+    #[strum(serialize = "validation.reprompt_too_many")]
     RepromptTooMany,
     #[serde(rename = "validation.reprompt_unsupported")]
+    #[strum(serialize = "validation.reprompt_unsupported")]
     RepromptUnsupported,
     #[serde(rename = "validation.dangling_cable")]
+    #[strum(serialize = "validation.dangling_cable")]
     DanglingCable,
     #[serde(rename = "validation.port_type_mismatch")]
+    #[strum(serialize = "validation.port_type_mismatch")]
     PortTypeMismatch,
     #[serde(rename = "validation.required_input_missing")]
+    #[strum(serialize = "validation.required_input_missing")]
     RequiredInputMissing,
     #[serde(rename = "validation.no_entry")]
+    #[strum(serialize = "validation.no_entry")]
     NoEntry,
     #[serde(rename = "validation.orphan_module")]
+    #[strum(serialize = "validation.orphan_module")]
     OrphanModule,
     #[serde(rename = "validation.unbounded_cycle")]
+    #[strum(serialize = "validation.unbounded_cycle")]
     UnboundedCycle,
     #[serde(rename = "validation.coding_no_agents")]
+    #[strum(serialize = "validation.coding_no_agents")]
     CodingNoAgents,
     #[serde(rename = "validation.unknown_kind")]
+    #[strum(serialize = "validation.unknown_kind")]
     UnknownKind,
     #[serde(rename = "validation.unknown_provider")]
+    #[strum(serialize = "validation.unknown_provider")]
     UnknownProvider,
     #[serde(rename = "validation.unknown_acp_profile")]
+    #[strum(serialize = "validation.unknown_acp_profile")]
     UnknownAcpProfile,
     #[serde(rename = "validation.template_unresolved")]
+    #[strum(serialize = "validation.template_unresolved")]
     TemplateUnresolved,
     #[serde(rename = "validation.workspace_path_not_allowed")]
+    #[strum(serialize = "validation.workspace_path_not_allowed")]
     WorkspacePathNotAllowed,
     #[serde(rename = "validation.attachment_unsupported")]
+    #[strum(serialize = "validation.attachment_unsupported")]
     AttachmentUnsupported,
 }
 
@@ -79,24 +95,7 @@ impl Code {
     ];
 
     pub fn as_str(self) -> &'static str {
-        match self {
-            Code::RepromptEmpty => "validation.reprompt_empty",
-            Code::RepromptTooMany => "validation.reprompt_too_many",
-            Code::RepromptUnsupported => "validation.reprompt_unsupported",
-            Code::DanglingCable => "validation.dangling_cable",
-            Code::PortTypeMismatch => "validation.port_type_mismatch",
-            Code::RequiredInputMissing => "validation.required_input_missing",
-            Code::NoEntry => "validation.no_entry",
-            Code::OrphanModule => "validation.orphan_module",
-            Code::UnboundedCycle => "validation.unbounded_cycle",
-            Code::CodingNoAgents => "validation.coding_no_agents",
-            Code::UnknownKind => "validation.unknown_kind",
-            Code::UnknownProvider => "validation.unknown_provider",
-            Code::UnknownAcpProfile => "validation.unknown_acp_profile",
-            Code::TemplateUnresolved => "validation.template_unresolved",
-            Code::WorkspacePathNotAllowed => "validation.workspace_path_not_allowed",
-            Code::AttachmentUnsupported => "validation.attachment_unsupported",
-        }
+        self.into()
     }
 
     pub fn severity(self) -> Severity {

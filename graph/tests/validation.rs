@@ -578,3 +578,12 @@ fn findings_serialize_with_the_product_field_names() {
         }])
     );
 }
+
+#[test]
+fn every_code_is_written_as_the_name_it_is_read_by() {
+    for code in Code::ALL {
+        let written = serde_json::to_value(code).unwrap();
+        assert_eq!(written, serde_json::json!(code.as_str()));
+        assert_eq!(serde_json::from_value::<Code>(written).unwrap(), code);
+    }
+}

@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::http::StatusCode;
-use engine::provider::sse::{SseEvent, SseParser};
+use eventsource_stream::Eventsource;
 use futures::StreamExt;
 use graph::Limits;
 use graph::starter::starter_graph;
@@ -313,6 +313,14 @@ async fn serve(router: Router) -> String {
     format!("http://{address}")
 }
 
+/// An event as the stream carried it.
+#[derive(Clone, Debug)]
+struct SseEvent {
+    id: Option<String>,
+    event: Option<String>,
+    data: String,
+}
+
 /// Reads SSE events; stops after `limit` events (then drops the connection)
 /// or when the server closes the stream.
 async fn read_events(
@@ -335,12 +343,16 @@ async fn read_events(
         response.headers().get("content-encoding").is_none(),
         "SSE must not be compressed (it would be buffered)"
     );
-    let mut parser = SseParser::default();
     let mut events = Vec::new();
-    let mut bytes = response.bytes_stream();
+    let mut stream = response.bytes_stream().eventsource();
     let reading = async {
-        while let Some(chunk) = bytes.next().await {
-            events.extend(parser.feed(&chunk.unwrap()));
+        while let Some(event) = stream.next().await {
+            let event = event.unwrap();
+            events.push(SseEvent {
+                id: Some(event.id).filter(|id| !id.is_empty()),
+                event: Some(event.event),
+                data: event.data,
+            });
             if events.len() >= limit {
                 return false;
             }

@@ -9,11 +9,11 @@ use std::time::Duration;
 use futures::StreamExt;
 use serde_json::{Value, json};
 
-use super::sse::SseParser;
 use super::{
     ChatRequest, ChatResponse, ContentPart, DeltaSink, Provider, ProviderError, ProviderFuture,
     Role, Usage,
 };
+use eventsource_stream::Eventsource;
 
 pub const API_VERSION: &str = "2023-06-01";
 /// Messages requires `max_tokens`; this is used when a module sets none.
@@ -233,28 +233,25 @@ impl Provider for AnthropicProvider {
                     retry_after,
                 ));
             }
-            let mut parser = SseParser::default();
             let mut reply = Reply::default();
-            let mut bytes = response.bytes_stream();
-            while let Some(chunk) = tokio::time::timeout(self.read_timeout, bytes.next())
+            let mut events = response.bytes_stream().eventsource();
+            while let Some(event) = tokio::time::timeout(self.read_timeout, events.next())
                 .await
                 .map_err(|_| super::stalled(self.read_timeout))?
             {
-                let chunk = chunk.map_err(|error| {
+                let event = event.map_err(|error| {
                     ProviderError::retryable(format!("the stream broke off: {error}"))
                 })?;
-                for event in parser.feed(&chunk) {
-                    let name = event.event.as_deref().unwrap_or_default();
-                    if name == "ping" {
-                        continue;
-                    }
-                    let data: Value = serde_json::from_str(&event.data).map_err(|error| {
-                        ProviderError::retryable(format!(
-                            "the stream sent an unreadable event ({name}): {error}"
-                        ))
-                    })?;
-                    reply.apply(name, &data, on_delta)?;
+                let name = event.event.as_str();
+                if name == "ping" {
+                    continue;
                 }
+                let data: Value = serde_json::from_str(&event.data).map_err(|error| {
+                    ProviderError::retryable(format!(
+                        "the stream sent an unreadable event ({name}): {error}"
+                    ))
+                })?;
+                reply.apply(name, &data, on_delta)?;
                 if reply.finished {
                     break;
                 }

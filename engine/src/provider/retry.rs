@@ -1,6 +1,6 @@
 //! Retrying provider calls: 429, 5xx, timeouts and cut streams are tried
-//! again with exponential backoff, a bounded number of times; then the
-//! module fails with the provider's own message.
+//! again with exponential backoff and jitter, a bounded number of times;
+//! then the module fails with the provider's own message.
 
 use std::future::Future;
 use std::time::Duration;
@@ -29,18 +29,23 @@ impl Default for RetryPolicy {
 }
 
 impl RetryPolicy {
-    /// The wait before attempt `attempt + 1` (attempt counts from 1).
+    /// The wait before attempt `attempt + 1` (attempt counts from 1): what
+    /// the provider asked for, or the exponential step with "equal jitter" —
+    /// half of it fixed, half drawn at random — so that many runs failing
+    /// together (200 concurrent runs meeting one 429) do not all come back
+    /// at the same instant.
     fn backoff(&self, attempt: u32, error: &ProviderError) -> Option<Duration> {
         if let Some(seconds) = error.retry_after_seconds {
             let asked = Duration::from_secs(seconds);
             return (asked <= self.max_retry_after).then_some(asked);
         }
         let factor = 2u32.saturating_pow(attempt.saturating_sub(1));
-        Some(
-            self.initial_backoff
-                .saturating_mul(factor)
-                .min(self.max_backoff),
-        )
+        let step = self
+            .initial_backoff
+            .saturating_mul(factor)
+            .min(self.max_backoff);
+        let half = step / 2;
+        Some(half + half.mul_f64(rand::random::<f64>()))
     }
 }
 
@@ -140,6 +145,34 @@ mod tests {
         .unwrap_err();
         assert_eq!(calls.load(Ordering::SeqCst), 3);
         assert_eq!(error.message, "overloaded (after 3 attempts)");
+    }
+
+    #[test]
+    fn backoff_doubles_within_its_cap_and_spreads_the_waits() {
+        let policy = RetryPolicy::default();
+        let error = ProviderError::from_status(503, "overloaded", None);
+        for attempt in 1..=6 {
+            let step = policy
+                .initial_backoff
+                .saturating_mul(2u32.pow(attempt - 1))
+                .min(policy.max_backoff);
+            let waits: Vec<Duration> = (0..50)
+                .map(|_| policy.backoff(attempt, &error).unwrap())
+                .collect();
+            assert!(
+                waits.iter().all(|wait| *wait >= step / 2 && *wait <= step),
+                "attempt {attempt}: {waits:?} outside {:?}..={step:?}",
+                step / 2
+            );
+            let distinct: std::collections::BTreeSet<Duration> = waits.into_iter().collect();
+            assert!(
+                distinct.len() > 10,
+                "attempt {attempt}: the waits hardly differ"
+            );
+        }
+        // What the provider asks for is waited exactly.
+        let asked = ProviderError::from_status(429, "slow down", Some(3));
+        assert_eq!(policy.backoff(1, &asked), Some(Duration::from_secs(3)));
     }
 
     #[tokio::test]

@@ -8,7 +8,6 @@ pub mod deadline;
 pub mod openai;
 pub mod retry;
 pub mod sim;
-pub mod sse;
 
 use std::collections::BTreeMap;
 use std::future::Future;

@@ -22,13 +22,7 @@ use geometry::{cable_path, header_anchor, input_anchor, output_anchor};
 use model::{CanvasModel, EdgeHandle, NodeHandle, PortView, Viewport};
 
 /// A finished wiring gesture: from an output port to an input port.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Connection {
-    pub from: (String, String),
-    pub to: (String, String),
-    /// The cable whose end was picked up, when rewiring.
-    pub rewire: Option<String>,
-}
+pub use graph::Connection;
 
 /// What the canvas reports; the owner decides what it means.
 #[derive(Clone, Copy)]
