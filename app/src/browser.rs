@@ -2,14 +2,17 @@
 //! local storage. On the server (which renders pages but never runs their
 //! handlers) they answer "not in a browser".
 
-/// The `error.message` of an API error answer (`{"error": {code, message,
-/// where}}`), if the body is one.
+/// An API error answer (`{"error": {code, message, details}}`), if the
+/// body is one.
+pub fn api_error(body: &str) -> Option<wire::error::ErrorDetail> {
+    serde_json::from_str::<wire::error::ErrorBody>(body)
+        .ok()
+        .map(|body| body.error)
+}
+
+/// The `error.message` of an API error answer, if the body is one.
 pub fn error_message(body: &str) -> Option<String> {
-    serde_json::from_str::<serde_json::Value>(body)
-        .ok()?
-        .pointer("/error/message")?
-        .as_str()
-        .map(str::to_owned)
+    api_error(body).map(|error| error.message)
 }
 
 /// Sends a request and returns the status and body text. A network failure

@@ -7,10 +7,9 @@
 
 use graph::starter::examples;
 use leptos::prelude::*;
-use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::Value;
 use wire::RunStatus;
-use wire::graphs::{GraphSummary, Summaries};
+use wire::graphs::{GraphSummary, HeldGraph, Summaries, SummariesRequest};
 
 use crate::editor::save::discard_draft;
 use crate::{browser, edit_token, link};
@@ -100,11 +99,16 @@ async fn load_entries(held: Vec<(String, String)>) -> Result<Vec<Entry>, String>
     let mut graphs = Vec::new();
     let mut unknown = Vec::new();
     for batch in held.chunks(GRAPHS_PER_REQUEST) {
-        let asked: Vec<Value> = batch
-            .iter()
-            .map(|(id, token)| json!({"id": id, "edit_token": token}))
-            .collect();
-        let body = json!({ "graphs": asked }).to_string();
+        let request = SummariesRequest {
+            graphs: batch
+                .iter()
+                .map(|(id, token)| HeldGraph {
+                    id: id.clone(),
+                    edit_token: token.clone(),
+                })
+                .collect(),
+        };
+        let body = serde_json::to_string(&request).unwrap_or_default();
         let headers = [("Content-Type", "application/json".to_owned())];
         match browser::fetch("POST", "/api/graphs/summaries", Some(&body), &headers).await {
             Ok((200, text)) => {
@@ -162,13 +166,8 @@ async fn rename(graph_id: &str, name: &str) -> Result<(), String> {
 /// Makes a copy this browser owns, named as a copy. Returns the copy's id,
 /// and why it kept the original's name if renaming it failed.
 async fn duplicate(graph_id: &str, name: &str) -> Result<(String, Option<String>), String> {
-    #[derive(Deserialize)]
-    struct Forked {
-        id: String,
-        edit_token: String,
-    }
     let url = format!("/api/graphs/{graph_id}/fork");
-    let forked: Forked = match browser::fetch("POST", &url, None, &[]).await {
+    let forked: wire::graphs::GraphCreated = match browser::fetch("POST", &url, None, &[]).await {
         Ok((201, text)) => serde_json::from_str(&text)
             .map_err(|error| format!("the server's answer could not be read: {error}"))?,
         Ok((404, _)) => return Err("the graph is no longer on the server".to_owned()),

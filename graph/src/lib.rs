@@ -1,7 +1,8 @@
 //! The Patchbay graph model, shared by the browser (compiled to WebAssembly)
 //! and the server: the document and its module configs, the ports each
 //! config gives, validation, the DOC23 R3.1 migration and the size limits.
-//! It depends on serde alone, never on UI, HTTP or database crates.
+//! It depends on serde (and strum for its name tables), never on UI, HTTP
+//! or database crates.
 
 pub mod config;
 pub mod document;

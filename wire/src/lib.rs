@@ -2,7 +2,7 @@
 //! sends or takes and every event of a run, as typed Rust. The engine emits
 //! these types, the server serializes them, and the app decodes them, so a
 //! new event or field is a compile error wherever it is not handled.
-//! Serde only (no I/O), so the browser bundle can depend on it.
+//! No I/O (serde and strum derives), so the browser bundle can depend on it.
 
 pub mod activation;
 pub mod bundle;

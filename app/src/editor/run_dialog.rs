@@ -58,10 +58,9 @@ pub fn start(editor: EditorState, text: String, files: Vec<Value>) {
         headers.extend(crate::edit_token::authorization(&graph_id));
         match browser::fetch("POST", &url, Some(&body), &headers).await {
             Ok((201, reply)) => {
-                let reply: Value = serde_json::from_str(&reply).unwrap_or_default();
-                if let Some(run_id) = reply.get("id").and_then(Value::as_str) {
+                if let Ok(started) = serde_json::from_str::<wire::run::RunStarted>(&reply) {
                     editor.overlay.set(Overlay::None);
-                    editor.run.follow(editor.model, editor.graph(), run_id);
+                    editor.run.follow(editor.model, editor.graph(), &started.id);
                 }
             }
             Ok((422, reply)) => {

@@ -222,9 +222,9 @@ pub fn save_now(editor: EditorState) {
         save.in_flight.set_value(false);
         match result {
             Ok((200, reply)) => {
-                let saved = serde_json::from_str::<serde_json::Value>(&reply)
+                let saved = serde_json::from_str::<wire::graphs::GraphSaved>(&reply)
                     .ok()
-                    .and_then(|reply| reply.get("revision").and_then(serde_json::Value::as_u64))
+                    .and_then(|reply| u64::try_from(reply.revision).ok())
                     .unwrap_or(revision + 1);
                 save.revision.set_value(saved);
                 save.saved_version.set_value(version);
@@ -238,13 +238,9 @@ pub fn save_now(editor: EditorState) {
                 }
             }
             Ok((409, reply)) => {
-                let current = serde_json::from_str::<serde_json::Value>(&reply)
-                    .ok()
-                    .and_then(|reply| {
-                        reply
-                            .pointer("/error/details/current_revision")
-                            .and_then(serde_json::Value::as_u64)
-                    })
+                let current = browser::api_error(&reply)
+                    .and_then(|error| error.details)
+                    .and_then(|details| details.get("current_revision")?.as_u64())
                     .unwrap_or(revision + 1);
                 save.status.set(SaveStatus::Conflict(current));
             }

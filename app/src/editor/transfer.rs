@@ -106,12 +106,9 @@ pub fn indent(json: &str) -> String {
 
 /// The message of an API error answer, with where in the document.
 pub fn error_message(status: u16, body: &str) -> String {
-    let reply: Value = serde_json::from_str(body).unwrap_or_default();
-    let code = reply.pointer("/error/code").and_then(Value::as_str);
-    match (crate::browser::error_message(body), code) {
-        (Some(message), Some(code)) => format!("{message} ({code})"),
-        (Some(message), None) => message,
-        _ => format!("The server answered {status}."),
+    match crate::browser::api_error(body) {
+        Some(error) => format!("{} ({})", error.message, error.code),
+        None => format!("The server answered {status}."),
     }
 }
 
