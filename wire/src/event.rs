@@ -1,7 +1,7 @@
 //! Run events: a typed enum, numbered per run. The event log is the source
 //! of truth for a run's progress; SSE replays it (PRODUCT §3.6). The SSE
-//! `event:` name is the serde tag, and strum lists every name (the browser
-//! listens for each by name).
+//! `event:` name is the serde variant name, and strum lists every name (the
+//! browser listens for each by name).
 
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -12,7 +12,10 @@ pub use crate::status::RunStatus;
 #[derive(
     Clone, Debug, PartialEq, Serialize, Deserialize, strum::IntoStaticStr, strum::VariantNames,
 )]
-#[serde(tag = "name", content = "payload")]
+// Externally tagged (`{"run.started": {…}}`), never stored or sent whole: the
+// log and the stream keep the name and the payload apart. Serde's decoder for
+// this form is a third of the size of the adjacently tagged one in the
+// browser bundle.
 pub enum RunEvent {
     #[serde(rename = "run.started")]
     #[strum(serialize = "run.started")]
@@ -109,8 +112,8 @@ impl RunEvent {
     /// The event's own fields, as a JSON object.
     pub fn payload(&self) -> Map<String, Value> {
         match serde_json::to_value(self) {
-            Ok(Value::Object(mut tagged)) => match tagged.remove("payload") {
-                Some(Value::Object(payload)) => payload,
+            Ok(Value::Object(tagged)) => match tagged.into_iter().next() {
+                Some((_, Value::Object(payload))) => payload,
                 _ => Map::new(),
             },
             _ => Map::new(),
@@ -119,7 +122,9 @@ impl RunEvent {
 
     /// Rebuilds an event from its stored name and payload.
     pub fn from_parts(name: &str, payload: Value) -> Result<RunEvent, serde_json::Error> {
-        serde_json::from_value(serde_json::json!({ "name": name, "payload": payload }))
+        let mut tagged = Map::new();
+        tagged.insert(name.to_owned(), payload);
+        serde_json::from_value(Value::Object(tagged))
     }
 
     /// The module the event is about; `None` for the run's own events.
@@ -305,7 +310,7 @@ mod tests {
         assert_eq!(names, every);
         for event in events {
             let name = event.name();
-            assert_eq!(serde_json::to_value(&event).unwrap()["name"], name);
+            assert!(serde_json::to_value(&event).unwrap().get(name).is_some());
             assert_eq!(
                 RunEvent::from_parts(name, Value::Object(event.payload())).unwrap(),
                 event
