@@ -61,16 +61,11 @@ pub fn load_graph(
     id: String,
 ) -> impl std::future::Future<Output = Result<Graph, PageError>> + Send + 'static {
     send_wrapper::SendWrapper::new(async move {
-        let url = format!("/api/graphs/{id}");
-        match crate::browser::fetch("GET", &url, None, &[]).await {
-            Ok((200, body)) => {
+        match crate::api::graph_text(&id).await {
+            Ok(body) => {
                 Graph::load(&body).map_err(|error| PageError::Unavailable(error.to_string()))
             }
-            Ok((404, _)) => Err(PageError::NotFound),
-            Ok((status, _)) => Err(PageError::Unavailable(format!(
-                "the server answered {status}"
-            ))),
-            Err(message) => Err(PageError::Unavailable(message)),
+            Err(problem) => Err(page_error(problem)),
         }
     })
 }
@@ -89,13 +84,34 @@ pub fn load_graph(
 }
 
 /// Reads a run's JSON; a run of another graph is not found under this one.
+#[cfg(feature = "ssr")]
 fn run_of_graph(graph_id: &str, text: &str) -> Result<RunRecord, PageError> {
     let record: RunRecord = serde_json::from_str(text)
         .map_err(|error| PageError::Unavailable(format!("the run could not be read: {error}")))?;
+    of_graph(graph_id, record)
+}
+
+/// A run of another graph is not found under this one.
+#[cfg(any(feature = "ssr", feature = "hydrate"))]
+fn of_graph(graph_id: &str, record: RunRecord) -> Result<RunRecord, PageError> {
     if record.graph_id.as_deref() != Some(graph_id) {
         return Err(PageError::NotFound);
     }
     Ok(record)
+}
+
+/// What a page says when the API did not give what it asked for.
+#[cfg(all(feature = "hydrate", not(feature = "ssr")))]
+fn page_error(problem: crate::api::ApiError) -> PageError {
+    use crate::api::ApiError;
+    match problem {
+        ApiError::Refused { status: 404, .. } => PageError::NotFound,
+        ApiError::Refused { status, .. } => {
+            PageError::Unavailable(format!("the server answered {status}"))
+        }
+        ApiError::Unreachable(message) => PageError::Unavailable(message),
+        ApiError::Unreadable(error) => PageError::Unavailable(error),
+    }
 }
 
 /// Starts loading run `run_id` of graph `graph_id`.
@@ -123,13 +139,12 @@ pub fn load_run(
     run_id: String,
 ) -> impl std::future::Future<Output = Result<RunRecord, PageError>> + Send + 'static {
     send_wrapper::SendWrapper::new(async move {
-        match crate::browser::fetch("GET", &format!("/api/runs/{run_id}"), None, &[]).await {
-            Ok((200, body)) => run_of_graph(&graph_id, &body),
-            Ok((404, _)) => Err(PageError::NotFound),
-            Ok((status, _)) => Err(PageError::Unavailable(format!(
-                "the server answered {status}"
+        match crate::api::run(&run_id).await {
+            Ok(record) => of_graph(&graph_id, record),
+            Err(crate::api::ApiError::Unreadable(error)) => Err(PageError::Unavailable(format!(
+                "the run could not be read: {error}"
             ))),
-            Err(message) => Err(PageError::Unavailable(message)),
+            Err(problem) => Err(page_error(problem)),
         }
     })
 }

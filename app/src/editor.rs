@@ -23,15 +23,16 @@ use std::time::Duration;
 use graph::{Graph, ModuleKind, Severity, validate};
 use leptos::prelude::*;
 
+use crate::api::{self, ApiError};
 use crate::canvas::{Canvas, CanvasEvents};
+use crate::edit_token;
 use crate::run::run_in_address;
-use crate::{browser, edit_token};
 use overlays::Overlays;
 use palette::{KIND_MIME, Palette};
 use panel::DetailPanel;
 use run_panel::RunPanel;
 use save::SaveStatus;
-use state::{Catalogue, EditorMode, EditorState, Overlay};
+use state::{EditorMode, EditorState, Overlay};
 use transfer::ImportButton;
 use validation::{ValidationBadge, ValidationPanel};
 use wire::RunRecord;
@@ -115,9 +116,7 @@ fn start(editor: EditorState) {
             }
         }
         leptos::task::spawn_local(async move {
-            if let Ok((200, body)) = browser::fetch("GET", "/api/providers", None, &[]).await
-                && let Ok(catalogue) = serde_json::from_str::<Catalogue>(&body)
-            {
+            if let Ok(catalogue) = api::providers().await {
                 editor.catalogue.set(Some(catalogue));
             }
         });
@@ -157,14 +156,16 @@ fn start(editor: EditorState) {
 /// end state if it is over.
 fn resume(editor: EditorState, run_id: String) {
     leptos::task::spawn_local(async move {
-        match browser::fetch("GET", &format!("/api/runs/{run_id}"), None, &[]).await {
-            Ok((200, body)) => match serde_json::from_str::<RunRecord>(&body) {
-                Ok(record) if record.is_finished() => editor.run.show_record(editor.model, record),
-                Ok(record) => editor.run.follow(editor.model, record.graph, &run_id),
-                Err(error) => editor.notify(format!("The run could not be read: {error}")),
-            },
-            Ok((404, _)) => editor.notify("The run in the address does not exist."),
-            _ => editor.notify("The run in the address could not be loaded."),
+        match api::run(&run_id).await {
+            Ok(record) if record.is_finished() => editor.run.show_record(editor.model, record),
+            Ok(record) => editor.run.follow(editor.model, record.graph, &run_id),
+            Err(ApiError::Unreadable(error)) => {
+                editor.notify(format!("The run could not be read: {error}"))
+            }
+            Err(missing) if missing.status() == Some(404) => {
+                editor.notify("The run in the address does not exist.")
+            }
+            Err(_) => editor.notify("The run in the address could not be loaded."),
         }
     });
 }

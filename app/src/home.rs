@@ -9,8 +9,9 @@ use graph::starter::examples;
 use leptos::prelude::*;
 use serde_json::Value;
 use wire::RunStatus;
-use wire::graphs::{GraphSummary, HeldGraph, Summaries, SummariesRequest};
+use wire::graphs::{GraphSummary, HeldGraph, SummariesRequest};
 
+use crate::api::{self, ApiError};
 use crate::editor::save::discard_draft;
 use crate::{browser, edit_token, link};
 
@@ -90,8 +91,26 @@ pub fn copy_name(name: &str) -> String {
 }
 
 /// What went wrong, in the server's words when it gave some.
-fn problem(status: u16, body: &str) -> String {
-    browser::error_message(body).unwrap_or_else(|| format!("the server answered {status}"))
+fn problem(error: ApiError) -> String {
+    match error {
+        ApiError::Unreachable(_) => UNREACHABLE.to_owned(),
+        ApiError::Unreadable(error) => {
+            format!("the server's answer could not be read: {error}")
+        }
+        ApiError::Refused { status, error } => error.map_or_else(
+            || format!("the server answered {status}"),
+            |error| error.message,
+        ),
+    }
+}
+
+/// What the home page says of a graph the server no longer has.
+fn gone(error: ApiError) -> String {
+    if error.status() == Some(404) {
+        "the graph is no longer on the server".to_owned()
+    } else {
+        problem(error)
+    }
 }
 
 /// The summaries of every graph `held` names, asked in batches.
@@ -108,18 +127,9 @@ async fn load_entries(held: Vec<(String, String)>) -> Result<Vec<Entry>, String>
                 })
                 .collect(),
         };
-        let body = serde_json::to_string(&request).unwrap_or_default();
-        let headers = [("Content-Type", "application/json".to_owned())];
-        match browser::fetch("POST", "/api/graphs/summaries", Some(&body), &headers).await {
-            Ok((200, text)) => {
-                let reply: Summaries = serde_json::from_str(&text)
-                    .map_err(|error| format!("the server's answer could not be read: {error}"))?;
-                graphs.extend(reply.graphs);
-                unknown.extend(reply.unknown);
-            }
-            Ok((status, text)) => return Err(problem(status, &text)),
-            Err(_) => return Err(UNREACHABLE.to_owned()),
-        }
+        let reply = api::summaries(&request).await.map_err(problem)?;
+        graphs.extend(reply.graphs);
+        unknown.extend(reply.unknown);
     }
     Ok(entries(graphs, unknown))
 }
@@ -128,17 +138,14 @@ async fn load_entries(held: Vec<(String, String)>) -> Result<Vec<Entry>, String>
 /// saved over the revision it was read at (read again if someone saved in
 /// between).
 async fn rename(graph_id: &str, name: &str) -> Result<(), String> {
-    let authorization = edit_token::authorization(graph_id)
+    edit_token::authorization(graph_id)
         .ok_or("this browser no longer holds the graph's edit token")?;
-    let url = format!("/api/graphs/{graph_id}");
     for _ in 0..3 {
-        let mut document: Value = match browser::fetch("GET", &url, None, &[]).await {
-            Ok((200, text)) => serde_json::from_str(&text)
-                .map_err(|error| format!("the graph could not be read: {error}"))?,
-            Ok((404, _)) => return Err("the graph is no longer on the server".to_owned()),
-            Ok((status, text)) => return Err(problem(status, &text)),
-            Err(_) => return Err(UNREACHABLE.to_owned()),
-        };
+        let text = api::graph_text(graph_id).await.map_err(gone)?;
+        let mut document: Value = api::document_value(&text).map_err(|error| match error {
+            ApiError::Unreadable(error) => format!("the graph could not be read: {error}"),
+            other => problem(other),
+        })?;
         let revision = document
             .get("revision")
             .and_then(Value::as_u64)
@@ -147,17 +154,12 @@ async fn rename(graph_id: &str, name: &str) -> Result<(), String> {
             return Err("the server sent something that is not a graph".to_owned());
         };
         fields.insert("name".to_owned(), Value::String(name.to_owned()));
-        let headers = [
-            ("Content-Type", "application/json".to_owned()),
-            authorization.clone(),
-            ("If-Match", format!("\"{revision}\"")),
-        ];
-        match browser::fetch("PUT", &url, Some(&document.to_string()), &headers).await {
-            Ok((200, _)) => return Ok(()),
+        match api::save_graph(graph_id, &document.to_string(), revision).await {
+            // Saved (an answer not understood is still a save).
+            Ok(_) | Err(ApiError::Unreadable(_)) => return Ok(()),
             // Saved by someone else (an open editor) since it was read.
-            Ok((409, _)) => continue,
-            Ok((status, text)) => return Err(problem(status, &text)),
-            Err(_) => return Err(UNREACHABLE.to_owned()),
+            Err(conflict) if conflict.status() == Some(409) => continue,
+            Err(refused) => return Err(problem(refused)),
         }
     }
     Err("the graph kept changing while it was being renamed; try again".to_owned())
@@ -166,14 +168,7 @@ async fn rename(graph_id: &str, name: &str) -> Result<(), String> {
 /// Makes a copy this browser owns, named as a copy. Returns the copy's id,
 /// and why it kept the original's name if renaming it failed.
 async fn duplicate(graph_id: &str, name: &str) -> Result<(String, Option<String>), String> {
-    let url = format!("/api/graphs/{graph_id}/fork");
-    let forked: wire::graphs::GraphCreated = match browser::fetch("POST", &url, None, &[]).await {
-        Ok((201, text)) => serde_json::from_str(&text)
-            .map_err(|error| format!("the server's answer could not be read: {error}"))?,
-        Ok((404, _)) => return Err("the graph is no longer on the server".to_owned()),
-        Ok((status, text)) => return Err(problem(status, &text)),
-        Err(_) => return Err(UNREACHABLE.to_owned()),
-    };
+    let forked = api::fork_graph(graph_id).await.map_err(gone)?;
     edit_token::remember(&forked.id, &forked.edit_token);
     let renamed = rename(&forked.id, &copy_name(name)).await.err();
     Ok((forked.id, renamed))
@@ -675,7 +670,7 @@ fn GoneLine(graph_id: String, home: Home) -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use wire::graphs::LastRun;
+    use wire::graphs::{LastRun, Summaries};
 
     fn summary(id: &str, updated_at: i64) -> GraphSummary {
         GraphSummary {

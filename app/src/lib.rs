@@ -6,6 +6,7 @@
 // Leptos views are deeply nested types; the detail panels exceed the default.
 #![recursion_limit = "512"]
 
+pub mod api;
 pub mod bench;
 pub mod browser;
 pub mod canvas;

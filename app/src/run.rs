@@ -14,7 +14,6 @@ use graph::Graph;
 use leptos::prelude::*;
 use wire::{ActivationStatus, EventRecord, RunEvent, RunRecord, RunStatus};
 
-use crate::browser;
 use crate::canvas::model::{CanvasModel, ModuleRun, ModuleRunState, set_if_changed};
 
 /// The run the canvas shows.
@@ -123,7 +122,7 @@ impl RunView {
         let Some(run_id) = self.run_id.get_untracked() else {
             return;
         };
-        let Ok(source) = web_sys::EventSource::new(&format!("/api/runs/{run_id}/events")) else {
+        let Ok(source) = web_sys::EventSource::new(&crate::api::events_address(&run_id)) else {
             self.error.set(Some(
                 "The browser could not open the run's event stream.".to_owned(),
             ));
@@ -234,9 +233,7 @@ impl RunView {
         };
         let view = *self;
         leptos::task::spawn_local(async move {
-            if let Ok((200, body)) =
-                browser::fetch("GET", &format!("/api/runs/{run_id}"), None, &[]).await
-                && let Ok(record) = serde_json::from_str::<RunRecord>(&body)
+            if let Ok(record) = crate::api::run(&run_id).await
                 && view.run_id.get_untracked().as_deref() == Some(record.id.as_str())
             {
                 view.record.set(Some(record));
@@ -328,23 +325,14 @@ impl RunView {
         let Some(run_id) = self.run_id.get_untracked() else {
             return Ok(());
         };
-        let mut headers = vec![("Content-Type", "application/json".to_owned())];
-        headers.extend(crate::edit_token::authorization(&graph_id));
-        let answer = browser::fetch(
-            "POST",
-            &format!("/api/runs/{run_id}/cancel"),
-            Some("{}"),
-            &headers,
-        )
-        .await;
-        match answer {
-            Ok((202, _)) => Ok(()),
-            Ok((_, body)) => Err(format!(
-                "The run could not be cancelled: {}.",
-                browser::error_message(&body).unwrap_or_else(|| "the server refused".to_owned())
-            )),
-            Err(message) => Err(format!(
+        match crate::api::cancel_run(&graph_id, &run_id).await {
+            Ok(()) => Ok(()),
+            Err(crate::api::ApiError::Unreachable(message)) => Err(format!(
                 "The run could not be cancelled ({message}); try again."
+            )),
+            Err(refused) => Err(format!(
+                "The run could not be cancelled: {}.",
+                refused.message_or("the server refused")
             )),
         }
     }

@@ -4,23 +4,15 @@
 
 use std::time::Duration;
 
-use base64::Engine;
 use graph::ModuleConfig;
 use leptos::prelude::*;
-use serde_json::{Value, json};
+use wire::run::{InputFile, RunInput, StartRun};
 
+use crate::api::{self, ApiError};
 use crate::browser;
 use crate::editor::modal::Modal;
 use crate::editor::save::{SaveStatus, save_now};
 use crate::editor::state::{EditorState, Overlay};
-
-/// A file chosen for the run's input.
-#[derive(Clone, Debug, PartialEq)]
-struct Chosen {
-    name: String,
-    media_type: String,
-    base64: String,
-}
 
 /// Waits until the editor's edits are on the server; false if they cannot be.
 async fn saved(editor: EditorState) -> bool {
@@ -45,37 +37,32 @@ async fn saved(editor: EditorState) -> bool {
 }
 
 /// Starts a run of the graph with this input and follows it.
-pub fn start(editor: EditorState, text: String, files: Vec<Value>) {
+pub fn start(editor: EditorState, input: RunInput) {
     leptos::task::spawn_local(async move {
         if !saved(editor).await {
             editor.notify("The graph has edits the server does not have yet; the run uses what is saved. Resolve saving first.");
             return;
         }
-        let body = json!({"input": {"text": text, "files": files}}).to_string();
-        let graph_id = editor.graph_id();
-        let url = format!("/api/graphs/{graph_id}/runs");
-        let mut headers = vec![("Content-Type", "application/json".to_owned())];
-        headers.extend(crate::edit_token::authorization(&graph_id));
-        match browser::fetch("POST", &url, Some(&body), &headers).await {
-            Ok((201, reply)) => {
-                if let Ok(started) = serde_json::from_str::<wire::run::RunStarted>(&reply) {
-                    editor.overlay.set(Overlay::None);
-                    editor.run.follow(editor.model, editor.graph(), &started.id);
-                }
+        match api::start_run(&editor.graph_id(), &StartRun { input }).await {
+            Ok(started) => {
+                editor.overlay.set(Overlay::None);
+                editor.run.follow(editor.model, editor.graph(), &started.id);
             }
-            Ok((422, reply)) => {
-                let message = crate::browser::error_message(&reply)
-                    .unwrap_or_else(|| "the graph cannot run".to_owned());
+            Err(refused) if refused.status() == Some(422) => {
                 editor.overlay.set(Overlay::None);
                 editor.show_validation.set(true);
-                editor.notify(message);
+                editor.notify(refused.message_or("the graph cannot run"));
             }
-            Ok((_, reply)) => {
-                let message = crate::browser::error_message(&reply)
-                    .unwrap_or_else(|| "the server refused the run".to_owned());
-                editor.notify(format!("The run did not start: {message}"));
+            Err(ApiError::Unreachable(_)) => {
+                editor.notify("The server could not be reached; the run did not start.")
             }
-            Err(_) => editor.notify("The server could not be reached; the run did not start."),
+            Err(ApiError::Unreadable(error)) => editor.notify(format!(
+                "The run started, but the server's answer could not be read ({error}); reload the page to follow it."
+            )),
+            Err(refused) => editor.notify(format!(
+                "The run did not start: {}",
+                refused.message_or("the server refused the run")
+            )),
         }
     });
 }
@@ -97,19 +84,20 @@ pub fn RunDialog() -> impl IntoView {
             .unwrap_or_default()
     });
     let text = RwSignal::new(default_text);
-    let files = RwSignal::new(Vec::<Chosen>::new());
+    let files = RwSignal::new(Vec::<InputFile>::new());
     let starting = RwSignal::new(false);
     let go = move || {
         if starting.get_untracked() {
             return;
         }
         starting.set(true);
-        let chosen: Vec<Value> = files
-            .get_untracked()
-            .into_iter()
-            .map(|file| json!({"name": file.name, "media_type": file.media_type, "content_base64": file.base64}))
-            .collect();
-        start(editor, text.get_untracked(), chosen);
+        start(
+            editor,
+            RunInput {
+                text: text.get_untracked(),
+                files: files.get_untracked(),
+            },
+        );
         set_timeout(move || starting.set(false), Duration::from_millis(1500));
     };
     let choose = move |event: web_sys::Event| {
@@ -126,14 +114,14 @@ pub fn RunDialog() -> impl IntoView {
             leptos::task::spawn_local(async move {
                 match browser::read_bytes(&file).await {
                     Ok(bytes) => files.update(|files| {
-                        files.push(Chosen {
+                        files.push(InputFile {
                             name: file.name(),
                             media_type: if file.type_().is_empty() {
                                 "application/octet-stream".to_owned()
                             } else {
                                 file.type_()
                             },
-                            base64: base64::engine::general_purpose::STANDARD.encode(bytes),
+                            bytes,
                         });
                     }),
                     Err(message) => {

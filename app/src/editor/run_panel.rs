@@ -9,13 +9,13 @@ use graph::Graph;
 use leptos::prelude::*;
 use serde_json::Value;
 
-use wire::run::RunList;
-use wire::{ActivationRecord, ActivationStatus, Receipt, RunRecord, RunStatus, RunSummary};
+use wire::{ActivationRecord, ActivationStatus, Receipt, RunStatus, RunSummary};
 
 use super::state::{EditorMode, EditorState};
+use crate::api::{self, ApiError};
 use crate::canvas::model::{ModuleRunState, duration_text};
+use crate::edit_token;
 use crate::run::{RunView, reading, remember_in_address};
-use crate::{browser, edit_token};
 
 /// A tab of the module view.
 #[derive(Clone, Debug, PartialEq)]
@@ -267,51 +267,50 @@ fn History(graph_id: String) -> impl IntoView {
     let editor = expect_context::<EditorState>();
     let view_state = editor.run;
     let runs = RwSignal::new(None::<Result<Vec<RunSummary>, String>>);
-    let url = format!("/api/graphs/{graph_id}/runs");
     let graph_for_links = graph_id.clone();
     Effect::new(move |_| {
         // Read again when the run shown changes state.
         view_state.status.track();
-        let url = url.clone();
         // The run list is for the graph's editors.
-        let Some(authorization) = edit_token::authorization(&graph_id) else {
+        if edit_token::authorization(&graph_id).is_none() {
             runs.set(Some(Err(
                 "Only the graph's editors see its runs; a run's own link shows that run to anyone."
                     .to_owned(),
             )));
             return;
-        };
+        }
+        let graph_id = graph_id.clone();
         leptos::task::spawn_local(async move {
-            let answer = match browser::fetch("GET", &url, None, &[authorization]).await {
-                Ok((200, body)) => serde_json::from_str::<RunList>(&body)
-                    .map(|list| list.runs)
-                    .map_err(|_| "The run list could not be read.".to_owned()),
-                Ok((_, body)) => Err(format!(
+            let answer = match api::runs_of_graph(&graph_id).await {
+                Ok(list) => Ok(list.runs),
+                Err(ApiError::Unreadable(_)) => Err("The run list could not be read.".to_owned()),
+                Err(ApiError::Unreachable(message)) => {
+                    Err(format!("The run history could not be loaded: {message}"))
+                }
+                Err(refused) => Err(format!(
                     "The run history could not be loaded: {}",
-                    browser::error_message(&body)
-                        .unwrap_or_else(|| "the server refused".to_owned())
+                    refused.message_or("the server refused")
                 )),
-                Err(message) => Err(format!("The run history could not be loaded: {message}")),
             };
             runs.set(Some(answer));
         });
     });
     let open = move |run_id: String| {
         leptos::task::spawn_local(async move {
-            match browser::fetch("GET", &format!("/api/runs/{run_id}"), None, &[]).await {
-                Ok((200, body)) => match serde_json::from_str::<RunRecord>(&body) {
-                    Ok(record) if record.is_finished() => {
-                        view_state.show_record(editor.model, record);
-                        remember_in_address(Some(&run_id));
-                        view_state.history.set(false);
-                    }
-                    Ok(record) => {
-                        view_state.follow(editor.model, record.graph, &run_id);
-                        view_state.history.set(false);
-                    }
-                    Err(error) => editor.notify(format!("The run could not be read: {error}")),
-                },
-                _ => editor.notify("The run could not be loaded; try again."),
+            match api::run(&run_id).await {
+                Ok(record) if record.is_finished() => {
+                    view_state.show_record(editor.model, record);
+                    remember_in_address(Some(&run_id));
+                    view_state.history.set(false);
+                }
+                Ok(record) => {
+                    view_state.follow(editor.model, record.graph, &run_id);
+                    view_state.history.set(false);
+                }
+                Err(ApiError::Unreadable(error)) => {
+                    editor.notify(format!("The run could not be read: {error}"))
+                }
+                Err(_) => editor.notify("The run could not be loaded; try again."),
             }
         });
     };

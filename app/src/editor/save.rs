@@ -11,6 +11,7 @@ use leptos::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::state::{EditorMode, EditorState};
+use crate::api::{self, ApiError};
 use crate::browser;
 use crate::edit_token;
 
@@ -196,10 +197,10 @@ pub fn save_now(editor: EditorState) {
     {
         return;
     }
-    let Some(authorization) = edit_token::authorization(&editor.graph_id()) else {
+    if edit_token::authorization(&editor.graph_id()).is_none() {
         save.status.set(SaveStatus::ViewOnly);
         return;
-    };
+    }
     let version = editor.version.get_untracked();
     if version == save.saved_version.get_value() && save.status.get_untracked() == SaveStatus::Saved
     {
@@ -211,53 +212,56 @@ pub fn save_now(editor: EditorState) {
     let Ok(body) = document.to_json() else { return };
     save.in_flight.set_value(true);
     save.status.set(SaveStatus::Saving);
-    let url = format!("/api/graphs/{}", editor.graph_id());
+    let graph_id = editor.graph_id();
     leptos::task::spawn_local(async move {
-        let headers = [
-            ("Content-Type", "application/json".to_owned()),
-            authorization,
-            ("If-Match", format!("\"{revision}\"")),
-        ];
-        let result = browser::fetch("PUT", &url, Some(&body), &headers).await;
+        let result = api::save_graph(&graph_id, &body, revision).await;
         save.in_flight.set_value(false);
-        match result {
-            Ok((200, reply)) => {
-                let saved = serde_json::from_str::<wire::graphs::GraphSaved>(&reply)
-                    .ok()
-                    .and_then(|reply| u64::try_from(reply.revision).ok())
-                    .unwrap_or(revision + 1);
-                save.revision.set_value(saved);
-                save.saved_version.set_value(version);
-                if editor.version.get_untracked() == version {
-                    save.status.set(SaveStatus::Saved);
-                    clear_draft(editor);
-                } else {
-                    // More edits came while this one was on its way.
-                    store_draft(editor);
-                    save.schedule(editor, Duration::from_millis(10));
-                }
-            }
-            Ok((409, reply)) => {
-                let current = browser::api_error(&reply)
+        let saved_as = match result {
+            Ok(saved) => Some(u64::try_from(saved.revision).unwrap_or(revision + 1)),
+            // Saved, though the answer was not understood: the server counts
+            // one revision per save.
+            Err(ApiError::Unreadable(_)) => Some(revision + 1),
+            Err(ApiError::Refused { status: 409, error }) => {
+                let current = error
                     .and_then(|error| error.details)
                     .and_then(|details| details.get("current_revision")?.as_u64())
                     .unwrap_or(revision + 1);
                 save.status.set(SaveStatus::Conflict(current));
+                None
             }
-            Ok((403, _)) => {
+            Err(ApiError::Refused { status: 403, .. }) => {
                 save.status.set(SaveStatus::ViewOnly);
                 editor.can_edit.set(false);
                 editor.notify("The server did not accept this browser's edit token; the graph is view only here.");
+                None
             }
-            Ok((status, reply)) if (400..500).contains(&status) => {
-                let message = crate::browser::error_message(&reply)
-                    .unwrap_or_else(|| format!("the server answered {status}"));
+            Err(
+                refused @ ApiError::Refused {
+                    status: 400..500, ..
+                },
+            ) => {
+                let status = refused.status().unwrap_or_default();
+                let message = refused.message_or(&format!("the server answered {status}"));
                 save.status.set(SaveStatus::Refused(message));
+                None
             }
             // 5xx or no answer: keep the edits and try again.
-            Ok(_) | Err(_) => {
+            Err(ApiError::Refused { .. } | ApiError::Unreachable(_)) => {
                 save.status.set(SaveStatus::Offline);
                 save.schedule(editor, RETRY);
+                None
+            }
+        };
+        if let Some(saved) = saved_as {
+            save.revision.set_value(saved);
+            save.saved_version.set_value(version);
+            if editor.version.get_untracked() == version {
+                save.status.set(SaveStatus::Saved);
+                clear_draft(editor);
+            } else {
+                // More edits came while this one was on its way.
+                store_draft(editor);
+                save.schedule(editor, Duration::from_millis(10));
             }
         }
     });
@@ -265,10 +269,10 @@ pub fn save_now(editor: EditorState) {
 
 /// After a conflict: drop our edits and load the server's revision.
 pub fn load_theirs(editor: EditorState) {
-    let url = format!("/api/graphs/{}", editor.graph_id());
+    let graph_id = editor.graph_id();
     leptos::task::spawn_local(async move {
-        match browser::fetch("GET", &url, None, &[]).await {
-            Ok((200, body)) => match Graph::load(&body) {
+        match api::graph_text(&graph_id).await {
+            Ok(body) => match Graph::load(&body) {
                 Ok(graph) => {
                     editor.save.revision.set_value(graph.revision);
                     editor.replace(graph);
@@ -299,25 +303,26 @@ pub fn save_as_fork(editor: EditorState, then_run: bool) {
     document.revision = 0;
     let Ok(body) = document.to_json() else { return };
     leptos::task::spawn_local(async move {
-        let headers = [("Content-Type", "application/json".to_owned())];
-        match browser::fetch("POST", "/api/graphs", Some(&body), &headers).await {
-            Ok((201, reply)) => {
-                let reply: serde_json::Value = serde_json::from_str(&reply).unwrap_or_default();
-                if let Some(url) = reply.get("edit_url").and_then(serde_json::Value::as_str) {
-                    clear_draft(editor);
-                    if then_run {
-                        browser::navigate(&format!("{url}{}", edit_token::RUN_ON_ARRIVAL));
-                    } else {
-                        browser::navigate(url);
-                    }
+        match api::create_graph(&body).await {
+            Ok(created) => {
+                clear_draft(editor);
+                if then_run {
+                    browser::navigate(&format!(
+                        "{}{}",
+                        created.edit_url,
+                        edit_token::RUN_ON_ARRIVAL
+                    ));
+                } else {
+                    browser::navigate(&created.edit_url);
                 }
             }
-            Ok((_, reply)) => {
-                let message = crate::browser::error_message(&reply)
-                    .unwrap_or_else(|| "the server refused it".to_owned());
-                editor.notify(format!("Could not save a copy: {message}"));
+            Err(ApiError::Unreachable(_)) => {
+                editor.notify("The server could not be reached; try again.")
             }
-            Err(_) => editor.notify("The server could not be reached; try again."),
+            Err(refused) => editor.notify(format!(
+                "Could not save a copy: {}",
+                refused.message_or("the server refused it")
+            )),
         }
     });
 }

@@ -4,9 +4,9 @@
 //! stores it as a new graph, or refuses it whole: nothing is half-imported.
 
 use leptos::prelude::*;
-use serde_json::Value;
 
 use super::state::{EditorState, Overlay};
+use crate::api::{self, ApiError};
 use crate::browser;
 
 /// A file name from the graph's name: `Research brief.patchbay.json`.
@@ -105,10 +105,16 @@ pub fn indent(json: &str) -> String {
 }
 
 /// The message of an API error answer, with where in the document.
-pub fn error_message(status: u16, body: &str) -> String {
-    match crate::browser::api_error(body) {
-        Some(error) => format!("{} ({})", error.message, error.code),
-        None => format!("The server answered {status}."),
+pub fn error_message(refused: &ApiError) -> String {
+    match (refused.detail(), refused) {
+        (Some(error), _) => format!("{} ({})", error.message, error.code),
+        (None, ApiError::Unreadable(error)) => {
+            format!("The server's answer was not understood: {error}.")
+        }
+        (None, _) => format!(
+            "The server answered {}.",
+            refused.status().unwrap_or_default()
+        ),
     }
 }
 
@@ -126,22 +132,18 @@ pub fn import(editor: EditorState, file: web_sys::File) {
                 return;
             }
         };
-        let headers = [("Content-Type", "application/json".to_owned())];
-        match browser::fetch("POST", "/api/graphs", Some(&text), &headers).await {
-            Ok((201, reply)) => {
-                let reply: Value = serde_json::from_str(&reply).unwrap_or_default();
-                if let Some(url) = reply.get("edit_url").and_then(Value::as_str) {
-                    browser::navigate(url);
-                }
+        match api::create_graph(&text).await {
+            Ok(created) => browser::navigate(&created.edit_url),
+            Err(ApiError::Unreachable(_)) => {
+                editor.notify("The server could not be reached; nothing was imported.")
             }
-            Ok((status, reply)) => editor.overlay.set(Overlay::Problem {
+            Err(refused) => editor.overlay.set(Overlay::Problem {
                 title: format!("“{name}” was not imported"),
                 message: format!(
                     "{} Nothing was created; fix the file and import it again.",
-                    error_message(status, &reply)
+                    error_message(&refused)
                 ),
             }),
-            Err(_) => editor.notify("The server could not be reached; nothing was imported."),
         }
     });
 }
@@ -183,6 +185,7 @@ pub fn ImportButton() -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::Value;
 
     #[test]
     fn file_names_come_from_the_graph_name() {
@@ -212,9 +215,12 @@ mod tests {
     fn import_errors_say_what_and_where() {
         let body = r#"{"error": {"code": "document.invalid", "message": "modules[0].position.x: invalid type: string, expected f64", "details": {"path": "modules[0].position.x"}}}"#;
         assert_eq!(
-            error_message(400, body),
+            error_message(&api::refusal(400, body)),
             "modules[0].position.x: invalid type: string, expected f64 (document.invalid)"
         );
-        assert_eq!(error_message(502, "gateway"), "The server answered 502.");
+        assert_eq!(
+            error_message(&api::refusal(502, "gateway")),
+            "The server answered 502."
+        );
     }
 }

@@ -12,7 +12,7 @@ use leptos::prelude::*;
 
 use super::Selected;
 use super::fields::CheckField;
-use crate::browser;
+use crate::api::{self, ApiError};
 
 fn owner_key(owner: RePromptOwner) -> String {
     match owner {
@@ -87,62 +87,47 @@ fn AttachmentChips(selected: Selected, owner: RePromptOwner, index: usize) -> im
         }
     });
     let editor = selected.editor;
-    let upload =
-        move |event: web_sys::Event| {
-            let Some(input) = event.target().and_then(|target| {
-                wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlInputElement>(target).ok()
-            }) else {
-                return;
-            };
-            let Some(files) = input.files() else { return };
-            let files: Vec<web_sys::File> = (0..files.length())
-                .filter_map(|position| files.get(position))
-                .collect();
-            input.set_value("");
-            let graph_id = editor.graph_id();
-            let Some(authorization) = crate::edit_token::authorization(&graph_id) else {
-                editor.notify("Only the graph's editor can attach files.");
-                return;
-            };
-            for file in files {
-                let authorization = authorization.clone();
-                let url = format!("/api/graphs/{graph_id}/attachments");
-                leptos::task::spawn_local(async move {
-                    let media_type = if file.type_().is_empty() {
-                        "application/octet-stream".to_owned()
-                    } else {
-                        file.type_()
-                    };
-                    let headers = [
-                        authorization,
-                        ("Content-Type", media_type),
-                        (
-                            "X-Filename",
-                            js_sys::encode_uri_component(&file.name()).into(),
-                        ),
-                    ];
-                    match browser::upload(&url, &file, &headers).await {
-                        Ok((201, reply)) => match serde_json::from_str::<Attachment>(&reply) {
-                            Ok(attachment) => attach.run(attachment),
-                            Err(_) => editor
-                                .notify("The server's answer to the upload was not understood."),
-                        },
-                        Ok((_, reply)) => {
-                            let message = crate::browser::error_message(&reply)
-                                .unwrap_or_else(|| "the server refused it".to_owned());
-                            editor.notify(format!("Could not attach {}: {message}", file.name()));
-                        }
-                        Err(_) => editor
-                            .notify("The server could not be reached; the file was not attached."),
-                    }
-                });
-            }
+    let upload = move |event: web_sys::Event| {
+        let Some(input) = event.target().and_then(|target| {
+            wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlInputElement>(target).ok()
+        }) else {
+            return;
         };
+        let Some(files) = input.files() else { return };
+        let files: Vec<web_sys::File> = (0..files.length())
+            .filter_map(|position| files.get(position))
+            .collect();
+        input.set_value("");
+        let graph_id = editor.graph_id();
+        if crate::edit_token::authorization(&graph_id).is_none() {
+            editor.notify("Only the graph's editor can attach files.");
+            return;
+        }
+        for file in files {
+            let graph_id = graph_id.clone();
+            leptos::task::spawn_local(async move {
+                match api::attach(&graph_id, &file).await {
+                    Ok(attachment) => attach.run(attachment),
+                    Err(ApiError::Unreadable(_)) => {
+                        editor.notify("The server's answer to the upload was not understood.")
+                    }
+                    Err(ApiError::Unreachable(_)) => {
+                        editor.notify("The server could not be reached; the file was not attached.")
+                    }
+                    Err(refused) => editor.notify(format!(
+                        "Could not attach {}: {}",
+                        file.name(),
+                        refused.message_or("the server refused it")
+                    )),
+                }
+            });
+        }
+    };
     view! {
         <div class="attachments">
             <For each=move || attachments.get() key=|attachment| attachment.id.clone() let:attachment>
                 <span class="attachment-chip">
-                    <a href=format!("/api/attachments/{}", attachment.id) target="_blank" rel="noopener">
+                    <a href=api::attachment_address(&attachment.id) target="_blank" rel="noopener">
                         {crate::icons::paperclip()}
                         {attachment.name.clone()}
                     </a>
