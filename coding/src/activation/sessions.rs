@@ -1,0 +1,79 @@
+//! Where each agent's session comes from: a session parked by an earlier
+//! activation of the module when it parks them, else a new agent started
+//! in the workspace; and where it goes when the agent is done.
+
+use engine::activation::ActivationError;
+use graph::config::SessionStyle;
+
+use super::turns::{Work, role_of};
+use crate::CodingModules;
+use crate::client::{AgentSession, Place};
+use crate::profile::AcpProfile;
+use crate::workspace::Workspace;
+
+impl CodingModules {
+    /// The agent's session: a parked one from an earlier activation when the
+    /// module parks its sessions, else a new one.
+    pub(super) async fn session(
+        &self,
+        work: &Work<'_>,
+        index: usize,
+        profile: &AcpProfile,
+        workspace: &Workspace,
+    ) -> Result<std::sync::Arc<AgentSession>, ActivationError> {
+        let key = format!("{}/{}/{index}", work.context.run_id, work.module_id());
+        if work.config.session_style == SessionStyle::Park
+            && let Some(session) = self
+                .parked
+                .lock()
+                .ok()
+                .and_then(|mut parked| parked.remove(&key))
+            && session.is_open()
+        {
+            return Ok(session);
+        }
+        let settings = &work.context.settings;
+        let sandbox = settings
+            .sandbox
+            .as_ref()
+            .map_err(|unavailable| ActivationError(unavailable.to_string()))?;
+        let session = AgentSession::start(
+            profile,
+            &Place {
+                sandbox,
+                folder: &settings.run_folder(&work.context.run_id),
+                workspace: &workspace.path,
+                commands_enabled: settings.commands_enabled,
+            },
+            self.idle_timeout,
+        )
+        .await
+        .map_err(|error| {
+            let role = work
+                .config
+                .agents
+                .get(index)
+                .map(role_of)
+                .unwrap_or_default();
+            ActivationError(format!("{role} ({}): {error}", profile.name))
+        })?;
+        Ok(std::sync::Arc::new(session))
+    }
+
+    pub(super) fn release(
+        &self,
+        work: &Work<'_>,
+        index: usize,
+        session: std::sync::Arc<AgentSession>,
+    ) {
+        if work.config.session_style == SessionStyle::Park
+            && let Ok(mut parked) = self.parked.lock()
+        {
+            parked.insert(
+                format!("{}/{}/{index}", work.context.run_id, work.module_id()),
+                session,
+            );
+        }
+        // Otherwise dropping the last handle closes the session and stops the agent.
+    }
+}

@@ -1,0 +1,237 @@
+//! One agent's part of an activation: its prompt, then each of its
+//! re-prompts as a new turn in its session, streamed into the event log and
+//! the record, then its work committed; and what the agents of one
+//! activation share while they work.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::Instant;
+
+use engine::activation::{ActivationContext, ActivationError, Tally};
+use graph::config::{CodingAgentAssignment, CodingConfig};
+use wire::activation::{ResponseRecord, TranscriptRole};
+use wire::event::RunEvent;
+
+use crate::client::{AgentError, AgentSession, TestRun, TurnEvent};
+use crate::workspace::{ChangedFile, Workspace};
+
+/// What one agent did in one phase of the module (its prompt and its
+/// re-prompts).
+pub(super) struct Phase {
+    pub(super) role: String,
+    pub(super) agent_name: String,
+    /// The reply to the prompt, then one per re-prompt.
+    pub(super) responses: Vec<String>,
+    pub(super) files: Vec<ChangedFile>,
+    pub(super) tests: Vec<TestRun>,
+}
+
+impl Phase {
+    pub(super) fn summary(&self) -> &str {
+        self.responses.last().map_or("", String::as_str)
+    }
+
+    pub(super) fn header(&self) -> String {
+        format!("═══ {}: {} ═══", self.role, self.agent_name)
+    }
+}
+
+/// Shared by the agents of one activation, parallel ones included.
+pub(super) struct Work<'a> {
+    pub(super) context: &'a ActivationContext,
+    pub(super) config: &'a CodingConfig,
+    pub(super) turns: AtomicU32,
+    pub(super) responses: AtomicU32,
+    pub(super) re_prompts: AtomicU32,
+    pub(super) tally: std::sync::Mutex<Tally>,
+    /// Diffs of parallel agents whose work could not be merged.
+    pub(super) unmerged: std::sync::Mutex<Vec<String>>,
+}
+
+impl Work<'_> {
+    pub(super) fn module_id(&self) -> &str {
+        &self.context.module.id
+    }
+
+    fn record(&self, change: impl FnOnce(&mut wire::activation::ActivationRecord)) {
+        if let Ok(mut record) = self.context.record.lock() {
+            change(&mut record);
+        }
+    }
+
+    /// One turn: the cap checked, the reply streamed into the event log and
+    /// the record as response `index`.
+    async fn turn(
+        &self,
+        session: &AgentSession,
+        role: &str,
+        label: String,
+        text: &str,
+    ) -> Result<(String, Vec<TestRun>), ActivationError> {
+        let limit = self.config.max_iterations;
+        let done = self.turns.fetch_add(1, Ordering::SeqCst);
+        if limit > 0 && done >= limit {
+            return Err(ActivationError(format!(
+                "\"{}\" stopped: its agents reached max_iterations ({limit} turns) before finishing",
+                self.context.module.display_label()
+            )));
+        }
+        let index = self.responses.fetch_add(1, Ordering::SeqCst);
+        let started = Instant::now();
+        self.record(|record| {
+            record.responses.push(ResponseRecord {
+                index,
+                label,
+                ..ResponseRecord::default()
+            });
+        });
+        self.context
+            .transcript(TranscriptRole::User, &format!("[{role}] {text}"));
+        let outcome = session
+            .prompt(text, |event| match event {
+                TurnEvent::Text(text) => {
+                    self.record(|record| {
+                        if let Some(response) = record
+                            .responses
+                            .iter_mut()
+                            .find(|response| response.index == index)
+                        {
+                            response.text.push_str(&text);
+                        }
+                    });
+                    self.context.emit(RunEvent::ModuleOutputDelta {
+                        module_id: self.module_id().to_owned(),
+                        response_index: index,
+                        text,
+                    });
+                }
+                TurnEvent::Note(note) => {
+                    self.context
+                        .transcript(TranscriptRole::System, &format!("[{role}] {note}"));
+                }
+            })
+            .await
+            .map_err(|error| match error {
+                AgentError::Cancelled => ActivationError(format!("{role}: the turn was cancelled")),
+                AgentError::Failed(message) => ActivationError(format!("{role}: {message}")),
+            })?;
+        self.context.transcript(
+            TranscriptRole::Assistant,
+            &format!("[{role}] {}", outcome.text),
+        );
+        self.record(|record| {
+            if let Some(response) = record
+                .responses
+                .iter_mut()
+                .find(|response| response.index == index)
+            {
+                response.text.clone_from(&outcome.text);
+                response.tokens_in = outcome.tokens_in;
+                response.tokens_out = outcome.tokens_out;
+                response.duration_ms =
+                    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+                response.complete = true;
+            }
+        });
+        if let Ok(mut tally) = self.tally.lock() {
+            tally.tokens_in += outcome.tokens_in;
+            tally.tokens_out += outcome.tokens_out;
+        }
+        Ok((outcome.text, outcome.tests))
+    }
+
+    /// The agent's prompt, then its re-prompts in the same session; then its
+    /// work committed. `last_turn_suffix` goes on the phase's last turn (the
+    /// reviewer's decision instruction).
+    pub(super) async fn phase(
+        &self,
+        session: &AgentSession,
+        agent: &CodingAgentAssignment,
+        workspace: &Workspace,
+        prompt: String,
+        round: u32,
+        last_turn_suffix: Option<&str>,
+    ) -> Result<Phase, ActivationError> {
+        let role = role_of(agent);
+        self.context.emit(RunEvent::CodingAgentStarted {
+            module_id: self.module_id().to_owned(),
+            agent_role: role.clone(),
+            agent_name: session.agent_name.clone(),
+            round,
+        });
+        let round_suffix = if round > 1 {
+            format!(" (round {round})")
+        } else {
+            String::new()
+        };
+        let count = agent.re_prompts.len();
+        let with_suffix = |text: String, last: bool| match (last, last_turn_suffix) {
+            (true, Some(suffix)) => format!("{text}\n\n{suffix}"),
+            _ => text,
+        };
+        let before = workspace.head().await.map_err(ActivationError)?;
+        let (first, mut tests) = self
+            .turn(
+                session,
+                &role,
+                format!("{role} · Original{round_suffix}"),
+                &with_suffix(prompt, count == 0),
+            )
+            .await?;
+        let mut responses = vec![first];
+        for (offset, re_prompt) in agent.re_prompts.iter().enumerate() {
+            let index = u32::try_from(offset + 1).unwrap_or(u32::MAX);
+            self.context.emit(RunEvent::CodingRepromptDispatched {
+                module_id: self.module_id().to_owned(),
+                agent_role: role.clone(),
+                reprompt_index: index,
+            });
+            self.re_prompts.fetch_add(1, Ordering::SeqCst);
+            let text = self.context.render(&re_prompt.text)?;
+            let (response, more_tests) = self
+                .turn(
+                    session,
+                    &role,
+                    format!("{role} · Re-prompt {index}{round_suffix}"),
+                    &with_suffix(text, offset + 1 == count),
+                )
+                .await?;
+            tests.extend(more_tests);
+            responses.push(response);
+            self.context.emit(RunEvent::CodingRepromptResponse {
+                module_id: self.module_id().to_owned(),
+                agent_role: role.clone(),
+                reprompt_index: index,
+            });
+        }
+        let after = workspace
+            .commit(&format!("{role} ({}), round {round}", session.agent_name))
+            .await
+            .map_err(ActivationError)?;
+        let files = workspace
+            .changed_files(&before, &after)
+            .await
+            .map_err(ActivationError)?;
+        self.context.emit(RunEvent::CodingAgentFinished {
+            module_id: self.module_id().to_owned(),
+            agent_role: role.clone(),
+            round,
+            files_changed: u32::try_from(files.len()).unwrap_or(u32::MAX),
+        });
+        Ok(Phase {
+            role,
+            agent_name: session.agent_name.clone(),
+            responses,
+            files,
+            tests,
+        })
+    }
+}
+
+pub(super) fn role_of(agent: &CodingAgentAssignment) -> String {
+    let role = agent.role.trim();
+    if role.is_empty() {
+        "agent".to_owned()
+    } else {
+        role.to_owned()
+    }
+}

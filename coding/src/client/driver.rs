@@ -1,0 +1,151 @@
+//! The driver: the task that holds the ACP connection to the agent. It
+//! answers the agent's requests with the handlers, initializes the
+//! connection, opens the session, then runs the turns it is handed one
+//! after another until the session is idle too long, cancelled or dropped.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use agent_client_protocol::Client;
+use agent_client_protocol::schema::ProtocolVersion;
+use agent_client_protocol::v1::SessionSetup;
+use agent_client_protocol::v1::schema::{
+    ClientCapabilities, FileSystemCapabilities, Implementation, InitializeRequest,
+    ReadTextFileRequest, RequestPermissionRequest, WriteTextFileRequest,
+};
+use tokio::sync::{mpsc, oneshot};
+use tokio_util::sync::CancellationToken;
+
+use super::AgentError;
+use super::handlers::{NoteSink, answer_permission, read_text_file, write_text_file};
+use super::turn::{TurnRequest, run_turn};
+use crate::confine::Confinement;
+use crate::profile::AcpProfile;
+
+pub(super) struct Driver {
+    pub(super) profile: AcpProfile,
+    pub(super) commands_enabled: bool,
+    pub(super) confinement: Confinement,
+    pub(super) idle_timeout: Duration,
+    pub(super) cancel: CancellationToken,
+}
+
+impl Driver {
+    pub(super) async fn run(
+        self,
+        transport: impl agent_client_protocol::ConnectTo<Client> + 'static,
+        mut turn_requests: mpsc::UnboundedReceiver<TurnRequest>,
+        ready: oneshot::Sender<Result<String, String>>,
+    ) -> Result<(), String> {
+        let sink: NoteSink = Arc::new(Mutex::new(None));
+        let policy = self.profile.permissions;
+        let commands_enabled = self.commands_enabled;
+        let (permission_sink, read_sink, write_sink) = (sink.clone(), sink.clone(), sink.clone());
+        let (permission_confinement, read_confinement, write_confinement) = (
+            self.confinement.clone(),
+            self.confinement.clone(),
+            self.confinement.clone(),
+        );
+        let cancel = self.cancel.clone();
+        let idle_timeout = self.idle_timeout;
+        let mut ready = Some(ready);
+        let result = Client
+            .v1()
+            .name("patchbay")
+            .on_receive_request(
+                async move |request: RequestPermissionRequest, responder, _connection| {
+                    answer_permission(
+                        request,
+                        responder,
+                        policy,
+                        commands_enabled,
+                        &permission_confinement,
+                        &permission_sink,
+                    )
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |request: ReadTextFileRequest, responder, _connection| {
+                    read_text_file(request, responder, &read_confinement, &read_sink).await
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .on_receive_request(
+                async move |request: WriteTextFileRequest, responder, _connection| {
+                    write_text_file(request, responder, &write_confinement, &write_sink).await
+                },
+                agent_client_protocol::on_receive_request!(),
+            )
+            .connect_with(transport, async |connection| {
+                let initialize = connection
+                    .send_request(
+                        InitializeRequest::new(ProtocolVersion::V1)
+                            .client_capabilities(
+                                ClientCapabilities::new().fs(FileSystemCapabilities::new()
+                                    .read_text_file(true)
+                                    .write_text_file(true)),
+                            )
+                            .client_info(Implementation::new(
+                                "patchbay",
+                                env!("CARGO_PKG_VERSION"),
+                            )),
+                    )
+                    .block_task()
+                    .await;
+                let initialize = match initialize {
+                    Ok(initialize) => initialize,
+                    Err(error) => {
+                        if let Some(ready) = ready.take() {
+                            let _ = ready.send(Err(format!("initialize failed: {error}")));
+                        }
+                        return Ok(());
+                    }
+                };
+                let name = initialize
+                    .agent_info
+                    .map(|info| info.title.unwrap_or(info.name))
+                    .unwrap_or_default();
+                let setup = connection
+                    .build_session(self.confinement.root())
+                    .block_task()
+                    .start_session()
+                    .await;
+                let SessionSetup { mut session, .. } = match setup {
+                    Ok(setup) => setup,
+                    Err(error) => {
+                        if let Some(ready) = ready.take() {
+                            let _ = ready.send(Err(format!("session/new failed: {error}")));
+                        }
+                        return Ok(());
+                    }
+                };
+                if let Some(ready) = ready.take() {
+                    let _ = ready.send(Ok(name));
+                }
+                loop {
+                    let request = tokio::select! {
+                        request = turn_requests.recv() => request,
+                        () = tokio::time::sleep(idle_timeout) => None,
+                        () = cancel.cancelled() => None,
+                    };
+                    let Some(request) = request else { break };
+                    if let Ok(mut sink) = sink.lock() {
+                        *sink = Some(request.events.clone());
+                    }
+                    let outcome = run_turn(&mut session, &request, &cancel).await;
+                    if let Ok(mut sink) = sink.lock() {
+                        *sink = None;
+                    }
+                    let stop = matches!(outcome, Err(AgentError::Cancelled));
+                    let _ = request.done.send(outcome);
+                    if stop {
+                        break;
+                    }
+                }
+                Ok(())
+            })
+            .await;
+        result.map_err(|error| format!("the connection to the agent failed: {error}"))
+    }
+}
