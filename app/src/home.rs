@@ -64,7 +64,7 @@ pub fn entries(mut graphs: Vec<GraphSummary>, mut unknown: Vec<String>) -> Vec<E
             .cmp(&left.updated_at)
             .then_with(|| left.id.cmp(&right.id))
     });
-    unknown.sort();
+    unknown.sort_unstable();
     unknown.dedup();
     graphs
         .into_iter()

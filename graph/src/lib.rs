@@ -9,6 +9,7 @@ pub mod document;
 pub mod kind;
 pub mod limits;
 pub mod migrate;
+pub mod order;
 pub mod port_moves;
 pub mod ports;
 pub mod reprompt;

@@ -115,11 +115,11 @@ impl<'a> Topology<'a> {
                 component.len() > 1 || self.successors[component[0]].contains(&component[0])
             })
             .map(|mut component| {
-                component.sort_unstable();
+                crate::order::by_rank(&mut component, |&index| index);
                 component
             })
             .collect();
-        cycles.sort_unstable_by_key(|component| component[0]);
+        crate::order::by_rank(&mut cycles, |component| component[0]);
         cycles
     }
 

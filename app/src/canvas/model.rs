@@ -440,7 +440,9 @@ impl CanvasModel {
                 .map(|(index, module)| (module.id.as_str(), index))
                 .collect();
             self.nodes.update(|nodes| {
-                nodes.sort_by_key(|node| order.get(&*node.id).copied().unwrap_or(usize::MAX))
+                graph::order::by_rank(nodes, |node| {
+                    order.get(&*node.id).copied().unwrap_or(usize::MAX)
+                })
             });
         }
         if moved {

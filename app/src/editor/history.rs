@@ -76,7 +76,7 @@ fn restore_after(graph: &mut Graph, state: &Touched) {
         .iter()
         .filter_map(|(_, slot)| slot.as_ref())
         .collect();
-    modules.sort_by_key(|(index, _)| *index);
+    graph::order::by_rank(&mut modules, |(index, _)| *index);
     for (index, module) in modules {
         graph
             .modules
@@ -90,7 +90,7 @@ fn restore_after(graph: &mut Graph, state: &Touched) {
         .iter()
         .filter_map(|(_, slot)| slot.as_ref())
         .collect();
-    cables.sort_by_key(|(index, _)| *index);
+    graph::order::by_rank(&mut cables, |(index, _)| *index);
     for (index, cable) in cables {
         graph
             .cables

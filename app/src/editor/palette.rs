@@ -42,7 +42,7 @@ pub fn Palette() -> impl IntoView {
                 .filter_map(|kind| rank(kind, query).map(|rank| (rank, kind)))
                 .collect();
             // Stable: equal ranks keep the palette's order.
-            found.sort_by_key(|(rank, _)| *rank);
+            graph::order::by_rank(&mut found, |(rank, _)| usize::from(*rank));
             found.into_iter().map(|(_, kind)| kind).collect::<Vec<_>>()
         })
     });
@@ -130,7 +130,7 @@ mod tests {
                 .into_iter()
                 .filter_map(|kind| rank(kind, query).map(|rank| (rank, kind)))
                 .collect();
-            found.sort_by_key(|(rank, _)| *rank);
+            graph::order::by_rank(&mut found, |(rank, _)| usize::from(*rank));
             found.into_iter().map(|(_, kind)| kind).collect::<Vec<_>>()
         };
         assert_eq!(ranked("review").first(), Some(&ModuleKind::ReviewGate));

@@ -114,7 +114,9 @@ pub fn tabs(activation: Option<&ActivationRecord>, streaming: &[u32]) -> Vec<(Ta
             responses.push((*index, response_label(*index)));
         }
     }
-    responses.sort_by_key(|(index, _)| *index);
+    graph::order::by_rank(&mut responses, |(index, _)| {
+        usize::try_from(*index).unwrap_or(usize::MAX)
+    });
     tabs.extend(
         responses
             .into_iter()

@@ -33,7 +33,7 @@ pub fn merged(activation: &ActivationRecord, label_of: &dyn Fn(&str) -> String) 
             Some((number, value))
         })
         .collect();
-    results.sort_by_key(|(number, _)| *number);
+    graph::order::by_rank(&mut results, |(number, _)| *number);
     if results.len() > 1 {
         return Some(
             results
