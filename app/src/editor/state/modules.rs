@@ -1,0 +1,188 @@
+//! Edits of modules: add, move, delete, copy and paste, duplicate, and a
+//! change to one module's fields (with the cables of moved ports).
+
+use std::collections::HashSet;
+
+use graph::{Graph, Module, ModuleKind, Position};
+use leptos::prelude::*;
+
+use super::EditorState;
+use crate::editor::clipboard::{self, Fragment};
+
+impl EditorState {
+    pub fn moved(&self, positions: Vec<(String, Position)>) {
+        self.edit("Move", None, |edit| {
+            for (id, position) in &positions {
+                if let Some(module) = edit.module_mut(id) {
+                    module.position = *position;
+                }
+            }
+        });
+        // A move not recorded (view only) goes back where it was.
+        self.with_graph(|graph| {
+            self.model
+                .refresh(graph, positions.iter().map(|(id, _)| id.as_str()), [])
+        });
+    }
+
+    pub fn add_module(&self, kind: ModuleKind, at: Position) {
+        let mut added = None;
+        self.edit(&format!("Add {}", kind.title()), None, |edit| {
+            let id = edit.graph().next_module_id();
+            let mut module = Module::new(id.clone(), kind, at);
+            module.label = unique_label(edit.graph(), kind.title());
+            edit.add_module(module);
+            added = Some(id);
+        });
+        if let Some(id) = added {
+            self.select(&id);
+        }
+    }
+
+    /// Deletes the selected modules (and their cables), or the selected cable.
+    pub fn delete_selection(&self) {
+        let modules = self.model.selected_ids();
+        if !modules.is_empty() {
+            let label = if modules.len() == 1 {
+                "Delete module".to_owned()
+            } else {
+                format!("Delete {} modules", modules.len())
+            };
+            self.edit(&label, None, |edit| {
+                for id in &modules {
+                    edit.remove_module(id);
+                }
+            });
+            self.selection_changed();
+        } else if let Some(cable) = self.model.selected_edge.get_untracked() {
+            self.edit("Delete cable", None, |edit| edit.remove_cable(&cable));
+        }
+    }
+
+    /// The selection as clipboard text.
+    pub fn copy_selection(&self) -> Option<String> {
+        let selected: HashSet<String> = self.model.selected_ids().into_iter().collect();
+        (!selected.is_empty())
+            .then(|| self.with_graph(|graph| clipboard::copy(graph, &selected).to_text()))
+    }
+
+    /// Pastes clipboard text at `at`; returns false if it is not a fragment.
+    pub fn paste(&self, text: &str, at: Position) -> bool {
+        let Some(fragment) = Fragment::parse(text) else {
+            return false;
+        };
+        if fragment.modules.is_empty() {
+            return false;
+        }
+        let mut pasted = Vec::new();
+        self.edit("Paste", None, |edit| {
+            let (modules, cables) = fragment.place(edit.graph(), at);
+            pasted = modules.iter().map(|module| module.id.clone()).collect();
+            for module in modules {
+                edit.add_module(module);
+            }
+            for cable in cables {
+                edit.add_cable(cable);
+            }
+        });
+        let ids: Vec<&str> = pasted.iter().map(String::as_str).collect();
+        self.model.select_only(&ids);
+        self.selection_changed();
+        true
+    }
+
+    pub fn duplicate(&self) {
+        let Some(text) = self.copy_selection() else {
+            return;
+        };
+        let at = self.with_graph(|graph| {
+            let selected: HashSet<String> = self.model.selected_ids().into_iter().collect();
+            let left = graph
+                .modules
+                .iter()
+                .filter(|module| selected.contains(&module.id))
+                .map(|module| module.position.x)
+                .fold(f64::INFINITY, f64::min);
+            let top = graph
+                .modules
+                .iter()
+                .filter(|module| selected.contains(&module.id))
+                .map(|module| module.position.y)
+                .fold(f64::INFINITY, f64::min);
+            Position {
+                x: left + 40.0,
+                y: top + 40.0,
+            }
+        });
+        self.paste(&text, at);
+    }
+
+    /// Changes one module; typing in one field (`field`) is one undo step.
+    pub fn update_module(
+        &self,
+        id: &str,
+        label: &str,
+        field: Option<&str>,
+        change: impl FnOnce(&mut Module),
+    ) {
+        let coalesce = field.map(|field| format!("{id}.{field}"));
+        self.edit(label, coalesce.as_deref(), |edit| {
+            if let Some(module) = edit.module_mut(id) {
+                change(module);
+            }
+        });
+    }
+
+    /// Changes one module's lists of re-prompts or named outputs; the
+    /// cables leaving a moved port move with it in the same undo step
+    /// (`graph::port_moves`).
+    pub fn update_module_moving_ports(
+        &self,
+        id: &str,
+        label: &str,
+        field: Option<&str>,
+        change: impl FnOnce(&mut Module) -> graph::port_moves::PortMoves,
+    ) {
+        let coalesce = field.map(|field| format!("{id}.{field}"));
+        self.edit(label, coalesce.as_deref(), |edit| {
+            let Some(module) = edit.module_mut(id) else {
+                return;
+            };
+            let moves = change(module);
+            for (cable, port) in moves.cables(edit.graph(), id) {
+                if let Some(cable) = edit.cable_mut(&cable) {
+                    cable.from.port = port;
+                }
+            }
+        });
+    }
+}
+
+/// A label no module has yet: "Agent task", "Agent task 2", …
+fn unique_label(graph: &Graph, base: &str) -> String {
+    let taken: HashSet<&str> = graph
+        .modules
+        .iter()
+        .map(|module| module.label.as_str())
+        .collect();
+    if !taken.contains(base) {
+        return base.to_owned();
+    }
+    (2..)
+        .map(|number| format!("{base} {number}"))
+        .find(|label| !taken.contains(label.as_str()))
+        .unwrap_or_else(|| base.to_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use graph::starter::starter_graph;
+
+    #[test]
+    fn new_labels_do_not_repeat() {
+        let graph = starter_graph();
+        assert_eq!(unique_label(&graph, "Draft"), "Draft 2");
+        assert_eq!(unique_label(&graph, "Judge"), "Judge");
+    }
+}
