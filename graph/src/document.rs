@@ -234,45 +234,9 @@ struct ModuleRef<'a> {
     kind: &'a str,
     label: &'a str,
     position: Position,
-    config: ConfigRef<'a>,
+    config: &'a ModuleConfig,
     #[serde(flatten)]
     extra: &'a Extra,
-}
-
-#[derive(Serialize)]
-#[serde(untagged)]
-enum ConfigRef<'a> {
-    Input(&'a crate::config::InputConfig),
-    Output(&'a crate::config::OutputConfig),
-    AgentTask(&'a crate::config::AgentTaskConfig),
-    Coding(&'a crate::config::CodingConfig),
-    ReviewGate(&'a crate::config::ReviewGateConfig),
-    RedTeam(&'a crate::config::RedTeamConfig),
-    Panel(&'a crate::config::PanelConfig),
-    Judge(&'a crate::config::JudgeConfig),
-    Transform(&'a crate::config::TransformConfig),
-    ClaimExtractor(&'a crate::config::ClaimExtractorConfig),
-    Command(&'a crate::config::CommandConfig),
-    Unknown(&'a Value),
-}
-
-impl<'a> From<&'a ModuleConfig> for ConfigRef<'a> {
-    fn from(config: &'a ModuleConfig) -> ConfigRef<'a> {
-        match config {
-            ModuleConfig::Input(config) => ConfigRef::Input(config),
-            ModuleConfig::Output(config) => ConfigRef::Output(config),
-            ModuleConfig::AgentTask(config) => ConfigRef::AgentTask(config),
-            ModuleConfig::Coding(config) => ConfigRef::Coding(config),
-            ModuleConfig::ReviewGate(config) => ConfigRef::ReviewGate(config),
-            ModuleConfig::RedTeam(config) => ConfigRef::RedTeam(config),
-            ModuleConfig::Panel(config) => ConfigRef::Panel(config),
-            ModuleConfig::Judge(config) => ConfigRef::Judge(config),
-            ModuleConfig::Transform(config) => ConfigRef::Transform(config),
-            ModuleConfig::ClaimExtractor(config) => ConfigRef::ClaimExtractor(config),
-            ModuleConfig::Command(config) => ConfigRef::Command(config),
-            ModuleConfig::Unknown { config, .. } => ConfigRef::Unknown(config),
-        }
-    }
 }
 
 impl Serialize for Module {
@@ -282,7 +246,7 @@ impl Serialize for Module {
             kind: self.config.kind_name(),
             label: &self.label,
             position: self.position,
-            config: ConfigRef::from(&self.config),
+            config: &self.config,
             extra: &self.extra,
         }
         .serialize(serializer)

@@ -1,12 +1,13 @@
 //! The Patchbay graph model, shared by the browser (compiled to WebAssembly)
-//! and the server: the document and its module configs, the ports each
-//! config gives, validation, the DOC23 R3.1 migration and the size limits.
+//! and the server: the document, the module kinds (one file each under
+//! `kinds/`) and their configs, the ports each config gives, validation,
+//! the DOC23 R3.1 migration and the size limits.
 //! It depends on serde (and strum for its name tables), never on UI, HTTP
 //! or database crates.
 
 pub mod config;
 pub mod document;
-pub mod kind;
+pub mod kinds;
 pub mod limits;
 pub mod migrate;
 pub mod order;
@@ -23,9 +24,8 @@ pub mod workspace_roots;
 /// Fields a type does not know, kept so they are written back unchanged.
 pub type Extra = serde_json::Map<String, serde_json::Value>;
 
-pub use config::ModuleConfig;
 pub use document::{Cable, Endpoint, FORMAT, Graph, LoadError, LoadErrorKind, Module, Position};
-pub use kind::ModuleKind;
+pub use kinds::{ModuleConfig, ModuleKind};
 pub use limits::Limits;
 pub use migrate::MigrationNote;
 pub use ports::{Direction, ModulePorts, Port, PortType, ports};

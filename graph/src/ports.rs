@@ -4,8 +4,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::ModuleConfig;
-use crate::{Module, RePrompt};
+use crate::kinds::KindConfig;
+use crate::{Module, ModuleConfig, RePrompt};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -122,18 +122,7 @@ pub fn reprompt_port_label(index: usize, re_prompt: &RePrompt) -> String {
     }
 }
 
-fn ordinal(index: usize) -> String {
-    const WORDS: [&str; 10] = [
-        "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
-        "tenth",
-    ];
-    match WORDS.get(index.wrapping_sub(1)) {
-        Some(word) => (*word).to_owned(),
-        None => format!("{index}th"),
-    }
-}
-
-struct Spec {
+pub(crate) struct Spec {
     id: &'static str,
     port_type: PortType,
     label: &'static str,
@@ -141,7 +130,7 @@ struct Spec {
     accent: PortAccent,
 }
 
-fn input(spec: Spec, required: bool, accepts_many: bool) -> Port {
+pub(crate) fn input(spec: Spec, required: bool, accepts_many: bool) -> Port {
     Port {
         id: spec.id.to_owned(),
         direction: Direction::Input,
@@ -156,7 +145,7 @@ fn input(spec: Spec, required: bool, accepts_many: bool) -> Port {
     }
 }
 
-fn output(spec: Spec) -> Port {
+pub(crate) fn output(spec: Spec) -> Port {
     Port {
         id: spec.id.to_owned(),
         direction: Direction::Output,
@@ -171,7 +160,7 @@ fn output(spec: Spec) -> Port {
     }
 }
 
-const fn bundle(
+pub(crate) const fn bundle(
     id: &'static str,
     label: &'static str,
     description: &'static str,
@@ -186,52 +175,52 @@ const fn bundle(
     }
 }
 
-const DATA_IN: Spec = bundle(
+pub(crate) const DATA_IN: Spec = bundle(
     "data_in",
     "Data",
     "Upstream outputs (chain history)",
     PortAccent::Accent,
 );
-const CONTEXT_IN: Spec = bundle(
+pub(crate) const CONTEXT_IN: Spec = bundle(
     "context_in",
     "Context",
     "Extra context, and revision feedback",
     PortAccent::Cyan,
 );
-const INSTRUCTION_IN: Spec = bundle(
+pub(crate) const INSTRUCTION_IN: Spec = bundle(
     "instruction_in",
     "Instruction",
     "Appended to the instruction",
     PortAccent::Violet,
 );
-const SIGNAL_IN: Spec = Spec {
+pub(crate) const SIGNAL_IN: Spec = Spec {
     id: "signal_in",
     port_type: PortType::Signal,
     label: "Start after",
     description: "Waits until the wired module has finished",
     accent: PortAccent::Muted,
 };
-const DATA_OUT: Spec = bundle(
+pub(crate) const DATA_OUT: Spec = bundle(
     "data_out",
     "Output",
     "The merged output of every response",
     PortAccent::Accent,
 );
-const SIGNAL_OUT: Spec = Spec {
+pub(crate) const SIGNAL_OUT: Spec = Spec {
     id: "signal_out",
     port_type: PortType::Signal,
     label: "Done",
     description: "Fires when the module has finished (after its last re-prompt, if it has any)",
     accent: PortAccent::Muted,
 };
-const RECEIPT_OUT: Spec = Spec {
+pub(crate) const RECEIPT_OUT: Spec = Spec {
     id: "receipt_out",
     port_type: PortType::Receipt,
     label: "Receipt",
     description: "Tokens, duration, cost and re-prompt count of the activation",
     accent: PortAccent::Muted,
 };
-const ERROR_OUT: Spec = bundle(
+pub(crate) const ERROR_OUT: Spec = bundle(
     "error_out",
     "Error",
     "The failure, when wired, instead of failing the run",
@@ -239,7 +228,7 @@ const ERROR_OUT: Spec = bundle(
 );
 
 /// The standard inputs of the LLM kinds that take an instruction.
-fn task_inputs(data_required: bool) -> Vec<Port> {
+pub(crate) fn task_inputs(data_required: bool) -> Vec<Port> {
     vec![
         input(DATA_IN, data_required, true),
         input(CONTEXT_IN, false, true),
@@ -248,354 +237,53 @@ fn task_inputs(data_required: bool) -> Vec<Port> {
     ]
 }
 
+/// The ports of an LLM kind that answers its input in one `data_out`
+/// (transform, claim extractor, panel): no instruction input, and the
+/// activation outputs after `data_out`.
+pub(crate) fn one_answer_ports(
+    data_required: bool,
+    label: &'static str,
+    description: &'static str,
+) -> ModulePorts {
+    ModulePorts {
+        inputs: vec![
+            input(DATA_IN, data_required, true),
+            input(CONTEXT_IN, false, true),
+            input(SIGNAL_IN, false, false),
+        ],
+        outputs: activation_outputs([output(bundle(
+            "data_out",
+            label,
+            description,
+            PortAccent::Accent,
+        ))]),
+    }
+}
+
+/// `outputs`, then the outputs every LLM activation ends with.
+pub(crate) fn activation_outputs(outputs: impl IntoIterator<Item = Port>) -> Vec<Port> {
+    outputs
+        .into_iter()
+        .chain([output(SIGNAL_OUT), output(RECEIPT_OUT), output(ERROR_OUT)])
+        .collect()
+}
+
 /// The ports of a module, computed from its kind and config.
 pub fn ports(module: &Module) -> ModulePorts {
     ports_of(&module.config)
 }
 
-/// The ports a config gives, whichever module holds it.
+/// The ports a config gives, whichever module holds it; an unknown kind
+/// has none.
 pub fn ports_of(config: &ModuleConfig) -> ModulePorts {
-    match config {
-        ModuleConfig::Input(_) => ModulePorts {
-            inputs: Vec::new(),
-            outputs: vec![
-                output(bundle(
-                    "data_out",
-                    "Input",
-                    "The text and files given when the run starts",
-                    PortAccent::Accent,
-                )),
-                output(SIGNAL_OUT),
-            ],
-        },
-        ModuleConfig::Output(_) => ModulePorts {
-            inputs: vec![input(
-                bundle(
-                    "data_in",
-                    "Results",
-                    "Collected into the run panel",
-                    PortAccent::Accent,
-                ),
-                true,
-                true,
-            )],
-            outputs: Vec::new(),
-        },
-        ModuleConfig::AgentTask(config) => {
-            let mut outputs = vec![output(DATA_OUT)];
-            outputs.extend(named_outputs(&config.named_outputs));
-            if config.separate_outputs {
-                outputs.push(Port {
-                    title: "Original Response".to_owned(),
-                    ..output(bundle(
-                        "original_out",
-                        "📄 Original",
-                        "Response to primary instruction only",
-                        PortAccent::Accent,
-                    ))
-                });
-                // At most ten: a list is enough.
-                let mut labels: Vec<String> = Vec::new();
-                for (offset, re_prompt) in config.re_prompts.iter().enumerate() {
-                    let index = offset + 1;
-                    // Two re-prompts of the same text would read alike:
-                    // the second says its number instead.
-                    let mut label = reprompt_port_label(index, re_prompt);
-                    if labels.contains(&label) {
-                        label = format!("📄 Re-prompt {index}");
-                    }
-                    labels.push(label.clone());
-                    outputs.push(Port {
-                        id: reprompt_port_id(index),
-                        direction: Direction::Output,
-                        port_type: PortType::Bundle,
-                        label,
-                        title: format!("Re-prompt {index}"),
-                        description: format!("Response to {} follow-up", ordinal(index)),
-                        accent: PortAccent::Cyan,
-                        required: false,
-                        accepts_many: false,
-                        retry: false,
-                    });
-                }
-            }
-            outputs.extend([output(SIGNAL_OUT), output(RECEIPT_OUT), output(ERROR_OUT)]);
-            ModulePorts {
-                inputs: task_inputs(false),
-                outputs,
-            }
-        }
-        ModuleConfig::Coding(_) => ModulePorts {
-            inputs: task_inputs(false),
-            outputs: vec![
-                output(bundle(
-                    "data_out",
-                    "Output",
-                    "Every agent's summary and re-prompt responses",
-                    PortAccent::Accent,
-                )),
-                output(bundle(
-                    "diff_out",
-                    "Diff",
-                    "git diff of the workspace",
-                    PortAccent::Green,
-                )),
-                output(bundle(
-                    "files_out",
-                    "Files",
-                    "The files the agents changed",
-                    PortAccent::Green,
-                )),
-                output(bundle(
-                    "summary_out",
-                    "Summary",
-                    "The last agent's final message",
-                    PortAccent::Cyan,
-                )),
-                output(bundle(
-                    "test_results_out",
-                    "Test results",
-                    "The last tests the agents ran",
-                    PortAccent::Amber,
-                )),
-                output(SIGNAL_OUT),
-                output(RECEIPT_OUT),
-                output(ERROR_OUT),
-            ],
-        },
-        ModuleConfig::ReviewGate(_) => ModulePorts {
-            inputs: task_inputs(true),
-            outputs: vec![
-                output(bundle(
-                    "approved_out",
-                    "Approved",
-                    "The reviewed input, once approved",
-                    PortAccent::Green,
-                )),
-                output(bundle(
-                    "revise_out",
-                    "Revise",
-                    "Feedback for another round",
-                    PortAccent::Amber,
-                )),
-                output(bundle(
-                    "data_out",
-                    "Review",
-                    "The reviewer's merged responses",
-                    PortAccent::Accent,
-                )),
-                output(SIGNAL_OUT),
-                output(RECEIPT_OUT),
-                output(ERROR_OUT),
-            ],
-        },
-        ModuleConfig::RedTeam(_) => ModulePorts {
-            inputs: task_inputs(true),
-            outputs: vec![
-                output(bundle(
-                    "data_out",
-                    "Attacks",
-                    "The red team's merged responses",
-                    PortAccent::Accent,
-                )),
-                output(SIGNAL_OUT),
-                output(RECEIPT_OUT),
-                output(ERROR_OUT),
-            ],
-        },
-        ModuleConfig::Panel(_) => ModulePorts {
-            inputs: vec![
-                input(DATA_IN, false, true),
-                input(CONTEXT_IN, false, true),
-                input(SIGNAL_IN, false, false),
-            ],
-            outputs: vec![
-                output(bundle(
-                    "data_out",
-                    "Discussion",
-                    "The whole discussion and its conclusion",
-                    PortAccent::Accent,
-                )),
-                output(SIGNAL_OUT),
-                output(RECEIPT_OUT),
-                output(ERROR_OUT),
-            ],
-        },
-        ModuleConfig::Judge(_) => ModulePorts {
-            inputs: vec![
-                input(
-                    bundle("target_in", "Target", "What is scored", PortAccent::Accent),
-                    true,
-                    false,
-                ),
-                input(
-                    bundle(
-                        "comparison_in",
-                        "Compare with",
-                        "Scored side by side with the target",
-                        PortAccent::Cyan,
-                    ),
-                    false,
-                    false,
-                ),
-                input(SIGNAL_IN, false, false),
-            ],
-            outputs: vec![
-                output(bundle(
-                    "scores_out",
-                    "Scores",
-                    "Structured scores per criterion",
-                    PortAccent::Amber,
-                )),
-                output(bundle(
-                    "data_out",
-                    "Verdict",
-                    "The judge's reasoning and scores as text",
-                    PortAccent::Accent,
-                )),
-                output(SIGNAL_OUT),
-                output(ERROR_OUT),
-            ],
-        },
-        ModuleConfig::Transform(_) => ModulePorts {
-            inputs: vec![
-                input(DATA_IN, true, true),
-                input(CONTEXT_IN, false, true),
-                input(SIGNAL_IN, false, false),
-            ],
-            outputs: vec![
-                output(bundle(
-                    "data_out",
-                    "Output",
-                    "The rewritten input",
-                    PortAccent::Accent,
-                )),
-                output(SIGNAL_OUT),
-                output(RECEIPT_OUT),
-                output(ERROR_OUT),
-            ],
-        },
-        ModuleConfig::ClaimExtractor(_) => ModulePorts {
-            inputs: vec![
-                input(DATA_IN, true, true),
-                input(CONTEXT_IN, false, true),
-                input(SIGNAL_IN, false, false),
-            ],
-            outputs: vec![
-                output(bundle(
-                    "data_out",
-                    "Claims",
-                    "A JSON list of the claims found",
-                    PortAccent::Accent,
-                )),
-                output(SIGNAL_OUT),
-                output(RECEIPT_OUT),
-                output(ERROR_OUT),
-            ],
-        },
-        ModuleConfig::Command(_) => ModulePorts {
-            inputs: vec![input(DATA_IN, false, true), input(SIGNAL_IN, false, false)],
-            outputs: vec![
-                output(bundle(
-                    "pass_out",
-                    "Pass",
-                    "The command's output when it exits 0",
-                    PortAccent::Green,
-                )),
-                output(bundle(
-                    "fail_out",
-                    "Fail",
-                    "The command's output when it fails (a retry port)",
-                    PortAccent::Red,
-                )),
-                output(SIGNAL_OUT),
-            ],
-        },
-        ModuleConfig::Unknown { .. } => ModulePorts::default(),
-    }
-}
-
-fn named_outputs(names: &[String]) -> Vec<Port> {
-    let mut seen = std::collections::HashSet::new();
-    names
-        .iter()
-        .map(|name| name.trim())
-        .filter(|name| !name.is_empty() && seen.insert(*name))
-        .map(|name| Port {
-            id: named_output_port_id(name),
-            direction: Direction::Output,
-            port_type: PortType::Bundle,
-            label: format!("📄 {name}"),
-            title: name.to_owned(),
-            description: format!("The \"{name}\" section of the last response"),
-            accent: PortAccent::Violet,
-            required: false,
-            accepts_many: false,
-            retry: false,
-        })
-        .collect()
+    config
+        .kind_config()
+        .map_or_else(ModulePorts::default, KindConfig::ports)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::AgentTaskConfig;
-
-    fn agent_task(re_prompts: &[&str], separate_outputs: bool) -> ModuleConfig {
-        ModuleConfig::AgentTask(AgentTaskConfig {
-            re_prompts: re_prompts.iter().copied().map(RePrompt::from).collect(),
-            separate_outputs,
-            ..AgentTaskConfig::default()
-        })
-    }
-
-    fn output_ids(config: &ModuleConfig) -> Vec<String> {
-        ports_of(config)
-            .outputs
-            .into_iter()
-            .map(|port| port.id)
-            .collect()
-    }
-
-    #[test]
-    fn separate_outputs_off_gives_only_the_standard_outputs() {
-        let config = agent_task(&["Review your work", "Finalize"], false);
-        assert_eq!(
-            output_ids(&config),
-            ["data_out", "signal_out", "receipt_out", "error_out"]
-        );
-    }
-
-    #[test]
-    fn separate_outputs_on_adds_original_and_one_port_per_re_prompt() {
-        let long = "Incorporate your review into a final consolidated version.";
-        let config = agent_task(&["Review your work", long], true);
-        let ports = ports_of(&config);
-        let ids: Vec<&str> = ports.outputs.iter().map(|port| port.id.as_str()).collect();
-        assert_eq!(
-            ids,
-            [
-                "data_out",
-                "original_out",
-                "reprompt_1_out",
-                "reprompt_2_out",
-                "signal_out",
-                "receipt_out",
-                "error_out"
-            ]
-        );
-        let original = ports.output("original_out").unwrap();
-        assert_eq!(original.title, "Original Response");
-        assert_eq!(original.description, "Response to primary instruction only");
-        let first = ports.output("reprompt_1_out").unwrap();
-        assert_eq!(first.label, "📄 \"Review your work\"");
-        assert_eq!(first.title, "Re-prompt 1");
-        assert_eq!(first.description, "Response to first follow-up");
-        assert_eq!(
-            ports.output("reprompt_2_out").unwrap().label,
-            "📄 Re-prompt 2"
-        );
-    }
 
     #[test]
     fn the_label_limit_is_thirty_characters() {
@@ -618,41 +306,6 @@ mod tests {
         assert_eq!(
             reprompt_port_label(2, &RePrompt::new("   ")),
             "📄 Re-prompt 2"
-        );
-    }
-
-    #[test]
-    fn re_prompts_of_the_same_text_get_labels_that_differ() {
-        let ports = ports_of(&agent_task(&["Again", "Again", "Other"], true));
-        let labels: Vec<&str> = ports
-            .outputs
-            .iter()
-            .filter(|port| port.id.starts_with("reprompt_"))
-            .map(|port| port.label.as_str())
-            .collect();
-        assert_eq!(labels, ["📄 \"Again\"", "📄 Re-prompt 2", "📄 \"Other\""]);
-    }
-
-    #[test]
-    fn named_outputs_get_their_own_ports() {
-        let config = ModuleConfig::AgentTask(AgentTaskConfig {
-            named_outputs: vec![
-                "Analysis".to_owned(),
-                "Summary".to_owned(),
-                "Summary".to_owned(),
-            ],
-            ..AgentTaskConfig::default()
-        });
-        let ports = ports_of(&config);
-        let analysis = ports.output("named:Analysis").unwrap();
-        assert_eq!(analysis.label, "📄 Analysis");
-        assert_eq!(
-            ports
-                .outputs
-                .iter()
-                .filter(|port| port.id == "named:Summary")
-                .count(),
-            1
         );
     }
 

@@ -70,12 +70,14 @@ impl<'a> Topology<'a> {
         &self.predecessors[module]
     }
 
-    /// Modules a run starts at once: `step.input` modules and modules with no
-    /// live cable coming in.
+    /// Modules a run starts at once: modules of a kind that starts a run
+    /// (`step.input`) and modules with no live cable coming in.
     pub fn entries(&self) -> Vec<usize> {
         (0..self.graph.modules.len())
             .filter(|&module| {
-                self.graph.modules[module].kind() == Some(ModuleKind::Input)
+                self.graph.modules[module]
+                    .kind()
+                    .is_some_and(ModuleKind::starts_a_run)
                     || self.predecessors[module].is_empty()
             })
             .collect()
@@ -123,12 +125,15 @@ impl<'a> Topology<'a> {
         cycles
     }
 
-    /// Whether a cycle is bounded: it passes through a review gate (bounded by
-    /// its `max_rounds`) or leaves through a retry port inside the cycle.
+    /// Whether a cycle is bounded: it passes through a module of a kind that
+    /// bounds loops (a review gate, by its `max_rounds`) or leaves through a
+    /// retry port inside the cycle.
     pub fn cycle_is_bounded(&self, cycle: &[usize]) -> bool {
-        let through_gate = cycle
-            .iter()
-            .any(|&module| self.graph.modules[module].kind() == Some(ModuleKind::ReviewGate));
+        let through_gate = cycle.iter().any(|&module| {
+            self.graph.modules[module]
+                .kind()
+                .is_some_and(ModuleKind::bounds_loops)
+        });
         let through_retry = self.live.iter().any(|(cable, from, to)| {
             cycle.contains(from)
                 && cycle.contains(to)

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::config::ModuleConfig;
+use crate::kinds::RePromptLevel;
 use crate::template::{self, BUILT_INS, STATE_KEYS};
 use crate::topology::Topology;
 use crate::{Graph, Module};
@@ -188,6 +188,52 @@ pub fn validate(graph: &Graph, context: &ValidationContext) -> Vec<Finding> {
     findings.0
 }
 
+/// One module's findings as they are found. A kind's own checks
+/// ([`crate::kinds::KindConfig::validate`]) read the module and the server's
+/// context through it and report here.
+pub struct ModuleFindings<'a> {
+    findings: &'a mut Findings,
+    index: usize,
+    module: &'a Module,
+    context: &'a ValidationContext,
+}
+
+impl<'a> ModuleFindings<'a> {
+    /// The module as messages name it: its label, or its kind's title.
+    pub fn name(&self) -> &'a str {
+        self.module.display_label()
+    }
+
+    pub fn context(&self) -> &'a ValidationContext {
+        self.context
+    }
+
+    /// `path` is inside the module (`config.agents`); `None` is the module.
+    pub fn report(&mut self, code: Code, path: Option<String>, message: String) {
+        self.findings
+            .module(code, self.index, self.module, path, message);
+    }
+
+    /// Attachments that no model can be sent (an archive, a binary): the run
+    /// would fail on them, so it is said before.
+    pub fn attachments(&mut self, attachments: &[crate::Attachment], path: &str, owner: &str) {
+        for (position, attachment) in attachments.iter().enumerate() {
+            if crate::attachment_kind(&attachment.media_type).is_none() {
+                self.report(
+                    Code::AttachmentUnsupported,
+                    Some(format!("{path}[{position}]")),
+                    format!(
+                        "{owner} attaches \"{}\" ({}), which cannot be sent: {}",
+                        attachment.name,
+                        attachment.media_type,
+                        crate::reprompt::ACCEPTED_KINDS
+                    ),
+                );
+            }
+        }
+    }
+}
+
 fn check_module(
     findings: &mut Findings,
     topology: &Topology<'_>,
@@ -196,46 +242,48 @@ fn check_module(
     context: &ValidationContext,
 ) {
     let name = module.display_label();
-    if let ModuleConfig::Unknown { kind, .. } = &module.config {
+    let Some(kind_config) = module.config.kind_config() else {
         findings.module(
             Code::UnknownKind,
             index,
             module,
             Some("kind".to_owned()),
-            format!("\"{name}\" is of kind \"{kind}\", which this server does not know"),
+            format!(
+                "\"{name}\" is of kind \"{}\", which this server does not know",
+                module.config.kind_name()
+            ),
         );
         return;
-    }
+    };
+    let mut findings = ModuleFindings {
+        findings,
+        index,
+        module,
+        context,
+    };
 
-    for list in module.config.re_prompt_lists() {
+    for list in kind_config.re_prompt_lists() {
         let owner = match list.agent_role {
             Some(role) if !role.is_empty() => format!("agent \"{role}\" of \"{name}\""),
             _ => format!("\"{name}\""),
         };
         for (position, re_prompt) in list.re_prompts.iter().enumerate() {
             if re_prompt.is_blank() {
-                findings.module(
+                findings.report(
                     Code::RepromptEmpty,
-                    index,
-                    module,
                     Some(format!("{}[{position}]", list.path)),
                     format!("Re-prompt {} of {owner} is empty", position + 1),
                 );
             }
-            check_attachments(
-                findings,
-                index,
-                module,
+            findings.attachments(
                 &re_prompt.attachments,
                 &format!("{}[{position}].attachments", list.path),
                 &format!("Re-prompt {} of {owner}", position + 1),
             );
         }
         if list.re_prompts.len() > MAX_RE_PROMPTS {
-            findings.module(
+            findings.report(
                 Code::RepromptTooMany,
-                index,
-                module,
                 Some(list.path.clone()),
                 format!(
                     "{owner} has {} re-prompts; at most {MAX_RE_PROMPTS} are supported",
@@ -245,90 +293,29 @@ fn check_module(
         }
     }
 
-    if let ModuleConfig::AgentTask(task) = &module.config {
-        check_attachments(
-            findings,
-            index,
-            module,
-            &task.attachments,
-            "config.attachments",
-            &format!("The instruction of \"{name}\""),
-        );
-    }
+    kind_config.validate(&mut findings);
 
-    let has_module_re_prompts = module
-        .kind()
-        .is_some_and(|kind| kind.has_module_re_prompts());
-    if !has_module_re_prompts
-        && !matches!(module.config, ModuleConfig::Coding(_))
-        && let Some(value) = module
-            .config
-            .extra()
-            .and_then(|extra| extra.get("re_prompts"))
+    if let Some(kind) = module.kind()
+        && kind.re_prompt_level() == RePromptLevel::None
+        && let Some(value) = kind_config.extra().get("re_prompts")
         && !matches!(value, Value::Array(items) if items.is_empty())
     {
-        findings.module(
+        findings.report(
             Code::RepromptUnsupported,
-            index,
-            module,
             Some("config.re_prompts".to_owned()),
             format!(
                 "\"{name}\" is a {} module, which does not take re-prompts",
-                module.kind().map_or("", |kind| kind.title())
+                kind.title()
             ),
         );
     }
 
-    if let ModuleConfig::Coding(coding) = &module.config {
-        if coding.agents.is_empty() {
-            findings.module(
-                Code::CodingNoAgents,
-                index,
-                module,
-                Some("config.agents".to_owned()),
-                format!("Coding module \"{name}\" has no agents"),
-            );
-        }
-        if let (Some(roots), Some(path)) = (&context.workspace_roots, &coding.workspace.path)
-            && !path.trim().is_empty()
-            && let Err(problem) = crate::workspace_roots::check(path, roots)
-        {
-            findings.module(
-                Code::WorkspacePathNotAllowed,
-                index,
-                module,
-                Some("config.workspace.path".to_owned()),
-                format!("\"{name}\": {}", problem.describe(path, roots)),
-            );
-        }
-        if let Some(profiles) = &context.acp_profiles {
-            for (position, agent) in coding.agents.iter().enumerate() {
-                if let Some(profile) = &agent.acp_profile_id
-                    && !profiles.contains(profile)
-                {
-                    findings.module(
-                        Code::UnknownAcpProfile,
-                        index,
-                        module,
-                        Some(format!("config.agents[{position}].acp_profile_id")),
-                        format!(
-                            "Agent {} of \"{name}\" uses ACP profile \"{profile}\", which this server does not have",
-                            position + 1
-                        ),
-                    );
-                }
-            }
-        }
-    }
-
-    if let (Some(providers), Some(agent)) = (&context.providers, module.config.agent_config())
+    if let (Some(providers), Some(agent)) = (&context.providers, kind_config.agent_config())
         && !agent.provider.is_empty()
         && !providers.contains(&agent.provider)
     {
-        findings.module(
+        findings.report(
             Code::UnknownProvider,
-            index,
-            module,
             Some("config.agent_config.provider".to_owned()),
             format!(
                 "\"{name}\" uses provider \"{}\", which this server does not have",
@@ -344,25 +331,19 @@ fn check_module(
             .iter()
             .any(|(cable, _, to)| *to == index && cable.to.port == port.id);
         if !wired {
-            findings.module(
+            findings.report(
                 Code::RequiredInputMissing,
-                index,
-                module,
                 None,
                 format!("\"{name}\" needs a cable into its \"{}\" input", port.label),
             );
         }
     }
 
-    check_templates(findings, topology, index, module);
+    check_templates(&mut findings, topology);
 }
 
-fn check_templates(
-    findings: &mut Findings,
-    topology: &Topology<'_>,
-    index: usize,
-    module: &Module,
-) {
+fn check_templates(findings: &mut ModuleFindings<'_>, topology: &Topology<'_>) {
+    let (index, module) = (findings.index, findings.module);
     let texts = module.config.prompt_texts();
     if texts.is_empty() {
         return;
@@ -399,10 +380,8 @@ fn check_templates(
                 ))
             };
             if let Some(problem) = problem {
-                findings.module(
+                findings.report(
                     Code::TemplateUnresolved,
-                    index,
-                    module,
                     Some(path.clone()),
                     format!(
                         "{{{{ {} }}}} in \"{}\" cannot be filled: {problem}",
@@ -411,34 +390,6 @@ fn check_templates(
                     ),
                 );
             }
-        }
-    }
-}
-
-/// Attachments that no model can be sent (an archive, a binary): the run
-/// would fail on them, so it is said before.
-fn check_attachments(
-    findings: &mut Findings,
-    index: usize,
-    module: &Module,
-    attachments: &[crate::Attachment],
-    path: &str,
-    owner: &str,
-) {
-    for (position, attachment) in attachments.iter().enumerate() {
-        if crate::attachment_kind(&attachment.media_type).is_none() {
-            findings.module(
-                Code::AttachmentUnsupported,
-                index,
-                module,
-                Some(format!("{path}[{position}]")),
-                format!(
-                    "{owner} attaches \"{}\" ({}), which cannot be sent: {}",
-                    attachment.name,
-                    attachment.media_type,
-                    crate::reprompt::ACCEPTED_KINDS
-                ),
-            );
         }
     }
 }

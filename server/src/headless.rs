@@ -190,12 +190,10 @@ pub async fn run_file(engine: Engine, file: &Path, input: RunInput) -> u8 {
         return 2;
     }
     if let Err(unavailable) = &engine.settings.sandbox
-        && graph.modules.iter().any(|module| {
-            matches!(
-                module.kind(),
-                Some(ModuleKind::Command | ModuleKind::Coding)
-            )
-        })
+        && graph
+            .modules
+            .iter()
+            .any(|module| module.kind().is_some_and(ModuleKind::starts_processes))
     {
         eprintln!(
             "patchbay: the graph would start processes, and none run unconfined: {unavailable}"

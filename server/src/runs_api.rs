@@ -84,12 +84,10 @@ pub async fn start(
         return Err(ApiError::CommandsDisabled(module.id.clone()));
     }
     if let Err(unavailable) = &state.engine.settings.sandbox
-        && let Some(module) = graph.modules.iter().find(|module| {
-            matches!(
-                module.kind(),
-                Some(ModuleKind::Command | ModuleKind::Coding)
-            )
-        })
+        && let Some(module) = graph
+            .modules
+            .iter()
+            .find(|module| module.kind().is_some_and(ModuleKind::starts_processes))
     {
         return Err(ApiError::SandboxUnavailable {
             module: module.id.clone(),

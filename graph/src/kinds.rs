@@ -1,0 +1,464 @@
+//! The module kinds of PRODUCT §1.1, each said once. A kind is one file
+//! under `kinds/` (its config, the defaults a new module starts with, its
+//! title and description, the ports its config gives, its own validation
+//! and its flags) plus its line in `register_kinds!` below. From that
+//! list come [`ModuleKind`], [`ModuleConfig`] and the dispatch from either
+//! to the kind's file, so the palette, the canvas, validation, topology and
+//! the server ask the same code. What only a kind can do is still written
+//! where it is done, and the compiler points at both places: its activation
+//! in `engine/src/activation.rs` and its form in `app/src/editor/panel.rs`.
+
+pub mod agent_task;
+pub mod claim_extractor;
+pub mod coding;
+pub mod command;
+pub mod input;
+pub mod judge;
+pub mod output;
+pub mod panel;
+pub mod red_team;
+pub mod review_gate;
+pub mod transform;
+
+use std::fmt::Debug;
+
+use serde::de::DeserializeOwned;
+use serde::{Serialize, Serializer};
+use serde_json::Value;
+
+use crate::config::{AgentConfig, ConfigError, RePromptList, RePromptOwner, typed};
+use crate::ports::ModulePorts;
+use crate::validate::ModuleFindings;
+use crate::{Extra, RePrompt};
+
+/// Where a kind keeps its re-prompts (DOC23 §8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RePromptLevel {
+    None,
+    /// One `re_prompts` list on the module.
+    Module,
+    /// A list on each coding agent.
+    PerAgent,
+}
+
+/// What a kind is, said without a config at hand: the facts the palette,
+/// validation, topology and the server's switches ask of a kind.
+pub trait KindDefinition:
+    KindConfig + Clone + Debug + Default + PartialEq + Serialize + DeserializeOwned
+{
+    /// The `kind` string of the graph document.
+    const WIRE_NAME: &'static str;
+    /// What a person calls it in the palette and on the module header.
+    const TITLE: &'static str;
+    /// One line in the palette under the title.
+    const DESCRIPTION: &'static str;
+    const RE_PROMPTS: RePromptLevel = RePromptLevel::None;
+    /// Calls an LLM provider through `agent_config` (the kind then has one).
+    const USES_PROVIDER: bool = false;
+    /// Its activations start processes on the server, which must then be
+    /// able to confine them.
+    const STARTS_PROCESSES: bool = false;
+    /// A run starts at every module of this kind, wired or not.
+    const STARTS_A_RUN: bool = false;
+    /// A loop through a module of this kind ends by itself.
+    const BOUNDS_LOOPS: bool = false;
+
+    /// The config of a module added in the editor. `Default` is what absent
+    /// fields of a document mean, which is not what a new module should
+    /// start with where it talks to a provider: it starts on the simulated
+    /// one, so a new graph runs offline.
+    fn new_module() -> Self {
+        let mut config = Self::default();
+        if let Some(agent) = config.agent_config_mut() {
+            *agent = AgentConfig::simulated();
+        }
+        config
+    }
+}
+
+/// What a kind does with a config of its own. Apart from [`KindDefinition`]
+/// because a trait with constants cannot be a trait object, and
+/// [`ModuleConfig::kind_config`] hands out `&dyn KindConfig` so that every
+/// question below is answered by one dispatch.
+pub trait KindConfig {
+    /// The ports this config gives (PRODUCT §2.2); see [`crate::ports()`].
+    fn ports(&self) -> ModulePorts;
+
+    /// Findings only this kind can have; the checks every kind shares are in
+    /// [`crate::validate()`].
+    fn validate(&self, _findings: &mut ModuleFindings<'_>) {}
+
+    /// Fields this build does not know, kept to be written back.
+    fn extra(&self) -> &Extra;
+
+    fn instruction(&self) -> Option<&str> {
+        None
+    }
+
+    fn instruction_mut(&mut self) -> Option<&mut String> {
+        None
+    }
+
+    fn agent_config(&self) -> Option<&AgentConfig> {
+        None
+    }
+
+    fn agent_config_mut(&mut self) -> Option<&mut AgentConfig> {
+        None
+    }
+
+    fn re_prompts(&self, _owner: RePromptOwner) -> Option<&Vec<RePrompt>> {
+        None
+    }
+
+    fn re_prompts_mut(&mut self, _owner: RePromptOwner) -> Option<&mut Vec<RePrompt>> {
+        None
+    }
+
+    fn re_prompt_lists(&self) -> Vec<RePromptList<'_>> {
+        Vec::new()
+    }
+
+    /// Texts that may hold `{{ … }}` variables besides the system prompt,
+    /// the instruction and the re-prompts, which every kind that has them
+    /// shares (see [`ModuleConfig::prompt_texts`]).
+    fn further_prompt_texts(&self) -> Vec<(String, &str)> {
+        Vec::new()
+    }
+}
+
+/// Implements the [`KindConfig`] accessors of fields several kinds share:
+/// `extra`, `instruction`, `agent_config` and a module-level `re_prompts`
+/// list. Used inside `impl KindConfig`, it names the fields the kind has.
+macro_rules! standard_fields {
+    (@extra) => {
+        fn extra(&self) -> &$crate::Extra {
+            &self.extra
+        }
+    };
+    (@instruction) => {
+        fn instruction(&self) -> Option<&str> {
+            Some(&self.instruction)
+        }
+
+        fn instruction_mut(&mut self) -> Option<&mut String> {
+            Some(&mut self.instruction)
+        }
+    };
+    (@agent_config) => {
+        fn agent_config(&self) -> Option<&$crate::config::AgentConfig> {
+            Some(&self.agent_config)
+        }
+
+        fn agent_config_mut(&mut self) -> Option<&mut $crate::config::AgentConfig> {
+            Some(&mut self.agent_config)
+        }
+    };
+    (@re_prompts) => {
+        fn re_prompts(
+            &self,
+            owner: $crate::config::RePromptOwner,
+        ) -> Option<&Vec<$crate::RePrompt>> {
+            (owner == $crate::config::RePromptOwner::Module).then_some(&self.re_prompts)
+        }
+
+        fn re_prompts_mut(
+            &mut self,
+            owner: $crate::config::RePromptOwner,
+        ) -> Option<&mut Vec<$crate::RePrompt>> {
+            (owner == $crate::config::RePromptOwner::Module).then_some(&mut self.re_prompts)
+        }
+
+        fn re_prompt_lists(&self) -> Vec<$crate::config::RePromptList<'_>> {
+            vec![$crate::config::RePromptList::module_level(&self.re_prompts)]
+        }
+    };
+    ($($field:ident),+ $(,)?) => {
+        $($crate::kinds::standard_fields!(@$field);)+
+    };
+}
+pub(crate) use standard_fields;
+
+/// A kind's constants, gathered so that [`ModuleKind`] answers from one
+/// dispatch.
+#[derive(Clone, Copy)]
+struct Facts {
+    wire_name: &'static str,
+    title: &'static str,
+    description: &'static str,
+    re_prompts: RePromptLevel,
+    uses_provider: bool,
+    starts_processes: bool,
+    starts_a_run: bool,
+    bounds_loops: bool,
+}
+
+impl Facts {
+    const fn of<Kind: KindDefinition>() -> Facts {
+        Facts {
+            wire_name: Kind::WIRE_NAME,
+            title: Kind::TITLE,
+            description: Kind::DESCRIPTION,
+            re_prompts: Kind::RE_PROMPTS,
+            uses_provider: Kind::USES_PROVIDER,
+            starts_processes: Kind::STARTS_PROCESSES,
+            starts_a_run: Kind::STARTS_A_RUN,
+            bounds_loops: Kind::BOUNDS_LOOPS,
+        }
+    }
+}
+
+/// Makes [`ModuleKind`] and [`ModuleConfig`] from the list of kinds, with
+/// every match that goes from one to the other or to the kind's file.
+macro_rules! register_kinds {
+    ($($variant:ident => $config:ty,)+) => {
+        /// A module kind the model knows. Documents may name kinds this build
+        /// does not know; those load as [`ModuleConfig::Unknown`] and fail
+        /// validation.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+        pub enum ModuleKind {
+            $($variant,)+
+        }
+
+        impl ModuleKind {
+            /// Every kind, in palette order.
+            pub const ALL: [ModuleKind; [$(stringify!($variant)),+].len()] =
+                [$(ModuleKind::$variant),+];
+
+            fn facts(self) -> Facts {
+                match self {
+                    $(ModuleKind::$variant => Facts::of::<$config>(),)+
+                }
+            }
+        }
+
+        /// A module's config, typed by its kind.
+        #[derive(Clone, Debug, PartialEq)]
+        pub enum ModuleConfig {
+            $($variant($config),)+
+            /// A kind this build does not know: kept verbatim, rendered as
+            /// "unknown module", refused by validation.
+            Unknown { kind: String, config: Value },
+        }
+
+        impl ModuleConfig {
+            /// The defaults a new module of this kind starts with in the editor.
+            pub fn new_for(kind: ModuleKind) -> ModuleConfig {
+                match kind {
+                    $(ModuleKind::$variant => {
+                        ModuleConfig::$variant(<$config as KindDefinition>::new_module())
+                    })+
+                }
+            }
+
+            /// Types a raw config of a known kind.
+            pub(crate) fn typed_for(
+                kind: ModuleKind,
+                config: Value,
+            ) -> Result<ModuleConfig, ConfigError> {
+                match kind {
+                    $(ModuleKind::$variant => typed(config).map(ModuleConfig::$variant),)+
+                }
+            }
+
+            /// The known kind, or `None` for an unknown one.
+            pub fn kind(&self) -> Option<ModuleKind> {
+                match self {
+                    $(ModuleConfig::$variant(_) => Some(ModuleKind::$variant),)+
+                    ModuleConfig::Unknown { .. } => None,
+                }
+            }
+
+            /// The config with its kind's code behind it; `None` for an unknown kind.
+            pub fn kind_config(&self) -> Option<&dyn KindConfig> {
+                match self {
+                    $(ModuleConfig::$variant(config) => Some(config),)+
+                    ModuleConfig::Unknown { .. } => None,
+                }
+            }
+
+            pub fn kind_config_mut(&mut self) -> Option<&mut dyn KindConfig> {
+                match self {
+                    $(ModuleConfig::$variant(config) => Some(config),)+
+                    ModuleConfig::Unknown { .. } => None,
+                }
+            }
+        }
+
+        /// The config object alone, as it stands under a module's `config`;
+        /// the module writes its `kind` beside it.
+        impl Serialize for ModuleConfig {
+            fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                match self {
+                    $(ModuleConfig::$variant(config) => config.serialize(serializer),)+
+                    ModuleConfig::Unknown { config, .. } => config.serialize(serializer),
+                }
+            }
+        }
+    };
+}
+
+// The registration: one line a kind, in palette order.
+register_kinds! {
+    Input => input::InputConfig,
+    AgentTask => agent_task::AgentTaskConfig,
+    Coding => coding::CodingConfig,
+    ReviewGate => review_gate::ReviewGateConfig,
+    RedTeam => red_team::RedTeamConfig,
+    Panel => panel::PanelConfig,
+    Judge => judge::JudgeConfig,
+    Transform => transform::TransformConfig,
+    ClaimExtractor => claim_extractor::ClaimExtractorConfig,
+    Command => command::CommandConfig,
+    Output => output::OutputConfig,
+}
+
+impl ModuleKind {
+    /// The `kind` string of the graph document.
+    pub fn as_str(self) -> &'static str {
+        self.facts().wire_name
+    }
+
+    pub fn parse(kind: &str) -> Option<ModuleKind> {
+        ModuleKind::ALL
+            .into_iter()
+            .find(|known| known.as_str() == kind)
+    }
+
+    /// What a person calls it in the palette and on the module header.
+    pub fn title(self) -> &'static str {
+        self.facts().title
+    }
+
+    pub fn description(self) -> &'static str {
+        self.facts().description
+    }
+
+    pub fn re_prompt_level(self) -> RePromptLevel {
+        self.facts().re_prompts
+    }
+
+    /// Kinds with a module-level `re_prompts` list (DOC23 §8). Coding has
+    /// re-prompts per agent instead, which this does not count.
+    pub fn has_module_re_prompts(self) -> bool {
+        self.re_prompt_level() == RePromptLevel::Module
+    }
+
+    /// Kinds that call an LLM provider through `agent_config`.
+    pub fn uses_provider(self) -> bool {
+        self.facts().uses_provider
+    }
+
+    /// Kinds whose activations start processes (shell commands, coding
+    /// agents), which the server runs only confined.
+    pub fn starts_processes(self) -> bool {
+        self.facts().starts_processes
+    }
+
+    /// Kinds a run starts at even when a cable comes in.
+    pub fn starts_a_run(self) -> bool {
+        self.facts().starts_a_run
+    }
+
+    /// Kinds that end a loop through them by themselves, so validation does
+    /// not call the loop unbounded.
+    pub fn bounds_loops(self) -> bool {
+        self.facts().bounds_loops
+    }
+}
+
+impl std::fmt::Display for ModuleKind {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashSet;
+
+    use super::*;
+    use crate::validate::Code;
+    use crate::{Graph, Module, Position, ValidationContext, validate};
+
+    #[test]
+    fn every_kind_parses_back_from_its_wire_name() {
+        for kind in ModuleKind::ALL {
+            assert_eq!(ModuleKind::parse(kind.as_str()), Some(kind));
+        }
+        assert_eq!(ModuleKind::parse("step.teleport"), None);
+    }
+
+    /// What each registered kind says of itself agrees with what its config
+    /// does, so a new kind that forgets half of its file fails here.
+    #[test]
+    fn every_registered_kind_is_consistent() {
+        let mut wire_names = HashSet::new();
+        let mut titles = HashSet::new();
+        for kind in ModuleKind::ALL {
+            assert!(kind.as_str().starts_with("step."), "{kind}");
+            assert!(wire_names.insert(kind.as_str()), "{kind} twice");
+            assert!(!kind.title().trim().is_empty(), "{kind} has no title");
+            assert!(titles.insert(kind.title()), "{kind}'s title twice");
+            assert!(!kind.description().trim().is_empty(), "{kind}");
+
+            let config = ModuleConfig::new_for(kind);
+            assert_eq!(config.kind(), Some(kind));
+            assert_eq!(config.kind_name(), kind.as_str());
+            let written = serde_json::to_value(&config).unwrap();
+            assert_eq!(
+                ModuleConfig::from_kind_and_value(kind.as_str(), written).unwrap(),
+                config,
+                "{kind} does not load back as it was written"
+            );
+            assert!(
+                ModuleConfig::from_kind_and_value(kind.as_str(), Value::Null).is_ok(),
+                "{kind} needs a config"
+            );
+
+            assert_eq!(
+                kind.uses_provider(),
+                config.agent_config().is_some(),
+                "{kind}"
+            );
+            assert_eq!(
+                kind.has_module_re_prompts(),
+                config.re_prompts(RePromptOwner::Module).is_some(),
+                "{kind}"
+            );
+            assert_eq!(
+                kind.re_prompt_level() == RePromptLevel::None,
+                config.re_prompt_lists().is_empty(),
+                "{kind}"
+            );
+
+            let ports = crate::ports::ports_of(&config);
+            assert!(
+                !ports.inputs.is_empty() || !ports.outputs.is_empty(),
+                "{kind} has no ports"
+            );
+            for side in [&ports.inputs, &ports.outputs] {
+                let mut ids = HashSet::new();
+                assert!(side.iter().all(|port| ids.insert(&port.id)), "{kind}");
+            }
+
+            // Alone, a new module is wanting only the cables into its
+            // required inputs.
+            let module = Module::new("m1", kind, Position::default());
+            assert_eq!(module.label, kind.title());
+            let mut graph = Graph::from_value(serde_json::json!({})).unwrap();
+            graph.modules.push(module);
+            let context = ValidationContext {
+                providers: Some(vec!["sim".to_owned()]),
+                acp_profiles: Some(Vec::new()),
+                workspace_roots: Some(Vec::new()),
+            };
+            let codes: Vec<Code> = validate(&graph, &context)
+                .into_iter()
+                .map(|finding| finding.code)
+                .collect();
+            let required = ports.inputs.iter().filter(|port| port.required).count();
+            assert_eq!(codes, vec![Code::RequiredInputMissing; required], "{kind}");
+        }
+    }
+}

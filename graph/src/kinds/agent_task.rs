@@ -1,0 +1,231 @@
+//! `step.agent_task`: one LLM session, the instruction and then each
+//! re-prompt in the same session (DOC23 §2.1, §3.1), with an output port
+//! per response when `separate_outputs` is on (DOC23 §5).
+
+use serde::{Deserialize, Serialize};
+
+use crate::Extra;
+use crate::config::AgentConfig;
+use crate::kinds::{KindConfig, KindDefinition, RePromptLevel, standard_fields};
+use crate::ports::{
+    DATA_OUT, Direction, ModulePorts, Port, PortAccent, PortType, activation_outputs, bundle,
+    named_output_port_id, output, reprompt_port_id, reprompt_port_label, task_inputs,
+};
+use crate::reprompt::{Attachment, RePrompt};
+use crate::validate::ModuleFindings;
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionMode {
+    #[default]
+    New,
+    /// Continue the session of the upstream bundle's `source_session_key`.
+    Continue,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct AgentTaskConfig {
+    pub instruction: String,
+    pub attachments: Vec<Attachment>,
+    pub agent_config: AgentConfig,
+    pub re_prompts: Vec<RePrompt>,
+    pub separate_outputs: bool,
+    pub named_outputs: Vec<String>,
+    pub session_mode: SessionMode,
+    pub session_persist: bool,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+impl KindDefinition for AgentTaskConfig {
+    const WIRE_NAME: &'static str = "step.agent_task";
+    const TITLE: &'static str = "Agent task";
+    const DESCRIPTION: &'static str =
+        "One LLM session: instruction, then re-prompts in the same session";
+    const RE_PROMPTS: RePromptLevel = RePromptLevel::Module;
+    const USES_PROVIDER: bool = true;
+}
+
+impl KindConfig for AgentTaskConfig {
+    standard_fields!(extra, instruction, agent_config, re_prompts);
+
+    fn ports(&self) -> ModulePorts {
+        let mut outputs = vec![output(DATA_OUT)];
+        outputs.extend(named_outputs(&self.named_outputs));
+        if self.separate_outputs {
+            outputs.push(Port {
+                title: "Original Response".to_owned(),
+                ..output(bundle(
+                    "original_out",
+                    "📄 Original",
+                    "Response to primary instruction only",
+                    PortAccent::Accent,
+                ))
+            });
+            // At most ten: a list is enough.
+            let mut labels: Vec<String> = Vec::new();
+            for (offset, re_prompt) in self.re_prompts.iter().enumerate() {
+                let index = offset + 1;
+                // Two re-prompts of the same text would read alike:
+                // the second says its number instead.
+                let mut label = reprompt_port_label(index, re_prompt);
+                if labels.contains(&label) {
+                    label = format!("📄 Re-prompt {index}");
+                }
+                labels.push(label.clone());
+                outputs.push(Port {
+                    id: reprompt_port_id(index),
+                    direction: Direction::Output,
+                    port_type: PortType::Bundle,
+                    label,
+                    title: format!("Re-prompt {index}"),
+                    description: format!("Response to {} follow-up", ordinal(index)),
+                    accent: PortAccent::Cyan,
+                    required: false,
+                    accepts_many: false,
+                    retry: false,
+                });
+            }
+        }
+        ModulePorts {
+            inputs: task_inputs(false),
+            outputs: activation_outputs(outputs),
+        }
+    }
+
+    fn validate(&self, findings: &mut ModuleFindings<'_>) {
+        let owner = format!("The instruction of \"{}\"", findings.name());
+        findings.attachments(&self.attachments, "config.attachments", &owner);
+    }
+}
+
+fn named_outputs(names: &[String]) -> Vec<Port> {
+    let mut seen = std::collections::HashSet::new();
+    names
+        .iter()
+        .map(|name| name.trim())
+        .filter(|name| !name.is_empty() && seen.insert(*name))
+        .map(|name| Port {
+            id: named_output_port_id(name),
+            direction: Direction::Output,
+            port_type: PortType::Bundle,
+            label: format!("📄 {name}"),
+            title: name.to_owned(),
+            description: format!("The \"{name}\" section of the last response"),
+            accent: PortAccent::Violet,
+            required: false,
+            accepts_many: false,
+            retry: false,
+        })
+        .collect()
+}
+
+fn ordinal(index: usize) -> String {
+    const WORDS: [&str; 10] = [
+        "first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth",
+        "tenth",
+    ];
+    match WORDS.get(index.wrapping_sub(1)) {
+        Some(word) => (*word).to_owned(),
+        None => format!("{index}th"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ModuleConfig;
+    use crate::ports::ports_of;
+
+    fn agent_task(re_prompts: &[&str], separate_outputs: bool) -> ModuleConfig {
+        ModuleConfig::AgentTask(AgentTaskConfig {
+            re_prompts: re_prompts.iter().copied().map(RePrompt::from).collect(),
+            separate_outputs,
+            ..AgentTaskConfig::default()
+        })
+    }
+
+    fn output_ids(config: &ModuleConfig) -> Vec<String> {
+        ports_of(config)
+            .outputs
+            .into_iter()
+            .map(|port| port.id)
+            .collect()
+    }
+
+    #[test]
+    fn separate_outputs_off_gives_only_the_standard_outputs() {
+        let config = agent_task(&["Review your work", "Finalize"], false);
+        assert_eq!(
+            output_ids(&config),
+            ["data_out", "signal_out", "receipt_out", "error_out"]
+        );
+    }
+
+    #[test]
+    fn separate_outputs_on_adds_original_and_one_port_per_re_prompt() {
+        let long = "Incorporate your review into a final consolidated version.";
+        let config = agent_task(&["Review your work", long], true);
+        let ports = ports_of(&config);
+        let ids: Vec<&str> = ports.outputs.iter().map(|port| port.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "data_out",
+                "original_out",
+                "reprompt_1_out",
+                "reprompt_2_out",
+                "signal_out",
+                "receipt_out",
+                "error_out"
+            ]
+        );
+        let original = ports.output("original_out").unwrap();
+        assert_eq!(original.title, "Original Response");
+        assert_eq!(original.description, "Response to primary instruction only");
+        let first = ports.output("reprompt_1_out").unwrap();
+        assert_eq!(first.label, "📄 \"Review your work\"");
+        assert_eq!(first.title, "Re-prompt 1");
+        assert_eq!(first.description, "Response to first follow-up");
+        assert_eq!(
+            ports.output("reprompt_2_out").unwrap().label,
+            "📄 Re-prompt 2"
+        );
+    }
+
+    #[test]
+    fn re_prompts_of_the_same_text_get_labels_that_differ() {
+        let ports = ports_of(&agent_task(&["Again", "Again", "Other"], true));
+        let labels: Vec<&str> = ports
+            .outputs
+            .iter()
+            .filter(|port| port.id.starts_with("reprompt_"))
+            .map(|port| port.label.as_str())
+            .collect();
+        assert_eq!(labels, ["📄 \"Again\"", "📄 Re-prompt 2", "📄 \"Other\""]);
+    }
+
+    #[test]
+    fn named_outputs_get_their_own_ports() {
+        let config = ModuleConfig::AgentTask(AgentTaskConfig {
+            named_outputs: vec![
+                "Analysis".to_owned(),
+                "Summary".to_owned(),
+                "Summary".to_owned(),
+            ],
+            ..AgentTaskConfig::default()
+        });
+        let ports = ports_of(&config);
+        let analysis = ports.output("named:Analysis").unwrap();
+        assert_eq!(analysis.label, "📄 Analysis");
+        assert_eq!(
+            ports
+                .outputs
+                .iter()
+                .filter(|port| port.id == "named:Summary")
+                .count(),
+            1
+        );
+    }
+}

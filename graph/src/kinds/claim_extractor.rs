@@ -1,0 +1,33 @@
+//! `step.claim_extractor`: one LLM call that lists the claims in its input.
+
+use serde::{Deserialize, Serialize};
+
+use crate::Extra;
+use crate::config::AgentConfig;
+use crate::kinds::{KindConfig, KindDefinition, standard_fields};
+use crate::ports::{ModulePorts, one_answer_ports};
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ClaimExtractorConfig {
+    /// Extra guidance on what counts as a claim.
+    pub instruction: String,
+    pub agent_config: AgentConfig,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+impl KindDefinition for ClaimExtractorConfig {
+    const WIRE_NAME: &'static str = "step.claim_extractor";
+    const TITLE: &'static str = "Claim extractor";
+    const DESCRIPTION: &'static str = "One LLM call that lists the claims in its input";
+    const USES_PROVIDER: bool = true;
+}
+
+impl KindConfig for ClaimExtractorConfig {
+    standard_fields!(extra, instruction, agent_config);
+
+    fn ports(&self) -> ModulePorts {
+        one_answer_ports(true, "Claims", "A JSON list of the claims found")
+    }
+}

@@ -1,0 +1,236 @@
+//! `step.coding`: coding agents over ACP in a workspace, sequential,
+//! parallel or as a review chain, each agent with re-prompts of its own
+//! (DOC23 §2.2–2.3). The engine plugs the `coding` crate in to run it.
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{AgentConfig, RePromptList, RePromptOwner};
+use crate::kinds::{KindConfig, KindDefinition, RePromptLevel, standard_fields};
+use crate::ports::{ModulePorts, PortAccent, activation_outputs, bundle, output, task_inputs};
+use crate::validate::{Code, ModuleFindings};
+use crate::{Extra, RePrompt};
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Coordination {
+    #[default]
+    Sequential,
+    Parallel,
+    ReviewChain,
+}
+
+/// `agent_signals` is the only completion mode since DOC23 R3.2; older
+/// documents are migrated before they reach this type (see `migrate`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum CompletionMode {
+    #[default]
+    AgentSignals,
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionStyle {
+    #[default]
+    Close,
+    Park,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct WorkspaceConfig {
+    /// A working directory on the server; absent means a fresh temporary git
+    /// repository per run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CodingAgentAssignment {
+    pub role: String,
+    pub agent_config: AgentConfig,
+    /// `null` means the server's default ACP profile.
+    pub acp_profile_id: Option<String>,
+    pub instruction_override: Option<String>,
+    pub re_prompts: Vec<RePrompt>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CodingConfig {
+    pub instruction: String,
+    pub workspace: WorkspaceConfig,
+    pub agents: Vec<CodingAgentAssignment>,
+    pub coordination: Coordination,
+    /// Review rounds of `review_chain`.
+    pub max_rounds: u32,
+    pub completion_mode: CompletionMode,
+    /// A safety cap on total agent turns, never a completion trigger.
+    pub max_iterations: u32,
+    pub capture_test_results: bool,
+    pub session_style: SessionStyle,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+impl Default for CodingConfig {
+    fn default() -> CodingConfig {
+        CodingConfig {
+            instruction: String::new(),
+            workspace: WorkspaceConfig::default(),
+            agents: Vec::new(),
+            coordination: Coordination::Sequential,
+            max_rounds: 3,
+            completion_mode: CompletionMode::AgentSignals,
+            max_iterations: 20,
+            capture_test_results: false,
+            session_style: SessionStyle::Close,
+            extra: Extra::new(),
+        }
+    }
+}
+
+impl KindDefinition for CodingConfig {
+    const WIRE_NAME: &'static str = "step.coding";
+    const TITLE: &'static str = "Coding";
+    const DESCRIPTION: &'static str =
+        "Coding agents over ACP: sequential, parallel or review chain";
+    const RE_PROMPTS: RePromptLevel = RePromptLevel::PerAgent;
+    const STARTS_PROCESSES: bool = true;
+
+    /// A coding module without agents cannot run, so a new one has a first.
+    fn new_module() -> CodingConfig {
+        CodingConfig {
+            agents: vec![CodingAgentAssignment {
+                role: "builder".to_owned(),
+                ..CodingAgentAssignment::default()
+            }],
+            ..CodingConfig::default()
+        }
+    }
+}
+
+impl KindConfig for CodingConfig {
+    standard_fields!(extra, instruction);
+
+    fn ports(&self) -> ModulePorts {
+        ModulePorts {
+            inputs: task_inputs(false),
+            outputs: activation_outputs([
+                output(bundle(
+                    "data_out",
+                    "Output",
+                    "Every agent's summary and re-prompt responses",
+                    PortAccent::Accent,
+                )),
+                output(bundle(
+                    "diff_out",
+                    "Diff",
+                    "git diff of the workspace",
+                    PortAccent::Green,
+                )),
+                output(bundle(
+                    "files_out",
+                    "Files",
+                    "The files the agents changed",
+                    PortAccent::Green,
+                )),
+                output(bundle(
+                    "summary_out",
+                    "Summary",
+                    "The last agent's final message",
+                    PortAccent::Cyan,
+                )),
+                output(bundle(
+                    "test_results_out",
+                    "Test results",
+                    "The last tests the agents ran",
+                    PortAccent::Amber,
+                )),
+            ]),
+        }
+    }
+
+    fn validate(&self, findings: &mut ModuleFindings<'_>) {
+        let name = findings.name();
+        let context = findings.context();
+        if self.agents.is_empty() {
+            findings.report(
+                Code::CodingNoAgents,
+                Some("config.agents".to_owned()),
+                format!("Coding module \"{name}\" has no agents"),
+            );
+        }
+        if let (Some(roots), Some(path)) = (&context.workspace_roots, &self.workspace.path)
+            && !path.trim().is_empty()
+            && let Err(problem) = crate::workspace_roots::check(path, roots)
+        {
+            findings.report(
+                Code::WorkspacePathNotAllowed,
+                Some("config.workspace.path".to_owned()),
+                format!("\"{name}\": {}", problem.describe(path, roots)),
+            );
+        }
+        if let Some(profiles) = &context.acp_profiles {
+            for (position, agent) in self.agents.iter().enumerate() {
+                if let Some(profile) = &agent.acp_profile_id
+                    && !profiles.contains(profile)
+                {
+                    findings.report(
+                        Code::UnknownAcpProfile,
+                        Some(format!("config.agents[{position}].acp_profile_id")),
+                        format!(
+                            "Agent {} of \"{name}\" uses ACP profile \"{profile}\", which this server does not have",
+                            position + 1
+                        ),
+                    );
+                }
+            }
+        }
+    }
+
+    fn re_prompts(&self, owner: RePromptOwner) -> Option<&Vec<RePrompt>> {
+        match owner {
+            RePromptOwner::Agent(index) => self.agents.get(index).map(|agent| &agent.re_prompts),
+            RePromptOwner::Module => None,
+        }
+    }
+
+    fn re_prompts_mut(&mut self, owner: RePromptOwner) -> Option<&mut Vec<RePrompt>> {
+        match owner {
+            RePromptOwner::Agent(index) => self
+                .agents
+                .get_mut(index)
+                .map(|agent| &mut agent.re_prompts),
+            RePromptOwner::Module => None,
+        }
+    }
+
+    fn re_prompt_lists(&self) -> Vec<RePromptList<'_>> {
+        self.agents
+            .iter()
+            .enumerate()
+            .map(|(index, agent)| RePromptList {
+                path: format!("config.agents[{index}].re_prompts"),
+                agent_role: Some(agent.role.as_str()),
+                re_prompts: &agent.re_prompts,
+            })
+            .collect()
+    }
+
+    fn further_prompt_texts(&self) -> Vec<(String, &str)> {
+        self.agents
+            .iter()
+            .enumerate()
+            .filter_map(|(index, agent)| {
+                let text = agent.instruction_override.as_deref()?;
+                Some((format!("config.agents[{index}].instruction_override"), text))
+            })
+            .collect()
+    }
+}

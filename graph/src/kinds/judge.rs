@@ -1,0 +1,108 @@
+//! `step.judge`: scores its target, alone or beside a comparison, against a
+//! rubric (DOC23 §7.3).
+
+use serde::{Deserialize, Serialize};
+
+use crate::Extra;
+use crate::config::AgentConfig;
+use crate::kinds::{KindConfig, KindDefinition, standard_fields};
+use crate::ports::{
+    ERROR_OUT, ModulePorts, PortAccent, SIGNAL_IN, SIGNAL_OUT, bundle, input, output,
+};
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Criterion {
+    pub name: String,
+    pub description: String,
+    pub weight: f64,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct JudgeConfig {
+    pub instruction: String,
+    pub agent_config: AgentConfig,
+    pub rubric: Vec<Criterion>,
+    /// Scores run from 0 to this.
+    pub scale_max: u32,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+impl Default for JudgeConfig {
+    fn default() -> JudgeConfig {
+        JudgeConfig {
+            instruction: String::new(),
+            agent_config: AgentConfig::default(),
+            rubric: Vec::new(),
+            scale_max: 10,
+            extra: Extra::new(),
+        }
+    }
+}
+
+impl KindDefinition for JudgeConfig {
+    const WIRE_NAME: &'static str = "step.judge";
+    const TITLE: &'static str = "Judge";
+    const DESCRIPTION: &'static str = "Scores its target against a rubric";
+    const USES_PROVIDER: bool = true;
+}
+
+impl KindConfig for JudgeConfig {
+    standard_fields!(extra, instruction, agent_config);
+
+    fn ports(&self) -> ModulePorts {
+        ModulePorts {
+            inputs: vec![
+                input(
+                    bundle("target_in", "Target", "What is scored", PortAccent::Accent),
+                    true,
+                    false,
+                ),
+                input(
+                    bundle(
+                        "comparison_in",
+                        "Compare with",
+                        "Scored side by side with the target",
+                        PortAccent::Cyan,
+                    ),
+                    false,
+                    false,
+                ),
+                input(SIGNAL_IN, false, false),
+            ],
+            outputs: vec![
+                output(bundle(
+                    "scores_out",
+                    "Scores",
+                    "Structured scores per criterion",
+                    PortAccent::Amber,
+                )),
+                output(bundle(
+                    "data_out",
+                    "Verdict",
+                    "The judge's reasoning and scores as text",
+                    PortAccent::Accent,
+                )),
+                output(SIGNAL_OUT),
+                output(ERROR_OUT),
+            ],
+        }
+    }
+
+    fn further_prompt_texts(&self) -> Vec<(String, &str)> {
+        self.rubric
+            .iter()
+            .enumerate()
+            .map(|(index, criterion)| {
+                (
+                    format!("config.rubric[{index}].description"),
+                    criterion.description.as_str(),
+                )
+            })
+            .collect()
+    }
+}

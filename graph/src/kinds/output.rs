@@ -1,0 +1,41 @@
+//! `step.output`: collects a run's final results for the run panel.
+
+use serde::{Deserialize, Serialize};
+
+use crate::Extra;
+use crate::kinds::{KindConfig, KindDefinition, standard_fields};
+use crate::ports::{ModulePorts, PortAccent, bundle, input};
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct OutputConfig {
+    pub description: String,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+impl KindDefinition for OutputConfig {
+    const WIRE_NAME: &'static str = "step.output";
+    const TITLE: &'static str = "Output";
+    const DESCRIPTION: &'static str = "Collects final results for the run panel";
+}
+
+impl KindConfig for OutputConfig {
+    standard_fields!(extra);
+
+    fn ports(&self) -> ModulePorts {
+        ModulePorts {
+            inputs: vec![input(
+                bundle(
+                    "data_in",
+                    "Results",
+                    "Collected into the run panel",
+                    PortAccent::Accent,
+                ),
+                true,
+                true,
+            )],
+            outputs: Vec::new(),
+        }
+    }
+}

@@ -1,0 +1,42 @@
+//! `step.red_team`: an LLM adversary that attacks its input.
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::AgentConfig;
+use crate::kinds::{KindConfig, KindDefinition, RePromptLevel, standard_fields};
+use crate::ports::{ModulePorts, PortAccent, activation_outputs, bundle, output, task_inputs};
+use crate::{Extra, RePrompt};
+
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct RedTeamConfig {
+    pub instruction: String,
+    pub agent_config: AgentConfig,
+    pub re_prompts: Vec<RePrompt>,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+impl KindDefinition for RedTeamConfig {
+    const WIRE_NAME: &'static str = "step.red_team";
+    const TITLE: &'static str = "Red team";
+    const DESCRIPTION: &'static str = "An LLM adversary that attacks its input";
+    const RE_PROMPTS: RePromptLevel = RePromptLevel::Module;
+    const USES_PROVIDER: bool = true;
+}
+
+impl KindConfig for RedTeamConfig {
+    standard_fields!(extra, instruction, agent_config, re_prompts);
+
+    fn ports(&self) -> ModulePorts {
+        ModulePorts {
+            inputs: task_inputs(true),
+            outputs: activation_outputs([output(bundle(
+                "data_out",
+                "Attacks",
+                "The red team's merged responses",
+                PortAccent::Accent,
+            ))]),
+        }
+    }
+}

@@ -1,0 +1,73 @@
+//! `step.agent_review_gate`: an LLM reviewer that approves its input or
+//! sends it round again with feedback.
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::AgentConfig;
+use crate::kinds::{KindConfig, KindDefinition, RePromptLevel, standard_fields};
+use crate::ports::{ModulePorts, PortAccent, activation_outputs, bundle, output, task_inputs};
+use crate::{Extra, RePrompt};
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct ReviewGateConfig {
+    pub instruction: String,
+    pub agent_config: AgentConfig,
+    pub re_prompts: Vec<RePrompt>,
+    /// How many times a revision loop through this gate may go round.
+    pub max_rounds: u32,
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+impl Default for ReviewGateConfig {
+    fn default() -> ReviewGateConfig {
+        ReviewGateConfig {
+            instruction: String::new(),
+            agent_config: AgentConfig::default(),
+            re_prompts: Vec::new(),
+            max_rounds: 3,
+            extra: Extra::new(),
+        }
+    }
+}
+
+impl KindDefinition for ReviewGateConfig {
+    const WIRE_NAME: &'static str = "step.agent_review_gate";
+    const TITLE: &'static str = "Review gate";
+    const DESCRIPTION: &'static str = "An LLM reviewer that approves or asks for revision";
+    const RE_PROMPTS: RePromptLevel = RePromptLevel::Module;
+    const USES_PROVIDER: bool = true;
+    /// A revision loop through the gate stops after `max_rounds`.
+    const BOUNDS_LOOPS: bool = true;
+}
+
+impl KindConfig for ReviewGateConfig {
+    standard_fields!(extra, instruction, agent_config, re_prompts);
+
+    fn ports(&self) -> ModulePorts {
+        ModulePorts {
+            inputs: task_inputs(true),
+            outputs: activation_outputs([
+                output(bundle(
+                    "approved_out",
+                    "Approved",
+                    "The reviewed input, once approved",
+                    PortAccent::Green,
+                )),
+                output(bundle(
+                    "revise_out",
+                    "Revise",
+                    "Feedback for another round",
+                    PortAccent::Amber,
+                )),
+                output(bundle(
+                    "data_out",
+                    "Review",
+                    "The reviewer's merged responses",
+                    PortAccent::Accent,
+                )),
+            ]),
+        }
+    }
+}
