@@ -5,10 +5,13 @@
 //! element carries `data-node-id`, every cable element `data-edge-id`.
 //!
 //! Pointer handling is delegated to the pane, one listener for thousands of
-//! modules; what a gesture means for the document is reported to the owner
+//! modules: it reads what was pressed from the page, lets
+//! [`gesture::GestureMachine`] decide what the pointer does, and carries
+//! that out. What a gesture means for the document is reported to the owner
 //! through [`CanvasEvents`].
 
 pub mod geometry;
+pub mod gesture;
 pub mod minimap;
 pub mod model;
 
@@ -19,6 +22,10 @@ use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
 use geometry::{cable_path, header_anchor, input_anchor, output_anchor};
+use gesture::{
+    Action, Context, GestureMachine, Input, PluggedCable, Pointer, Press, PressedModule,
+    SelectionBox,
+};
 use model::{CanvasModel, EdgeHandle, NodeHandle, PortView, Viewport};
 
 /// A finished wiring gesture: from an output port to an input port.
@@ -59,36 +66,6 @@ impl CanvasEvents {
     }
 }
 
-/// A gesture in progress.
-#[derive(Clone, Default)]
-enum Gesture {
-    #[default]
-    Idle,
-    Panning {
-        start: (f64, f64),
-        view: Viewport,
-        moved: bool,
-    },
-    Dragging {
-        start: (f64, f64),
-        nodes: Vec<(NodeHandle, Position)>,
-        moved: bool,
-        /// Clicked an already selected module without shift: on a click
-        /// without movement, it becomes the only selection.
-        narrow_to: Option<Arc<str>>,
-    },
-    Connecting {
-        from: (String, String),
-        rewire: Option<String>,
-        start: (f64, f64),
-        moved: bool,
-    },
-    Boxing {
-        start: Position,
-        additive: bool,
-    },
-}
-
 fn element_of(target: Option<web_sys::EventTarget>) -> Option<web_sys::Element> {
     target?.dyn_into::<web_sys::Element>().ok()
 }
@@ -107,6 +84,119 @@ fn port_of(element: &web_sys::Element) -> Option<(String, String, PortType)> {
         _ => PortType::Bundle,
     };
     Some((module, port, port_type))
+}
+
+/// What the press on `target` is on, as the gesture machine takes it.
+fn press_at(target: &web_sys::Element, model: CanvasModel) -> Press {
+    if closest(target, "[data-pane-control]").is_some() {
+        return Press::PaneControl;
+    }
+    let Some(id) =
+        closest(target, "[data-node-id]").and_then(|module| module.get_attribute("data-node-id"))
+    else {
+        return match closest(target, "[data-edge-id]")
+            .and_then(|cable| cable.get_attribute("data-edge-id"))
+        {
+            Some(cable) => Press::Cable(cable),
+            None => Press::Background,
+        };
+    };
+    let Some(node) = model.node(&id) else {
+        return Press::RemovedModule;
+    };
+    let module = PressedModule {
+        id,
+        selected: node.selected.get_untracked(),
+    };
+    if let Some((module_id, port, port_type)) =
+        closest(target, ".port-out").and_then(|element| port_of(&element))
+    {
+        Press::OutputPort {
+            port: (module_id, port),
+            port_type,
+            module,
+        }
+    } else if let Some((module_id, port, _)) =
+        closest(target, ".port-in").and_then(|element| port_of(&element))
+    {
+        let plugged = plugged_into(model, &module_id, &port);
+        Press::InputPort {
+            port: (module_id, port),
+            plugged,
+            module,
+        }
+    } else {
+        Press::Module(module)
+    }
+}
+
+/// The cable plugged into input `port` of `module`, with its output's type.
+fn plugged_into(model: CanvasModel, module: &str, port: &str) -> Option<PluggedCable> {
+    let edge = model.edges.with_untracked(|edges| {
+        edges
+            .iter()
+            .rev()
+            .find(|edge| edge.to.with_untracked(|to| to.0 == module && to.1 == port))
+            .cloned()
+    })?;
+    let from = edge.from.get_untracked();
+    let port_type = model
+        .node(&from.0)
+        .and_then(|node| {
+            node.outputs.with_untracked(|ports| {
+                ports
+                    .iter()
+                    .find(|candidate| candidate.id == from.1)
+                    .map(|found| found.port_type)
+            })
+        })
+        .unwrap_or(PortType::Bundle);
+    Some(PluggedCable {
+        id: edge.id.to_string(),
+        from,
+        port_type,
+    })
+}
+
+/// (module id, port id) of the input port at a point of the page.
+fn input_port_at(client: (f64, f64)) -> Option<(String, String)> {
+    web_sys::window()
+        .and_then(|window| window.document())
+        .and_then(|document| document.element_from_point(client.0 as f32, client.1 as f32))
+        .and_then(|element| closest(&element, ".port-in"))
+        .and_then(|element| port_of(&element))
+        .map(|(module, port, _)| (module, port))
+}
+
+/// The path of a cable being drawn from output `from` to graph point `to`.
+fn preview_path(model: CanvasModel, from: &(String, String), to: Position) -> Option<String> {
+    let source = model.node(&from.0)?;
+    let row = source
+        .outputs
+        .with_untracked(|ports| ports.iter().position(|port| port.id == from.1));
+    let width = untrack(|| source.outer_width());
+    let origin = row.map_or_else(
+        || header_anchor(source.position.get_untracked(), width, true),
+        |row| output_anchor(source.position.get_untracked(), width, row),
+    );
+    Some(cable_path(origin, (to.x, to.y)))
+}
+
+/// Selects the modules `area` meets; unless `additive`, deselects the others.
+fn select_inside(model: CanvasModel, area: SelectionBox, additive: bool) {
+    model.nodes.with_untracked(|nodes| {
+        for node in nodes {
+            let height = geometry::module_height(
+                node.inputs.with_untracked(Vec::len),
+                node.outputs.with_untracked(Vec::len),
+            );
+            if area.meets(node.position.get_untracked(), height) {
+                node.selected.set(true);
+            } else if !additive {
+                node.selected.set(false);
+            }
+        }
+    });
 }
 
 /// Where a cable runs, in graph units, and whether one of its ports is gone.
@@ -441,15 +531,17 @@ pub fn Canvas(
     /// The pane element, for whoever fits or centres the view.
     pane: NodeRef<leptos::html::Div>,
 ) -> impl IntoView {
-    let gesture = StoredValue::new(Gesture::Idle);
+    let gesture = StoredValue::new(GestureMachine::default());
+    // The modules being dragged and where each was when the drag started,
+    // taken once at its start: a move then touches them alone, with no
+    // lookup among thousands of modules.
+    let dragged = StoredValue::new(Vec::<(NodeHandle, Position)>::new());
     // The pane's top-left corner, read once per gesture: reading layout on
     // every move would force a style and layout pass per frame.
     let pane_origin = StoredValue::new((0.0, 0.0));
     let preview = RwSignal::new(None::<String>);
     let connecting = RwSignal::new(None::<PortType>);
-    // The input a cable being drawn is over.
-    let hovered = StoredValue::new(None::<(String, String)>);
-    let boxing = RwSignal::new(None::<(Position, Position)>);
+    let boxing = RwSignal::new(None::<SelectionBox>);
     let space_held = RwSignal::new(false);
 
     let measure_pane = move || {
@@ -467,6 +559,111 @@ pub fn Canvas(
         model.viewport.get_untracked().to_graph(x, y)
     };
 
+    let step = move |input: Input| -> Vec<Action> {
+        let context = Context {
+            editable: editable.get_untracked(),
+            movable: movable.get_untracked(),
+            space_held: space_held.get_untracked(),
+            viewport: model.viewport.get_untracked(),
+            pending_output: model.pending_from.with_untracked(|pending| {
+                pending
+                    .as_ref()
+                    .map(|(module, port, _)| (module.clone(), port.clone()))
+            }),
+        };
+        gesture
+            .try_update_value(|machine| machine.step(input, &context))
+            .unwrap_or_default()
+    };
+
+    let carry_out = move |actions: Vec<Action>, event: &web_sys::PointerEvent| {
+        for action in actions {
+            match action {
+                Action::FocusPane => {
+                    if let Some(element) = pane.get_untracked() {
+                        let options = web_sys::FocusOptions::new();
+                        options.set_prevent_scroll(true);
+                        let _ = element.focus_with_options(&options);
+                    }
+                }
+                Action::CapturePointer => {
+                    if let Some(element) = pane.get_untracked() {
+                        let _ = element.set_pointer_capture(event.pointer_id());
+                    }
+                }
+                Action::PreventDefault => event.prevent_default(),
+                Action::ForgetPendingOutput => model.pending_from.set(None),
+                Action::SelectOnly(ids) => {
+                    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+                    model.select_only(&ids);
+                }
+                Action::ToggleModule(id) => {
+                    if let Some(node) = model.node(&id) {
+                        node.selected.update(|selected| *selected = !*selected);
+                    }
+                }
+                Action::SelectCable(id) => model.select_edge(id.as_deref()),
+                Action::SelectionChanged => events.selection.run(()),
+                Action::StartDrag => {
+                    let nodes: Vec<(NodeHandle, Position)> = model.nodes.with_untracked(|nodes| {
+                        nodes
+                            .iter()
+                            .filter(|node| node.selected.get_untracked())
+                            .map(|node| (node.clone(), node.position.get_untracked()))
+                            .collect()
+                    });
+                    model
+                        .dragging
+                        .set(nodes.iter().map(|(node, _)| Arc::clone(&node.id)).collect());
+                    dragged.set_value(nodes);
+                }
+                Action::MoveDragged { dx, dy } => dragged.with_value(|nodes| {
+                    for (node, origin) in nodes {
+                        node.position.set(Position {
+                            x: origin.x + dx,
+                            y: origin.y + dy,
+                        });
+                    }
+                }),
+                Action::FinishDrag { moved } => {
+                    model.dragging.set(Vec::new());
+                    let nodes = dragged.try_update_value(std::mem::take).unwrap_or_default();
+                    if moved {
+                        model.layout.update(|version| *version += 1);
+                        let positions = nodes
+                            .iter()
+                            .map(|(node, _)| (node.id.to_string(), node.position.get_untracked()))
+                            .collect();
+                        events.moved.run(positions);
+                    }
+                }
+                Action::AbandonDrag => {
+                    model.dragging.set(Vec::new());
+                    model.layout.update(|version| *version += 1);
+                    dragged.set_value(Vec::new());
+                }
+                Action::SetViewport(view) => model.viewport.set(view),
+                Action::ShowCablePreview { from, to } => {
+                    if let Some(path) = preview_path(model, &from, to) {
+                        preview.set(Some(path));
+                    }
+                }
+                Action::HideCablePreview => preview.set(None),
+                Action::ShowConnectingType(port_type) => connecting.set(port_type),
+                Action::HoverChanged(over) => events.hover.run(over),
+                Action::Connect(connection) => events.connect.run(connection),
+                Action::DropCable(id) => events.drop_cable.run(id),
+                Action::PortClicked {
+                    port: (module, port),
+                    client,
+                } => events.port_clicked.run((module, port, client.0, client.1)),
+                Action::ShowSelectionBox(area) => boxing.set(Some(area)),
+                Action::HideSelectionBox => boxing.set(None),
+                Action::SelectInsideBox { area, additive } => select_inside(model, area, additive),
+            }
+        }
+    };
+
     let on_pointer_down = move |event: web_sys::PointerEvent| {
         if event.button() != 0 {
             return;
@@ -474,315 +671,43 @@ pub fn Canvas(
         let Some(target) = element_of(event.target()) else {
             return;
         };
-        // Controls inside the pane (zoom buttons, minimap) handle themselves.
-        if closest(&target, "[data-pane-control]").is_some() {
-            return;
-        }
-        // The gesture below prevents the default, which would move focus:
-        // take it from whatever field had it, so the keys that follow act
-        // on what was clicked.
-        if let Some(element) = pane.get_untracked() {
-            let options = web_sys::FocusOptions::new();
-            options.set_prevent_scroll(true);
-            let _ = element.focus_with_options(&options);
-        }
+        let press = press_at(&target, model);
         let client = (f64::from(event.client_x()), f64::from(event.client_y()));
         measure_pane();
-        // An output chosen in the popup: this click picks its target.
-        if let Some((module, port, _)) = model.pending_from.get_untracked() {
-            model.pending_from.set(None);
-            if let Some(target_port) =
-                closest(&target, ".port-in").and_then(|element| port_of(&element))
-            {
-                events.connect.run(Connection {
-                    from: (module, port),
-                    to: (target_port.0, target_port.1),
-                    rewire: None,
-                });
-                event.prevent_default();
-                return;
-            }
-        }
-        let started = if space_held.get_untracked() {
-            Gesture::Panning {
-                start: client,
-                view: model.viewport.get_untracked(),
-                moved: false,
-            }
-        } else if let Some(port) =
-            closest(&target, ".port-out").filter(|_| editable.get_untracked())
-        {
-            match port_of(&port) {
-                Some((module, port, port_type)) => {
-                    connecting.set(Some(port_type));
-                    Gesture::Connecting {
-                        from: (module, port),
-                        rewire: None,
-                        start: client,
-                        moved: false,
-                    }
-                }
-                None => Gesture::Idle,
-            }
-        } else if let Some(port) = closest(&target, ".port-in").filter(|_| editable.get_untracked())
-        {
-            // Pick up the end of a cable plugged in here, to rewire or drop it.
-            let Some((module, port, _)) = port_of(&port) else {
-                return;
-            };
-            let plugged = model.edges.with_untracked(|edges| {
-                edges
-                    .iter()
-                    .rev()
-                    .find(|edge| edge.to.with_untracked(|to| to.0 == module && to.1 == port))
-                    .cloned()
-            });
-            match plugged {
-                Some(edge) => {
-                    let from = edge.from.get_untracked();
-                    let port_type = model
-                        .node(&from.0)
-                        .and_then(|node| {
-                            node.outputs.with_untracked(|ports| {
-                                ports
-                                    .iter()
-                                    .find(|candidate| candidate.id == from.1)
-                                    .map(|found| found.port_type)
-                            })
-                        })
-                        .unwrap_or(PortType::Bundle);
-                    connecting.set(Some(port_type));
-                    Gesture::Connecting {
-                        from,
-                        rewire: Some(edge.id.to_string()),
-                        start: client,
-                        moved: false,
-                    }
-                }
-                None => Gesture::Idle,
-            }
-        } else if let Some(cable) = closest(&target, "[data-edge-id]") {
-            let id = cable.get_attribute("data-edge-id");
-            model.select_only(&[]);
-            model.select_edge(id.as_deref());
-            events.selection.run(());
-            Gesture::Idle
-        } else if let Some(module) = closest(&target, "[data-node-id]") {
-            let Some(id) = module.get_attribute("data-node-id") else {
-                return;
-            };
-            let Some(node) = model.node(&id) else { return };
-            let mut narrow_to = None;
-            if event.shift_key() {
-                node.selected.update(|selected| *selected = !*selected);
-                model.select_edge(None);
-            } else if node.selected.get_untracked() {
-                narrow_to = Some(Arc::clone(&node.id));
-            } else {
-                model.select_only(&[&id]);
-            }
-            events.selection.run(());
-            if !movable.get_untracked() {
-                return;
-            }
-            let nodes: Vec<(NodeHandle, Position)> = model.nodes.with_untracked(|nodes| {
-                nodes
-                    .iter()
-                    .filter(|node| node.selected.get_untracked())
-                    .map(|node| (node.clone(), node.position.get_untracked()))
-                    .collect()
-            });
-            model
-                .dragging
-                .set(nodes.iter().map(|(node, _)| Arc::clone(&node.id)).collect());
-            Gesture::Dragging {
-                start: client,
-                nodes,
-                moved: false,
-                narrow_to,
-            }
-        } else if event.shift_key() {
-            let start = graph_point(client.0, client.1);
-            boxing.set(Some((start, start)));
-            Gesture::Boxing {
-                start,
-                additive: true,
-            }
-        } else {
-            Gesture::Panning {
-                start: client,
-                view: model.viewport.get_untracked(),
-                moved: false,
-            }
-        };
-        if !matches!(started, Gesture::Idle) {
-            if let Some(element) = pane.get_untracked() {
-                let _ = element.set_pointer_capture(event.pointer_id());
-            }
-            event.prevent_default();
-        }
-        gesture.set_value(started);
-    };
-
-    let on_pointer_move = move |event: web_sys::PointerEvent| {
-        let client = (f64::from(event.client_x()), f64::from(event.client_y()));
-        model.pointer.set_value(Some(client));
-        gesture.update_value(|gesture| match gesture {
-            Gesture::Idle => {}
-            Gesture::Panning { start, view, moved } => {
-                *moved = *moved || (client.0 - start.0).abs() + (client.1 - start.1).abs() > 2.0;
-                model.viewport.set(Viewport {
-                    x: view.x + client.0 - start.0,
-                    y: view.y + client.1 - start.1,
-                    zoom: view.zoom,
-                });
-            }
-            Gesture::Dragging {
-                start,
-                nodes,
-                moved,
-                ..
-            } => {
-                let zoom = model.viewport.get_untracked().zoom;
-                let (dx, dy) = ((client.0 - start.0) / zoom, (client.1 - start.1) / zoom);
-                *moved = *moved || dx.abs() + dy.abs() > 2.0 / zoom;
-                for (node, origin) in nodes.iter() {
-                    node.position.set(Position {
-                        x: origin.x + dx,
-                        y: origin.y + dy,
-                    });
-                }
-            }
-            Gesture::Connecting {
-                from, start, moved, ..
-            } => {
-                *moved = *moved || (client.0 - start.0).abs() + (client.1 - start.1).abs() > 3.0;
-                let Some(source) = model.node(&from.0) else {
-                    return;
-                };
-                let row = source
-                    .outputs
-                    .with_untracked(|ports| ports.iter().position(|port| port.id == from.1));
-                let width = untrack(|| source.outer_width());
-                let origin = row.map_or_else(
-                    || header_anchor(source.position.get_untracked(), width, true),
-                    |row| output_anchor(source.position.get_untracked(), width, row),
-                );
-                let end = graph_point(client.0, client.1);
-                preview.set(Some(cable_path(origin, (end.x, end.y))));
-                // Whether the input under the pointer fits, before the drop.
-                let over = web_sys::window()
-                    .and_then(|window| window.document())
-                    .and_then(|document| {
-                        document.element_from_point(client.0 as f32, client.1 as f32)
-                    })
-                    .and_then(|element| closest(&element, ".port-in"))
-                    .and_then(|element| port_of(&element))
-                    .map(|(module, port, _)| (module, port));
-                if hovered.get_value() != over {
-                    hovered.set_value(over.clone());
-                    events.hover.run(over.map(|to| Connection {
-                        from: from.clone(),
-                        to,
-                        rewire: None,
-                    }));
-                }
-            }
-            Gesture::Boxing { start, .. } => {
-                boxing.set(Some((*start, graph_point(client.0, client.1))));
-            }
+        let point = graph_point(client.0, client.1);
+        let shift = event.shift_key();
+        let actions = step(Input::Down {
+            press,
+            client,
+            point,
+            shift,
         });
+        carry_out(actions, &event);
     };
 
-    let on_pointer_up = move |event: web_sys::PointerEvent| {
-        let finished = gesture.with_value(Clone::clone);
-        gesture.set_value(Gesture::Idle);
-        if hovered.get_value().is_some() {
-            hovered.set_value(None);
-            events.hover.run(None);
-        }
+    let pointer_at = move |event: &web_sys::PointerEvent| {
         let client = (f64::from(event.client_x()), f64::from(event.client_y()));
-        match finished {
-            Gesture::Idle => {}
-            Gesture::Panning { moved, .. } => {
-                if !moved {
-                    model.select_only(&[]);
-                    events.selection.run(());
-                }
-            }
-            Gesture::Dragging {
-                nodes,
-                moved,
-                narrow_to,
-                ..
-            } => {
-                model.dragging.set(Vec::new());
-                if moved {
-                    model.layout.update(|version| *version += 1);
-                    let positions = nodes
-                        .iter()
-                        .map(|(node, _)| (node.id.to_string(), node.position.get_untracked()))
-                        .collect();
-                    events.moved.run(positions);
-                } else if let Some(id) = narrow_to {
-                    model.select_only(&[&id]);
-                    events.selection.run(());
-                }
-            }
-            Gesture::Connecting {
-                from,
-                rewire,
-                moved,
-                ..
-            } => {
-                connecting.set(None);
-                preview.set(None);
-                let dropped_on = web_sys::window()
-                    .and_then(|window| window.document())
-                    .and_then(|document| {
-                        document.element_from_point(client.0 as f32, client.1 as f32)
-                    })
-                    .and_then(|element| closest(&element, ".port-in"))
-                    .and_then(|port| port_of(&port));
-                match (dropped_on, rewire) {
-                    (Some((module, port, _)), rewire) => events.connect.run(Connection {
-                        from,
-                        to: (module, port),
-                        rewire,
-                    }),
-                    (None, Some(cable)) if moved => events.drop_cable.run(cable),
-                    (None, None) if !moved => events
-                        .port_clicked
-                        .run((from.0, from.1, client.0, client.1)),
-                    _ => {}
-                }
-            }
-            Gesture::Boxing { start, additive } => {
-                boxing.set(None);
-                let end = graph_point(client.0, client.1);
-                let (left, right) = (start.x.min(end.x), start.x.max(end.x));
-                let (top, bottom) = (start.y.min(end.y), start.y.max(end.y));
-                model.nodes.with_untracked(|nodes| {
-                    for node in nodes {
-                        let at = node.position.get_untracked();
-                        let height = geometry::module_height(
-                            node.inputs.with_untracked(Vec::len),
-                            node.outputs.with_untracked(Vec::len),
-                        );
-                        let inside = at.x < right
-                            && at.x + geometry::MODULE_OUTER_WIDTH > left
-                            && at.y < bottom
-                            && at.y + height > top;
-                        if inside {
-                            node.selected.set(true);
-                        } else if !additive {
-                            node.selected.set(false);
-                        }
-                    }
-                });
-                events.selection.run(());
-            }
+        // The input port under the pointer matters only to a cable being
+        // drawn, and finding it costs a hit test.
+        let input_port = if gesture.with_value(GestureMachine::is_connecting) {
+            input_port_at(client)
+        } else {
+            None
+        };
+        Pointer {
+            client,
+            point: graph_point(client.0, client.1),
+            input_port,
         }
+    };
+    let on_pointer_move = move |event: web_sys::PointerEvent| {
+        let pointer = pointer_at(&event);
+        model.pointer.set_value(Some(pointer.client));
+        carry_out(step(Input::Move(pointer)), &event);
+    };
+    let on_pointer_up = move |event: web_sys::PointerEvent| {
+        let pointer = pointer_at(&event);
+        carry_out(step(Input::Up(pointer)), &event);
     };
 
     // During a wheel zoom the scaled content is a compositor layer resized
@@ -951,16 +876,7 @@ pub fn Canvas(
             on:pointerdown=on_pointer_down
             on:pointermove=on_pointer_move
             on:pointerup=on_pointer_up
-            on:pointercancel=move |_| {
-                gesture.set_value(Gesture::Idle);
-                hovered.set_value(None);
-                events.hover.run(None);
-                model.dragging.set(Vec::new());
-                model.layout.update(|version| *version += 1);
-                preview.set(None);
-                connecting.set(None);
-                boxing.set(None);
-            }
+            on:pointercancel=move |event: web_sys::PointerEvent| carry_out(step(Input::Cancel), &event)
             on:wheel=on_wheel
             on:dblclick=on_double_click
         >
@@ -993,13 +909,13 @@ pub fn Canvas(
                     <ModuleSketch node/>
                 </For>
                 {move || {
-                    boxing.get().map(|(start, end)| {
+                    boxing.get().map(|area| {
                         let style = format!(
                             "left: {}px; top: {}px; width: {}px; height: {}px",
-                            start.x.min(end.x),
-                            start.y.min(end.y),
-                            (start.x - end.x).abs(),
-                            (start.y - end.y).abs()
+                            area.left,
+                            area.top,
+                            area.width(),
+                            area.height()
                         );
                         view! { <div class="selection-box" style=style></div> }
                     })
