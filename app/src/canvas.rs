@@ -10,10 +10,13 @@
 //! that out. What a gesture means for the document is reported to the owner
 //! through [`CanvasEvents`].
 
+mod batched;
+mod cable_view;
 pub mod geometry;
 pub mod gesture;
 pub mod minimap;
 pub mod model;
+mod module_box;
 
 use std::sync::Arc;
 
@@ -21,12 +24,14 @@ use graph::{PortType, Position};
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
-use geometry::{cable_path, header_anchor, input_anchor, output_anchor};
+use batched::batched;
+use cable_view::{CableView, preview_path};
 use gesture::{
     Action, Context, GestureMachine, Input, PluggedCable, Pointer, Press, PressedModule,
     SelectionBox,
 };
-use model::{CanvasModel, EdgeHandle, NodeHandle, PortView, Viewport};
+use model::{CanvasModel, NodeHandle, Viewport};
+use module_box::{ModuleBox, ModuleSketch};
 
 /// A finished wiring gesture: from an output port to an input port.
 pub use graph::Connection;
@@ -168,20 +173,6 @@ fn input_port_at(client: (f64, f64)) -> Option<(String, String)> {
         .map(|(module, port, _)| (module, port))
 }
 
-/// The path of a cable being drawn from output `from` to graph point `to`.
-fn preview_path(model: CanvasModel, from: &(String, String), to: Position) -> Option<String> {
-    let source = model.node(&from.0)?;
-    let row = source
-        .outputs
-        .with_untracked(|ports| ports.iter().position(|port| port.id == from.1));
-    let width = untrack(|| source.outer_width());
-    let origin = row.map_or_else(
-        || header_anchor(source.position.get_untracked(), width, true),
-        |row| output_anchor(source.position.get_untracked(), width, row),
-    );
-    Some(cable_path(origin, (to.x, to.y)))
-}
-
 /// Selects the modules `area` meets; unless `additive`, deselects the others.
 fn select_inside(model: CanvasModel, area: SelectionBox, additive: bool) {
     model.nodes.with_untracked(|nodes| {
@@ -199,323 +190,8 @@ fn select_inside(model: CanvasModel, area: SelectionBox, additive: bool) {
     });
 }
 
-/// Where a cable runs, in graph units, and whether one of its ports is gone.
-fn cable_geometry(model: &CanvasModel, edge: &EdgeHandle) -> Option<(String, bool)> {
-    let (from_module, from_port) = edge.from.get();
-    let (to_module, to_port) = edge.to.get();
-    let (source, target) = model.by_id.with(|nodes| {
-        (
-            nodes.get(from_module.as_str()).cloned(),
-            nodes.get(to_module.as_str()).cloned(),
-        )
-    });
-    let (source, target) = (source?, target?);
-    let source_row = source
-        .outputs
-        .with(|ports| ports.iter().position(|port| port.id == from_port));
-    let target_row = target
-        .inputs
-        .with(|ports| ports.iter().position(|port| port.id == to_port));
-    let source_position = source.position.get();
-    let target_position = target.position.get();
-    let source_width = source.outer_width();
-    let start = source_row.map_or_else(
-        || header_anchor(source_position, source_width, true),
-        |row| output_anchor(source_position, source_width, row),
-    );
-    let end = target_row.map_or_else(
-        || header_anchor(target_position, 0.0, false),
-        |row| input_anchor(target_position, row),
-    );
-    Some((
-        cable_path(start, end),
-        source_row.is_none() || target_row.is_none(),
-    ))
-}
-
-/// `text` cut to `limit` characters with an ellipsis. Shortening here rather
-/// than with CSS `overflow: hidden` matters: every clipped box is a clip node
-/// and a paint chunk of its own, and thousands of them slow every frame.
-pub fn fit(text: &str, limit: usize) -> String {
-    if text.chars().count() <= limit {
-        text.to_owned()
-    } else {
-        let mut short: String = text.chars().take(limit.saturating_sub(1)).collect();
-        short.push('…');
-        short
-    }
-}
-
-/// A port label as the canvas draws it: DOC23's document marker as an
-/// icon (an emoji needs a font many machines lack), the text cut to
-/// `limit` characters (the whole label is the row's tooltip).
-fn label_view(label: &str, limit: usize) -> impl IntoView + use<> {
-    let (marked, text) = geometry::without_marker(label);
-    let text = fit(text, limit);
-    view! {
-        {marked.then(crate::icons::document)}
-        {text}
-    }
-}
-
-/// A port row's identity: its id and its label, so that a port whose id
-/// stays while its label changes (a re-prompt renumbered) is drawn anew.
-/// One string, as the other lists' keys are (one keyed list in the bundle).
-fn port_key(port: &PortView) -> String {
-    format!("{}\u{0}{}", port.id, port.label)
-}
-
-#[component]
-fn PortRow(port: PortView, incoming: bool, limit: Signal<usize>) -> impl IntoView {
-    let class = format!(
-        "port {} port-type-{} accent-{}",
-        if incoming { "port-in" } else { "port-out" },
-        port.port_type.as_str(),
-        port.accent
-    );
-    let tooltip = if port.description.is_empty() {
-        port.label.clone()
-    } else {
-        format!("{} — {}", port.label, port.description)
-    };
-    view! {
-        <div
-            class=class
-            data-port-id=port.id.clone()
-            data-port-type=port.port_type.as_str()
-            data-label=port.label.clone()
-            title=tooltip
-        >
-            <span class="port-dot"></span>
-            <span class="port-label">{
-                let label = port.label.clone();
-                move || label_view(&label, limit.get())
-            }</span>
-        </div>
-    }
-}
-
-#[component]
-fn ModuleBox(node: NodeHandle, model: CanvasModel) -> impl IntoView {
-    let dragging = {
-        let id = std::sync::Arc::clone(&node.id);
-        Memo::new(move |_| model.dragging.with(|dragging| dragging.contains(&id)))
-    };
-    let NodeHandle {
-        id,
-        position,
-        title,
-        subtitle,
-        kind,
-        inputs,
-        outputs,
-        selected,
-        flagged,
-        note,
-        run,
-    } = node.clone();
-    let clock = model.clock;
-    // Width and how much of each label fits, worked out together.
-    let layout = Memo::new({
-        let node = node.clone();
-        move |_| {
-            let width = node.width();
-            let (inputs, outputs) = inputs.with(|inputs| {
-                outputs.with(|outputs| {
-                    geometry::label_limits(
-                        width,
-                        inputs.iter().map(|port| port.label.as_str()),
-                        outputs.iter().map(|port| port.label.as_str()),
-                    )
-                })
-            });
-            let title =
-                subtitle.with(|kind| note.with(|note| geometry::title_limit(width, kind, note)));
-            (width, inputs, outputs, title)
-        }
-    });
-    let input_limit = Signal::derive(move || layout.get().1);
-    let output_limit = Signal::derive(move || layout.get().2);
-    view! {
-        <div
-            class=move || {
-                let state = run.with(|run| run.as_ref().map_or("", |run| run.state.class()));
-                format!("module kind-{} {state}", kind.get())
-            }
-            class:selected=move || selected.get()
-            class:flagged=move || flagged.get()
-            class:dragging=move || dragging.get()
-            data-node-id=id.to_string()
-            // left/top, not a transform: a transform per module gives each
-            // its own paint chunk, and Chromium re-layerizes a thousand of
-            // them on every frame of a pan.
-            style:left=move || format!("{}px", position.get().x)
-            style:top=move || format!("{}px", position.get().y)
-            // Only modules wider than the stylesheet's width carry one of
-            // their own (a thousand identical declarations cost a style pass).
-            style:width=move || {
-                let outer = layout.get().0 + 2.0 * geometry::BORDER;
-                (outer > geometry::MODULE_OUTER_WIDTH).then(|| format!("{outer}px"))
-            }
-        >
-            {move || {
-                run.get().map(|state| {
-                    let class = format!("run-badge {}", state.state.class());
-                    let title = state.error.clone().unwrap_or_default();
-                    view! {
-                        <div class=class title=title>
-                            {move || run.with(|run| run.as_ref().map(|run| run.badge_text(clock.get())).unwrap_or_default())}
-                        </div>
-                    }
-                })
-            }}
-            <div class="module-header" title=move || format!("{} ({})", title.get(), subtitle.get())>
-                <span class="module-label">{move || fit(&title.get(), layout.get().3)}</span>
-                <span class="module-note" title="Re-prompts">{move || note.get()}</span>
-                <span class="module-kind">{move || subtitle.get()}</span>
-            </div>
-            <div class="module-ports">
-                <div class="ports-in">
-                    <For each=move || inputs.get() key=port_key let:port>
-                        <PortRow port incoming=true limit=input_limit/>
-                    </For>
-                </div>
-                <div class="ports-out">
-                    <For each=move || outputs.get() key=port_key let:port>
-                        <PortRow port incoming=false limit=output_limit/>
-                    </For>
-                </div>
-            </div>
-        </div>
-    }
-}
-
-/// A module far from the eye (zoomed out): its box and title only, which
-/// mount and draw a great deal faster. Cables still meet its ports' places.
-#[component]
-fn ModuleSketch(node: NodeHandle) -> impl IntoView {
-    let width = Memo::new({
-        let node = node.clone();
-        move |_| node.outer_width()
-    });
-    let NodeHandle {
-        id,
-        position,
-        title,
-        kind,
-        inputs,
-        outputs,
-        selected,
-        flagged,
-        ..
-    } = node;
-    view! {
-        <div
-            class=move || format!("module sketch kind-{}", kind.get())
-            class:selected=move || selected.get()
-            class:flagged=move || flagged.get()
-            data-node-id=id.to_string()
-            style:left=move || format!("{}px", position.get().x)
-            style:top=move || format!("{}px", position.get().y)
-            style:height=move || format!("{}px", geometry::module_height(inputs.with(Vec::len), outputs.with(Vec::len)))
-            style:width=move || (width.get() > geometry::MODULE_OUTER_WIDTH).then(|| format!("{}px", width.get()))
-        >
-            <div class="module-header">
-                <span class="module-label">{move || fit(&title.get(), 18)}</span>
-            </div>
-        </div>
-    }
-}
-
 /// Below this zoom modules are drawn as sketches.
 const SKETCH_BELOW_ZOOM: f64 = 0.6;
-
-#[component]
-fn CableView(model: CanvasModel, edge: EdgeHandle) -> impl IntoView {
-    let id = edge.id.to_string();
-    let selected = edge.selected;
-    let flagged = edge.flagged;
-    let geometry = Memo::new(move |_| cable_geometry(&model, &edge));
-    let path = move || {
-        geometry.with(|geometry| {
-            geometry
-                .as_ref()
-                .map(|(path, _)| path.clone())
-                .unwrap_or_default()
-        })
-    };
-    view! {
-        <g
-            class="cable"
-            class:dangling=move || geometry.with(|geometry| geometry.as_ref().is_none_or(|(_, dangling)| *dangling))
-            class:selected=move || selected.get()
-            class:flagged=move || flagged.get()
-            data-edge-id=id
-        >
-            <path class="cable-hit" d=path></path>
-            <path class="cable-line" d=path></path>
-        </g>
-    }
-}
-
-/// A list that follows `wanted`, dropping at once what leaves it but adding
-/// at most `per_frame` new items each animation frame.
-fn batched<T>(wanted: Memo<Vec<T>>, per_frame: usize, key: fn(&T) -> Arc<str>) -> RwSignal<Vec<T>>
-where
-    T: Clone + PartialEq + Send + Sync + 'static,
-{
-    fn catch_up<T>(
-        wanted: Memo<Vec<T>>,
-        drawn: RwSignal<Vec<T>>,
-        busy: StoredValue<bool>,
-        per_frame: usize,
-        key: fn(&T) -> Arc<str>,
-    ) where
-        T: Clone + PartialEq + Send + Sync + 'static,
-    {
-        let shown: std::collections::HashSet<Arc<str>> =
-            drawn.with_untracked(|drawn| drawn.iter().map(key).collect());
-        let mut budget = per_frame;
-        let mut complete = true;
-        let next: Vec<T> = wanted.with_untracked(|wanted| {
-            wanted
-                .iter()
-                .filter(|item| {
-                    if shown.contains(&key(item)) {
-                        return true;
-                    }
-                    if budget > 0 {
-                        budget -= 1;
-                        true
-                    } else {
-                        complete = false;
-                        false
-                    }
-                })
-                .cloned()
-                .collect()
-        });
-        if drawn.with_untracked(|drawn| *drawn != next) {
-            drawn.set(next);
-        }
-        if complete {
-            busy.set_value(false);
-        } else {
-            request_animation_frame(move || catch_up(wanted, drawn, busy, per_frame, key));
-        }
-    }
-    // At first everything wanted: hydration must find what the server drew.
-    let drawn = RwSignal::new(wanted.get_untracked());
-    let busy = StoredValue::new(false);
-    Effect::new(move |_| {
-        wanted.track();
-        if !busy.get_value() {
-            busy.set_value(true);
-            catch_up(wanted, drawn, busy, per_frame, key);
-        }
-    });
-    drawn
-}
 
 /// The pane: everything drawn, and every gesture.
 #[component]
@@ -982,16 +658,4 @@ pub fn centre_on(model: CanvasModel, point: Position) {
         view.x = width / 2.0 - point.x * view.zoom;
         view.y = height / 2.0 - point.y * view.zoom;
     });
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn labels_are_cut_to_their_limit_in_characters() {
-        assert_eq!(fit("Output", 10), "Output");
-        assert_eq!(fit("📄 \"Review your work\"", 12), "📄 \"Review y…");
-        assert_eq!(fit("é".repeat(20).as_str(), 5).chars().count(), 5);
-    }
 }
