@@ -5,12 +5,18 @@
 //! element carries `data-node-id`, every cable element `data-edge-id`.
 //!
 //! Pointer handling is delegated to the pane, one listener for thousands of
-//! modules; what a gesture means for the document is reported to the owner
+//! modules: it reads what was pressed from the page, lets
+//! [`gesture::GestureMachine`] decide what the pointer does, and carries
+//! that out. What a gesture means for the document is reported to the owner
 //! through [`CanvasEvents`].
 
+mod batched;
+mod cable_view;
 pub mod geometry;
+pub mod gesture;
 pub mod minimap;
 pub mod model;
+mod module_box;
 
 use std::sync::Arc;
 
@@ -18,8 +24,14 @@ use graph::{PortType, Position};
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
-use geometry::{cable_path, header_anchor, input_anchor, output_anchor};
-use model::{CanvasModel, EdgeHandle, NodeHandle, PortView, Viewport};
+use batched::batched;
+use cable_view::{CableView, preview_path};
+use gesture::{
+    Action, Context, GestureMachine, Input, PluggedCable, Pointer, Press, PressedModule,
+    SelectionBox,
+};
+use model::{CanvasModel, NodeHandle, Viewport};
+use module_box::{ModuleBox, ModuleSketch};
 
 /// A finished wiring gesture: from an output port to an input port.
 pub use graph::Connection;
@@ -59,36 +71,6 @@ impl CanvasEvents {
     }
 }
 
-/// A gesture in progress.
-#[derive(Clone, Default)]
-enum Gesture {
-    #[default]
-    Idle,
-    Panning {
-        start: (f64, f64),
-        view: Viewport,
-        moved: bool,
-    },
-    Dragging {
-        start: (f64, f64),
-        nodes: Vec<(NodeHandle, Position)>,
-        moved: bool,
-        /// Clicked an already selected module without shift: on a click
-        /// without movement, it becomes the only selection.
-        narrow_to: Option<Arc<str>>,
-    },
-    Connecting {
-        from: (String, String),
-        rewire: Option<String>,
-        start: (f64, f64),
-        moved: bool,
-    },
-    Boxing {
-        start: Position,
-        additive: bool,
-    },
-}
-
 fn element_of(target: Option<web_sys::EventTarget>) -> Option<web_sys::Element> {
     target?.dyn_into::<web_sys::Element>().ok()
 }
@@ -109,323 +91,107 @@ fn port_of(element: &web_sys::Element) -> Option<(String, String, PortType)> {
     Some((module, port, port_type))
 }
 
-/// Where a cable runs, in graph units, and whether one of its ports is gone.
-fn cable_geometry(model: &CanvasModel, edge: &EdgeHandle) -> Option<(String, bool)> {
-    let (from_module, from_port) = edge.from.get();
-    let (to_module, to_port) = edge.to.get();
-    let (source, target) = model.by_id.with(|nodes| {
-        (
-            nodes.get(from_module.as_str()).cloned(),
-            nodes.get(to_module.as_str()).cloned(),
-        )
-    });
-    let (source, target) = (source?, target?);
-    let source_row = source
-        .outputs
-        .with(|ports| ports.iter().position(|port| port.id == from_port));
-    let target_row = target
-        .inputs
-        .with(|ports| ports.iter().position(|port| port.id == to_port));
-    let source_position = source.position.get();
-    let target_position = target.position.get();
-    let source_width = source.outer_width();
-    let start = source_row.map_or_else(
-        || header_anchor(source_position, source_width, true),
-        |row| output_anchor(source_position, source_width, row),
-    );
-    let end = target_row.map_or_else(
-        || header_anchor(target_position, 0.0, false),
-        |row| input_anchor(target_position, row),
-    );
-    Some((
-        cable_path(start, end),
-        source_row.is_none() || target_row.is_none(),
-    ))
-}
-
-/// `text` cut to `limit` characters with an ellipsis. Shortening here rather
-/// than with CSS `overflow: hidden` matters: every clipped box is a clip node
-/// and a paint chunk of its own, and thousands of them slow every frame.
-pub fn fit(text: &str, limit: usize) -> String {
-    if text.chars().count() <= limit {
-        text.to_owned()
-    } else {
-        let mut short: String = text.chars().take(limit.saturating_sub(1)).collect();
-        short.push('…');
-        short
+/// What the press on `target` is on, as the gesture machine takes it.
+fn press_at(target: &web_sys::Element, model: CanvasModel) -> Press {
+    if closest(target, "[data-pane-control]").is_some() {
+        return Press::PaneControl;
     }
-}
-
-/// A port label as the canvas draws it: DOC23's document marker as an
-/// icon (an emoji needs a font many machines lack), the text cut to
-/// `limit` characters (the whole label is the row's tooltip).
-fn label_view(label: &str, limit: usize) -> impl IntoView + use<> {
-    let (marked, text) = geometry::without_marker(label);
-    let text = fit(text, limit);
-    view! {
-        {marked.then(crate::icons::document)}
-        {text}
-    }
-}
-
-/// A port row's identity: its id and its label, so that a port whose id
-/// stays while its label changes (a re-prompt renumbered) is drawn anew.
-/// One string, as the other lists' keys are (one keyed list in the bundle).
-fn port_key(port: &PortView) -> String {
-    format!("{}\u{0}{}", port.id, port.label)
-}
-
-#[component]
-fn PortRow(port: PortView, incoming: bool, limit: Signal<usize>) -> impl IntoView {
-    let class = format!(
-        "port {} port-type-{} accent-{}",
-        if incoming { "port-in" } else { "port-out" },
-        port.port_type.as_str(),
-        port.accent
-    );
-    let tooltip = if port.description.is_empty() {
-        port.label.clone()
-    } else {
-        format!("{} — {}", port.label, port.description)
+    let Some(id) =
+        closest(target, "[data-node-id]").and_then(|module| module.get_attribute("data-node-id"))
+    else {
+        return match closest(target, "[data-edge-id]")
+            .and_then(|cable| cable.get_attribute("data-edge-id"))
+        {
+            Some(cable) => Press::Cable(cable),
+            None => Press::Background,
+        };
     };
-    view! {
-        <div
-            class=class
-            data-port-id=port.id.clone()
-            data-port-type=port.port_type.as_str()
-            data-label=port.label.clone()
-            title=tooltip
-        >
-            <span class="port-dot"></span>
-            <span class="port-label">{
-                let label = port.label.clone();
-                move || label_view(&label, limit.get())
-            }</span>
-        </div>
-    }
-}
-
-#[component]
-fn ModuleBox(node: NodeHandle, model: CanvasModel) -> impl IntoView {
-    let dragging = {
-        let id = std::sync::Arc::clone(&node.id);
-        Memo::new(move |_| model.dragging.with(|dragging| dragging.contains(&id)))
+    let Some(node) = model.node(&id) else {
+        return Press::RemovedModule;
     };
-    let NodeHandle {
+    let module = PressedModule {
         id,
-        position,
-        title,
-        subtitle,
-        kind,
-        inputs,
-        outputs,
-        selected,
-        flagged,
-        note,
-        run,
-    } = node.clone();
-    let clock = model.clock;
-    // Width and how much of each label fits, worked out together.
-    let layout = Memo::new({
-        let node = node.clone();
-        move |_| {
-            let width = node.width();
-            let (inputs, outputs) = inputs.with(|inputs| {
-                outputs.with(|outputs| {
-                    geometry::label_limits(
-                        width,
-                        inputs.iter().map(|port| port.label.as_str()),
-                        outputs.iter().map(|port| port.label.as_str()),
-                    )
-                })
-            });
-            let title =
-                subtitle.with(|kind| note.with(|note| geometry::title_limit(width, kind, note)));
-            (width, inputs, outputs, title)
+        selected: node.selected.get_untracked(),
+    };
+    if let Some((module_id, port, port_type)) =
+        closest(target, ".port-out").and_then(|element| port_of(&element))
+    {
+        Press::OutputPort {
+            port: (module_id, port),
+            port_type,
+            module,
+        }
+    } else if let Some((module_id, port, _)) =
+        closest(target, ".port-in").and_then(|element| port_of(&element))
+    {
+        let plugged = plugged_into(model, &module_id, &port);
+        Press::InputPort {
+            port: (module_id, port),
+            plugged,
+            module,
+        }
+    } else {
+        Press::Module(module)
+    }
+}
+
+/// The cable plugged into input `port` of `module`, with its output's type.
+fn plugged_into(model: CanvasModel, module: &str, port: &str) -> Option<PluggedCable> {
+    let edge = model.edges.with_untracked(|edges| {
+        edges
+            .iter()
+            .rev()
+            .find(|edge| edge.to.with_untracked(|to| to.0 == module && to.1 == port))
+            .cloned()
+    })?;
+    let from = edge.from.get_untracked();
+    let port_type = model
+        .node(&from.0)
+        .and_then(|node| {
+            node.outputs.with_untracked(|ports| {
+                ports
+                    .iter()
+                    .find(|candidate| candidate.id == from.1)
+                    .map(|found| found.port_type)
+            })
+        })
+        .unwrap_or(PortType::Bundle);
+    Some(PluggedCable {
+        id: edge.id.to_string(),
+        from,
+        port_type,
+    })
+}
+
+/// (module id, port id) of the input port at a point of the page.
+fn input_port_at(client: (f64, f64)) -> Option<(String, String)> {
+    web_sys::window()
+        .and_then(|window| window.document())
+        .and_then(|document| document.element_from_point(client.0 as f32, client.1 as f32))
+        .and_then(|element| closest(&element, ".port-in"))
+        .and_then(|element| port_of(&element))
+        .map(|(module, port, _)| (module, port))
+}
+
+/// Selects the modules `area` meets; unless `additive`, deselects the others.
+fn select_inside(model: CanvasModel, area: SelectionBox, additive: bool) {
+    model.nodes.with_untracked(|nodes| {
+        for node in nodes {
+            let height = geometry::module_height(
+                node.inputs.with_untracked(Vec::len),
+                node.outputs.with_untracked(Vec::len),
+            );
+            if area.meets(node.position.get_untracked(), height) {
+                node.selected.set(true);
+            } else if !additive {
+                node.selected.set(false);
+            }
         }
     });
-    let input_limit = Signal::derive(move || layout.get().1);
-    let output_limit = Signal::derive(move || layout.get().2);
-    view! {
-        <div
-            class=move || {
-                let state = run.with(|run| run.as_ref().map_or("", |run| run.state.class()));
-                format!("module kind-{} {state}", kind.get())
-            }
-            class:selected=move || selected.get()
-            class:flagged=move || flagged.get()
-            class:dragging=move || dragging.get()
-            data-node-id=id.to_string()
-            // left/top, not a transform: a transform per module gives each
-            // its own paint chunk, and Chromium re-layerizes a thousand of
-            // them on every frame of a pan.
-            style:left=move || format!("{}px", position.get().x)
-            style:top=move || format!("{}px", position.get().y)
-            // Only modules wider than the stylesheet's width carry one of
-            // their own (a thousand identical declarations cost a style pass).
-            style:width=move || {
-                let outer = layout.get().0 + 2.0 * geometry::BORDER;
-                (outer > geometry::MODULE_OUTER_WIDTH).then(|| format!("{outer}px"))
-            }
-        >
-            {move || {
-                run.get().map(|state| {
-                    let class = format!("run-badge {}", state.state.class());
-                    let title = state.error.clone().unwrap_or_default();
-                    view! {
-                        <div class=class title=title>
-                            {move || run.with(|run| run.as_ref().map(|run| run.badge_text(clock.get())).unwrap_or_default())}
-                        </div>
-                    }
-                })
-            }}
-            <div class="module-header" title=move || format!("{} ({})", title.get(), subtitle.get())>
-                <span class="module-label">{move || fit(&title.get(), layout.get().3)}</span>
-                <span class="module-note" title="Re-prompts">{move || note.get()}</span>
-                <span class="module-kind">{move || subtitle.get()}</span>
-            </div>
-            <div class="module-ports">
-                <div class="ports-in">
-                    <For each=move || inputs.get() key=port_key let:port>
-                        <PortRow port incoming=true limit=input_limit/>
-                    </For>
-                </div>
-                <div class="ports-out">
-                    <For each=move || outputs.get() key=port_key let:port>
-                        <PortRow port incoming=false limit=output_limit/>
-                    </For>
-                </div>
-            </div>
-        </div>
-    }
-}
-
-/// A module far from the eye (zoomed out): its box and title only, which
-/// mount and draw a great deal faster. Cables still meet its ports' places.
-#[component]
-fn ModuleSketch(node: NodeHandle) -> impl IntoView {
-    let width = Memo::new({
-        let node = node.clone();
-        move |_| node.outer_width()
-    });
-    let NodeHandle {
-        id,
-        position,
-        title,
-        kind,
-        inputs,
-        outputs,
-        selected,
-        flagged,
-        ..
-    } = node;
-    view! {
-        <div
-            class=move || format!("module sketch kind-{}", kind.get())
-            class:selected=move || selected.get()
-            class:flagged=move || flagged.get()
-            data-node-id=id.to_string()
-            style:left=move || format!("{}px", position.get().x)
-            style:top=move || format!("{}px", position.get().y)
-            style:height=move || format!("{}px", geometry::module_height(inputs.with(Vec::len), outputs.with(Vec::len)))
-            style:width=move || (width.get() > geometry::MODULE_OUTER_WIDTH).then(|| format!("{}px", width.get()))
-        >
-            <div class="module-header">
-                <span class="module-label">{move || fit(&title.get(), 18)}</span>
-            </div>
-        </div>
-    }
 }
 
 /// Below this zoom modules are drawn as sketches.
 const SKETCH_BELOW_ZOOM: f64 = 0.6;
-
-#[component]
-fn CableView(model: CanvasModel, edge: EdgeHandle) -> impl IntoView {
-    let id = edge.id.to_string();
-    let selected = edge.selected;
-    let flagged = edge.flagged;
-    let geometry = Memo::new(move |_| cable_geometry(&model, &edge));
-    let path = move || {
-        geometry.with(|geometry| {
-            geometry
-                .as_ref()
-                .map(|(path, _)| path.clone())
-                .unwrap_or_default()
-        })
-    };
-    view! {
-        <g
-            class="cable"
-            class:dangling=move || geometry.with(|geometry| geometry.as_ref().is_none_or(|(_, dangling)| *dangling))
-            class:selected=move || selected.get()
-            class:flagged=move || flagged.get()
-            data-edge-id=id
-        >
-            <path class="cable-hit" d=path></path>
-            <path class="cable-line" d=path></path>
-        </g>
-    }
-}
-
-/// A list that follows `wanted`, dropping at once what leaves it but adding
-/// at most `per_frame` new items each animation frame.
-fn batched<T>(wanted: Memo<Vec<T>>, per_frame: usize, key: fn(&T) -> Arc<str>) -> RwSignal<Vec<T>>
-where
-    T: Clone + PartialEq + Send + Sync + 'static,
-{
-    fn catch_up<T>(
-        wanted: Memo<Vec<T>>,
-        drawn: RwSignal<Vec<T>>,
-        busy: StoredValue<bool>,
-        per_frame: usize,
-        key: fn(&T) -> Arc<str>,
-    ) where
-        T: Clone + PartialEq + Send + Sync + 'static,
-    {
-        let shown: std::collections::HashSet<Arc<str>> =
-            drawn.with_untracked(|drawn| drawn.iter().map(key).collect());
-        let mut budget = per_frame;
-        let mut complete = true;
-        let next: Vec<T> = wanted.with_untracked(|wanted| {
-            wanted
-                .iter()
-                .filter(|item| {
-                    if shown.contains(&key(item)) {
-                        return true;
-                    }
-                    if budget > 0 {
-                        budget -= 1;
-                        true
-                    } else {
-                        complete = false;
-                        false
-                    }
-                })
-                .cloned()
-                .collect()
-        });
-        if drawn.with_untracked(|drawn| *drawn != next) {
-            drawn.set(next);
-        }
-        if complete {
-            busy.set_value(false);
-        } else {
-            request_animation_frame(move || catch_up(wanted, drawn, busy, per_frame, key));
-        }
-    }
-    // At first everything wanted: hydration must find what the server drew.
-    let drawn = RwSignal::new(wanted.get_untracked());
-    let busy = StoredValue::new(false);
-    Effect::new(move |_| {
-        wanted.track();
-        if !busy.get_value() {
-            busy.set_value(true);
-            catch_up(wanted, drawn, busy, per_frame, key);
-        }
-    });
-    drawn
-}
 
 /// The pane: everything drawn, and every gesture.
 #[component]
@@ -441,15 +207,17 @@ pub fn Canvas(
     /// The pane element, for whoever fits or centres the view.
     pane: NodeRef<leptos::html::Div>,
 ) -> impl IntoView {
-    let gesture = StoredValue::new(Gesture::Idle);
+    let gesture = StoredValue::new(GestureMachine::default());
+    // The modules being dragged and where each was when the drag started,
+    // taken once at its start: a move then touches them alone, with no
+    // lookup among thousands of modules.
+    let dragged = StoredValue::new(Vec::<(NodeHandle, Position)>::new());
     // The pane's top-left corner, read once per gesture: reading layout on
     // every move would force a style and layout pass per frame.
     let pane_origin = StoredValue::new((0.0, 0.0));
     let preview = RwSignal::new(None::<String>);
     let connecting = RwSignal::new(None::<PortType>);
-    // The input a cable being drawn is over.
-    let hovered = StoredValue::new(None::<(String, String)>);
-    let boxing = RwSignal::new(None::<(Position, Position)>);
+    let boxing = RwSignal::new(None::<SelectionBox>);
     let space_held = RwSignal::new(false);
 
     let measure_pane = move || {
@@ -467,6 +235,111 @@ pub fn Canvas(
         model.viewport.get_untracked().to_graph(x, y)
     };
 
+    let step = move |input: Input| -> Vec<Action> {
+        let context = Context {
+            editable: editable.get_untracked(),
+            movable: movable.get_untracked(),
+            space_held: space_held.get_untracked(),
+            viewport: model.viewport.get_untracked(),
+            pending_output: model.pending_from.with_untracked(|pending| {
+                pending
+                    .as_ref()
+                    .map(|(module, port, _)| (module.clone(), port.clone()))
+            }),
+        };
+        gesture
+            .try_update_value(|machine| machine.step(input, &context))
+            .unwrap_or_default()
+    };
+
+    let carry_out = move |actions: Vec<Action>, event: &web_sys::PointerEvent| {
+        for action in actions {
+            match action {
+                Action::FocusPane => {
+                    if let Some(element) = pane.get_untracked() {
+                        let options = web_sys::FocusOptions::new();
+                        options.set_prevent_scroll(true);
+                        let _ = element.focus_with_options(&options);
+                    }
+                }
+                Action::CapturePointer => {
+                    if let Some(element) = pane.get_untracked() {
+                        let _ = element.set_pointer_capture(event.pointer_id());
+                    }
+                }
+                Action::PreventDefault => event.prevent_default(),
+                Action::ForgetPendingOutput => model.pending_from.set(None),
+                Action::SelectOnly(ids) => {
+                    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
+                    model.select_only(&ids);
+                }
+                Action::ToggleModule(id) => {
+                    if let Some(node) = model.node(&id) {
+                        node.selected.update(|selected| *selected = !*selected);
+                    }
+                }
+                Action::SelectCable(id) => model.select_edge(id.as_deref()),
+                Action::SelectionChanged => events.selection.run(()),
+                Action::StartDrag => {
+                    let nodes: Vec<(NodeHandle, Position)> = model.nodes.with_untracked(|nodes| {
+                        nodes
+                            .iter()
+                            .filter(|node| node.selected.get_untracked())
+                            .map(|node| (node.clone(), node.position.get_untracked()))
+                            .collect()
+                    });
+                    model
+                        .dragging
+                        .set(nodes.iter().map(|(node, _)| Arc::clone(&node.id)).collect());
+                    dragged.set_value(nodes);
+                }
+                Action::MoveDragged { dx, dy } => dragged.with_value(|nodes| {
+                    for (node, origin) in nodes {
+                        node.position.set(Position {
+                            x: origin.x + dx,
+                            y: origin.y + dy,
+                        });
+                    }
+                }),
+                Action::FinishDrag { moved } => {
+                    model.dragging.set(Vec::new());
+                    let nodes = dragged.try_update_value(std::mem::take).unwrap_or_default();
+                    if moved {
+                        model.layout.update(|version| *version += 1);
+                        let positions = nodes
+                            .iter()
+                            .map(|(node, _)| (node.id.to_string(), node.position.get_untracked()))
+                            .collect();
+                        events.moved.run(positions);
+                    }
+                }
+                Action::AbandonDrag => {
+                    model.dragging.set(Vec::new());
+                    model.layout.update(|version| *version += 1);
+                    dragged.set_value(Vec::new());
+                }
+                Action::SetViewport(view) => model.viewport.set(view),
+                Action::ShowCablePreview { from, to } => {
+                    if let Some(path) = preview_path(model, &from, to) {
+                        preview.set(Some(path));
+                    }
+                }
+                Action::HideCablePreview => preview.set(None),
+                Action::ShowConnectingType(port_type) => connecting.set(port_type),
+                Action::HoverChanged(over) => events.hover.run(over),
+                Action::Connect(connection) => events.connect.run(connection),
+                Action::DropCable(id) => events.drop_cable.run(id),
+                Action::PortClicked {
+                    port: (module, port),
+                    client,
+                } => events.port_clicked.run((module, port, client.0, client.1)),
+                Action::ShowSelectionBox(area) => boxing.set(Some(area)),
+                Action::HideSelectionBox => boxing.set(None),
+                Action::SelectInsideBox { area, additive } => select_inside(model, area, additive),
+            }
+        }
+    };
+
     let on_pointer_down = move |event: web_sys::PointerEvent| {
         if event.button() != 0 {
             return;
@@ -474,315 +347,43 @@ pub fn Canvas(
         let Some(target) = element_of(event.target()) else {
             return;
         };
-        // Controls inside the pane (zoom buttons, minimap) handle themselves.
-        if closest(&target, "[data-pane-control]").is_some() {
-            return;
-        }
-        // The gesture below prevents the default, which would move focus:
-        // take it from whatever field had it, so the keys that follow act
-        // on what was clicked.
-        if let Some(element) = pane.get_untracked() {
-            let options = web_sys::FocusOptions::new();
-            options.set_prevent_scroll(true);
-            let _ = element.focus_with_options(&options);
-        }
+        let press = press_at(&target, model);
         let client = (f64::from(event.client_x()), f64::from(event.client_y()));
         measure_pane();
-        // An output chosen in the popup: this click picks its target.
-        if let Some((module, port, _)) = model.pending_from.get_untracked() {
-            model.pending_from.set(None);
-            if let Some(target_port) =
-                closest(&target, ".port-in").and_then(|element| port_of(&element))
-            {
-                events.connect.run(Connection {
-                    from: (module, port),
-                    to: (target_port.0, target_port.1),
-                    rewire: None,
-                });
-                event.prevent_default();
-                return;
-            }
-        }
-        let started = if space_held.get_untracked() {
-            Gesture::Panning {
-                start: client,
-                view: model.viewport.get_untracked(),
-                moved: false,
-            }
-        } else if let Some(port) =
-            closest(&target, ".port-out").filter(|_| editable.get_untracked())
-        {
-            match port_of(&port) {
-                Some((module, port, port_type)) => {
-                    connecting.set(Some(port_type));
-                    Gesture::Connecting {
-                        from: (module, port),
-                        rewire: None,
-                        start: client,
-                        moved: false,
-                    }
-                }
-                None => Gesture::Idle,
-            }
-        } else if let Some(port) = closest(&target, ".port-in").filter(|_| editable.get_untracked())
-        {
-            // Pick up the end of a cable plugged in here, to rewire or drop it.
-            let Some((module, port, _)) = port_of(&port) else {
-                return;
-            };
-            let plugged = model.edges.with_untracked(|edges| {
-                edges
-                    .iter()
-                    .rev()
-                    .find(|edge| edge.to.with_untracked(|to| to.0 == module && to.1 == port))
-                    .cloned()
-            });
-            match plugged {
-                Some(edge) => {
-                    let from = edge.from.get_untracked();
-                    let port_type = model
-                        .node(&from.0)
-                        .and_then(|node| {
-                            node.outputs.with_untracked(|ports| {
-                                ports
-                                    .iter()
-                                    .find(|candidate| candidate.id == from.1)
-                                    .map(|found| found.port_type)
-                            })
-                        })
-                        .unwrap_or(PortType::Bundle);
-                    connecting.set(Some(port_type));
-                    Gesture::Connecting {
-                        from,
-                        rewire: Some(edge.id.to_string()),
-                        start: client,
-                        moved: false,
-                    }
-                }
-                None => Gesture::Idle,
-            }
-        } else if let Some(cable) = closest(&target, "[data-edge-id]") {
-            let id = cable.get_attribute("data-edge-id");
-            model.select_only(&[]);
-            model.select_edge(id.as_deref());
-            events.selection.run(());
-            Gesture::Idle
-        } else if let Some(module) = closest(&target, "[data-node-id]") {
-            let Some(id) = module.get_attribute("data-node-id") else {
-                return;
-            };
-            let Some(node) = model.node(&id) else { return };
-            let mut narrow_to = None;
-            if event.shift_key() {
-                node.selected.update(|selected| *selected = !*selected);
-                model.select_edge(None);
-            } else if node.selected.get_untracked() {
-                narrow_to = Some(Arc::clone(&node.id));
-            } else {
-                model.select_only(&[&id]);
-            }
-            events.selection.run(());
-            if !movable.get_untracked() {
-                return;
-            }
-            let nodes: Vec<(NodeHandle, Position)> = model.nodes.with_untracked(|nodes| {
-                nodes
-                    .iter()
-                    .filter(|node| node.selected.get_untracked())
-                    .map(|node| (node.clone(), node.position.get_untracked()))
-                    .collect()
-            });
-            model
-                .dragging
-                .set(nodes.iter().map(|(node, _)| Arc::clone(&node.id)).collect());
-            Gesture::Dragging {
-                start: client,
-                nodes,
-                moved: false,
-                narrow_to,
-            }
-        } else if event.shift_key() {
-            let start = graph_point(client.0, client.1);
-            boxing.set(Some((start, start)));
-            Gesture::Boxing {
-                start,
-                additive: true,
-            }
-        } else {
-            Gesture::Panning {
-                start: client,
-                view: model.viewport.get_untracked(),
-                moved: false,
-            }
-        };
-        if !matches!(started, Gesture::Idle) {
-            if let Some(element) = pane.get_untracked() {
-                let _ = element.set_pointer_capture(event.pointer_id());
-            }
-            event.prevent_default();
-        }
-        gesture.set_value(started);
-    };
-
-    let on_pointer_move = move |event: web_sys::PointerEvent| {
-        let client = (f64::from(event.client_x()), f64::from(event.client_y()));
-        model.pointer.set_value(Some(client));
-        gesture.update_value(|gesture| match gesture {
-            Gesture::Idle => {}
-            Gesture::Panning { start, view, moved } => {
-                *moved = *moved || (client.0 - start.0).abs() + (client.1 - start.1).abs() > 2.0;
-                model.viewport.set(Viewport {
-                    x: view.x + client.0 - start.0,
-                    y: view.y + client.1 - start.1,
-                    zoom: view.zoom,
-                });
-            }
-            Gesture::Dragging {
-                start,
-                nodes,
-                moved,
-                ..
-            } => {
-                let zoom = model.viewport.get_untracked().zoom;
-                let (dx, dy) = ((client.0 - start.0) / zoom, (client.1 - start.1) / zoom);
-                *moved = *moved || dx.abs() + dy.abs() > 2.0 / zoom;
-                for (node, origin) in nodes.iter() {
-                    node.position.set(Position {
-                        x: origin.x + dx,
-                        y: origin.y + dy,
-                    });
-                }
-            }
-            Gesture::Connecting {
-                from, start, moved, ..
-            } => {
-                *moved = *moved || (client.0 - start.0).abs() + (client.1 - start.1).abs() > 3.0;
-                let Some(source) = model.node(&from.0) else {
-                    return;
-                };
-                let row = source
-                    .outputs
-                    .with_untracked(|ports| ports.iter().position(|port| port.id == from.1));
-                let width = untrack(|| source.outer_width());
-                let origin = row.map_or_else(
-                    || header_anchor(source.position.get_untracked(), width, true),
-                    |row| output_anchor(source.position.get_untracked(), width, row),
-                );
-                let end = graph_point(client.0, client.1);
-                preview.set(Some(cable_path(origin, (end.x, end.y))));
-                // Whether the input under the pointer fits, before the drop.
-                let over = web_sys::window()
-                    .and_then(|window| window.document())
-                    .and_then(|document| {
-                        document.element_from_point(client.0 as f32, client.1 as f32)
-                    })
-                    .and_then(|element| closest(&element, ".port-in"))
-                    .and_then(|element| port_of(&element))
-                    .map(|(module, port, _)| (module, port));
-                if hovered.get_value() != over {
-                    hovered.set_value(over.clone());
-                    events.hover.run(over.map(|to| Connection {
-                        from: from.clone(),
-                        to,
-                        rewire: None,
-                    }));
-                }
-            }
-            Gesture::Boxing { start, .. } => {
-                boxing.set(Some((*start, graph_point(client.0, client.1))));
-            }
+        let point = graph_point(client.0, client.1);
+        let shift = event.shift_key();
+        let actions = step(Input::Down {
+            press,
+            client,
+            point,
+            shift,
         });
+        carry_out(actions, &event);
     };
 
-    let on_pointer_up = move |event: web_sys::PointerEvent| {
-        let finished = gesture.with_value(Clone::clone);
-        gesture.set_value(Gesture::Idle);
-        if hovered.get_value().is_some() {
-            hovered.set_value(None);
-            events.hover.run(None);
-        }
+    let pointer_at = move |event: &web_sys::PointerEvent| {
         let client = (f64::from(event.client_x()), f64::from(event.client_y()));
-        match finished {
-            Gesture::Idle => {}
-            Gesture::Panning { moved, .. } => {
-                if !moved {
-                    model.select_only(&[]);
-                    events.selection.run(());
-                }
-            }
-            Gesture::Dragging {
-                nodes,
-                moved,
-                narrow_to,
-                ..
-            } => {
-                model.dragging.set(Vec::new());
-                if moved {
-                    model.layout.update(|version| *version += 1);
-                    let positions = nodes
-                        .iter()
-                        .map(|(node, _)| (node.id.to_string(), node.position.get_untracked()))
-                        .collect();
-                    events.moved.run(positions);
-                } else if let Some(id) = narrow_to {
-                    model.select_only(&[&id]);
-                    events.selection.run(());
-                }
-            }
-            Gesture::Connecting {
-                from,
-                rewire,
-                moved,
-                ..
-            } => {
-                connecting.set(None);
-                preview.set(None);
-                let dropped_on = web_sys::window()
-                    .and_then(|window| window.document())
-                    .and_then(|document| {
-                        document.element_from_point(client.0 as f32, client.1 as f32)
-                    })
-                    .and_then(|element| closest(&element, ".port-in"))
-                    .and_then(|port| port_of(&port));
-                match (dropped_on, rewire) {
-                    (Some((module, port, _)), rewire) => events.connect.run(Connection {
-                        from,
-                        to: (module, port),
-                        rewire,
-                    }),
-                    (None, Some(cable)) if moved => events.drop_cable.run(cable),
-                    (None, None) if !moved => events
-                        .port_clicked
-                        .run((from.0, from.1, client.0, client.1)),
-                    _ => {}
-                }
-            }
-            Gesture::Boxing { start, additive } => {
-                boxing.set(None);
-                let end = graph_point(client.0, client.1);
-                let (left, right) = (start.x.min(end.x), start.x.max(end.x));
-                let (top, bottom) = (start.y.min(end.y), start.y.max(end.y));
-                model.nodes.with_untracked(|nodes| {
-                    for node in nodes {
-                        let at = node.position.get_untracked();
-                        let height = geometry::module_height(
-                            node.inputs.with_untracked(Vec::len),
-                            node.outputs.with_untracked(Vec::len),
-                        );
-                        let inside = at.x < right
-                            && at.x + geometry::MODULE_OUTER_WIDTH > left
-                            && at.y < bottom
-                            && at.y + height > top;
-                        if inside {
-                            node.selected.set(true);
-                        } else if !additive {
-                            node.selected.set(false);
-                        }
-                    }
-                });
-                events.selection.run(());
-            }
+        // The input port under the pointer matters only to a cable being
+        // drawn, and finding it costs a hit test.
+        let input_port = if gesture.with_value(GestureMachine::is_connecting) {
+            input_port_at(client)
+        } else {
+            None
+        };
+        Pointer {
+            client,
+            point: graph_point(client.0, client.1),
+            input_port,
         }
+    };
+    let on_pointer_move = move |event: web_sys::PointerEvent| {
+        let pointer = pointer_at(&event);
+        model.pointer.set_value(Some(pointer.client));
+        carry_out(step(Input::Move(pointer)), &event);
+    };
+    let on_pointer_up = move |event: web_sys::PointerEvent| {
+        let pointer = pointer_at(&event);
+        carry_out(step(Input::Up(pointer)), &event);
     };
 
     // During a wheel zoom the scaled content is a compositor layer resized
@@ -951,16 +552,7 @@ pub fn Canvas(
             on:pointerdown=on_pointer_down
             on:pointermove=on_pointer_move
             on:pointerup=on_pointer_up
-            on:pointercancel=move |_| {
-                gesture.set_value(Gesture::Idle);
-                hovered.set_value(None);
-                events.hover.run(None);
-                model.dragging.set(Vec::new());
-                model.layout.update(|version| *version += 1);
-                preview.set(None);
-                connecting.set(None);
-                boxing.set(None);
-            }
+            on:pointercancel=move |event: web_sys::PointerEvent| carry_out(step(Input::Cancel), &event)
             on:wheel=on_wheel
             on:dblclick=on_double_click
         >
@@ -993,13 +585,13 @@ pub fn Canvas(
                     <ModuleSketch node/>
                 </For>
                 {move || {
-                    boxing.get().map(|(start, end)| {
+                    boxing.get().map(|area| {
                         let style = format!(
                             "left: {}px; top: {}px; width: {}px; height: {}px",
-                            start.x.min(end.x),
-                            start.y.min(end.y),
-                            (start.x - end.x).abs(),
-                            (start.y - end.y).abs()
+                            area.left,
+                            area.top,
+                            area.width(),
+                            area.height()
                         );
                         view! { <div class="selection-box" style=style></div> }
                     })
@@ -1066,16 +658,4 @@ pub fn centre_on(model: CanvasModel, point: Position) {
         view.x = width / 2.0 - point.x * view.zoom;
         view.y = height / 2.0 - point.y * view.zoom;
     });
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn labels_are_cut_to_their_limit_in_characters() {
-        assert_eq!(fit("Output", 10), "Output");
-        assert_eq!(fit("📄 \"Review your work\"", 12), "📄 \"Review y…");
-        assert_eq!(fit("é".repeat(20).as_str(), 5).chars().count(), 5);
-    }
 }
