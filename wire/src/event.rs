@@ -3,19 +3,18 @@
 //! `event:` name is the serde variant name, and strum lists every name (the
 //! browser listens for each by name).
 
-use serde::{Deserialize, Serialize};
+mod read;
+
+use serde::Serialize;
 use serde_json::{Map, Value};
 
 pub use crate::status::RunStatus;
 
 /// Everything that happens in a run, in the order it happened.
-#[derive(
-    Clone, Debug, PartialEq, Serialize, Deserialize, strum::IntoStaticStr, strum::VariantNames,
-)]
-// Externally tagged (`{"run.started": {…}}`), never stored or sent whole: the
-// log and the stream keep the name and the payload apart. Serde's decoder for
-// this form is a third of the size of the adjacently tagged one in the
-// browser bundle.
+// Serialized externally tagged (`{"run.started": {…}}`) only to take the
+// payload apart: the log and the stream keep the name and the payload
+// apart, and `read.rs` puts them back together.
+#[derive(Clone, Debug, PartialEq, Serialize, strum::IntoStaticStr, strum::VariantNames)]
 pub enum RunEvent {
     #[serde(rename = "run.started")]
     #[strum(serialize = "run.started")]
@@ -122,9 +121,7 @@ impl RunEvent {
 
     /// Rebuilds an event from its stored name and payload.
     pub fn from_parts(name: &str, payload: Value) -> Result<RunEvent, serde_json::Error> {
-        let mut tagged = Map::new();
-        tagged.insert(name.to_owned(), payload);
-        serde_json::from_value(Value::Object(tagged))
+        read::event(name, payload)
     }
 
     /// The module the event is about; `None` for the run's own events.
@@ -234,7 +231,7 @@ impl RunEvent {
 }
 
 /// An event as logged: its place in the run's sequence and when it happened.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct EventRecord {
     pub run_id: String,
     /// 1, 2, 3, … per run; the SSE `id:`.
