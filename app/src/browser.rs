@@ -151,6 +151,23 @@ pub async fn read_text(file: &web_sys::File) -> Result<String, String> {
         .ok_or_else(|| "the file is not text".to_owned())
 }
 
+/// The files chosen in the file input an event came from, and that input
+/// (to clear it, so that choosing the same file again is a change).
+pub fn chosen_files(
+    event: &web_sys::Event,
+) -> Option<(web_sys::HtmlInputElement, Vec<web_sys::File>)> {
+    use wasm_bindgen::JsCast;
+    let input = event
+        .target()?
+        .dyn_into::<web_sys::HtmlInputElement>()
+        .ok()?;
+    let list = input.files()?;
+    let files = (0..list.length())
+        .filter_map(|position| list.get(position))
+        .collect();
+    Some((input, files))
+}
+
 /// The bytes of a chosen file.
 pub async fn read_bytes(file: &web_sys::File) -> Result<Vec<u8>, String> {
     let buffer = await_promise(file.array_buffer())

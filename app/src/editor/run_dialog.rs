@@ -101,16 +101,10 @@ pub fn RunDialog() -> impl IntoView {
         set_timeout(move || starting.set(false), Duration::from_millis(1500));
     };
     let choose = move |event: web_sys::Event| {
-        let Some(input) = event.target().and_then(|target| {
-            wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlInputElement>(target).ok()
-        }) else {
+        let Some((input, chosen)) = browser::chosen_files(&event) else {
             return;
         };
-        let Some(list) = input.files() else { return };
-        for position in 0..list.length() {
-            let Some(file) = list.get(position) else {
-                continue;
-            };
+        for file in chosen {
             leptos::task::spawn_local(async move {
                 match browser::read_bytes(&file).await {
                     Ok(bytes) => files.update(|files| {

@@ -88,15 +88,9 @@ fn AttachmentChips(selected: Selected, owner: RePromptOwner, index: usize) -> im
     });
     let editor = selected.editor;
     let upload = move |event: web_sys::Event| {
-        let Some(input) = event.target().and_then(|target| {
-            wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlInputElement>(target).ok()
-        }) else {
+        let Some((input, files)) = crate::browser::chosen_files(&event) else {
             return;
         };
-        let Some(files) = input.files() else { return };
-        let files: Vec<web_sys::File> = (0..files.length())
-            .filter_map(|position| files.get(position))
-            .collect();
         input.set_value("");
         let graph_id = editor.graph_id();
         if crate::edit_token::authorization(&graph_id).is_none() {

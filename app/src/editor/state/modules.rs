@@ -97,21 +97,17 @@ impl EditorState {
         };
         let at = self.with_graph(|graph| {
             let selected: HashSet<String> = self.model.selected_ids().into_iter().collect();
-            let left = graph
+            // The copy goes 40 px right of and below the selection's corner.
+            let corner = graph
                 .modules
                 .iter()
                 .filter(|module| selected.contains(&module.id))
-                .map(|module| module.position.x)
-                .fold(f64::INFINITY, f64::min);
-            let top = graph
-                .modules
-                .iter()
-                .filter(|module| selected.contains(&module.id))
-                .map(|module| module.position.y)
-                .fold(f64::INFINITY, f64::min);
+                .fold((f64::INFINITY, f64::INFINITY), |(left, top), module| {
+                    (left.min(module.position.x), top.min(module.position.y))
+                });
             Position {
-                x: left + 40.0,
-                y: top + 40.0,
+                x: corner.0 + 40.0,
+                y: corner.1 + 40.0,
             }
         });
         self.paste(&text, at);
