@@ -301,3 +301,33 @@ test('the bench page builds the contract graph in the browser', async ({ page })
   expect(Math.round(fifth.x - pane.x)).toBe(220);
   expect(Math.round(fifth.y - pane.y)).toBe(140);
 });
+
+test('the palette finds kinds whatever the case, and a number field keeps only numbers in range', async ({ page }) => {
+  const errors = watchErrors(page);
+  const id = await newGraph(page);
+  const search = page.locator('#palette-search');
+  await search.fill('REVIEW');
+  await expect(page.locator('.palette-item').first()).toHaveAttribute('data-kind', 'step.agent_review_gate');
+  await search.fill('Jüdge');
+  await expect(page.locator('.palette-item')).toHaveCount(0);
+  await search.fill('JUDGE');
+  await expect(page.locator('.palette-item')).toHaveCount(1);
+  await expect(page.locator('.palette-item').first()).toHaveAttribute('data-kind', 'step.judge');
+  await search.fill('');
+
+  // The starter's agent task: its temperature is a number field (0 to 2).
+  await node(page, 'm2').locator('.module-header').click();
+  const temperature = panel(page).getByLabel('Temperature');
+  const savedTemperature = () => page.evaluate(async (graphId) => {
+    const document = await (await fetch(`/api/graphs/${graphId}`)).json();
+    return document.modules.find((module) => module.id === 'm2').config.agent_config.temperature ?? null;
+  }, id);
+  await temperature.fill('0.7');
+  await expect.poll(savedTemperature).toBe(0.7);
+  await temperature.fill('5');
+  await expect.poll(savedTemperature).toBe(2);
+  await temperature.fill('');
+  await expect.poll(savedTemperature).toBe(null);
+  await saved(page);
+  expect(errors).toEqual([]);
+});

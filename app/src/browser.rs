@@ -168,6 +168,19 @@ pub fn chosen_files(
     Some((input, files))
 }
 
+/// Text in lower case, as the browser lowers it (Unicode-aware): in the
+/// browser through JavaScript, which spares the bundle Rust's case tables.
+pub fn lowercase(text: &str) -> String {
+    #[cfg(feature = "hydrate")]
+    {
+        String::from(js_sys::JsString::from(text).to_lower_case())
+    }
+    #[cfg(not(feature = "hydrate"))]
+    {
+        text.to_lowercase()
+    }
+}
+
 /// The bytes of a chosen file.
 pub async fn read_bytes(file: &web_sys::File) -> Result<Vec<u8>, String> {
     let buffer = await_promise(file.array_buffer())

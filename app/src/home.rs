@@ -497,7 +497,7 @@ fn GraphLine(summary: GraphSummary, home: Home) -> impl IntoView {
                     href=format!("/g/{}/runs/{}", summary.id, run.id)
                     rel="external"
                 >
-                    {format!("Last run {}", status_words(run.status).to_lowercase())}
+                    {format!("Last run {}", status_words(run.status).to_ascii_lowercase())}
                 </a>
                 <span class="home-run-time">
                     " · " <time datetime=started_iso>{started}</time>

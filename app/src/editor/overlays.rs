@@ -183,11 +183,11 @@ fn Targets(module: String, port: String) -> impl IntoView {
                 <input type="search" placeholder="Filter inputs" aria-label="Filter inputs" autofocus=true prop:value=move || filter.get() on:input=move |event| filter.set(event_target_value(&event))/>
                 <ul>
                     {move || {
-                        let query = filter.get().to_lowercase();
+                        let query = crate::browser::lowercase(&filter.get());
                         stored.with_value(|candidates| {
                             candidates
                                 .iter()
-                                .filter(|(_, _, text)| text.to_lowercase().contains(&query))
+                                .filter(|(_, _, text)| crate::browser::lowercase(text).contains(&query))
                                 .map(|(target, input, text)| {
                                     let (target, input) = (target.clone(), input.clone());
                                     let connect = connect.clone();

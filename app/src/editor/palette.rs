@@ -6,6 +6,7 @@ use graph::ModuleKind;
 use leptos::prelude::*;
 
 use super::state::EditorState;
+use crate::browser;
 
 /// The drag-and-drop type of a palette entry.
 pub const KIND_MIME: &str = "application/x-patchbay-kind";
@@ -15,15 +16,15 @@ pub const KIND_MIME: &str = "application/x-patchbay-kind";
 /// then its wire name or description. Typing "review" must put Review gate
 /// first, not Coding (whose description mentions a review chain).
 fn rank(kind: ModuleKind, query: &str) -> Option<u8> {
-    let query = query.trim().to_lowercase();
-    let title = kind.title().to_lowercase();
+    let query = browser::lowercase(query.trim());
+    let title = browser::lowercase(kind.title());
     if query.is_empty() || title.starts_with(&query) {
         Some(0)
     } else if title.contains(&query) {
         Some(1)
     } else if kind.as_str().contains(&query) {
         Some(2)
-    } else if kind.description().to_lowercase().contains(&query) {
+    } else if browser::lowercase(kind.description()).contains(&query) {
         Some(3)
     } else {
         None

@@ -75,10 +75,15 @@ pub fn NumberField(
                 prop:value=move || value.get().map(|number| number.to_string()).unwrap_or_default()
                 disabled=move || disabled.get()
                 on:input=move |event| {
-                    let text = event_target_value(&event);
-                    let parsed = text.trim().parse::<f64>().ok().filter(|number| number.is_finite());
-                    if text.trim().is_empty() || parsed.is_some() {
-                        on_input.run(parsed.map(|number| number.clamp(min, max)));
+                    // The browser has read the number already: a number
+                    // field's value is empty unless it holds a valid one
+                    // (and Rust's float parser stays out of the bundle).
+                    let field = event_target::<web_sys::HtmlInputElement>(&event);
+                    let number = field.value_as_number();
+                    if field.value().trim().is_empty() {
+                        on_input.run(None);
+                    } else if number.is_finite() {
+                        on_input.run(Some(number.clamp(min, max)));
                     }
                 }
             />
