@@ -10,7 +10,7 @@ import { find, act, check } from './support.mjs';
 
 const { panel, node, port, runPanel, centre } = find;
 const { newGraph, wire, drag } = act;
-const { saved, findings } = check;
+const { saved, findings, findingCodes } = check;
 
 async function savedDocument(page, id) {
   await saved(page);
@@ -50,7 +50,8 @@ test('a cable follows its re-prompt when the list is renumbered or reordered, an
   await node(page, 'm4').locator('.module-header').click();
   await panel(page).getByRole('button', { name: 'Remove re-prompt 1' }).click();
   await expect(fromAaa).toHaveClass(/dangling/);
-  expect((await findings(page)).map((finding) => finding.code)).toContain('validation.dangling_cable');
+  // Validation runs 120 ms after an edit; the dangling class is drawn at once.
+  await expect.poll(() => findingCodes(page)).toContain('validation.dangling_cable');
   let document = await savedDocument(page, id);
   expect(document.cables.find((cable) => cable.id === 'c3').from.port).not.toBe('reprompt_1_out');
 
