@@ -350,6 +350,18 @@ pub async fn execute<R: Recorder>(
                     module_id: module_id.clone(),
                     activation,
                 });
+                // A failure nobody handles must not end as a completed run.
+                let unhandled = output.ports.iter().find_map(|(port, _)| {
+                    let outcome = graph::ports::failure_outcome(port)?;
+                    (!outgoing.contains_key(&(module, port.as_str()))).then(|| {
+                        format!(
+                            "\"{label}\" ended with {outcome} ({port}), and no cable leads on from that port"
+                        )
+                    })
+                });
+                if let Some(reason) = unhandled {
+                    failure.get_or_insert(reason);
+                }
                 for (port, value) in output.ports {
                     deliver(&mut slots, &outgoing, module, &port, value);
                 }

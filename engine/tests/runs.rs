@@ -976,6 +976,16 @@ async fn commands_are_refused_unless_enabled_and_route_pass_and_fail() {
         Some(PortValue::Bundle(bundle)) => assert!(bundle.as_text().contains("broken")),
         other => panic!("{other:?}"),
     }
+    // With nothing wired to fail_out, a failed check fails the run.
+    let mut unwired = command_graph("exit 3");
+    unwired.cables.retain(|cable| cable.id != "c3");
+    let (outcome, _) = run(&engine, unwired).await;
+    assert_eq!(outcome.status, RunStatus::Failed);
+    let error = outcome.error.unwrap();
+    assert!(
+        error.contains("\"check\" ended with a failed check (fail_out)"),
+        "{error}"
+    );
     let _ = std::fs::remove_dir_all(folder);
 }
 
@@ -1063,4 +1073,49 @@ fn roles_serialise_in_lowercase() {
         serde_json::to_value(Role::Assistant).unwrap(),
         json!("assistant")
     );
+}
+
+#[tokio::test]
+async fn a_failure_outcome_with_no_cable_fails_the_run_and_names_the_module_and_the_port() {
+    let unwired_revision = graph(
+        vec![
+            module("in", "step.input", json!({})),
+            module(
+                "gate",
+                "step.agent_review_gate",
+                json!({"instruction": "Review [sim:revise]", "agent_config": {"provider": "sim"}, "max_rounds": 3}),
+            ),
+            module("out", "step.output", json!({})),
+        ],
+        vec![
+            cable("c1", ("in", "data_out"), ("gate", "data_in")),
+            cable("c2", ("gate", "approved_out"), ("out", "data_in")),
+        ],
+    );
+    let (outcome, recorder) = run(&sim_engine(), unwired_revision).await;
+    assert_eq!(outcome.status, RunStatus::Failed);
+    let error = outcome.error.unwrap();
+    assert!(error.contains("\"gate\""), "{error}");
+    assert!(error.contains("revise_out"), "{error}");
+    assert!(error.contains("request for revision"), "{error}");
+    assert_eq!(
+        recorder.activation("gate", 1).unwrap().status,
+        wire::ActivationStatus::Completed
+    );
+    assert!(recorder.activation("out", 1).is_none());
+
+    // A success outcome with no cable only ends its branch.
+    let unwired_approval = graph(
+        vec![
+            module("in", "step.input", json!({})),
+            module(
+                "gate",
+                "step.agent_review_gate",
+                json!({"instruction": "Review", "agent_config": {"provider": "sim"}}),
+            ),
+        ],
+        vec![cable("c1", ("in", "data_out"), ("gate", "data_in"))],
+    );
+    let (outcome, _) = run(&sim_engine(), unwired_approval).await;
+    assert_eq!(outcome.status, RunStatus::Completed, "{:?}", outcome.error);
 }

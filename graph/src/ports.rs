@@ -122,6 +122,19 @@ pub fn reprompt_port_label(index: usize, re_prompt: &RePrompt) -> String {
     }
 }
 
+/// What a port reports when it is one of its module's failure outcomes (an
+/// error, a failed check, a request for revision). A failure that fires on
+/// a port no cable leaves fails the run, as Cloche's default "abort" does;
+/// a success outcome with no cable only ends its branch.
+pub fn failure_outcome(port_id: &str) -> Option<&'static str> {
+    match port_id {
+        "error_out" => Some("an error"),
+        "fail_out" => Some("a failed check"),
+        "revise_out" => Some("a request for revision"),
+        _ => None,
+    }
+}
+
 pub(crate) struct Spec {
     id: &'static str,
     port_type: PortType,
