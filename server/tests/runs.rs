@@ -500,3 +500,42 @@ async fn the_log_replays_after_a_restart_and_unfinished_runs_become_interrupted(
         assert!(closed, "an interrupted run's stream closes");
     }
 }
+
+#[tokio::test]
+async fn a_request_for_revision_with_no_cable_fails_the_run_and_says_where() {
+    for database in support::databases().await {
+        let (router, _) = app(&database, 0).await;
+        let document = json!({
+            "name": "Unwired revision",
+            "modules": [
+                {"id": "m1", "kind": "step.input", "label": "Topic", "position": {"x": 0, "y": 0}, "config": {}},
+                {"id": "m2", "kind": "step.agent_review_gate", "label": "Check", "position": {"x": 300, "y": 0},
+                 "config": {"instruction": "Review [sim:revise]", "agent_config": {"provider": "sim"}, "max_rounds": 3}},
+                {"id": "m3", "kind": "step.output", "label": "Approved", "position": {"x": 600, "y": 0}, "config": {}}
+            ],
+            "cables": [
+                {"id": "c1", "from": {"module": "m1", "port": "data_out"}, "to": {"module": "m2", "port": "data_in"}},
+                {"id": "c2", "from": {"module": "m2", "port": "approved_out"}, "to": {"module": "m3", "port": "data_in"}}
+            ]
+        });
+        let graph_id = create_graph(&router, document).await;
+        let run_id = start(&router, &graph_id, "a draft").await;
+        let run = wait_for(&router, &run_id, &["completed", "failed"]).await;
+        assert_eq!(run["status"], "failed", "{}: {run}", database.name);
+        let error = run["error"].as_str().unwrap();
+        assert!(
+            error.contains("\"Check\" ended with a request for revision (revise_out)"),
+            "{}: {error}",
+            database.name
+        );
+        assert_eq!(
+            run["modules"]["m2"]["activations"][0]["status"],
+            "completed"
+        );
+        assert!(
+            run["modules"]
+                .get("m3")
+                .is_none_or(|module| module["activations"].as_array().is_none_or(Vec::is_empty))
+        );
+    }
+}
