@@ -437,13 +437,19 @@ mod tests {
                 !ports.inputs.is_empty() || !ports.outputs.is_empty(),
                 "{kind} has no ports"
             );
+            // PRODUCT §2.2: any module can fail, and a failure is routed
+            // like any other result.
+            assert!(
+                ports.output("error_out").is_some(),
+                "{kind} has no error_out"
+            );
             for side in [&ports.inputs, &ports.outputs] {
                 let mut ids = HashSet::new();
                 assert!(side.iter().all(|port| ids.insert(&port.id)), "{kind}");
             }
 
             // Alone, a new module is wanting only the cables into its
-            // required inputs.
+            // required inputs and out of its failing decisions.
             let module = Module::new("m1", kind, Position::default());
             assert_eq!(module.label, kind.title());
             let mut graph = Graph::from_value(serde_json::json!({})).unwrap();
@@ -458,7 +464,16 @@ mod tests {
                 .map(|finding| finding.code)
                 .collect();
             let required = ports.inputs.iter().filter(|port| port.required).count();
-            assert_eq!(codes, vec![Code::RequiredInputMissing; required], "{kind}");
+            let decisions = ports
+                .outputs
+                .iter()
+                .filter(|port| {
+                    port.id != "error_out" && crate::ports::failure_outcome(&port.id).is_some()
+                })
+                .count();
+            let mut wanted = vec![Code::RequiredInputMissing; required];
+            wanted.extend(vec![Code::UnwiredFailure; decisions]);
+            assert_eq!(codes, wanted, "{kind}");
         }
     }
 }

@@ -72,10 +72,13 @@ pub enum Code {
     #[serde(rename = "validation.attachment_unsupported")]
     #[strum(serialize = "validation.attachment_unsupported")]
     AttachmentUnsupported,
+    #[serde(rename = "validation.unwired_failure")]
+    #[strum(serialize = "validation.unwired_failure")]
+    UnwiredFailure,
 }
 
 impl Code {
-    pub const ALL: [Code; 16] = [
+    pub const ALL: [Code; 17] = [
         Code::RepromptEmpty,
         Code::RepromptTooMany,
         Code::RepromptUnsupported,
@@ -92,6 +95,7 @@ impl Code {
         Code::TemplateUnresolved,
         Code::WorkspacePathNotAllowed,
         Code::AttachmentUnsupported,
+        Code::UnwiredFailure,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -100,7 +104,10 @@ impl Code {
 
     pub fn severity(self) -> Severity {
         match self {
-            Code::RepromptTooMany | Code::DanglingCable | Code::OrphanModule => Severity::Warning,
+            Code::RepromptTooMany
+            | Code::DanglingCable
+            | Code::OrphanModule
+            | Code::UnwiredFailure => Severity::Warning,
             _ => Severity::Error,
         }
     }
@@ -184,8 +191,44 @@ pub fn validate(graph: &Graph, context: &ValidationContext) -> Vec<Finding> {
         check_module(&mut findings, &topology, index, module, context);
     }
     check_cables(&mut findings, &topology);
+    check_unwired_failures(&mut findings, &topology);
     check_shape(&mut findings, &topology);
     findings.0
+}
+
+/// A decision that fails (a failed check, a request for revision) on a port
+/// no cable leaves fails the run when it is made: said before the run, as
+/// Cloche says "all results must be wired". Errors are left out on purpose:
+/// every module that calls a model or a process can have one, and failing
+/// the run naming the module is what an unwired error should do, so a
+/// warning on every such module would only teach people to ignore warnings.
+fn check_unwired_failures(findings: &mut Findings, topology: &Topology<'_>) {
+    for (index, module) in topology.graph.modules.iter().enumerate() {
+        for port in &topology.ports[index].outputs {
+            let Some(outcome) = crate::ports::failure_outcome(&port.id) else {
+                continue;
+            };
+            let wired = topology
+                .live
+                .iter()
+                .any(|(cable, from, _)| *from == index && cable.from.port == port.id);
+            if port.id == "error_out" || wired {
+                continue;
+            }
+            findings.module(
+                Code::UnwiredFailure,
+                index,
+                module,
+                None,
+                format!(
+                    "\"{}\" can end with {outcome} ({}), and no cable leads on from that port: the run would fail there. Wire {} to the module that should handle it",
+                    module.display_label(),
+                    port.id,
+                    port.label
+                ),
+            );
+        }
+    }
 }
 
 /// One module's findings as they are found. A kind's own checks

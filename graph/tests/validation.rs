@@ -280,6 +280,62 @@ fn review_loop(fed: bool) -> Graph {
 }
 
 #[test]
+fn unwired_failure() {
+    // A review gate whose request for revision leads nowhere.
+    let gate = load(
+        vec![
+            module("in", "step.input", json!({})),
+            module("a", "step.agent_task", json!({})),
+            module("g", "step.agent_review_gate", json!({})),
+            module("out", "step.output", json!({})),
+        ],
+        vec![
+            cable("c1", ("in", "data_out"), ("a", "data_in")),
+            cable("c2", ("a", "data_out"), ("g", "data_in")),
+            cable("c3", ("g", "approved_out"), ("out", "data_in")),
+        ],
+    );
+    let findings = validate(&gate, &ValidationContext::default());
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert_eq!(findings[0].code, Code::UnwiredFailure);
+    assert_eq!(findings[0].severity, Severity::Warning);
+    assert_eq!(findings[0].module_id.as_deref(), Some("g"));
+    assert!(
+        findings[0]
+            .message
+            .contains("a request for revision (revise_out)"),
+        "{}",
+        findings[0].message
+    );
+    // Wired back, it is handled.
+    assert_eq!(codes(&review_loop(true)), []);
+
+    // A command's failed check, and the fix: a cable from Fail.
+    let command = |fail_wired: bool| {
+        let mut cables = vec![
+            cable("c1", ("in", "data_out"), ("t", "data_in")),
+            cable("c2", ("t", "pass_out"), ("out", "data_in")),
+        ];
+        if fail_wired {
+            cables.push(cable("c3", ("t", "fail_out"), ("out", "data_in")));
+        }
+        load(
+            vec![
+                module("in", "step.input", json!({})),
+                module("t", "step.command", json!({"command": "cargo test"})),
+                module("out", "step.output", json!({})),
+            ],
+            cables,
+        )
+    };
+    assert_eq!(codes(&command(false)), [Code::UnwiredFailure]);
+    assert_eq!(codes(&command(true)), []);
+    // An unwired error is not warned about: any module can have one, and
+    // the run failing with its name is the default a person expects.
+    assert_eq!(codes(&chain(json!({"instruction": "Write"}))), []);
+}
+
+#[test]
 fn orphan_module() {
     let findings = validate(&review_loop(false), &ValidationContext::default());
     let orphans: Vec<&str> = findings
@@ -316,7 +372,8 @@ fn no_entry() {
         ],
         vec![cable("c1", ("a", "data_out"), ("g", "data_in"))],
     );
-    assert_eq!(codes(&good), []);
+    // It can start; the revision that now leads nowhere is a finding of its own.
+    assert_eq!(codes(&good), [Code::UnwiredFailure]);
     assert_eq!(codes(&load(vec![], vec![])), [Code::NoEntry]);
 }
 

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use crate::Extra;
 use crate::kinds::{KindConfig, KindDefinition, standard_fields};
 use crate::ports::{
-    DATA_IN, ModulePorts, PortAccent, SIGNAL_IN, SIGNAL_OUT, bundle, input, output,
+    DATA_IN, ERROR_OUT, ModulePorts, PortAccent, SIGNAL_IN, SIGNAL_OUT, bundle, input, output,
 };
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -55,6 +55,7 @@ impl KindConfig for CommandConfig {
                     PortAccent::Red,
                 )),
                 output(SIGNAL_OUT),
+                output(ERROR_OUT),
             ],
         }
     }

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Extra;
 use crate::kinds::{KindConfig, KindDefinition, standard_fields};
-use crate::ports::{ModulePorts, PortAccent, SIGNAL_OUT, bundle, output};
+use crate::ports::{ERROR_OUT, ModulePorts, PortAccent, SIGNAL_OUT, bundle, output};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -39,6 +39,7 @@ impl KindConfig for InputConfig {
                     PortAccent::Accent,
                 )),
                 output(SIGNAL_OUT),
+                output(ERROR_OUT),
             ],
         }
     }

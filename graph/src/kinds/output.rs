@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Extra;
 use crate::kinds::{KindConfig, KindDefinition, standard_fields};
-use crate::ports::{ModulePorts, PortAccent, bundle, input};
+use crate::ports::{ERROR_OUT, ModulePorts, PortAccent, bundle, input, output};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -35,7 +35,7 @@ impl KindConfig for OutputConfig {
                 true,
                 true,
             )],
-            outputs: Vec::new(),
+            outputs: vec![output(ERROR_OUT)],
         }
     }
 }
