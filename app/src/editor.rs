@@ -29,7 +29,7 @@ use crate::edit_token;
 use crate::run::run_in_address;
 use overlays::Overlays;
 use palette::{KIND_MIME, Palette};
-use panel::DetailPanel;
+use panel::{CablePanel, DetailPanel};
 use run_panel::RunPanel;
 use save::SaveStatus;
 use state::{EditorMode, EditorState, Overlay};
@@ -62,11 +62,16 @@ fn watch_validation(editor: EditorState) {
                     crate::canvas::model::set_if_changed(node.flagged, errors.contains(&*node.id));
                 }
             });
+            let orders = editor.with_graph(graph::routing::cable_orders);
             editor.model.edges.with_untracked(|edges| {
                 for edge in edges {
                     crate::canvas::model::set_if_changed(
                         edge.flagged,
                         bad_cables.contains(&*edge.id),
+                    );
+                    crate::canvas::model::set_if_changed(
+                        edge.order,
+                        orders.get(&*edge.id).cloned(),
                     );
                 }
             });
@@ -444,6 +449,7 @@ pub fn Editor(
                     <RunPanel/>
                 </div>
                 <DetailPanel/>
+                <CablePanel/>
             </div>
             <Overlays/>
         </div>

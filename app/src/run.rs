@@ -14,7 +14,7 @@ use graph::Graph;
 use leptos::prelude::*;
 use wire::{ActivationStatus, EventRecord, RunEvent, RunRecord, RunStatus};
 
-use crate::canvas::model::{CanvasModel, ModuleRun, ModuleRunState, set_if_changed};
+use crate::canvas::model::{CableRoute, CanvasModel, ModuleRun, ModuleRunState, set_if_changed};
 
 /// The run the canvas shows.
 #[derive(Clone, Copy)]
@@ -259,7 +259,19 @@ impl RunView {
             });
         });
         match event {
-            RunEvent::RunStarted { .. } => self.status.set(Some(RunStatus::Running)),
+            RunEvent::RunStarted { .. } => {
+                self.status.set(Some(RunStatus::Running));
+                clear_routes(model);
+            }
+            RunEvent::CableTaken {
+                module_id,
+                port,
+                cable_id,
+                ..
+            } => show_route(model, module_id, port, Some(cable_id)),
+            RunEvent::CableNoneTaken {
+                module_id, port, ..
+            } => show_route(model, module_id, port, None),
             RunEvent::ModuleActivated { module_id, .. } => {
                 self.streams
                     .update(|streams| streams.retain(|(id, _), _| id != module_id));
@@ -361,6 +373,15 @@ fn clear_states(model: CanvasModel) {
             set_if_changed(node.run, None);
         }
     });
+    clear_routes(model);
+}
+
+fn clear_routes(model: CanvasModel) {
+    model.edges.with_untracked(|edges| {
+        for edge in edges {
+            set_if_changed(edge.route, CableRoute::Open);
+        }
+    });
 }
 
 /// Each module's final state from a run record.
@@ -387,6 +408,14 @@ pub fn apply_record(model: CanvasModel, record: &RunRecord) {
             set_if_changed(node.run, state);
         }
     });
+    clear_routes(model);
+    for module in &record.graph.modules {
+        if let Some(activation) = record.last(&module.id) {
+            for route in &activation.routes {
+                show_route(model, &module.id, &route.port, route.cable_id.as_deref());
+            }
+        }
+    }
 }
 
 /// Keeps the run in the address (`?run=…`), so a reload follows it again.
@@ -416,4 +445,24 @@ pub fn run_in_address() -> Option<String> {
         .find_map(|pair| pair.strip_prefix("run="))
         .filter(|id| id.starts_with("r_"))
         .map(str::to_owned)
+}
+
+/// Lights the cable a port's value took (`None`: none took it) and dims the
+/// port's other cables.
+fn show_route(model: CanvasModel, module_id: &str, port: &str, taken: Option<&str>) {
+    model.edges.with_untracked(|edges| {
+        for edge in edges {
+            let from_port = edge
+                .from
+                .with_untracked(|(module, from)| module == module_id && from == port);
+            if from_port {
+                let route = if taken == Some(&*edge.id) {
+                    CableRoute::Taken
+                } else {
+                    CableRoute::Passed
+                };
+                set_if_changed(edge.route, route);
+            }
+        }
+    });
 }

@@ -11,6 +11,7 @@ pub mod prompt;
 pub mod provider;
 pub mod recorder;
 pub mod render;
+pub mod routing;
 pub mod sandbox;
 pub mod scheduler;
 pub mod session;

@@ -26,9 +26,10 @@ use crate::activation::{
 use crate::bundle::{ContextBundle, PortValue};
 use crate::recorder::Recorder;
 use crate::render::RunState;
+use crate::routing;
 use crate::session::SessionStore;
 use crate::{Engine, RunInput, now_millis};
-use wire::activation::{ActivationRecord, ActivationStatus};
+use wire::activation::{ActivationRecord, ActivationStatus, Route};
 use wire::event::{EventRecord, RunEvent, RunStatus};
 
 /// The error a run fails with when it makes more activations than allowed.
@@ -350,20 +351,35 @@ pub async fn execute<R: Recorder>(
                     module_id: module_id.clone(),
                     activation,
                 });
-                // A failure nobody handles must not end as a completed run.
-                let unhandled = output.ports.iter().find_map(|(port, _)| {
-                    let outcome = graph::ports::failure_outcome(port)?;
-                    (!outgoing.contains_key(&(module, port.as_str()))).then(|| {
-                        format!(
-                            "\"{label}\" ended with {outcome} ({port}), and no cable leads on from that port"
-                        )
-                    })
-                });
-                if let Some(reason) = unhandled {
-                    failure.get_or_insert(reason);
-                }
                 for (port, value) in output.ports {
-                    deliver(&mut slots, &outgoing, module, &port, value);
+                    let delivered = deliver(
+                        Delivery {
+                            slots: &mut slots,
+                            outgoing: &outgoing,
+                            live: &topology.live,
+                            module,
+                            port: &port,
+                        },
+                        value,
+                        |value| routing::context(value, &record, &run_input.text, &state),
+                    );
+                    if let Some(route) = delivered.route {
+                        emit(route_event(&module_id, activation, &route));
+                        record.routes.push(route);
+                    }
+                    // A failure nobody handles must not end as a completed run.
+                    if let Some(outcome) = graph::ports::failure_outcome(&port)
+                        && !delivered.carried
+                    {
+                        let why = if outgoing.contains_key(&(module, port.as_str())) {
+                            "none of the conditions on its cables held"
+                        } else {
+                            "no cable leads on from that port"
+                        };
+                        failure.get_or_insert(format!(
+                            "\"{label}\" ended with {outcome} ({port}), and {why}"
+                        ));
+                    }
                 }
             }
             Some(Err(error)) => {
@@ -375,21 +391,28 @@ pub async fn execute<R: Recorder>(
                     activation,
                     error: error.0.clone(),
                 });
-                if outgoing.contains_key(&(module, "error_out")) {
-                    let mut bundle = ContextBundle::text(&module_id, error.0.clone());
-                    bundle
-                        .meta
-                        .insert("error".to_owned(), serde_json::Value::Bool(true));
-                    record
-                        .outputs
-                        .insert("error_out".to_owned(), PortValue::Bundle(bundle.clone()));
-                    deliver(
-                        &mut slots,
-                        &outgoing,
+                let mut bundle = ContextBundle::text(&module_id, error.0.clone());
+                bundle
+                    .meta
+                    .insert("error".to_owned(), serde_json::Value::Bool(true));
+                let value = PortValue::Bundle(bundle);
+                let delivered = deliver(
+                    Delivery {
+                        slots: &mut slots,
+                        outgoing: &outgoing,
+                        live: &topology.live,
                         module,
-                        "error_out",
-                        PortValue::Bundle(bundle),
-                    );
+                        port: "error_out",
+                    },
+                    value.clone(),
+                    |value| routing::context(value, &record, &run_input.text, &state),
+                );
+                if let Some(route) = delivered.route {
+                    emit(route_event(&module_id, activation, &route));
+                    record.routes.push(route);
+                }
+                if delivered.carried {
+                    record.outputs.insert("error_out".to_owned(), value);
                 } else {
                     failure = Some(error.0);
                 }
@@ -476,18 +499,76 @@ pub async fn execute<R: Recorder>(
     }
 }
 
-fn deliver(
-    slots: &mut [Slot],
-    outgoing: &HashMap<(usize, &str), Vec<usize>>,
+/// Where a value leaves from, and what it can reach.
+struct Delivery<'a, 'b> {
+    slots: &'a mut [Slot],
+    outgoing: &'a HashMap<(usize, &'b str), Vec<usize>>,
+    live: &'a [(&'b graph::Cable, usize, usize)],
     module: usize,
-    port: &str,
+    port: &'a str,
+}
+
+struct Delivered {
+    /// Some cable took the value.
+    carried: bool,
+    /// The way it went, when the port's cables have conditions.
+    route: Option<Route>,
+}
+
+/// Puts `value` on the cables from the port that take it (all of them, or
+/// the one the conditions choose; `context` is built only then).
+fn deliver(
+    delivery: Delivery<'_, '_>,
     value: PortValue,
-) {
-    if let Some(cables) = outgoing.get(&(module, port)) {
-        for &index in cables {
-            slots[index].value = Some(value.clone());
-            slots[index].fresh = true;
+    context: impl FnOnce(&PortValue) -> serde_json::Value,
+) -> Delivered {
+    let Some(cables) = delivery.outgoing.get(&(delivery.module, delivery.port)) else {
+        return Delivered {
+            carried: false,
+            route: None,
+        };
+    };
+    let exits: Vec<routing::Exit<'_>> = cables
+        .iter()
+        .map(|&index| routing::Exit {
+            cable_id: &delivery.live[index].0.id,
+            condition: delivery.live[index].0.condition(),
+        })
+        .collect();
+    let choice = if exits.iter().any(|exit| exit.condition.is_some()) {
+        routing::choose(delivery.port, &exits, &context(&value))
+    } else {
+        routing::Choice {
+            taken: (0..cables.len()).collect(),
+            route: None,
         }
+    };
+    for &position in &choice.taken {
+        let slot = &mut delivery.slots[cables[position]];
+        slot.value = Some(value.clone());
+        slot.fresh = true;
+    }
+    Delivered {
+        carried: !choice.taken.is_empty(),
+        route: choice.route,
+    }
+}
+
+/// The event that says which way a port with conditions went.
+fn route_event(module_id: &str, activation: u32, route: &Route) -> RunEvent {
+    match &route.cable_id {
+        Some(cable_id) => RunEvent::CableTaken {
+            module_id: module_id.to_owned(),
+            activation,
+            port: route.port.clone(),
+            cable_id: cable_id.clone(),
+        },
+        None => RunEvent::CableNoneTaken {
+            module_id: module_id.to_owned(),
+            activation,
+            port: route.port.clone(),
+            reason: route.reason.clone(),
+        },
     }
 }
 

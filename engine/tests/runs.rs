@@ -3,6 +3,8 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+mod support;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -10,56 +12,17 @@ use std::time::Duration;
 use engine::bundle::PortValue;
 use engine::provider::sim::SimProvider;
 use engine::provider::{
-    ChatRequest, ChatResponse, DeltaSink, Provider, ProviderFuture, ProviderInfo, ProviderRegistry,
-    Role, Usage,
+    ChatRequest, ChatResponse, DeltaSink, Provider, ProviderFuture, ProviderInfo, Role, Usage,
 };
 use engine::recorder::MemoryRecorder;
-use engine::{Engine, EngineSettings, RunInput, RunOutcome, RunSpec, execute};
+use engine::{EngineSettings, RunInput, RunSpec, execute};
 use graph::Graph;
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
+
+use support::{cable, engine_with, graph, module, registry_with, run, sim_engine};
 use wire::activation::{ActivationStatus, TranscriptRole};
 use wire::event::{RunEvent, RunStatus};
-
-fn registry_with(id: &str, provider: Arc<dyn Provider>) -> ProviderRegistry {
-    let mut registry = ProviderRegistry::new();
-    registry.add(
-        ProviderInfo {
-            id: id.to_owned(),
-            label: id.to_owned(),
-            models: vec!["sim-1".to_owned()],
-            simulated: true,
-        },
-        provider,
-    );
-    registry
-}
-
-fn engine_with(registry: ProviderRegistry, settings: EngineSettings) -> Engine {
-    Engine {
-        providers: Arc::new(registry),
-        settings: Arc::new(settings),
-    }
-}
-
-fn sim_engine() -> Engine {
-    engine_with(
-        registry_with("sim", Arc::new(SimProvider::default())),
-        EngineSettings::default(),
-    )
-}
-
-fn module(id: &str, kind: &str, config: Value) -> Value {
-    json!({"id": id, "kind": kind, "label": id, "position": {"x": 0, "y": 0}, "config": config})
-}
-
-fn cable(id: &str, from: (&str, &str), to: (&str, &str)) -> Value {
-    json!({"id": id, "from": {"module": from.0, "port": from.1}, "to": {"module": to.0, "port": to.1}})
-}
-
-fn graph(modules: Vec<Value>, cables: Vec<Value>) -> Graph {
-    Graph::from_value(json!({"modules": modules, "cables": cables})).unwrap()
-}
 
 fn task(re_prompts: Value) -> Value {
     json!({"instruction": "Write about tides", "agent_config": {"provider": "sim", "model": "sim-1"}, "re_prompts": re_prompts})
@@ -78,25 +41,6 @@ fn chain_graph(config: Value) -> Graph {
             cable("c2", ("task", "data_out"), ("out", "data_in")),
         ],
     )
-}
-
-async fn run(engine: &Engine, graph: Graph) -> (RunOutcome, Arc<MemoryRecorder>) {
-    let recorder = Arc::new(MemoryRecorder::default());
-    let outcome = execute(
-        engine,
-        RunSpec {
-            run_id: "r_test".to_owned(),
-            graph,
-            input: RunInput {
-                text: "the moon".to_owned(),
-                files: Vec::new(),
-            },
-        },
-        Arc::clone(&recorder),
-        CancellationToken::new(),
-    )
-    .await;
-    (outcome, recorder)
 }
 
 fn merged(recorder: &MemoryRecorder, module: &str) -> Value {

@@ -80,8 +80,33 @@ pub struct Cable {
     pub id: String,
     pub from: Endpoint,
     pub to: Endpoint,
+    /// When it carries its port's value ([`crate::condition`]); the cables
+    /// of one port are tried in document order, and one without a condition
+    /// is the catch-all. `None` (the usual case) carries every value.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub condition: Option<String>,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+impl Cable {
+    pub fn new(id: impl Into<String>, from: Endpoint, to: Endpoint) -> Cable {
+        Cable {
+            id: id.into(),
+            from,
+            to,
+            condition: None,
+            extra: Extra::new(),
+        }
+    }
+
+    /// The condition, when it has one that is not blank.
+    pub fn condition(&self) -> Option<&str> {
+        self.condition
+            .as_deref()
+            .map(str::trim)
+            .filter(|condition| !condition.is_empty())
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]

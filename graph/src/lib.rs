@@ -1,10 +1,11 @@
 //! The Patchbay graph model, shared by the browser (compiled to WebAssembly)
 //! and the server: the document, the module kinds (one file each under
 //! `kinds/`) and their configs, the ports each config gives, validation,
-//! the DOC23 R3.1 migration and the size limits.
+//! conditions on cables, the DOC23 R3.1 migration and the size limits.
 //! It depends on serde (and strum for its name tables), never on UI, HTTP
 //! or database crates.
 
+pub mod condition;
 pub mod config;
 pub mod document;
 pub mod kinds;
@@ -14,6 +15,7 @@ pub mod order;
 pub mod port_moves;
 pub mod ports;
 pub mod reprompt;
+pub mod routing;
 pub mod starter;
 pub mod template;
 pub mod topology;

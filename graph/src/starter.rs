@@ -35,12 +35,7 @@ fn module(id: &str, label: &str, x: f64, y: f64, config: ModuleConfig) -> Module
 }
 
 fn cable(id: &str, from: (&str, &str), to: (&str, &str)) -> Cable {
-    Cable {
-        id: id.to_owned(),
-        from: Endpoint::new(from.0, from.1),
-        to: Endpoint::new(to.0, to.1),
-        extra: Extra::new(),
-    }
+    Cable::new(id, Endpoint::new(from.0, from.1), Endpoint::new(to.0, to.1))
 }
 
 fn topic(default_text: &str) -> ModuleConfig {

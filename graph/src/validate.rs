@@ -75,10 +75,19 @@ pub enum Code {
     #[serde(rename = "validation.unwired_failure")]
     #[strum(serialize = "validation.unwired_failure")]
     UnwiredFailure,
+    #[serde(rename = "validation.condition_invalid")]
+    #[strum(serialize = "validation.condition_invalid")]
+    ConditionInvalid,
+    #[serde(rename = "validation.condition_no_catch_all")]
+    #[strum(serialize = "validation.condition_no_catch_all")]
+    ConditionNoCatchAll,
+    #[serde(rename = "validation.condition_unreachable")]
+    #[strum(serialize = "validation.condition_unreachable")]
+    ConditionUnreachable,
 }
 
 impl Code {
-    pub const ALL: [Code; 17] = [
+    pub const ALL: [Code; 20] = [
         Code::RepromptEmpty,
         Code::RepromptTooMany,
         Code::RepromptUnsupported,
@@ -96,6 +105,9 @@ impl Code {
         Code::WorkspacePathNotAllowed,
         Code::AttachmentUnsupported,
         Code::UnwiredFailure,
+        Code::ConditionInvalid,
+        Code::ConditionNoCatchAll,
+        Code::ConditionUnreachable,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -107,7 +119,9 @@ impl Code {
             Code::RepromptTooMany
             | Code::DanglingCable
             | Code::OrphanModule
-            | Code::UnwiredFailure => Severity::Warning,
+            | Code::UnwiredFailure
+            | Code::ConditionNoCatchAll
+            | Code::ConditionUnreachable => Severity::Warning,
             _ => Severity::Error,
         }
     }
@@ -171,12 +185,16 @@ impl Findings {
     }
 
     fn cable(&mut self, code: Code, index: usize, cable_id: &str, message: String) {
+        self.cable_at(code, format!("cables[{index}]"), cable_id, message);
+    }
+
+    fn cable_at(&mut self, code: Code, path: String, cable_id: &str, message: String) {
         self.0.push(Finding {
             code,
             severity: code.severity(),
             module_id: None,
             cable_id: Some(cable_id.to_owned()),
-            path: Some(format!("cables[{index}]")),
+            path: Some(path),
             message,
         });
     }
@@ -192,8 +210,76 @@ pub fn validate(graph: &Graph, context: &ValidationContext) -> Vec<Finding> {
     }
     check_cables(&mut findings, &topology);
     check_unwired_failures(&mut findings, &topology);
+    check_conditions(&mut findings, &topology);
     check_shape(&mut findings, &topology);
     findings.0
+}
+
+/// Conditions parse, and each port whose cables have conditions can always
+/// send its value somewhere: a catch-all (a cable without a condition) is
+/// there, and last, since the cables are tried in order and the first that
+/// holds wins.
+fn check_conditions(findings: &mut Findings, topology: &Topology<'_>) {
+    let graph = topology.graph;
+    let mut ports: Vec<(&str, &str)> = Vec::new();
+    for (index, cable) in graph.cables.iter().enumerate() {
+        let Some(text) = cable.condition() else {
+            continue;
+        };
+        if let Err(error) = crate::condition::Condition::parse(text) {
+            findings.cable_at(
+                Code::ConditionInvalid,
+                format!("cables[{index}].condition"),
+                &cable.id,
+                format!("The condition “{text}” does not read: {error}"),
+            );
+        }
+        let port = (cable.from.module.as_str(), cable.from.port.as_str());
+        if !ports.contains(&port) {
+            ports.push(port);
+        }
+    }
+    for (module_id, port_id) in ports {
+        let cables: Vec<(usize, &crate::Cable)> = graph
+            .cables
+            .iter()
+            .enumerate()
+            .filter(|(_, cable)| cable.from.module == module_id && cable.from.port == port_id)
+            .collect();
+        let source = topology
+            .module_index(module_id)
+            .map_or(module_id, |index| graph.modules[index].display_label());
+        let port = format!("“{source}” · {port_id}");
+        match cables
+            .iter()
+            .position(|(_, cable)| cable.condition().is_none())
+        {
+            None => {
+                let (index, last) = cables[cables.len() - 1];
+                findings.cable(
+                    Code::ConditionNoCatchAll,
+                    index,
+                    &last.id,
+                    format!(
+                        "Every cable from {port} has a condition: when none holds, nothing leaves that port and the branch ends. Add a cable without a condition to catch the rest"
+                    ),
+                );
+            }
+            Some(catch_all) => {
+                for &(index, cable) in &cables[catch_all + 1..] {
+                    findings.cable(
+                        Code::ConditionUnreachable,
+                        index,
+                        &cable.id,
+                        format!(
+                            "This cable from {port} comes after the one without a condition (number {}), which always carries the value, so it never will; move it up",
+                            catch_all + 1
+                        ),
+                    );
+                }
+            }
+        }
+    }
 }
 
 /// A decision that fails (a failed check, a request for revision) on a port

@@ -116,12 +116,11 @@ mod tests {
     #[test]
     fn a_single_cable_input_replaces_its_cable() {
         let mut graph = starter_graph();
-        graph.cables.push(Cable {
-            id: "c9".to_owned(),
-            from: Endpoint::new("m1", "signal_out"),
-            to: Endpoint::new("m2", "signal_in"),
-            extra: Default::default(),
-        });
+        graph.cables.push(Cable::new(
+            "c9",
+            Endpoint::new("m1", "signal_out"),
+            Endpoint::new("m2", "signal_in"),
+        ));
         assert_eq!(
             check_connection(
                 &graph,

@@ -335,6 +335,88 @@ fn unwired_failure() {
     assert_eq!(codes(&chain(json!({"instruction": "Write"}))), []);
 }
 
+/// input → classifier → three outputs, the cables from the classifier's
+/// `data_out` carrying `conditions` in order (`None` = no condition).
+fn branches(conditions: &[Option<&str>]) -> Graph {
+    let mut modules = vec![
+        module("in", "step.input", json!({})),
+        module("classify", "step.agent_task", json!({})),
+    ];
+    let mut cables = vec![cable("c0", ("in", "data_out"), ("classify", "data_in"))];
+    for (position, condition) in conditions.iter().enumerate() {
+        let target = format!("out{position}");
+        modules.push(module(&target, "step.output", json!({})));
+        let mut branch = cable(
+            &format!("c{}", position + 1),
+            ("classify", "data_out"),
+            (&target, "data_in"),
+        );
+        if let Some(condition) = condition {
+            branch["condition"] = json!(condition);
+        }
+        cables.push(branch);
+    }
+    load(modules, cables)
+}
+
+const SALES: Option<&str> = Some("get('$.output.intent') == 'sales'");
+const SUPPORT: Option<&str> = Some("get('$.output.intent') == 'support'");
+
+#[test]
+fn condition_invalid() {
+    let bad = branches(&[Some("get('$.output.intent') = 'sales'"), SUPPORT, None]);
+    let findings = validate(&bad, &ValidationContext::default());
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert_eq!(findings[0].code, Code::ConditionInvalid);
+    assert_eq!(findings[0].severity, Severity::Error);
+    assert_eq!(findings[0].cable_id.as_deref(), Some("c1"));
+    assert_eq!(findings[0].path.as_deref(), Some("cables[1].condition"));
+    assert!(
+        findings[0].message.contains("`==`") && findings[0].message.contains("character 24"),
+        "{}",
+        findings[0].message
+    );
+    assert_eq!(codes(&branches(&[SALES, SUPPORT, None])), []);
+    // A blank condition is no condition.
+    assert_eq!(
+        codes(&branches(&[SALES, Some("  "), None])),
+        [Code::ConditionUnreachable]
+    );
+}
+
+#[test]
+fn condition_no_catch_all() {
+    let findings = validate(&branches(&[SALES, SUPPORT]), &ValidationContext::default());
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert_eq!(findings[0].code, Code::ConditionNoCatchAll);
+    assert_eq!(findings[0].severity, Severity::Warning);
+    assert_eq!(findings[0].cable_id.as_deref(), Some("c2"));
+    assert!(
+        findings[0].message.contains("“classify” · data_out"),
+        "{}",
+        findings[0].message
+    );
+    assert_eq!(codes(&branches(&[SALES, SUPPORT, None])), []);
+    // Cables with no condition at all fan out, as ever.
+    assert_eq!(codes(&branches(&[None, None, None])), []);
+}
+
+#[test]
+fn condition_unreachable() {
+    let findings = validate(
+        &branches(&[SALES, None, SUPPORT]),
+        &ValidationContext::default(),
+    );
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert_eq!(findings[0].code, Code::ConditionUnreachable);
+    assert_eq!(findings[0].cable_id.as_deref(), Some("c3"));
+    assert!(
+        findings[0].message.contains("number 2"),
+        "{}",
+        findings[0].message
+    );
+}
+
 #[test]
 fn orphan_module() {
     let findings = validate(&review_loop(false), &ValidationContext::default());

@@ -114,12 +114,11 @@ pub fn chain_graph(length: usize, re_prompts: usize) -> Graph {
             }),
             extra: extra(),
         });
-        cables.push(Cable {
-            id: format!("c{index}"),
-            from: Endpoint::new(format!("m{}", index - 1), "data_out"),
-            to: Endpoint::new(format!("m{index}"), "data_in"),
-            extra: extra(),
-        });
+        cables.push(Cable::new(
+            format!("c{index}"),
+            Endpoint::new(format!("m{}", index - 1), "data_out"),
+            Endpoint::new(format!("m{index}"), "data_in"),
+        ));
     }
     Graph {
         name: "Benchmark chain".to_owned(),

@@ -56,6 +56,20 @@ pub struct ActivationRecord {
     /// The session as sent: system prompt, each user turn, each reply.
     pub transcript: Vec<TranscriptEntry>,
     pub error: Option<String>,
+    /// Which way each port with conditions on its cables went.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub routes: Vec<Route>,
+}
+
+/// The way a port's value went when its cables have conditions.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Route {
+    pub port: String,
+    /// The cable it took; `None` when no condition held and there was no
+    /// catch-all, so the branch ended there.
+    pub cable_id: Option<String>,
+    /// Why: which condition held, the catch-all, or what each one gave.
+    pub reason: String,
 }
 
 impl TranscriptRole {
@@ -78,6 +92,7 @@ impl ActivationRecord {
             receipt: None,
             transcript: Vec::new(),
             error: None,
+            routes: Vec::new(),
         }
     }
 

@@ -95,6 +95,26 @@ pub enum RunEvent {
         round: u32,
         files_changed: u32,
     },
+    /// The cable a port's value took, of cables with conditions: the first
+    /// whose condition held, or the one without a condition.
+    #[serde(rename = "cable.taken")]
+    #[strum(serialize = "cable.taken")]
+    CableTaken {
+        module_id: String,
+        activation: u32,
+        port: String,
+        cable_id: String,
+    },
+    /// No condition on a port's cables held and none has no condition, so
+    /// the value left by no cable and that branch ended.
+    #[serde(rename = "cable.none_taken")]
+    #[strum(serialize = "cable.none_taken")]
+    CableNoneTaken {
+        module_id: String,
+        activation: u32,
+        port: String,
+        reason: String,
+    },
 }
 
 impl RunEvent {
@@ -140,7 +160,9 @@ impl RunEvent {
             | RunEvent::CodingRepromptDispatched { module_id, .. }
             | RunEvent::CodingRepromptResponse { module_id, .. }
             | RunEvent::CodingAgentStarted { module_id, .. }
-            | RunEvent::CodingAgentFinished { module_id, .. } => Some(module_id),
+            | RunEvent::CodingAgentFinished { module_id, .. }
+            | RunEvent::CableTaken { module_id, .. }
+            | RunEvent::CableNoneTaken { module_id, .. } => Some(module_id),
         }
     }
 
@@ -225,6 +247,18 @@ impl RunEvent {
                 agent_role: agent_role(),
                 round: 2,
                 files_changed: 3,
+            },
+            RunEvent::CableTaken {
+                module_id: module_id(),
+                activation: 1,
+                port: "data_out".to_owned(),
+                cable_id: "c4".to_owned(),
+            },
+            RunEvent::CableNoneTaken {
+                module_id: module_id(),
+                activation: 1,
+                port: "data_out".to_owned(),
+                reason: "no condition held".to_owned(),
             },
         ]
     }

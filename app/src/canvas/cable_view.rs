@@ -1,15 +1,25 @@
 //! How a cable is drawn: an SVG curve between its ports' anchors, marked
-//! when one of its ports is gone; and the curve of a cable being drawn, from
-//! its output to the pointer.
+//! when one of its ports is gone, with its number and condition when its
+//! port's cables have conditions, lit or dimmed by the way a run went; and
+//! the curve of a cable being drawn, from its output to the pointer.
 
 use graph::Position;
 use leptos::prelude::*;
 
 use super::geometry::{cable_path, header_anchor, input_anchor, output_anchor};
-use super::model::{CanvasModel, EdgeHandle};
+use super::model::{CableRoute, CanvasModel, EdgeHandle};
 
-/// Where a cable runs, in graph units, and whether one of its ports is gone.
-fn cable_geometry(model: &CanvasModel, edge: &EdgeHandle) -> Option<(String, bool)> {
+/// Where a cable runs, in graph units.
+#[derive(Clone, Debug, PartialEq)]
+struct CableGeometry {
+    path: String,
+    /// One of its ports is gone.
+    dangling: bool,
+    /// The middle of the curve, where its condition is written.
+    middle: (f64, f64),
+}
+
+fn cable_geometry(model: &CanvasModel, edge: &EdgeHandle) -> Option<CableGeometry> {
     let (from_module, from_port) = edge.from.get();
     let (to_module, to_port) = edge.to.get();
     let (source, target) = model.by_id.with(|nodes| {
@@ -36,10 +46,25 @@ fn cable_geometry(model: &CanvasModel, edge: &EdgeHandle) -> Option<(String, boo
         || header_anchor(target_position, 0.0, false),
         |row| input_anchor(target_position, row),
     );
-    Some((
-        cable_path(start, end),
-        source_row.is_none() || target_row.is_none(),
-    ))
+    Some(CableGeometry {
+        path: cable_path(start, end),
+        dangling: source_row.is_none() || target_row.is_none(),
+        // The curve's control points sit level with its ends, so its
+        // middle is the middle of its ends.
+        middle: ((start.0 + end.0) / 2.0, (start.1 + end.1) / 2.0),
+    })
+}
+
+/// "1st", "2nd", "3rd", "4th"…
+fn ordinal(number: usize) -> String {
+    let suffix = match (number % 10, number % 100) {
+        (1, 11) | (2, 12) | (3, 13) => "th",
+        (1, _) => "st",
+        (2, _) => "nd",
+        (3, _) => "rd",
+        _ => "th",
+    };
+    format!("{number}{suffix}")
 }
 
 /// The path of a cable being drawn from output `from` to graph point `to`.
@@ -61,25 +86,63 @@ pub fn CableView(model: CanvasModel, edge: EdgeHandle) -> impl IntoView {
     let id = edge.id.to_string();
     let selected = edge.selected;
     let flagged = edge.flagged;
+    let order = edge.order;
+    let route = edge.route;
     let geometry = Memo::new(move |_| cable_geometry(&model, &edge));
     let path = move || {
         geometry.with(|geometry| {
             geometry
                 .as_ref()
-                .map(|(path, _)| path.clone())
+                .map(|geometry| geometry.path.clone())
                 .unwrap_or_default()
+        })
+    };
+    let middle = move || {
+        geometry.with(|geometry| {
+            geometry
+                .as_ref()
+                .map_or((0.0, 0.0), |geometry| geometry.middle)
+        })
+    };
+    let label = move || {
+        order.get().map(|order| {
+            let (short, full) = match &order.condition {
+                Some(condition) => (
+                    graph::routing::short_condition(condition, 28),
+                    format!("Tried {}: {condition}", ordinal(order.number)),
+                ),
+                None => (
+                    "otherwise".to_owned(),
+                    format!(
+                        "Tried {}: no condition, so it takes the value when no cable before it does",
+                        ordinal(order.number)
+                    ),
+                ),
+            };
+            view! {
+                <g class="cable-condition">
+                    <title>{full}</title>
+                    <text x=move || middle().0 y=move || middle().1 - 5.0>
+                        <tspan class="cable-order">{order.number}</tspan>
+                        {format!(" {short}")}
+                    </text>
+                </g>
+            }
         })
     };
     view! {
         <g
             class="cable"
-            class:dangling=move || geometry.with(|geometry| geometry.as_ref().is_none_or(|(_, dangling)| *dangling))
+            class:dangling=move || geometry.with(|geometry| geometry.as_ref().is_none_or(|geometry| geometry.dangling))
             class:selected=move || selected.get()
             class:flagged=move || flagged.get()
+            class:taken=move || route.get() == CableRoute::Taken
+            class:passed=move || route.get() == CableRoute::Passed
             data-edge-id=id
         >
             <path class="cable-hit" d=path></path>
             <path class="cable-line" d=path></path>
+            {label}
         </g>
     }
 }

@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use graph::routing::CableOrder;
 use graph::{Cable, Graph, Module, ModulePorts, Port, PortType, Position, ports};
 use leptos::prelude::*;
 
@@ -210,6 +211,22 @@ pub struct EdgeHandle {
     pub to: RwSignal<(String, String)>,
     pub selected: RwSignal<bool>,
     pub flagged: RwSignal<bool>,
+    /// Its number and condition, when its port's cables have conditions.
+    pub order: RwSignal<Option<CableOrder>>,
+    /// Which way the run shown went at its port.
+    pub route: RwSignal<CableRoute>,
+}
+
+/// A cable in the run shown, when its port's cables have conditions.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CableRoute {
+    /// Not decided (yet), or no conditions.
+    #[default]
+    Open,
+    /// The run's value took this cable.
+    Taken,
+    /// Another cable of its port took the value, or none did.
+    Passed,
 }
 
 /// What a module looks like on the canvas, whatever drew it.
@@ -346,6 +363,8 @@ impl CanvasModel {
                 to: RwSignal::new(to),
                 selected: RwSignal::new(false),
                 flagged: RwSignal::new(false),
+                order: RwSignal::new(None),
+                route: RwSignal::new(CableRoute::Open),
             })
         })
     }

@@ -185,6 +185,27 @@ impl Edit<'_> {
         }
     }
 
+    /// Moves a cable one place earlier or later among its port's cables
+    /// (the order conditions are tried in); false when it cannot move.
+    pub fn move_cable(&mut self, id: &str, earlier: bool) -> bool {
+        let Some(cable) = self.graph.cables.iter().find(|cable| cable.id == id) else {
+            return false;
+        };
+        let siblings: Vec<String> = self
+            .graph
+            .cables
+            .iter()
+            .filter(|other| {
+                other.from.module == cable.from.module && other.from.port == cable.from.port
+            })
+            .map(|other| other.id.clone())
+            .collect();
+        for sibling in &siblings {
+            self.note_cable(sibling);
+        }
+        graph::routing::move_cable(self.graph, id, earlier)
+    }
+
     pub fn remove_cable(&mut self, id: &str) {
         self.note_cable(id);
         self.graph.cables.retain(|cable| cable.id != id);
@@ -457,6 +478,49 @@ mod tests {
     }
 
     #[test]
+    fn moving_a_cable_among_its_ports_cables_is_one_step_that_undo_puts_back() {
+        let mut document = Document::new(starter_graph());
+        document.edit("Branch", None, 0.0, |edit| {
+            for (id, target) in [("c7", "m1"), ("c8", "m3")] {
+                let mut cable = Cable::new(
+                    id,
+                    Endpoint::new("m2", "data_out"),
+                    Endpoint::new(target, "context_in"),
+                );
+                cable.condition = Some("true".to_owned());
+                edit.add_cable(cable);
+            }
+        });
+        let before = document.graph.clone();
+        let order = |graph: &Graph| {
+            let orders = graph::routing::cable_orders(graph);
+            let mut numbered: Vec<(usize, String)> = orders
+                .into_iter()
+                .map(|(id, order)| (order.number, id))
+                .collect();
+            numbered.sort();
+            numbered.into_iter().map(|(_, id)| id).collect::<Vec<_>>()
+        };
+        let first = order(&before);
+        assert_eq!(first.len(), 3);
+        let last = first[2].clone();
+        document.edit("Move cable up", None, 0.0, |edit| {
+            assert!(edit.move_cable(&last, true));
+        });
+        assert_eq!(
+            order(&document.graph),
+            [first[0].clone(), last.clone(), first[1].clone()]
+        );
+        document.undo();
+        assert_eq!(document.graph, before);
+        document.redo();
+        assert_eq!(
+            order(&document.graph),
+            [first[0].clone(), last.clone(), first[1].clone()]
+        );
+    }
+
+    #[test]
     fn typing_in_one_field_is_one_step() {
         let mut document = Document::new(starter_graph());
         let original = instruction(&document.graph, "m2");
@@ -513,12 +577,11 @@ mod tests {
                 Position::default(),
             ));
             let cable = edit.graph().next_cable_id();
-            edit.add_cable(Cable {
-                id: cable,
-                from: Endpoint::new("m2", "signal_out"),
-                to: Endpoint::new(id, "data_in"),
-                extra: Default::default(),
-            });
+            edit.add_cable(Cable::new(
+                cable,
+                Endpoint::new("m2", "signal_out"),
+                Endpoint::new(id, "data_in"),
+            ));
         });
         assert_eq!(document.graph.modules.len(), 4);
         assert_eq!(document.graph.cables.len(), 3);

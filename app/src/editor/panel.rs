@@ -1,8 +1,9 @@
 //! The detail panel of the selected module: its label, then the fields of
-//! its kind. Fields read the document and every change goes through the
+//! its kind (and, in `cable.rs`, the selected cable's). Fields read the document and every change goes through the
 //! editor, so the canvas (ports appear and vanish), validation, undo and
 //! autosave follow at once.
 
+mod cable;
 mod coding;
 mod fields;
 mod kinds;
@@ -13,6 +14,7 @@ use graph::{Module, ModuleConfig, ModuleKind};
 use leptos::prelude::*;
 
 use super::state::EditorState;
+pub use cable::CablePanel;
 use fields::{NumberField, SelectField, TextArea, TextField};
 
 /// The selected module as it is now, refreshed on every edit.

@@ -102,9 +102,12 @@ pub fn step(
             run.error = Some(error.clone());
         }
         // Streamed text is the panel's; these change nothing on the module.
+        // The way a value went is drawn on the cables (`RunView::apply`).
         RunEvent::ModuleOutputDelta { .. }
         | RunEvent::CodingRepromptResponse { .. }
-        | RunEvent::CodingAgentFinished { .. } => return before.cloned(),
+        | RunEvent::CodingAgentFinished { .. }
+        | RunEvent::CableTaken { .. }
+        | RunEvent::CableNoneTaken { .. } => return before.cloned(),
     }
     Some(run)
 }

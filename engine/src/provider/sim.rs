@@ -5,9 +5,11 @@
 //! Its replies are built from the conversation: the same history gives the
 //! same reply. It streams word by word with a configurable delay, counts
 //! tokens as words, follows the named-output instruction, answers structured
-//! requests with JSON for their schema, and obeys two directives in a
-//! prompt: `[sim:revise]` makes a review decision ask for revision, and
-//! `[sim:fail]` makes the call fail.
+//! requests with JSON for their schema, and obeys directives in a prompt:
+//! `[sim:revise]` makes a review decision ask for revision, `[sim:fail]`
+//! makes the call fail, and `[sim:reply TEXT]` makes the reply exactly TEXT
+//! (to the last `]` of its line), so a test or a demo can steer what a
+//! condition on a cable reads, e.g. `[sim:reply {"intent": "sales"}]`.
 
 use std::time::Duration;
 
@@ -113,6 +115,9 @@ impl SimProvider {
                 "the simulated provider was told to fail ([sim:fail])",
             ));
         }
+        if let Some(reply) = directed_reply(&last) {
+            return Ok(reply);
+        }
         if let Some(schema) = &request.response_schema {
             return Ok(structured_reply(&schema.name, &schema.schema, request).to_string());
         }
@@ -151,6 +156,15 @@ impl SimProvider {
         }
         Ok(reply)
     }
+}
+
+/// The TEXT of a `[sim:reply TEXT]` directive.
+fn directed_reply(prompt: &str) -> Option<String> {
+    let start = prompt.find("[sim:reply ")?;
+    let rest = &prompt[start + "[sim:reply ".len()..];
+    let line = rest.lines().next().unwrap_or_default();
+    let end = line.rfind(']')?;
+    Some(line[..end].trim().to_owned())
 }
 
 /// A JSON reply for the schemas the engine asks for.
@@ -313,8 +327,13 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn directives_fail_and_revise() {
+    async fn directives_fail_revise_and_reply() {
         let mut sink = |_: &str| {};
+        let steered = request(vec![ChatMessage::user(
+            "Classify this. [sim:reply {\"intent\": \"sales\", \"tags\": [1]}]\nMore text",
+        )]);
+        let (response, _) = complete(&steered).await;
+        assert_eq!(response.text, "{\"intent\": \"sales\", \"tags\": [1]}");
         let failing = request(vec![ChatMessage::user("please [sim:fail]")]);
         assert!(
             SimProvider::default()

@@ -76,12 +76,7 @@ pub fn agent(role: &str, instruction: Option<&str>, re_prompts: &[&str]) -> Codi
 
 /// A cable from (module, port) to (module, port).
 pub fn cable(id: &str, from: (&str, &str), to: (&str, &str)) -> Cable {
-    Cable {
-        id: id.to_owned(),
-        from: Endpoint::new(from.0, from.1),
-        to: Endpoint::new(to.0, to.1),
-        extra: Extra::new(),
-    }
+    Cable::new(id, Endpoint::new(from.0, from.1), Endpoint::new(to.0, to.1))
 }
 
 /// Task (input) → Build (coding) → Result (output).

@@ -122,6 +122,18 @@ pub fn event(name: &str, payload: Value) -> Result<RunEvent, Error> {
             round: payload.number("round")?,
             files_changed: payload.number("files_changed")?,
         },
+        "cable.taken" => RunEvent::CableTaken {
+            module_id: payload.text("module_id")?,
+            activation: payload.number("activation")?,
+            port: payload.text("port")?,
+            cable_id: payload.text("cable_id")?,
+        },
+        "cable.none_taken" => RunEvent::CableNoneTaken {
+            module_id: payload.text("module_id")?,
+            activation: payload.number("activation")?,
+            port: payload.text("port")?,
+            reason: payload.text("reason")?,
+        },
         unknown => return Err(Error::custom(format!("unknown event `{unknown}`"))),
     })
 }

@@ -51,12 +51,11 @@ impl EditorState {
                     }
                     None => {
                         let id = edit.graph().next_cable_id();
-                        edit.add_cable(Cable {
+                        edit.add_cable(Cable::new(
                             id,
-                            from: Endpoint::new(from.0, from.1),
-                            to: Endpoint::new(to.0, to.1),
-                            extra: Default::default(),
-                        });
+                            Endpoint::new(from.0, from.1),
+                            Endpoint::new(to.0, to.1),
+                        ));
                     }
                 }
             },

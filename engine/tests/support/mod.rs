@@ -1,0 +1,73 @@
+//! What the engine's run tests share: engines with the simulated provider
+//! (or a probe), graphs from JSON, and a run to its end.
+
+#![allow(dead_code, clippy::expect_used, clippy::unwrap_used)]
+
+use std::sync::Arc;
+
+use engine::provider::sim::SimProvider;
+use engine::provider::{Provider, ProviderInfo, ProviderRegistry};
+use engine::recorder::MemoryRecorder;
+use engine::{Engine, EngineSettings, RunInput, RunOutcome, RunSpec, execute};
+use graph::Graph;
+use serde_json::{Value, json};
+use tokio_util::sync::CancellationToken;
+
+pub fn registry_with(id: &str, provider: Arc<dyn Provider>) -> ProviderRegistry {
+    let mut registry = ProviderRegistry::new();
+    registry.add(
+        ProviderInfo {
+            id: id.to_owned(),
+            label: id.to_owned(),
+            models: vec!["sim-1".to_owned()],
+            simulated: true,
+        },
+        provider,
+    );
+    registry
+}
+
+pub fn engine_with(registry: ProviderRegistry, settings: EngineSettings) -> Engine {
+    Engine {
+        providers: Arc::new(registry),
+        settings: Arc::new(settings),
+    }
+}
+
+pub fn sim_engine() -> Engine {
+    engine_with(
+        registry_with("sim", Arc::new(SimProvider::default())),
+        EngineSettings::default(),
+    )
+}
+
+pub fn module(id: &str, kind: &str, config: Value) -> Value {
+    json!({"id": id, "kind": kind, "label": id, "position": {"x": 0, "y": 0}, "config": config})
+}
+
+pub fn cable(id: &str, from: (&str, &str), to: (&str, &str)) -> Value {
+    json!({"id": id, "from": {"module": from.0, "port": from.1}, "to": {"module": to.0, "port": to.1}})
+}
+
+pub fn graph(modules: Vec<Value>, cables: Vec<Value>) -> Graph {
+    Graph::from_value(json!({"modules": modules, "cables": cables})).unwrap()
+}
+
+pub async fn run(engine: &Engine, graph: Graph) -> (RunOutcome, Arc<MemoryRecorder>) {
+    let recorder = Arc::new(MemoryRecorder::default());
+    let outcome = execute(
+        engine,
+        RunSpec {
+            run_id: "r_test".to_owned(),
+            graph,
+            input: RunInput {
+                text: "the moon".to_owned(),
+                files: Vec::new(),
+            },
+        },
+        Arc::clone(&recorder),
+        CancellationToken::new(),
+    )
+    .await;
+    (outcome, recorder)
+}
