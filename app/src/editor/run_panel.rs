@@ -353,6 +353,37 @@ fn History(graph_id: String) -> impl IntoView {
     }
 }
 
+/// Which way each port with conditions went, in words: "Output → “Support”
+/// (condition 2 held: …)".
+pub fn route_lines(activation: &ActivationRecord, record: &wire::RunRecord) -> Vec<String> {
+    let module = record.graph.module(&activation.module_id);
+    activation
+        .routes
+        .iter()
+        .map(|route| {
+            let port = module
+                .and_then(|module| {
+                    graph::ports(module)
+                        .output(&route.port)
+                        .map(|port| port.label.clone())
+                })
+                .unwrap_or_else(|| route.port.clone());
+            let target = route.cable_id.as_ref().and_then(|id| {
+                record
+                    .graph
+                    .cables
+                    .iter()
+                    .find(|cable| &cable.id == id)
+                    .map(|cable| record.label_of(&cable.to.module))
+            });
+            match target {
+                Some(target) => format!("{port} → “{target}”: {}", route.reason),
+                None => format!("{port} → nowhere: {}", route.reason),
+            }
+        })
+        .collect()
+}
+
 #[component]
 fn ModuleView(view_state: RunView) -> impl IntoView {
     let editor = expect_context::<EditorState>();
@@ -450,6 +481,19 @@ fn ModuleView(view_state: RunView) -> impl IntoView {
                         .collect_view()
                 }}
             </div>
+            {move || {
+                let lines = activation.with(|activation| {
+                    view_state.record.with(|record| match (activation, record) {
+                        (Some(activation), Some(record)) => route_lines(activation, record),
+                        _ => Vec::new(),
+                    })
+                });
+                (!lines.is_empty()).then(|| view! {
+                    <ul class="run-routes" aria-label="Which way it went">
+                        {lines.into_iter().map(|line| view! { <li>{line}</li> }).collect_view()}
+                    </ul>
+                })
+            }}
             <pre class="run-output" role="tabpanel" aria-live="off">{move || text.get()}</pre>
         </div>
     }
@@ -595,6 +639,47 @@ mod tests {
             }],
             ..ActivationRecord::new("m2", 1, 0)
         }
+    }
+
+    #[test]
+    fn routes_say_which_module_the_value_went_to_or_that_it_went_nowhere() {
+        let mut graph = graph::starter::starter_graph();
+        graph.cables[1].condition = Some("get('$.output.intent') == 'sales'".to_owned());
+        let record = wire::RunRecord {
+            id: "r_1".to_owned(),
+            graph_id: None,
+            graph_revision: None,
+            status: RunStatus::Completed,
+            error: None,
+            created_at: 0,
+            started_at: None,
+            finished_at: None,
+            input: wire::RunInput::default(),
+            graph,
+            modules: std::collections::BTreeMap::new(),
+            last_event_id: 0,
+        };
+        let mut activation = activation();
+        activation.routes = vec![
+            wire::Route {
+                port: "data_out".to_owned(),
+                cable_id: Some("c2".to_owned()),
+                reason: "condition 1 held: …".to_owned(),
+            },
+            wire::Route {
+                port: "error_out".to_owned(),
+                cable_id: None,
+                reason: "no condition held".to_owned(),
+            },
+        ];
+        let final_label = record.label_of("m3");
+        assert_eq!(
+            route_lines(&activation, &record),
+            [
+                format!("Output → “{final_label}”: condition 1 held: …"),
+                "Error → nowhere: no condition held".to_owned()
+            ]
+        );
     }
 
     #[test]

@@ -7,9 +7,10 @@
 //! tokens as words, follows the named-output instruction, answers structured
 //! requests with JSON for their schema, and obeys directives in a prompt:
 //! `[sim:revise]` makes a review decision ask for revision, `[sim:fail]`
-//! makes the call fail, and `[sim:reply TEXT]` makes the reply exactly TEXT
-//! (to the last `]` of its line), so a test or a demo can steer what a
-//! condition on a cable reads, e.g. `[sim:reply {"intent": "sales"}]`.
+//! makes the call fail, and `[sim:reply TEXT]` makes every reply of the
+//! session from then on exactly TEXT (to the last `]` of its line), so a
+//! test or a demo can steer what a condition on a cable reads, e.g.
+//! `[sim:reply {"intent": "sales"}]`.
 
 use std::time::Duration;
 
@@ -115,7 +116,15 @@ impl SimProvider {
                 "the simulated provider was told to fail ([sim:fail])",
             ));
         }
-        if let Some(reply) = directed_reply(&last) {
+        // The latest directive in the session steers every reply after it,
+        // re-prompts' included, so a chain's last response obeys it too.
+        let directed = request
+            .messages
+            .iter()
+            .rev()
+            .filter(|message| message.role == Role::User)
+            .find_map(|message| directed_reply(&message.text()));
+        if let Some(reply) = directed {
             return Ok(reply);
         }
         if let Some(schema) = &request.response_schema {
@@ -334,6 +343,11 @@ mod tests {
         )]);
         let (response, _) = complete(&steered).await;
         assert_eq!(response.text, "{\"intent\": \"sales\", \"tags\": [1]}");
+        // A re-prompt later in the session is answered the same way.
+        let mut later = steered.clone();
+        later.messages.push(ChatMessage::assistant(response.text.clone()));
+        later.messages.push(ChatMessage::user("Check your answer."));
+        assert_eq!(complete(&later).await.0.text, response.text);
         let failing = request(vec![ChatMessage::user("please [sim:fail]")]);
         assert!(
             SimProvider::default()
