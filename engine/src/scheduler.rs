@@ -239,8 +239,9 @@ pub async fn execute<R: Recorder>(
             queued[module] = false;
             if started >= settings.max_activations {
                 failure = Some(format!(
-                    "{TRANSITION_LIMIT}: the run reached its limit of {} activations",
-                    settings.max_activations
+                    "{TRANSITION_LIMIT}: the run reached its limit of {} activations (max_activations); {}",
+                    settings.max_activations,
+                    the_loop(modules, &activations)
                 ));
                 break;
             }
@@ -497,6 +498,31 @@ pub async fn execute<R: Recorder>(
         activations: started,
         events: event_count,
     }
+}
+
+/// The modules that repeated most, which is where a run that hit the
+/// activation limit went round: "the loop went through "Draft" (10 times)
+/// and "Review" (10 times)".
+fn the_loop(modules: &[graph::Module], activations: &[u32]) -> String {
+    let mut repeated: Vec<(u32, usize)> = activations
+        .iter()
+        .enumerate()
+        .filter(|(_, count)| **count > 1)
+        .map(|(module, count)| (*count, module))
+        .collect();
+    // Most first; ties in document order.
+    repeated.sort_by(|left, right| right.0.cmp(&left.0).then(left.1.cmp(&right.1)));
+    let Some(&(most, _)) = repeated.first() else {
+        return "no module repeated, so the graph is too large for the limit".to_owned();
+    };
+    // What ran about as often as the busiest module is on its loop.
+    let names: Vec<String> = repeated
+        .iter()
+        .filter(|(count, _)| count * 2 >= most)
+        .take(5)
+        .map(|(count, module)| format!("\"{}\" ({count} times)", modules[*module].display_label()))
+        .collect();
+    format!("the loop went through {}", names.join(", "))
 }
 
 /// Where a value leaves from, and what it can reach.

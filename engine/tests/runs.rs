@@ -500,6 +500,11 @@ async fn a_revision_loop_hitting_the_activation_limit_fails_the_run() {
         error.starts_with("step_transition_limit_exceeded"),
         "{error}"
     );
+    // It names the loop: the two modules that went round, not the input.
+    assert!(
+        error.ends_with("the loop went through \"task\" (10 times), \"gate\" (9 times)"),
+        "{error}"
+    );
     assert_eq!(outcome.activations, 20);
     let last = recorder.events().last().unwrap().clone();
     assert_eq!(

@@ -345,7 +345,9 @@ mod tests {
         assert_eq!(response.text, "{\"intent\": \"sales\", \"tags\": [1]}");
         // A re-prompt later in the session is answered the same way.
         let mut later = steered.clone();
-        later.messages.push(ChatMessage::assistant(response.text.clone()));
+        later
+            .messages
+            .push(ChatMessage::assistant(response.text.clone()));
         later.messages.push(ChatMessage::user("Check your answer."));
         assert_eq!(complete(&later).await.0.text, response.text);
         let failing = request(vec![ChatMessage::user("please [sim:fail]")]);
