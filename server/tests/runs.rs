@@ -539,3 +539,101 @@ async fn a_request_for_revision_with_no_cable_fails_the_run_and_says_where() {
         );
     }
 }
+
+#[tokio::test]
+async fn conditions_on_cables_route_a_run_and_the_run_record_says_which_way() {
+    for database in support::databases().await {
+        let (router, _) = app(&database, 0).await;
+        let branch = |id: &str, to: &str, condition: Option<&str>| {
+            let mut cable = json!({"id": id, "from": {"module": "m2", "port": "data_out"}, "to": {"module": to, "port": "data_in"}});
+            if let Some(condition) = condition {
+                cable["condition"] = json!(condition);
+            }
+            cable
+        };
+        let output = |id: &str, label: &str| json!({"id": id, "kind": "step.output", "label": label, "position": {"x": 600, "y": 0}, "config": {}});
+        let document = json!({
+            "name": "Triage by condition",
+            "modules": [
+                {"id": "m1", "kind": "step.input", "label": "Request", "position": {"x": 0, "y": 0}, "config": {}},
+                {"id": "m2", "kind": "step.agent_task", "label": "Classify", "position": {"x": 300, "y": 0},
+                 "config": {"instruction": "Classify: {{ input }}", "agent_config": {"provider": "sim"}}},
+                output("m3", "Sales"), output("m4", "Support"), output("m5", "Other")
+            ],
+            "cables": [
+                {"id": "c1", "from": {"module": "m1", "port": "data_out"}, "to": {"module": "m2", "port": "data_in"}},
+                branch("c2", "m3", Some("get('$.output.intent') == 'sales'")),
+                branch("c3", "m4", Some("get('$.output.intent') == 'support'")),
+                branch("c4", "m5", None)
+            ]
+        });
+        let graph_id = create_graph(&router, document).await;
+        // The run input steers the simulated classifier (it reaches the
+        // prompt through {{ input }}).
+        let run_id = start(&router, &graph_id, "[sim:reply {\"intent\": \"sales\"}]").await;
+        let run = wait_for(&router, &run_id, &["completed", "failed"]).await;
+        assert_eq!(run["status"], "completed", "{}: {run}", database.name);
+        let ran = |id: &str| {
+            run["modules"]
+                .get(id)
+                .and_then(|module| module["activations"].as_array())
+                .is_some_and(|activations| !activations.is_empty())
+        };
+        assert!(ran("m3"), "{}", database.name);
+        assert!(!ran("m4") && !ran("m5"), "{}", database.name);
+        let routes = &run["modules"]["m2"]["activations"][0]["routes"];
+        assert_eq!(routes[0]["port"], "data_out", "{}: {run}", database.name);
+        assert_eq!(routes[0]["cable_id"], "c2");
+        assert!(
+            routes[0]["reason"]
+                .as_str()
+                .unwrap()
+                .starts_with("condition 1 held")
+        );
+
+        // Anything else goes to the catch-all.
+        let run_id = start(&router, &graph_id, "[sim:reply {\"intent\": \"legal\"}]").await;
+        let run = wait_for(&router, &run_id, &["completed", "failed"]).await;
+        assert_eq!(
+            run["modules"]["m2"]["activations"][0]["routes"][0]["cable_id"], "c4",
+            "{}",
+            database.name
+        );
+
+        // A condition that does not read is refused before the run starts.
+        let broken = json!({
+            "name": "Broken condition",
+            "modules": [
+                {"id": "m1", "kind": "step.input", "label": "Request", "position": {"x": 0, "y": 0}, "config": {}},
+                {"id": "m2", "kind": "step.agent_task", "label": "Classify", "position": {"x": 300, "y": 0}, "config": {}},
+                output("m3", "Sales")
+            ],
+            "cables": [
+                {"id": "c1", "from": {"module": "m1", "port": "data_out"}, "to": {"module": "m2", "port": "data_in"}},
+                branch("c2", "m3", Some("get('$.output.intent') = 'sales'"))
+            ]
+        });
+        let graph_id = create_graph(&router, broken).await;
+        let (status, body) = call(
+            &router,
+            as_editor(
+                post(
+                    &format!("/api/graphs/{graph_id}/runs"),
+                    json!({"input": {"text": "x"}}),
+                ),
+                &graph_id,
+            ),
+        )
+        .await;
+        assert_eq!(
+            status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{}: {body}",
+            database.name
+        );
+        assert!(
+            body.to_string().contains("validation.condition_invalid"),
+            "{body}"
+        );
+    }
+}
