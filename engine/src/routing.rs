@@ -86,19 +86,20 @@ fn read_text(text: &str) -> Value {
     Value::String(text.to_owned())
 }
 
-/// Picks the cables `exits` (one port's, in order) that take a value, given
-/// the context conditions read.
-pub fn choose(port: &str, exits: &[Exit<'_>], context: &Value) -> Choice {
+/// Picks the cables `exits` (one port's, in order) that take a value;
+/// `context` (what conditions read) is built only when some cable has one.
+pub fn choose(port: &str, exits: &[Exit<'_>], context: impl FnOnce() -> Value) -> Choice {
     if exits.iter().all(|exit| exit.condition.is_none()) {
         return Choice {
             taken: (0..exits.len()).collect(),
             route: None,
         };
     }
+    let context = &context();
     let mut notes = Vec::new();
     for (position, exit) in exits.iter().enumerate() {
         let number = position + 1;
-        let Some(text) = exit.condition else {
+        let Some(condition_text) = exit.condition else {
             return taken(
                 port,
                 exit,
@@ -106,7 +107,8 @@ pub fn choose(port: &str, exits: &[Exit<'_>], context: &Value) -> Choice {
                 format!("cable {number} has no condition (the catch-all)"),
             );
         };
-        match Condition::parse(text).map_err(|error| error.to_string()) {
+        let text = graph::condition::quoted(condition_text);
+        match Condition::parse(condition_text).map_err(|error| error.to_string()) {
             Ok(condition) => match condition.holds(context) {
                 Ok(true) => {
                     return taken(
@@ -167,7 +169,9 @@ mod tests {
 
     #[test]
     fn a_port_without_conditions_fans_out_to_every_cable() {
-        let choice = choose("data_out", &exits(&[None, None], &IDS), &json!({}));
+        let choice = choose("data_out", &exits(&[None, None], &IDS), || {
+            unreachable!("no condition to read it")
+        });
         assert_eq!(choice.taken, [0, 1]);
         assert!(choice.route.is_none());
     }
@@ -180,7 +184,7 @@ mod tests {
             None,
         ];
         let sales = json!({"output": {"intent": "sales"}});
-        let choice = choose("data_out", &exits(&conditions, &IDS), &sales);
+        let choice = choose("data_out", &exits(&conditions, &IDS), || sales.clone());
         assert_eq!(choice.taken, [0]);
         // The second holds too, but the first came first.
         let route = choice.route.unwrap();
@@ -192,7 +196,7 @@ mod tests {
         );
 
         let other = json!({"output": {"intent": "nothing"}});
-        let choice = choose("data_out", &exits(&conditions, &IDS), &other);
+        let choice = choose("data_out", &exits(&conditions, &IDS), || other.clone());
         assert_eq!(choice.taken, [2]);
         assert!(choice.route.unwrap().reason.contains("catch-all"));
     }
@@ -204,7 +208,7 @@ mod tests {
             Some("get('$.output.nested') == 1"),
         ];
         let context = json!({"output": {"intent": "support", "nested": {"a": 1}}});
-        let choice = choose("data_out", &exits(&conditions, &IDS), &context);
+        let choice = choose("data_out", &exits(&conditions, &IDS), || context.clone());
         assert!(choice.taken.is_empty());
         let route = choice.route.unwrap();
         assert_eq!(route.cable_id, None);

@@ -339,6 +339,14 @@ pub async fn execute<R: Recorder>(
             .unwrap_or_else(|poisoned| poisoned.into_inner().clone());
         record.finished_at = Some(now_millis());
         let module_id = modules[module].id.clone();
+        let exits = Exits {
+            outgoing: &outgoing,
+            live: &topology.live,
+            module,
+            activation,
+            run_input: &run_input.text,
+            events: &events,
+        };
         match result {
             None => record.status = ActivationStatus::Cancelled,
             Some(Ok(output)) => {
@@ -353,24 +361,10 @@ pub async fn execute<R: Recorder>(
                     activation,
                 });
                 for (port, value) in output.ports {
-                    let delivered = deliver(
-                        Delivery {
-                            slots: &mut slots,
-                            outgoing: &outgoing,
-                            live: &topology.live,
-                            module,
-                            port: &port,
-                        },
-                        value,
-                        |value| routing::context(value, &record, &run_input.text, &state),
-                    );
-                    if let Some(route) = delivered.route {
-                        emit(route_event(&module_id, activation, &route));
-                        record.routes.push(route);
-                    }
+                    let carried = exits.send(&mut slots, &mut record, &state, &port, value);
                     // A failure nobody handles must not end as a completed run.
                     if let Some(outcome) = graph::ports::failure_outcome(&port)
-                        && !delivered.carried
+                        && !carried
                     {
                         let why = if outgoing.contains_key(&(module, port.as_str())) {
                             "none of the conditions on its cables held"
@@ -397,22 +391,9 @@ pub async fn execute<R: Recorder>(
                     .meta
                     .insert("error".to_owned(), serde_json::Value::Bool(true));
                 let value = PortValue::Bundle(bundle);
-                let delivered = deliver(
-                    Delivery {
-                        slots: &mut slots,
-                        outgoing: &outgoing,
-                        live: &topology.live,
-                        module,
-                        port: "error_out",
-                    },
-                    value.clone(),
-                    |value| routing::context(value, &record, &run_input.text, &state),
-                );
-                if let Some(route) = delivered.route {
-                    emit(route_event(&module_id, activation, &route));
-                    record.routes.push(route);
-                }
-                if delivered.carried {
+                let carried =
+                    exits.send(&mut slots, &mut record, &state, "error_out", value.clone());
+                if carried {
                     record.outputs.insert("error_out".to_owned(), value);
                 } else {
                     failure = Some(error.0);
@@ -525,58 +506,55 @@ fn the_loop(modules: &[graph::Module], activations: &[u32]) -> String {
     format!("the loop went through {}", names.join(", "))
 }
 
-/// Where a value leaves from, and what it can reach.
-struct Delivery<'a, 'b> {
-    slots: &'a mut [Slot],
+/// The cables leaving a finished activation's module, and what sending a
+/// value down them records.
+struct Exits<'a, 'b> {
     outgoing: &'a HashMap<(usize, &'b str), Vec<usize>>,
     live: &'a [(&'b graph::Cable, usize, usize)],
     module: usize,
-    port: &'a str,
+    activation: u32,
+    run_input: &'a str,
+    events: &'a mpsc::UnboundedSender<RunEvent>,
 }
 
-struct Delivered {
-    /// Some cable took the value.
-    carried: bool,
-    /// The way it went, when the port's cables have conditions.
-    route: Option<Route>,
-}
-
-/// Puts `value` on the cables from the port that take it (all of them, or
-/// the one the conditions choose; `context` is built only then).
-fn deliver(
-    delivery: Delivery<'_, '_>,
-    value: PortValue,
-    context: impl FnOnce(&PortValue) -> serde_json::Value,
-) -> Delivered {
-    let Some(cables) = delivery.outgoing.get(&(delivery.module, delivery.port)) else {
-        return Delivered {
-            carried: false,
-            route: None,
+impl Exits<'_, '_> {
+    /// Puts `value` on the cables from `port` that take it (all of them,
+    /// or the one its cables' conditions choose), records and announces the
+    /// way it went when there were conditions, and says whether any cable
+    /// took it.
+    fn send(
+        &self,
+        slots: &mut [Slot],
+        record: &mut ActivationRecord,
+        state: &RunState,
+        port: &str,
+        value: PortValue,
+    ) -> bool {
+        let Some(cables) = self.outgoing.get(&(self.module, port)) else {
+            return false;
         };
-    };
-    let exits: Vec<routing::Exit<'_>> = cables
-        .iter()
-        .map(|&index| routing::Exit {
-            cable_id: &delivery.live[index].0.id,
-            condition: delivery.live[index].0.condition(),
-        })
-        .collect();
-    let choice = if exits.iter().any(|exit| exit.condition.is_some()) {
-        routing::choose(delivery.port, &exits, &context(&value))
-    } else {
-        routing::Choice {
-            taken: (0..cables.len()).collect(),
-            route: None,
+        let exits: Vec<routing::Exit<'_>> = cables
+            .iter()
+            .map(|&index| routing::Exit {
+                cable_id: &self.live[index].0.id,
+                condition: self.live[index].0.condition(),
+            })
+            .collect();
+        let choice = routing::choose(port, &exits, || {
+            routing::context(&value, record, self.run_input, state)
+        });
+        for &position in &choice.taken {
+            let slot = &mut slots[cables[position]];
+            slot.value = Some(value.clone());
+            slot.fresh = true;
         }
-    };
-    for &position in &choice.taken {
-        let slot = &mut delivery.slots[cables[position]];
-        slot.value = Some(value.clone());
-        slot.fresh = true;
-    }
-    Delivered {
-        carried: !choice.taken.is_empty(),
-        route: choice.route,
+        if let Some(route) = choice.route {
+            let _ = self
+                .events
+                .send(route_event(&record.module_id, self.activation, &route));
+            record.routes.push(route);
+        }
+        !choice.taken.is_empty()
     }
 }
 

@@ -23,6 +23,19 @@
 
 use serde_json::Value;
 
+/// A condition as messages quote it: whole when it is short, else its
+/// first 80 characters and "…" (a message must not echo a whole document).
+pub fn quoted(text: &str) -> String {
+    const LIMIT: usize = 80;
+    if text.chars().count() <= LIMIT {
+        text.to_owned()
+    } else {
+        let mut cut: String = text.chars().take(LIMIT).collect();
+        cut.push('…');
+        cut
+    }
+}
+
 /// A parsed condition.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Condition {
@@ -98,6 +111,7 @@ impl Condition {
         let mut parser = Parser {
             characters: text.chars().collect(),
             at: 0,
+            operations: 0,
         };
         parser.skip_space();
         if parser.at == parser.characters.len() {
@@ -238,9 +252,17 @@ fn number_from(digits: &str) -> Option<f64> {
     Some(if negative { -value } else { value })
 }
 
+/// The most operators and parentheses one condition may have. Parsing,
+/// evaluating and dropping an expression each recurse once per level, so
+/// without a bound a document of nested `(` or chained `and` (a save is
+/// up to 1 MiB) would overflow the server's stack; routing needs a handful.
+pub const MAX_OPERATIONS: usize = 100;
+
 struct Parser {
     characters: Vec<char>,
     at: usize,
+    /// Operators and parentheses read so far.
+    operations: usize,
 }
 
 impl Parser {
@@ -249,6 +271,17 @@ impl Parser {
             position: self.at + 1,
             message: message.to_owned(),
         }
+    }
+
+    /// Counts one operator or parenthesis, refusing more than the bound.
+    fn operation(&mut self) -> Result<(), ConditionError> {
+        self.operations += 1;
+        if self.operations > MAX_OPERATIONS {
+            return Err(self.error(&format!(
+                "The condition is too long: at most {MAX_OPERATIONS} operators and parentheses"
+            )));
+        }
+        Ok(())
     }
 
     fn peek(&self) -> Option<char> {
@@ -304,6 +337,7 @@ impl Parser {
     fn or(&mut self) -> Result<Expression, ConditionError> {
         let mut left = self.and()?;
         while self.eat_word("or") {
+            self.operation()?;
             let right = self.and()?;
             left = Expression::Or(Box::new(left), Box::new(right));
         }
@@ -313,6 +347,7 @@ impl Parser {
     fn and(&mut self) -> Result<Expression, ConditionError> {
         let mut left = self.not()?;
         while self.eat_word("and") {
+            self.operation()?;
             let right = self.not()?;
             left = Expression::And(Box::new(left), Box::new(right));
         }
@@ -321,6 +356,7 @@ impl Parser {
 
     fn not(&mut self) -> Result<Expression, ConditionError> {
         if self.eat_word("not") {
+            self.operation()?;
             return Ok(Expression::Not(Box::new(self.not()?)));
         }
         self.comparison()
@@ -339,6 +375,7 @@ impl Parser {
         ];
         for (symbol, comparison) in operators {
             if self.eat(symbol) {
+                self.operation()?;
                 let right = self.operand()?;
                 return Ok(Expression::Compare(
                     Box::new(left),
@@ -359,6 +396,7 @@ impl Parser {
         match self.peek() {
             None => Err(self.error("The condition ends too soon: a value is missing")),
             Some('(') => {
+                self.operation()?;
                 self.at += 1;
                 let inner = self.or()?;
                 if !self.eat(")") {
@@ -657,6 +695,24 @@ mod tests {
                 .contains("a value is missing")
         );
         assert!(error("-").message.contains("not a number"));
+    }
+
+    #[test]
+    fn a_condition_too_deep_to_evaluate_safely_is_refused_not_a_crash() {
+        // Each of these would overflow the stack when parsed, evaluated or
+        // dropped if it were accepted.
+        let nested = format!("{}true{}", "(".repeat(200_000), ")".repeat(200_000));
+        let chained = vec!["true"; 200_000].join(" and ");
+        let negated = format!("{}true", "not ".repeat(200_000));
+        for text in [nested, chained, negated] {
+            let error = Condition::parse(&text).unwrap_err();
+            assert!(error.message.contains("too long"), "{error}");
+        }
+        // Up to the bound is fine.
+        let many = vec!["true"; MAX_OPERATIONS + 1].join(" and ");
+        assert_eq!(holds(&many, &json!({})), Ok(true));
+        let one_more = vec!["true"; MAX_OPERATIONS + 2].join(" and ");
+        assert!(Condition::parse(&one_more).is_err());
     }
 
     #[test]

@@ -21,6 +21,15 @@ fn same_port(left: &Cable, right: &Cable) -> bool {
     left.from.module == right.from.module && left.from.port == right.from.port
 }
 
+/// The cables leaving the same output port as `cable` (it included), in
+/// the order they are tried.
+pub fn port_cables<'a>(graph: &'a Graph, cable: &'a Cable) -> impl Iterator<Item = &'a Cable> {
+    graph
+        .cables
+        .iter()
+        .filter(move |other| same_port(other, cable))
+}
+
 /// Every cable of a port where some cable has a condition, with its number.
 pub fn cable_orders(graph: &Graph) -> HashMap<String, CableOrder> {
     let mut orders = HashMap::new();

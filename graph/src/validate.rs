@@ -231,7 +231,10 @@ fn check_conditions(findings: &mut Findings, topology: &Topology<'_>) {
                 Code::ConditionInvalid,
                 format!("cables[{index}].condition"),
                 &cable.id,
-                format!("The condition “{text}” does not read: {error}"),
+                format!(
+                    "The condition “{}” does not read: {error}",
+                    crate::condition::quoted(text)
+                ),
             );
         }
         let port = (cable.from.module.as_str(), cable.from.port.as_str());

@@ -540,6 +540,21 @@ async fn a_request_for_revision_with_no_cable_fails_the_run_and_says_where() {
     }
 }
 
+/// Asks the graph's editor's way to start a run, and returns the answer.
+async fn try_start(router: &Router, graph_id: &str) -> (StatusCode, Value) {
+    call(
+        router,
+        as_editor(
+            post(
+                &format!("/api/graphs/{graph_id}/runs"),
+                json!({"input": {"text": "x"}}),
+            ),
+            graph_id,
+        ),
+    )
+    .await
+}
+
 #[tokio::test]
 async fn conditions_on_cables_route_a_run_and_the_run_record_says_which_way() {
     for database in support::databases().await {
@@ -614,17 +629,7 @@ async fn conditions_on_cables_route_a_run_and_the_run_record_says_which_way() {
             ]
         });
         let graph_id = create_graph(&router, broken).await;
-        let (status, body) = call(
-            &router,
-            as_editor(
-                post(
-                    &format!("/api/graphs/{graph_id}/runs"),
-                    json!({"input": {"text": "x"}}),
-                ),
-                &graph_id,
-            ),
-        )
-        .await;
+        let (status, body) = try_start(&router, &graph_id).await;
         assert_eq!(
             status,
             StatusCode::UNPROCESSABLE_ENTITY,
@@ -634,6 +639,33 @@ async fn conditions_on_cables_route_a_run_and_the_run_record_says_which_way() {
         assert!(
             body.to_string().contains("validation.condition_invalid"),
             "{body}"
+        );
+
+        // A condition built to exhaust the stack (400 kB of nested
+        // parentheses) is saved as text and refused, and the server lives.
+        let deep = format!("{}true{}", "(".repeat(200_000), ")".repeat(200_000));
+        let hostile = json!({
+            "name": "Deep condition",
+            "modules": [
+                {"id": "m1", "kind": "step.input", "label": "Request", "position": {"x": 0, "y": 0}, "config": {}},
+                output("m3", "Sales")
+            ],
+            "cables": [
+                {"id": "c1", "from": {"module": "m1", "port": "data_out"}, "to": {"module": "m3", "port": "data_in"}, "condition": deep}
+            ]
+        });
+        let graph_id = create_graph(&router, hostile).await;
+        let (status, body) = try_start(&router, &graph_id).await;
+        assert_eq!(
+            status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{}",
+            database.name
+        );
+        assert!(body.to_string().contains("too long"), "{}", database.name);
+        assert!(
+            body.to_string().len() < 10_000,
+            "the refusal quotes the condition, not all of it"
         );
     }
 }

@@ -191,13 +191,7 @@ impl Edit<'_> {
         let Some(cable) = self.graph.cables.iter().find(|cable| cable.id == id) else {
             return false;
         };
-        let siblings: Vec<String> = self
-            .graph
-            .cables
-            .iter()
-            .filter(|other| {
-                other.from.module == cable.from.module && other.from.port == cable.from.port
-            })
+        let siblings: Vec<String> = graph::routing::port_cables(self.graph, cable)
             .map(|other| other.id.clone())
             .collect();
         for sibling in &siblings {

@@ -63,13 +63,7 @@ pub fn CablePanel() -> impl IntoView {
             let cable = cable.get()?;
             editor.with_graph(|graph| {
                 let order = graph::routing::cable_orders(graph).remove(&cable.id)?;
-                let count = graph
-                    .cables
-                    .iter()
-                    .filter(|other| {
-                        other.from.module == cable.from.module && other.from.port == cable.from.port
-                    })
-                    .count();
+                let count = graph::routing::port_cables(graph, &cable).count();
                 Some((order.number, count))
             })
         });
