@@ -321,7 +321,8 @@ impl RunView {
             | RunEvent::CodingRepromptDispatched { .. }
             | RunEvent::CodingRepromptResponse { .. }
             | RunEvent::CodingAgentStarted { .. }
-            | RunEvent::CodingAgentFinished { .. } => {}
+            | RunEvent::CodingAgentFinished { .. }
+            | RunEvent::ModuleIntent { .. } => {}
         }
     }
 

@@ -53,6 +53,9 @@ pub struct ActivationOutput {
     pub output_text: String,
     pub receipt: Option<Receipt>,
     pub session_key: Option<String>,
+    /// The intent its structured gate read, with the reply's reason; the
+    /// scheduler acts on `repeat` and `abort`.
+    pub intent: Option<(graph::intent::Intent, String)>,
 }
 
 /// Everything an activation may use.
@@ -60,6 +63,9 @@ pub struct ActivationContext {
     pub run_id: String,
     pub module: Module,
     pub activation: u32,
+    /// The reason the previous activation's reply gave for choosing
+    /// `repeat`, when that is why this one runs.
+    pub repeat_of: Option<String>,
     pub inputs: Vec<InputValue>,
     pub run_input: Arc<RunInput>,
     pub state: RunState,

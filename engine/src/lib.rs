@@ -6,6 +6,7 @@
 
 pub mod activation;
 pub mod bundle;
+pub mod intent;
 pub mod named_outputs;
 pub mod prompt;
 pub mod provider;

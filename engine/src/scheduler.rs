@@ -202,6 +202,9 @@ pub async fn execute<R: Recorder>(
     let mut activations = vec![0u32; modules.len()];
     let mut in_flight = vec![false; modules.len()];
     let mut queued = vec![false; modules.len()];
+    // Modules whose reply chose `repeat`, with its reason: they run again
+    // on the values they had, whatever else arrives.
+    let mut repeats: Vec<Option<String>> = vec![None; modules.len()];
     let mut ready: VecDeque<usize> = VecDeque::new();
     for entry in topology.entries() {
         queued[entry] = true;
@@ -279,6 +282,7 @@ pub async fn execute<R: Recorder>(
                 run_id: run_id.clone(),
                 module: modules[module].clone(),
                 activation,
+                repeat_of: repeats[module].take(),
                 inputs,
                 run_input: Arc::clone(&run_input),
                 state: state.clone(),
@@ -349,6 +353,28 @@ pub async fn execute<R: Recorder>(
         };
         match result {
             None => record.status = ActivationStatus::Cancelled,
+            Some(Ok(ActivationOutput {
+                intent: Some((graph::intent::Intent::Abort, reason)),
+                ..
+            })) => {
+                // The model decided the run cannot succeed: no error_out
+                // takes this, the run ends with its reason.
+                let reason = if reason.trim().is_empty() {
+                    "it gave no reason".to_owned()
+                } else {
+                    reason
+                };
+                let error = format!("\"{label}\" chose to abort the run: {reason}");
+                record.status = ActivationStatus::Failed;
+                record.error = Some(error.clone());
+                state.insert(format!("{label}.status"), "failed".to_owned());
+                emit(RunEvent::ModuleFailed {
+                    module_id: module_id.clone(),
+                    activation,
+                    error: error.clone(),
+                });
+                failure = Some(error);
+            }
             Some(Ok(output)) => {
                 record.status = ActivationStatus::Completed;
                 record.receipt.clone_from(&output.receipt);
@@ -360,6 +386,9 @@ pub async fn execute<R: Recorder>(
                     module_id: module_id.clone(),
                     activation,
                 });
+                if let Some((graph::intent::Intent::Repeat, reason)) = &output.intent {
+                    repeats[module] = Some(reason.clone());
+                }
                 for (port, value) in output.ports {
                     let carried = exits.send(&mut slots, &mut record, &state, &port, value);
                     // A failure nobody handles must not end as a completed run.
@@ -416,7 +445,8 @@ pub async fn execute<R: Recorder>(
         for candidate in candidates {
             if !queued[candidate]
                 && !in_flight[candidate]
-                && is_ready(&slots, candidate, activations[candidate])
+                && (repeats[candidate].is_some()
+                    || is_ready(&slots, candidate, activations[candidate]))
             {
                 queued[candidate] = true;
                 ready.push_back(candidate);

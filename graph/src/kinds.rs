@@ -95,6 +95,11 @@ pub trait KindConfig {
         None
     }
 
+    /// The structured gate of kinds that may have one (PRODUCT §1.4).
+    fn intent_gate(&self) -> Option<&crate::intent::IntentGate> {
+        None
+    }
+
     fn instruction_mut(&mut self) -> Option<&mut String> {
         None
     }

@@ -84,10 +84,16 @@ pub enum Code {
     #[serde(rename = "validation.condition_unreachable")]
     #[strum(serialize = "validation.condition_unreachable")]
     ConditionUnreachable,
+    #[serde(rename = "validation.intent_gate_invalid")]
+    #[strum(serialize = "validation.intent_gate_invalid")]
+    IntentGateInvalid,
+    #[serde(rename = "validation.intent_unwired")]
+    #[strum(serialize = "validation.intent_unwired")]
+    IntentUnwired,
 }
 
 impl Code {
-    pub const ALL: [Code; 20] = [
+    pub const ALL: [Code; 22] = [
         Code::RepromptEmpty,
         Code::RepromptTooMany,
         Code::RepromptUnsupported,
@@ -108,6 +114,8 @@ impl Code {
         Code::ConditionInvalid,
         Code::ConditionNoCatchAll,
         Code::ConditionUnreachable,
+        Code::IntentGateInvalid,
+        Code::IntentUnwired,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -121,7 +129,8 @@ impl Code {
             | Code::OrphanModule
             | Code::UnwiredFailure
             | Code::ConditionNoCatchAll
-            | Code::ConditionUnreachable => Severity::Warning,
+            | Code::ConditionUnreachable
+            | Code::IntentUnwired => Severity::Warning,
             _ => Severity::Error,
         }
     }
@@ -210,6 +219,7 @@ pub fn validate(graph: &Graph, context: &ValidationContext) -> Vec<Finding> {
     }
     check_cables(&mut findings, &topology);
     check_unwired_failures(&mut findings, &topology);
+    check_unwired_intents(&mut findings, &topology);
     check_conditions(&mut findings, &topology);
     check_shape(&mut findings, &topology);
     findings.0
@@ -320,6 +330,39 @@ fn check_unwired_failures(findings: &mut Findings, topology: &Topology<'_>) {
     }
 }
 
+/// An intent a module allows whose port no cable leaves: when the model
+/// chooses it, that branch ends, which is rarely what the person meant
+/// (Climpt asks every allowed intent for a transition). `closing` is left
+/// out: ending there is what it means.
+fn check_unwired_intents(findings: &mut Findings, topology: &Topology<'_>) {
+    for (index, module) in topology.graph.modules.iter().enumerate() {
+        for port in &topology.ports[index].outputs {
+            let Some(intent) = crate::intent::Intent::of_port(&port.id) else {
+                continue;
+            };
+            let wired = topology
+                .live
+                .iter()
+                .any(|(cable, from, _)| *from == index && cable.from.port == port.id);
+            if intent == crate::intent::Intent::Closing || wired {
+                continue;
+            }
+            findings.module(
+                Code::IntentUnwired,
+                index,
+                module,
+                Some("config.intent_gate.allowed_intents".to_owned()),
+                format!(
+                    "\"{}\" allows the intent “{intent}”, and no cable leaves its port {}: when the model chooses it, the run goes nowhere from there. Wire {} or stop allowing it",
+                    module.display_label(),
+                    port.id,
+                    port.label
+                ),
+            );
+        }
+    }
+}
+
 /// One module's findings as they are found. A kind's own checks
 /// ([`crate::kinds::KindConfig::validate`]) read the module and the server's
 /// context through it and report here.
@@ -344,6 +387,18 @@ impl<'a> ModuleFindings<'a> {
     pub fn report(&mut self, code: Code, path: Option<String>, message: String) {
         self.findings
             .module(code, self.index, self.module, path, message);
+    }
+
+    /// A structured gate that cannot work: each problem at its field.
+    pub fn intent_gate(&mut self, gate: &crate::intent::IntentGate) {
+        let name = self.name();
+        for problem in gate.problems() {
+            self.report(
+                Code::IntentGateInvalid,
+                Some(format!("config.intent_gate.{}", problem.field)),
+                format!("The intent gate of \"{name}\" {}", problem.message),
+            );
+        }
     }
 
     /// Attachments that no model can be sent (an archive, a binary): the run

@@ -684,6 +684,138 @@ fn attachment_unsupported() {
     assert_eq!(codes(&primary), [Code::AttachmentUnsupported]);
 }
 
+/// input → gated agent task → an output on `next_out` (and on each port
+/// in `also_wired`).
+fn gated(gate: Value, also_wired: &[&str], task: Value) -> Graph {
+    let mut config = task;
+    config["intent_gate"] = gate;
+    let mut modules = vec![
+        module("in", "step.input", json!({})),
+        module("decide", "step.agent_task", config),
+        module("next", "step.output", json!({})),
+    ];
+    let mut cables = vec![
+        cable("c0", ("in", "data_out"), ("decide", "data_in")),
+        cable("c1", ("decide", "next_out"), ("next", "data_in")),
+    ];
+    for (position, port) in also_wired.iter().enumerate() {
+        let target = format!("out{position}");
+        modules.push(module(&target, "step.output", json!({})));
+        cables.push(cable(
+            &format!("w{position}"),
+            ("decide", port),
+            (&target, "data_in"),
+        ));
+    }
+    load(modules, cables)
+}
+
+#[test]
+fn intent_gate_invalid() {
+    let good = json!({"allowed_intents": ["next", "repeat", "abort"], "intent_field": "decision.intent", "handoff_fields": ["summary", "category: billing | sales"]});
+    assert_eq!(codes(&gated(good.clone(), &[], json!({}))), []);
+    let findings = validate(
+        &gated(
+            json!({"allowed_intents": ["next"], "intent_field": "decision..intent", "handoff_fields": ["reason"]}),
+            &[],
+            json!({}),
+        ),
+        &ValidationContext::default(),
+    );
+    let paths: Vec<&str> = findings
+        .iter()
+        .filter_map(|finding| finding.path.as_deref())
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            "modules[1].config.intent_gate.intent_field",
+            "modules[1].config.intent_gate.handoff_fields[0]"
+        ],
+        "{findings:?}"
+    );
+    assert!(
+        findings
+            .iter()
+            .all(|finding| finding.code == Code::IntentGateInvalid
+                && finding.severity == Severity::Error)
+    );
+    assert!(
+        findings[0]
+            .message
+            .contains("The intent gate of \"decide\"")
+            && findings[0].message.contains("step 2"),
+        "{}",
+        findings[0].message
+    );
+    // No fallback for a gate that does not fail fast.
+    let lenient = json!({"allowed_intents": ["next"], "fail_fast": false});
+    assert_eq!(
+        codes(&gated(lenient, &[], json!({}))),
+        [Code::IntentGateInvalid]
+    );
+    // Named outputs shape the last reply, which the gate makes JSON.
+    assert_eq!(
+        codes(&gated(good, &[], json!({"named_outputs": ["Summary"]}))),
+        [Code::IntentGateInvalid]
+    );
+    // An intent the document does not know does not load as a config.
+    let unknown = Graph::from_value(json!({"modules": [module(
+        "m1",
+        "step.agent_task",
+        json!({"intent_gate": {"allowed_intents": ["proceed"]}})
+    )]}))
+    .unwrap_err();
+    assert!(
+        unknown.to_string().contains("intent_gate.allowed_intents"),
+        "{unknown}"
+    );
+    // Parallel coding agents have no last word.
+    let coding = |coordination: &str| {
+        load(
+            vec![module(
+                "m1",
+                "step.coding",
+                json!({"coordination": coordination, "agents": [{"role": "a"}, {"role": "b"}],
+                       "intent_gate": {"allowed_intents": ["closing"]}}),
+            )],
+            vec![],
+        )
+    };
+    assert_eq!(codes(&coding("parallel")), [Code::IntentGateInvalid]);
+    assert_eq!(codes(&coding("review_chain")), []);
+}
+
+#[test]
+fn intent_unwired() {
+    let gate = json!({"allowed_intents": ["next", "escalate", "closing", "repeat"]});
+    let findings = validate(
+        &gated(gate.clone(), &[], json!({})),
+        &ValidationContext::default(),
+    );
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert_eq!(findings[0].code, Code::IntentUnwired);
+    assert_eq!(findings[0].severity, Severity::Warning);
+    assert!(
+        findings[0].message.contains("“escalate”") && findings[0].message.contains("escalate_out"),
+        "{}",
+        findings[0].message
+    );
+    // Closing ends there by meaning; repeat and abort have no port.
+    assert_eq!(codes(&gated(gate, &["escalate_out"], json!({}))), []);
+    // A port that goes when its intent is no longer allowed leaves a
+    // dangling cable.
+    let narrowed = gated(
+        json!({"allowed_intents": ["next"]}),
+        &["escalate_out"],
+        json!({}),
+    );
+    assert_eq!(
+        codes(&narrowed),
+        [Code::RequiredInputMissing, Code::DanglingCable]
+    );
+}
+
 #[test]
 fn every_code_is_exercised_above() {
     // Keeps this file honest when a code is added: each code must appear in a

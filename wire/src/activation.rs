@@ -59,6 +59,21 @@ pub struct ActivationRecord {
     /// Which way each port with conditions on its cables went.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub routes: Vec<Route>,
+    /// What its structured gate read from the last reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub intent: Option<IntentChoice>,
+}
+
+/// The intent a structured gate read (PRODUCT §1.4).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct IntentChoice {
+    /// The intent acted on: `next`, `repeat`, …
+    pub intent: String,
+    /// The value as the reply had it (an alias, or what could not be read).
+    pub said: String,
+    pub reason: String,
+    /// The value could not be read and the gate's fallback was taken.
+    pub fallback: bool,
 }
 
 /// The way a port's value went when its cables have conditions.
@@ -93,6 +108,7 @@ impl ActivationRecord {
             transcript: Vec::new(),
             error: None,
             routes: Vec::new(),
+            intent: None,
         }
     }
 

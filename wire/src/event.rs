@@ -115,6 +115,19 @@ pub enum RunEvent {
         port: String,
         reason: String,
     },
+    /// A module's structured gate read the intent of its last reply
+    /// (`said` is the value as the reply had it; `fallback` when that
+    /// could not be read and the gate's fallback intent was taken).
+    #[serde(rename = "module.intent")]
+    #[strum(serialize = "module.intent")]
+    ModuleIntent {
+        module_id: String,
+        activation: u32,
+        intent: String,
+        said: String,
+        reason: String,
+        fallback: bool,
+    },
 }
 
 impl RunEvent {
@@ -162,7 +175,8 @@ impl RunEvent {
             | RunEvent::CodingAgentStarted { module_id, .. }
             | RunEvent::CodingAgentFinished { module_id, .. }
             | RunEvent::CableTaken { module_id, .. }
-            | RunEvent::CableNoneTaken { module_id, .. } => Some(module_id),
+            | RunEvent::CableNoneTaken { module_id, .. }
+            | RunEvent::ModuleIntent { module_id, .. } => Some(module_id),
         }
     }
 
@@ -259,6 +273,14 @@ impl RunEvent {
                 activation: 1,
                 port: "data_out".to_owned(),
                 reason: "no condition held".to_owned(),
+            },
+            RunEvent::ModuleIntent {
+                module_id: module_id(),
+                activation: 2,
+                intent: "closing".to_owned(),
+                said: "done".to_owned(),
+                reason: "the answer is complete".to_owned(),
+                fallback: false,
             },
         ]
     }

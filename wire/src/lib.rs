@@ -13,7 +13,9 @@ pub mod providers;
 pub mod run;
 pub mod status;
 
-pub use activation::{ActivationRecord, ResponseRecord, Route, TranscriptEntry, TranscriptRole};
+pub use activation::{
+    ActivationRecord, IntentChoice, ResponseRecord, Route, TranscriptEntry, TranscriptRole,
+};
 pub use bundle::{ContextBundle, PortValue, Receipt};
 pub use event::{EventRecord, RunEvent};
 pub use run::{InputFile, RunInput, RunRecord, RunSummary};

@@ -107,7 +107,8 @@ pub fn step(
         | RunEvent::CodingRepromptResponse { .. }
         | RunEvent::CodingAgentFinished { .. }
         | RunEvent::CableTaken { .. }
-        | RunEvent::CableNoneTaken { .. } => return before.cloned(),
+        | RunEvent::CableNoneTaken { .. }
+        | RunEvent::ModuleIntent { .. } => return before.cloned(),
     }
     Some(run)
 }

@@ -139,5 +139,6 @@ pub(super) fn outputs(
         ports,
         receipt: Some(receipt),
         session_key: None,
+        intent: None,
     }
 }

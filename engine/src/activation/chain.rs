@@ -4,6 +4,7 @@
 //! Agent tasks and red teams are this chain; review gates add a decision.
 
 use graph::config::{AgentConfig, AgentTaskConfig, RedTeamConfig, SessionMode};
+use graph::intent::IntentGate;
 use graph::ports::{named_output_port_id, reprompt_port_id};
 use graph::{Attachment, RePrompt};
 use serde_json::Value;
@@ -12,7 +13,7 @@ use super::{ActivationContext, ActivationError, ActivationOutput, Tally};
 use crate::bundle::{PortValue, merged_bundle};
 use crate::named_outputs;
 use crate::prompt::{InputSelection, primary_turn, turn};
-use crate::provider::ProviderInfo;
+use crate::provider::{ProviderInfo, ResponseSchema};
 use crate::session::{Session, SessionStore};
 use wire::event::RunEvent;
 
@@ -24,6 +25,8 @@ pub struct Chain<'a> {
     pub named_outputs: &'a [String],
     pub session_mode: SessionMode,
     pub session_persist: bool,
+    /// Asks the last turn for an intent (PRODUCT §1.4).
+    pub gate: Option<&'a IntentGate>,
 }
 
 pub struct ChainResult {
@@ -77,11 +80,31 @@ pub async fn run_chain(
         .transpose()?;
     let mut session = context.open_session(base, &model, &info.id, system);
 
-    let instruction = context.render(chain.instruction)?;
+    let mut instruction = context.render(chain.instruction)?;
+    if let Some(reason) = &context.repeat_of {
+        instruction = format!(
+            "{}\n\n{instruction}",
+            crate::intent::repeat_note(context.activation, reason)
+        );
+    }
     let count = chain.re_prompts.len();
+    // The last turn carries the naming instruction and the gate's request.
+    let last_turn = |text: String| {
+        let text = named_outputs::append_instruction(&text, chain.named_outputs);
+        match chain.gate {
+            Some(gate) => format!("{text}\n\n{}", gate.instruction()),
+            None => text,
+        }
+    };
+    let schema = || {
+        chain.gate.map(|gate| ResponseSchema {
+            name: graph::intent::SCHEMA_NAME.to_owned(),
+            schema: gate.schema(),
+        })
+    };
     let mut primary = primary_turn(context, &instruction, selection);
     if count == 0 {
-        primary = named_outputs::append_instruction(&primary, chain.named_outputs);
+        primary = last_turn(primary);
     }
     let attachments = context.settings.attachments.as_ref();
     context.say(
@@ -95,7 +118,7 @@ pub async fn run_chain(
             &mut session,
             0,
             "Original",
-            None,
+            if count == 0 { schema() } else { None },
             chain.agent,
         )
         .await?;
@@ -109,9 +132,10 @@ pub async fn run_chain(
             reprompt_index: index,
             reprompt_count: u32::try_from(count).unwrap_or(u32::MAX),
         });
+        let is_last = offset + 1 == count;
         let mut text = context.render(&re_prompt.text)?;
-        if offset + 1 == count {
-            text = named_outputs::append_instruction(&text, chain.named_outputs);
+        if is_last {
+            text = last_turn(text);
         }
         context.say(
             &mut session,
@@ -123,7 +147,7 @@ pub async fn run_chain(
                 &mut session,
                 index,
                 &format!("Re-prompt {index}"),
-                None,
+                if is_last { schema() } else { None },
                 chain.agent,
             )
             .await?;
@@ -176,6 +200,7 @@ pub fn standard_outputs(
         ],
         receipt: Some(receipt),
         session_key: Some(result.session_key.clone()),
+        intent: None,
     }
 }
 
@@ -199,10 +224,19 @@ pub async fn agent_task(
             named_outputs: &named,
             session_mode: config.session_mode,
             session_persist: config.session_persist,
+            gate: config.intent_gate.as_ref(),
         },
     )
     .await?;
     let mut output = standard_outputs(context, &result, config.re_prompts.len());
+    if let Some(gate) = &config.intent_gate {
+        let last = result.responses.last().map_or("", String::as_str);
+        crate::intent::apply(context, gate, last, Some(&result.session_key), &mut output)?;
+        // A repeat or an abort sends nothing on, named outputs included.
+        if output.ports.is_empty() {
+            return Ok(output);
+        }
+    }
     let with_session = |text: &str| {
         let mut bundle = context.text_bundle(text);
         bundle.source_session_key = Some(result.session_key.clone());
@@ -279,6 +313,7 @@ pub async fn red_team(
             named_outputs: &[],
             session_mode: SessionMode::New,
             session_persist: false,
+            gate: None,
         },
     )
     .await?;

@@ -128,5 +128,6 @@ pub async fn command(
         ],
         receipt: None,
         session_key: None,
+        intent: None,
     })
 }

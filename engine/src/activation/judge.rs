@@ -192,5 +192,6 @@ pub async fn judge(
         ],
         receipt: Some(receipt),
         session_key: None,
+        intent: None,
     })
 }

@@ -126,5 +126,6 @@ pub async fn panel(
         ],
         receipt: Some(receipt),
         session_key: None,
+        intent: None,
     })
 }

@@ -53,6 +53,7 @@ pub async fn review_gate(
             named_outputs: &[],
             session_mode: SessionMode::New,
             session_persist: false,
+            gate: None,
         },
     )
     .await?;

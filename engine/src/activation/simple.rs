@@ -44,6 +44,7 @@ pub fn input(context: &ActivationContext) -> ActivationOutput {
         ],
         receipt: None,
         session_key: None,
+        intent: None,
     }
 }
 
@@ -71,6 +72,7 @@ pub fn output(context: &ActivationContext) -> ActivationOutput {
         ports: Vec::new(),
         receipt: None,
         session_key: None,
+        intent: None,
     }
 }
 
@@ -130,6 +132,7 @@ fn finish(
         ],
         receipt: Some(receipt),
         session_key: None,
+        intent: None,
     }
 }
 

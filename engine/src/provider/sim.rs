@@ -10,7 +10,9 @@
 //! makes the call fail, and `[sim:reply TEXT]` makes every reply of the
 //! session from then on exactly TEXT (to the last `]` of its line), so a
 //! test or a demo can steer what a condition on a cable reads, e.g.
-//! `[sim:reply {"intent": "sales"}]`.
+//! `[sim:reply {"intent": "sales"}]`. `[sim:intent X]` makes a structured
+//! gate's reply choose X (any text, so a test can send an alias or an
+//! unknown value), `[sim:intent repeat, next]` one per attempt.
 
 use std::time::Duration;
 
@@ -169,8 +171,13 @@ impl SimProvider {
 
 /// The TEXT of a `[sim:reply TEXT]` directive.
 fn directed_reply(prompt: &str) -> Option<String> {
-    let start = prompt.find("[sim:reply ")?;
-    let rest = &prompt[start + "[sim:reply ".len()..];
+    directive_text(prompt, "[sim:reply ")
+}
+
+/// What follows `opening` to the last `]` of its line.
+fn directive_text(prompt: &str, opening: &str) -> Option<String> {
+    let start = prompt.find(opening)?;
+    let rest = &prompt[start + opening.len()..];
     let line = rest.lines().next().unwrap_or_default();
     let end = line.rfind(']')?;
     Some(line[..end].trim().to_owned())
@@ -217,6 +224,7 @@ fn structured_reply(name: &str, schema: &Value, request: &ChatRequest) -> Value 
                 .collect();
             json!({"scores": scores, "summary": "Simulated verdict."})
         }
+        graph::intent::SCHEMA_NAME => intent_reply(schema, request),
         "claims" => {
             let last = last_user_text(request);
             let claims: Vec<String> = last
@@ -230,6 +238,104 @@ fn structured_reply(name: &str, schema: &Value, request: &ChatRequest) -> Value 
         }
         _ => json!({}),
     }
+}
+
+/// A reply to a structured gate: the intent a `[sim:intent …]` directive
+/// names (`[sim:intent repeat, next]` says one per attempt, the last one
+/// staying), else the first the schema allows; for a handoff field held to
+/// values, the one the person's text mentions first.
+fn intent_reply(schema: &Value, request: &ChatRequest) -> Value {
+    let directive = request
+        .messages
+        .iter()
+        .rev()
+        .filter(|message| message.role == Role::User)
+        .find_map(|message| directive_text(&message.text(), "[sim:intent "));
+    // The person's words: inputs, not the instruction or the gate's request.
+    let person = request
+        .messages
+        .iter()
+        .filter(|message| message.role == Role::User)
+        .map(|message| {
+            let text = message.text();
+            let end = ["## Instruction", graph::intent::INSTRUCTION_HEADING]
+                .iter()
+                .filter_map(|marker| text.find(marker))
+                .min()
+                .unwrap_or(text.len());
+            text[..end].to_lowercase()
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let attempt = attempt_of(request);
+    let mut intent_placed = false;
+    fill(schema, &mut |name, leaf| {
+        let choices: Vec<&str> = leaf
+            .get("enum")
+            .and_then(Value::as_array)
+            .map(|values| values.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        if !intent_placed && !choices.is_empty() {
+            intent_placed = true;
+            let said = directive.as_ref().and_then(|list| {
+                let items: Vec<&str> = list.split(',').map(str::trim).collect();
+                items
+                    .get(attempt.saturating_sub(1).min(items.len().saturating_sub(1)))
+                    .map(|item| (*item).to_owned())
+            });
+            return Value::String(said.unwrap_or_else(|| choices[0].to_owned()));
+        }
+        if name == graph::intent::REASON_FIELD {
+            return Value::String("Simulated reason for this decision.".to_owned());
+        }
+        let mentioned = choices
+            .iter()
+            .filter_map(|choice| Some((person.find(&choice.to_lowercase())?, *choice)))
+            .min();
+        match mentioned
+            .map(|(_, choice)| choice)
+            .or(choices.first().copied())
+        {
+            Some(choice) => Value::String(choice.to_owned()),
+            None => Value::String(format!("Simulated {name}.")),
+        }
+    })
+}
+
+/// The attempt a repeated activation's note names, else 1.
+fn attempt_of(request: &ChatRequest) -> usize {
+    request
+        .messages
+        .iter()
+        .filter(|message| message.role == Role::User)
+        .filter_map(|message| {
+            let text = message.text();
+            let start = text.find("(attempt ")? + "(attempt ".len();
+            let digits: String = text[start..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            digits.parse().ok()
+        })
+        .max()
+        .unwrap_or(1)
+}
+
+/// A value for an object schema, each leaf from `leaf(name, schema)`, in
+/// the schema's order.
+fn fill(schema: &Value, leaf: &mut dyn FnMut(&str, &Value) -> Value) -> Value {
+    let mut object = serde_json::Map::new();
+    if let Some(properties) = schema.get("properties").and_then(Value::as_object) {
+        for (name, property) in properties {
+            let value = if property.get("type").and_then(Value::as_str) == Some("object") {
+                fill(property, leaf)
+            } else {
+                leaf(name, property)
+            };
+            object.insert(name.clone(), value);
+        }
+    }
+    Value::Object(object)
 }
 
 impl Provider for SimProvider {

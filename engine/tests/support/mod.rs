@@ -54,6 +54,14 @@ pub fn graph(modules: Vec<Value>, cables: Vec<Value>) -> Graph {
 }
 
 pub async fn run(engine: &Engine, graph: Graph) -> (RunOutcome, Arc<MemoryRecorder>) {
+    run_with_input(engine, graph, "the moon").await
+}
+
+pub async fn run_with_input(
+    engine: &Engine,
+    graph: Graph,
+    text: &str,
+) -> (RunOutcome, Arc<MemoryRecorder>) {
     let recorder = Arc::new(MemoryRecorder::default());
     let outcome = execute(
         engine,
@@ -61,7 +69,7 @@ pub async fn run(engine: &Engine, graph: Graph) -> (RunOutcome, Arc<MemoryRecord
             run_id: "r_test".to_owned(),
             graph,
             input: RunInput {
-                text: "the moon".to_owned(),
+                text: text.to_owned(),
                 files: Vec::new(),
             },
         },

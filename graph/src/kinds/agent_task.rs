@@ -6,13 +6,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::Extra;
 use crate::config::AgentConfig;
+use crate::intent::IntentGate;
 use crate::kinds::{KindConfig, KindDefinition, RePromptLevel, standard_fields};
 use crate::ports::{
     DATA_OUT, Direction, ModulePorts, Port, PortAccent, PortType, activation_outputs, bundle,
     named_output_port_id, output, reprompt_port_id, reprompt_port_label, task_inputs,
 };
 use crate::reprompt::{Attachment, RePrompt};
-use crate::validate::ModuleFindings;
+use crate::validate::{Code, ModuleFindings};
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -34,6 +35,9 @@ pub struct AgentTaskConfig {
     pub named_outputs: Vec<String>,
     pub session_mode: SessionMode,
     pub session_persist: bool,
+    /// The last turn answers with an intent (PRODUCT §1.4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub intent_gate: Option<IntentGate>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -49,6 +53,10 @@ impl KindDefinition for AgentTaskConfig {
 
 impl KindConfig for AgentTaskConfig {
     standard_fields!(extra, instruction, agent_config, re_prompts);
+
+    fn intent_gate(&self) -> Option<&IntentGate> {
+        self.intent_gate.as_ref()
+    }
 
     fn ports(&self) -> ModulePorts {
         let mut outputs = vec![output(DATA_OUT)];
@@ -88,6 +96,9 @@ impl KindConfig for AgentTaskConfig {
                 });
             }
         }
+        if let Some(gate) = &self.intent_gate {
+            outputs.extend(gate.ports());
+        }
         ModulePorts {
             inputs: task_inputs(false),
             outputs: activation_outputs(outputs),
@@ -97,6 +108,23 @@ impl KindConfig for AgentTaskConfig {
     fn validate(&self, findings: &mut ModuleFindings<'_>) {
         let owner = format!("The instruction of \"{}\"", findings.name());
         findings.attachments(&self.attachments, "config.attachments", &owner);
+        if let Some(gate) = &self.intent_gate {
+            findings.intent_gate(gate);
+            if self
+                .named_outputs
+                .iter()
+                .any(|name| !name.trim().is_empty())
+            {
+                let name = findings.name();
+                findings.report(
+                    Code::IntentGateInvalid,
+                    Some("config.named_outputs".to_owned()),
+                    format!(
+                        "\"{name}\" has an intent gate and named outputs: both shape its last reply, which the gate makes JSON. Hand the sections on as handoff fields instead"
+                    ),
+                );
+            }
+        }
     }
 }
 

@@ -5,6 +5,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::config::{AgentConfig, RePromptList, RePromptOwner};
+use crate::intent::IntentGate;
 use crate::kinds::{KindConfig, KindDefinition, RePromptLevel, standard_fields};
 use crate::ports::{ModulePorts, PortAccent, activation_outputs, bundle, output, task_inputs};
 use crate::validate::{Code, ModuleFindings};
@@ -74,6 +75,10 @@ pub struct CodingConfig {
     pub max_iterations: u32,
     pub capture_test_results: bool,
     pub session_style: SessionStyle,
+    /// The last agent's (or the reviewer's) last turn answers with an
+    /// intent (PRODUCT §1.4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub intent_gate: Option<IntentGate>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -90,6 +95,7 @@ impl Default for CodingConfig {
             max_iterations: 20,
             capture_test_results: false,
             session_style: SessionStyle::Close,
+            intent_gate: None,
             extra: Extra::new(),
         }
     }
@@ -118,41 +124,54 @@ impl KindDefinition for CodingConfig {
 impl KindConfig for CodingConfig {
     standard_fields!(extra, instruction);
 
+    fn intent_gate(&self) -> Option<&IntentGate> {
+        self.intent_gate.as_ref()
+    }
+
     fn ports(&self) -> ModulePorts {
+        let intents = self
+            .intent_gate
+            .as_ref()
+            .map(IntentGate::ports)
+            .unwrap_or_default();
         ModulePorts {
             inputs: task_inputs(false),
-            outputs: activation_outputs([
-                output(bundle(
-                    "data_out",
-                    "Output",
-                    "Every agent's summary and re-prompt responses",
-                    PortAccent::Accent,
-                )),
-                output(bundle(
-                    "diff_out",
-                    "Diff",
-                    "git diff of the workspace",
-                    PortAccent::Green,
-                )),
-                output(bundle(
-                    "files_out",
-                    "Files",
-                    "The files the agents changed",
-                    PortAccent::Green,
-                )),
-                output(bundle(
-                    "summary_out",
-                    "Summary",
-                    "The last agent's final message",
-                    PortAccent::Cyan,
-                )),
-                output(bundle(
-                    "test_results_out",
-                    "Test results",
-                    "The last tests the agents ran",
-                    PortAccent::Amber,
-                )),
-            ]),
+            outputs: activation_outputs(
+                [
+                    output(bundle(
+                        "data_out",
+                        "Output",
+                        "Every agent's summary and re-prompt responses",
+                        PortAccent::Accent,
+                    )),
+                    output(bundle(
+                        "diff_out",
+                        "Diff",
+                        "git diff of the workspace",
+                        PortAccent::Green,
+                    )),
+                    output(bundle(
+                        "files_out",
+                        "Files",
+                        "The files the agents changed",
+                        PortAccent::Green,
+                    )),
+                    output(bundle(
+                        "summary_out",
+                        "Summary",
+                        "The last agent's final message",
+                        PortAccent::Cyan,
+                    )),
+                    output(bundle(
+                        "test_results_out",
+                        "Test results",
+                        "The last tests the agents ran",
+                        PortAccent::Amber,
+                    )),
+                ]
+                .into_iter()
+                .chain(intents),
+            ),
         }
     }
 
@@ -165,6 +184,18 @@ impl KindConfig for CodingConfig {
                 Some("config.agents".to_owned()),
                 format!("Coding module \"{name}\" has no agents"),
             );
+        }
+        if let Some(gate) = &self.intent_gate {
+            findings.intent_gate(gate);
+            if self.coordination == Coordination::Parallel {
+                findings.report(
+                    Code::IntentGateInvalid,
+                    Some("config.coordination".to_owned()),
+                    format!(
+                        "\"{name}\" has an intent gate, but its agents work in parallel, so no one agent has the last word. Use sequential (the last agent decides) or a review chain (the reviewer decides)"
+                    ),
+                );
+            }
         }
         if let (Some(roots), Some(path)) = (&context.workspace_roots, &self.workspace.path)
             && !path.trim().is_empty()

@@ -42,6 +42,13 @@ impl Payload<'_> {
             .ok_or_else(|| self.wrong(field, "a count"))
     }
 
+    fn flag(&mut self, field: &'static str) -> Result<bool, Error> {
+        match self.take(field)? {
+            Value::Bool(flag) => Ok(flag),
+            _ => Err(self.wrong(field, "true or false")),
+        }
+    }
+
     fn status(&mut self) -> Result<RunStatus, Error> {
         let text = self.text("status")?;
         RunStatus::parse(&text).ok_or_else(|| self.wrong("status", "a run status"))
@@ -133,6 +140,14 @@ pub fn event(name: &str, payload: Value) -> Result<RunEvent, Error> {
             activation: payload.number("activation")?,
             port: payload.text("port")?,
             reason: payload.text("reason")?,
+        },
+        "module.intent" => RunEvent::ModuleIntent {
+            module_id: payload.text("module_id")?,
+            activation: payload.number("activation")?,
+            intent: payload.text("intent")?,
+            said: payload.text("said")?,
+            reason: payload.text("reason")?,
+            fallback: payload.flag("fallback")?,
         },
         unknown => return Err(Error::custom(format!("unknown event `{unknown}`"))),
     })
