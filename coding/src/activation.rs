@@ -4,6 +4,8 @@
 //! tests). Sequential hands each agent's output to the next; parallel runs
 //! every agent in its own session and worktree and waits for all; the
 //! review chain loops builder → reviewer until approve or `max_rounds`.
+//! With an intent gate, the last agent (the reviewer of a review chain)
+//! then answers the gate's question in a turn of its own.
 
 mod coordination;
 mod outputs;
@@ -75,6 +77,7 @@ impl CodingModules {
             re_prompts: AtomicU32::new(0),
             tally: std::sync::Mutex::new(Tally::default()),
             unmerged: std::sync::Mutex::new(Vec::new()),
+            decision: std::sync::Mutex::new(None),
         };
         let (phases, review) = match config.coordination {
             Coordination::Sequential => {
@@ -103,7 +106,17 @@ impl CodingModules {
             .changed_files(&workspace.base, &head)
             .await
             .map_err(ActivationError)?;
-        Ok(outputs(&work, &profiles, &phases, review, diff, files))
+        let mut output = outputs(&work, &profiles, &phases, review, diff, files);
+        if let Some(gate) = &config.intent_gate {
+            let reply = work
+                .decision
+                .lock()
+                .ok()
+                .and_then(|decision| decision.clone())
+                .unwrap_or_default();
+            engine::intent::apply(context, gate, &reply, None, &mut output)?;
+        }
+        Ok(output)
     }
 
     /// The folder `path` names, with its links resolved, when it is inside

@@ -11,6 +11,9 @@
 //!   call (after asking permission) and reports the result;
 //! - asked for a review decision (`"decision"`): answers revise until the
 //!   round named by `sim: approve on round <k>` (default 1), then approve;
+//! - asked an intent gate's question (`## Your decision`): answers the
+//!   JSON it shows, with the intent `sim: intent <x>` named earlier in the
+//!   session (else the first allowed);
 //! - otherwise appends a line to `SIMULATED_NOTES.md`, so every turn leaves
 //!   a diff;
 //! - `sim: slow` streams for a minute unless cancelled (a `session/cancel`
@@ -44,6 +47,8 @@ struct SessionState {
     turns: u32,
     reviews: u32,
     approve_on: u32,
+    /// What `sim: intent X` said in the session, for the intent gate.
+    intent: Option<String>,
     cancel: CancellationToken,
 }
 
@@ -241,6 +246,8 @@ struct Turn {
     number: u32,
     review_round: Option<(u32, u32)>,
     cancel: CancellationToken,
+    /// The answer to an intent gate's question, when that is the prompt.
+    gate_reply: Option<String>,
 }
 
 async fn prompt(peer: &Arc<Peer>, params: &Value) -> Result<Value, Value> {
@@ -277,12 +284,20 @@ async fn prompt(peer: &Arc<Peer>, params: &Value) -> Result<Value, Value> {
         if asks_decision {
             session.reviews += 1;
         }
+        if let Some(start) = lower.find("sim: intent ") {
+            let rest = &lower[start + "sim: intent ".len()..];
+            session.intent = Some(rest.lines().next().unwrap_or_default().trim().to_owned());
+        }
+        let gate_reply = text
+            .contains(graph::intent::INSTRUCTION_HEADING)
+            .then(|| gate_reply(&text, session.intent.as_deref()));
         Turn {
             session_id: session_id.clone(),
             cwd: session.cwd.clone(),
             number: session.turns,
             review_round: asks_decision.then_some((session.reviews, session.approve_on)),
             cancel: session.cancel.clone(),
+            gate_reply,
         }
     };
 
@@ -298,6 +313,10 @@ async fn prompt(peer: &Arc<Peer>, params: &Value) -> Result<Value, Value> {
             &session_id,
             json!({ "bogus": "an update with no sessionUpdate tag" }),
         );
+    }
+    if let Some(answer) = &turn.gate_reply {
+        peer.say(&session_id, answer);
+        return Ok(json!({ "stopReason": "end_turn" }));
     }
     let mut reply = vec![format!("Simulated agent, turn {}.", turn.number)];
     if lower.contains("sim: slow") {
@@ -375,6 +394,51 @@ async fn prompt(peer: &Arc<Peer>, params: &Value) -> Result<Value, Value> {
         "stopReason": "end_turn",
         "usage": { "inputTokens": input_tokens, "outputTokens": output_tokens, "totalTokens": input_tokens + output_tokens },
     }))
+}
+
+/// The JSON an intent gate's question asks for, read from the shape it
+/// shows: the first "one of: …" is the intent (`sim: intent X`, else the
+/// first listed), other "one of: …" fields their first value.
+fn gate_reply(question: &str, intent: Option<&str>) -> String {
+    let shape = question
+        .find('{')
+        .and_then(|start| {
+            serde_json::Deserializer::from_str(&question[start..])
+                .into_iter::<Value>()
+                .next()?
+                .ok()
+        })
+        .unwrap_or(Value::Null);
+    let mut intent_given = false;
+    let mut fill = |name: &str, text: &str| -> Value {
+        let choices: Vec<&str> = text
+            .strip_prefix("one of: ")
+            .map(|list| list.split(", ").collect())
+            .unwrap_or_default();
+        if !intent_given && !choices.is_empty() {
+            intent_given = true;
+            return json!(intent.unwrap_or(choices[0]));
+        }
+        match (name, choices.first()) {
+            (graph::intent::REASON_FIELD, _) => json!("Simulated reason for this decision."),
+            (_, Some(first)) => json!(first),
+            (_, None) => json!(format!("Simulated {name}.")),
+        }
+    };
+    fill_shape(&shape, "", &mut fill).to_string()
+}
+
+fn fill_shape(shape: &Value, name: &str, fill: &mut dyn FnMut(&str, &str) -> Value) -> Value {
+    match shape {
+        Value::Object(fields) => Value::Object(
+            fields
+                .iter()
+                .map(|(key, value)| (key.clone(), fill_shape(value, key, fill)))
+                .collect(),
+        ),
+        Value::String(text) => fill(name, text),
+        other => other.clone(),
+    }
 }
 
 fn directive_number(lower: &str, directive: &str) -> Option<u32> {

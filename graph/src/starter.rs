@@ -7,6 +7,7 @@ use crate::config::{
     AgentConfig, AgentTaskConfig, CodingAgentAssignment, CodingConfig, InputConfig, ModuleConfig,
     OutputConfig, ReviewGateConfig,
 };
+use crate::intent::{Intent, IntentGate};
 use crate::{Cable, Endpoint, Extra, Graph, Module, Position, RePrompt};
 
 /// A graph to start from, as the home page lists it and `/new?example=`
@@ -207,6 +208,84 @@ fn coding_graph() -> Graph {
     }
 }
 
+/// A classifier whose structured gate says where a customer's message goes:
+/// `next` with the team as a handoff field held to three values, whose
+/// cables carry a condition each (and a catch-all for anything else), or
+/// `escalate` to a person.
+fn triage_graph() -> Graph {
+    let team = |label: &str| {
+        ModuleConfig::AgentTask(AgentTaskConfig {
+            instruction: format!(
+                "You are on the {label} team. Write a short, friendly reply to the customer's request summarised above."
+            ),
+            agent_config: AgentConfig::simulated(),
+            ..AgentTaskConfig::default()
+        })
+    };
+    let to_team = |id: &str, team: Option<&str>, target: &str| {
+        let mut cable = cable(id, ("classify", "next_out"), (target, "data_in"));
+        cable.condition = team.map(|team| format!("get('$.output.team') == '{team}'"));
+        cable
+    };
+    Graph {
+        name: "Triage".to_owned(),
+        modules: vec![
+            module(
+                "request",
+                "Customer message",
+                80.0,
+                300.0,
+                ModuleConfig::Input(InputConfig {
+                    description: "What did the customer write?".to_owned(),
+                    default_text: "Billing: I was charged twice for my subscription this month."
+                        .to_owned(),
+                    ..InputConfig::default()
+                }),
+            ),
+            module(
+                "classify",
+                "Classify",
+                380.0,
+                300.0,
+                ModuleConfig::AgentTask(AgentTaskConfig {
+                    instruction: "Read the customer's message above. Choose the team that should answer it and summarise the request in one sentence for them. Escalate when a person must look at it first (a legal threat, a safety issue, an angry customer)."
+                        .to_owned(),
+                    agent_config: AgentConfig::simulated(),
+                    intent_gate: Some(IntentGate {
+                        allowed_intents: vec![Intent::Next, Intent::Escalate],
+                        handoff_fields: vec![
+                            "team: billing | technical | sales".to_owned(),
+                            "summary".to_owned(),
+                        ],
+                        ..IntentGate::default()
+                    }),
+                    ..AgentTaskConfig::default()
+                }),
+            ),
+            module("billing", "Billing reply", 760.0, 40.0, team("billing")),
+            module("technical", "Technical reply", 760.0, 220.0, team("technical")),
+            module("sales", "Sales reply", 760.0, 400.0, team("sales")),
+            module("general", "General reply", 760.0, 580.0, team("customer care")),
+            module(
+                "person",
+                "Needs a person",
+                760.0,
+                760.0,
+                ModuleConfig::Output(OutputConfig::default()),
+            ),
+        ],
+        cables: vec![
+            cable("c1", ("request", "data_out"), ("classify", "data_in")),
+            to_team("c2", Some("billing"), "billing"),
+            to_team("c3", Some("technical"), "technical"),
+            to_team("c4", Some("sales"), "sales"),
+            to_team("c5", None, "general"),
+            cable("c6", ("classify", "escalate_out"), ("person", "data_in")),
+        ],
+        ..Graph::default()
+    }
+}
+
 /// Every example, the starter graph first.
 pub fn examples() -> Vec<Example> {
     vec![
@@ -221,6 +300,12 @@ pub fn examples() -> Vec<Example> {
             title: "Revise until approved",
             description: "A review gate sends its feedback back to the draft until it approves (at most 3 rounds).",
             graph: review_loop_graph(),
+        },
+        Example {
+            id: "triage",
+            title: "Triage",
+            description: "A classifier chooses an intent and a team; conditions on its cables send the message to that team, anything else to a catch-all, and escalations to a person.",
+            graph: triage_graph(),
         },
         Example {
             id: "coding-agent",

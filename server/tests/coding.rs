@@ -499,6 +499,81 @@ async fn the_review_chain_stops_at_max_rounds() {
 }
 
 #[tokio::test]
+async fn the_last_agent_or_the_reviewer_answers_the_intent_gate_in_a_turn_of_its_own() {
+    let setup = setup(None).await;
+    let gate = graph::intent::IntentGate {
+        allowed_intents: vec![
+            graph::intent::Intent::Next,
+            graph::intent::Intent::Closing,
+            graph::intent::Intent::Handoff,
+        ],
+        handoff_fields: vec!["status: ready | blocked".to_owned()],
+        ..graph::intent::IntentGate::default()
+    };
+    // Sequential: the last agent decides, after its work is committed.
+    let mut sequential = config(
+        "Build the parser.",
+        vec![
+            agent("builder", None, &[]),
+            agent("tester", Some("Test it. sim: intent closing"), &[]),
+        ],
+    );
+    sequential.intent_gate = Some(gate.clone());
+    let finished = run(&setup, sequential, "parser").await;
+    assert_eq!(finished["status"], "completed", "{finished}");
+    let labels: Vec<String> = responses(&finished)
+        .into_iter()
+        .map(|(label, _)| label)
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "builder · Original",
+            "tester · Original",
+            "tester · Decision"
+        ]
+    );
+    let record = activation(&finished);
+    assert_eq!(record["intent"]["intent"], "closing", "{record}");
+    let closing = &record["outputs"]["closing_out"]["content"];
+    assert_eq!(closing["intent"], "closing");
+    assert_eq!(closing["status"], "ready");
+    assert!(record["outputs"].get("next_out").is_none());
+    // The decision is not part of the work: data_out has the two agents.
+    assert_eq!(
+        record["outputs"]["data_out"]["content"]["response_count"],
+        2
+    );
+
+    // Review chain: the reviewer decides once the rounds are over.
+    let mut chain = config(
+        "Build the parser.",
+        vec![
+            agent("builder", None, &[]),
+            agent("reviewer", Some("Review. sim: intent handoff"), &[]),
+        ],
+    );
+    chain.coordination = Coordination::ReviewChain;
+    chain.intent_gate = Some(gate);
+    let run = run(&setup, chain, "parser").await;
+    assert_eq!(run["status"], "completed", "{run}");
+    let labels: Vec<String> = responses(&run)
+        .into_iter()
+        .map(|(label, _)| label)
+        .collect();
+    assert_eq!(
+        labels,
+        [
+            "builder · Original",
+            "reviewer · Original",
+            "reviewer · Decision"
+        ]
+    );
+    assert_eq!(activation(&run)["intent"]["intent"], "handoff");
+    assert!(activation(&run)["outputs"]["handoff_out"].is_object());
+}
+
+#[tokio::test]
 async fn an_agent_asking_to_write_outside_its_workspace_is_refused() {
     let setup = setup(None).await;
     let config = config(

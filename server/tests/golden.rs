@@ -285,7 +285,7 @@ async fn run_example(recording: &mut Recording, router: &Router, example_id: &st
 }
 
 #[tokio::test]
-async fn the_three_examples_run_as_recorded() {
+async fn the_examples_run_as_recorded() {
     for database in support::databases().await {
         let router = server::router::router(support::state(&database, Limits::default()).await);
         let mut recording = Recording::default();
@@ -304,6 +304,13 @@ async fn the_three_examples_run_as_recorded() {
             &router,
             "revise-until-approved",
             "moon phases",
+        )
+        .await;
+        run_example(
+            &mut recording,
+            &router,
+            "triage",
+            "Technical: the app crashes when I open settings.",
         )
         .await;
         run_example(&mut recording, &router, "coding-agent", "a haiku file").await;

@@ -556,6 +556,67 @@ async fn try_start(router: &Router, graph_id: &str) -> (StatusCode, Value) {
 }
 
 #[tokio::test]
+async fn structured_intents_steer_the_triage_example_through_the_api() {
+    for database in support::databases().await {
+        let (router, _) = app(&database, 0).await;
+        let triage =
+            serde_json::to_value(graph::starter::example("triage").unwrap().graph).unwrap();
+        let graph_id = create_graph(&router, triage.clone()).await;
+        let ran = |run: &Value, id: &str| {
+            run["modules"]
+                .get(id)
+                .and_then(|module| module["activations"].as_array())
+                .is_some_and(|activations| !activations.is_empty())
+        };
+        // The classifier's team (a handoff field held to three values)
+        // chooses the cable.
+        for (message, team) in [
+            ("Billing: I was charged twice.", "billing"),
+            ("The app crashes: a technical fault.", "technical"),
+            ("Do you sell a team plan? Sales, please.", "sales"),
+        ] {
+            let run_id = start(&router, &graph_id, message).await;
+            let run = wait_for(&router, &run_id, &["completed", "failed"]).await;
+            assert_eq!(run["status"], "completed", "{}: {run}", database.name);
+            for other in ["billing", "technical", "sales", "general", "person"] {
+                assert_eq!(ran(&run, other), other == team, "{message}: {other}");
+            }
+            let classify = &run["modules"]["classify"]["activations"][0];
+            assert_eq!(classify["intent"]["intent"], "next");
+            assert_eq!(
+                classify["outputs"]["next_out"]["content"]["team"], team,
+                "{classify}"
+            );
+        }
+        // Escalate goes to the person.
+        let run_id = start(&router, &graph_id, "Angry! [sim:intent escalate]").await;
+        let run = wait_for(&router, &run_id, &["completed", "failed"]).await;
+        assert!(ran(&run, "person") && !ran(&run, "general"), "{run}");
+        // An intent it does not allow fails fast; nothing takes the error,
+        // so the run fails saying why.
+        let run_id = start(&router, &graph_id, "[sim:intent abort]").await;
+        let run = wait_for(&router, &run_id, &["completed", "failed"]).await;
+        assert_eq!(run["status"], "failed");
+        let error = run["error"].as_str().unwrap();
+        assert!(
+            error
+                .contains("“abort” is not one of the intents it allows (it allows next, escalate)"),
+            "{error}"
+        );
+        // A gate that cannot work is refused before the run starts.
+        let mut broken = triage;
+        broken["modules"][1]["config"]["intent_gate"]["allowed_intents"] = json!([]);
+        let graph_id = create_graph(&router, broken).await;
+        let (status, body) = try_start(&router, &graph_id).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+        assert!(
+            body.to_string().contains("validation.intent_gate_invalid"),
+            "{body}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn conditions_on_cables_route_a_run_and_the_run_record_says_which_way() {
     for database in support::databases().await {
         let (router, _) = app(&database, 0).await;

@@ -52,6 +52,12 @@ impl CodingModules {
             let phase = work
                 .phase(&session, agent, workspace, prompt, 1, None)
                 .await?;
+            // The last agent has the last word.
+            if index + 1 == work.config.agents.len()
+                && let Some(gate) = &work.config.intent_gate
+            {
+                work.decide(&session, agent, gate).await?;
+            }
             self.release(work, index, session);
             phases.push(phase);
         }
@@ -190,6 +196,10 @@ impl CodingModules {
                 "The reviewer asked for changes:\n\n{feedback}\n\nRevise your work accordingly."
             );
         };
+        // The reviewer has the last word.
+        if let Some(gate) = &work.config.intent_gate {
+            work.decide(&reviewer_session, reviewer, gate).await?;
+        }
         self.release(work, 0, builder_session);
         self.release(work, 1, reviewer_session);
         Ok((phases, review))

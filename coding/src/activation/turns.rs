@@ -8,6 +8,7 @@ use std::time::Instant;
 
 use engine::activation::{ActivationContext, ActivationError, Tally};
 use graph::config::{CodingAgentAssignment, CodingConfig};
+use graph::intent::IntentGate;
 use wire::activation::{ResponseRecord, TranscriptRole};
 use wire::event::RunEvent;
 
@@ -45,6 +46,8 @@ pub(super) struct Work<'a> {
     pub(super) tally: std::sync::Mutex<Tally>,
     /// Diffs of parallel agents whose work could not be merged.
     pub(super) unmerged: std::sync::Mutex<Vec<String>>,
+    /// The reply to the intent gate's question, when the module has one.
+    pub(super) decision: std::sync::Mutex<Option<String>>,
 }
 
 impl Work<'_> {
@@ -137,6 +140,30 @@ impl Work<'_> {
             tally.tokens_out += outcome.tokens_out;
         }
         Ok((outcome.text, outcome.tests))
+    }
+
+    /// The intent gate's question as a turn of its own after the agent's
+    /// work is committed (its reply is JSON, not a summary of the work);
+    /// the reply is kept for the gate to read.
+    pub(super) async fn decide(
+        &self,
+        session: &AgentSession,
+        agent: &CodingAgentAssignment,
+        gate: &IntentGate,
+    ) -> Result<(), ActivationError> {
+        let role = role_of(agent);
+        let (reply, _) = self
+            .turn(
+                session,
+                &role,
+                format!("{role} · Decision"),
+                &gate.instruction(),
+            )
+            .await?;
+        if let Ok(mut decision) = self.decision.lock() {
+            *decision = Some(reply);
+        }
+        Ok(())
     }
 
     /// The agent's prompt, then its re-prompts in the same session; then its
