@@ -113,3 +113,62 @@ test('a classifier routes to the first branch whose condition holds, and the run
   await expect(cable(page, 'c2')).toHaveClass(/passed/);
   expect(errors).toEqual([]);
 });
+
+test('the Triage example: a gate of intents on the classifier, ports that come and go with them, and a run that takes the team it chose', async ({ page }) => {
+  const errors = watchErrors(page);
+  await page.goto('/');
+  const triage = page.getByRole('region', { name: 'Examples' }).locator('.home-example').filter({ hasText: 'Triage' });
+  await triage.getByRole('link', { name: 'Start from this example' }).click();
+  await expect(page.locator('.access-badge')).toHaveText('Editing');
+  await expect(page.getByLabel('Graph name')).toHaveValue('Triage');
+  await expect.poll(() => findingCodes(page)).toEqual([]);
+
+  // The classifier's gate: the intents it allows are ports of its own.
+  await node(page, 'classify').locator('.module-header').click();
+  const gate = panel(page).getByRole('group', { name: 'Allowed intents' });
+  await expect(gate.getByLabel('Allow intent next')).toBeChecked();
+  await expect(gate.getByLabel('Allow intent escalate')).toBeChecked();
+  await expect(gate.getByLabel('Allow intent jump')).not.toBeChecked();
+  const port = (id) => node(page, 'classify').locator(`[data-port-id="${id}"]`);
+  await expect(port('escalate_out')).toBeVisible();
+  await expect(port('jump_out')).toHaveCount(0);
+  // Allowing jump adds its port; it has no cable yet, and validation says so.
+  await gate.getByLabel('Allow intent jump').check();
+  await expect(port('jump_out')).toBeVisible();
+  await expect.poll(() => findingCodes(page)).toEqual(['validation.intent_unwired']);
+  await expect(panel(page).locator('.field-problems')).toContainText('allows the intent “jump”');
+  // No longer allowing escalate takes its port away and leaves its cable dangling.
+  await gate.getByLabel('Allow intent jump').uncheck();
+  await gate.getByLabel('Allow intent escalate').uncheck();
+  await expect(port('escalate_out')).toHaveCount(0);
+  await expect(cable(page, 'c6')).toHaveClass(/dangling/);
+  await expect.poll(() => findingCodes(page)).toContain('validation.dangling_cable');
+  await page.keyboard.press('Control+z');
+  await expect(port('escalate_out')).toBeVisible();
+  await expect(cable(page, 'c6')).not.toHaveClass(/dangling/);
+  await expect.poll(() => findingCodes(page)).toEqual([]);
+  // A fallback instead of failing: chosen from the allowed intents.
+  const unreadable = panel(page).getByLabel("When the reply's intent cannot be read");
+  await expect(unreadable).toHaveValue('fail');
+  await unreadable.selectOption('escalate');
+  await expect(unreadable).toHaveValue('escalate');
+
+  // Run it: the simulated classifier picks the team the message names,
+  // and the cable whose condition holds for it is taken.
+  await page.locator('.pane').click({ position: { x: 600, y: 30 } });
+  await page.locator('.pane').focus();
+  await page.keyboard.press('Control+Enter');
+  const dialog = page.getByRole('dialog', { name: 'Run the graph' });
+  await dialog.getByLabel('Run input').fill('Sales: do you offer a plan for a team of forty?');
+  await dialog.getByLabel('Run input').press('Control+Enter');
+  await expect(runPanel(page).locator('.run-status')).toHaveText('Completed');
+  await expect(cable(page, 'c4')).toHaveClass(/taken/);
+  await expect(cable(page, 'c2')).toHaveClass(/passed/);
+  await expect(node(page, 'sales')).toHaveClass(/run-done/);
+  await expect(node(page, 'billing')).not.toHaveClass(/run-done/);
+  await runPanel(page).locator('.run-module-entry[data-module-id="classify"]').click();
+  const routes = runPanel(page).locator('.run-routes');
+  await expect(routes).toContainText('Intent “next”: Simulated reason for this decision.');
+  await expect(routes).toContainText("→ next → “Sales reply”: condition 3 held: get('$.output.team') == 'sales'");
+  expect(errors).toEqual([]);
+});

@@ -154,6 +154,16 @@ impl ModuleConfig {
         self.kind_config_mut()?.instruction_mut()
     }
 
+    /// The structured gate, when the module has one (PRODUCT §1.4).
+    pub fn intent_gate(&self) -> Option<&crate::intent::IntentGate> {
+        self.kind_config()?.intent_gate()
+    }
+
+    /// The place of the gate in kinds that may have one.
+    pub fn intent_gate_slot(&mut self) -> Option<&mut Option<crate::intent::IntentGate>> {
+        self.kind_config_mut()?.intent_gate_slot()
+    }
+
     pub fn agent_config_mut(&mut self) -> Option<&mut AgentConfig> {
         self.kind_config_mut()?.agent_config_mut()
     }

@@ -100,6 +100,12 @@ pub trait KindConfig {
         None
     }
 
+    /// Where a gate goes, for kinds that may have one (turned on and off
+    /// by the panel).
+    fn intent_gate_slot(&mut self) -> Option<&mut Option<crate::intent::IntentGate>> {
+        None
+    }
+
     fn instruction_mut(&mut self) -> Option<&mut String> {
         None
     }

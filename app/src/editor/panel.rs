@@ -6,6 +6,7 @@
 mod cable;
 mod coding;
 mod fields;
+mod intent_gate;
 mod kinds;
 mod reprompts;
 

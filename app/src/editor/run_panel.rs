@@ -353,14 +353,34 @@ fn History(graph_id: String) -> impl IntoView {
     }
 }
 
-/// Which way each port with conditions went, in words: "Output → “Support”
-/// (condition 2 held: …)".
+/// Which way the activation went, in words: the intent its gate read
+/// ("Intent “next”: …"), then each port with conditions ("Output →
+/// “Support”: condition 2 held: …").
 pub fn route_lines(activation: &ActivationRecord, record: &wire::RunRecord) -> Vec<String> {
     let module = record.graph.module(&activation.module_id);
-    activation
-        .routes
-        .iter()
-        .map(|route| {
+    let intent = activation.intent.as_ref().map(|choice| {
+        let reason = if choice.reason.is_empty() {
+            "no reason given".to_owned()
+        } else {
+            choice.reason.clone()
+        };
+        if choice.fallback {
+            format!(
+                "Intent “{}” (the fallback: the reply said “{}”, which the gate could not use)",
+                choice.intent, choice.said
+            )
+        } else if choice.said != choice.intent {
+            format!(
+                "Intent “{}” (said “{}”): {reason}",
+                choice.intent, choice.said
+            )
+        } else {
+            format!("Intent “{}”: {reason}", choice.intent)
+        }
+    });
+    intent
+        .into_iter()
+        .chain(activation.routes.iter().map(|route| {
             let port = module
                 .and_then(|module| {
                     graph::ports(module)
@@ -380,7 +400,7 @@ pub fn route_lines(activation: &ActivationRecord, record: &wire::RunRecord) -> V
                 Some(target) => format!("{port} → “{target}”: {}", route.reason),
                 None => format!("{port} → nowhere: {}", route.reason),
             }
-        })
+        }))
         .collect()
 }
 
@@ -678,6 +698,31 @@ mod tests {
             [
                 format!("Output → “{final_label}”: condition 1 held: …"),
                 "Error → nowhere: no condition held".to_owned()
+            ]
+        );
+        // The intent a gate read comes first, with what the reply said.
+        activation.routes.clear();
+        let choice = |said: &str, fallback: bool| wire::IntentChoice {
+            intent: "closing".to_owned(),
+            said: said.to_owned(),
+            reason: "it is done".to_owned(),
+            fallback,
+        };
+        activation.intent = Some(choice("closing", false));
+        assert_eq!(
+            route_lines(&activation, &record),
+            ["Intent “closing”: it is done"]
+        );
+        activation.intent = Some(choice("finished", false));
+        assert_eq!(
+            route_lines(&activation, &record),
+            ["Intent “closing” (said “finished”): it is done"]
+        );
+        activation.intent = Some(choice("proceed", true));
+        assert_eq!(
+            route_lines(&activation, &record),
+            [
+                "Intent “closing” (the fallback: the reply said “proceed”, which the gate could not use)"
             ]
         );
     }

@@ -58,6 +58,10 @@ impl KindConfig for AgentTaskConfig {
         self.intent_gate.as_ref()
     }
 
+    fn intent_gate_slot(&mut self) -> Option<&mut Option<IntentGate>> {
+        Some(&mut self.intent_gate)
+    }
+
     fn ports(&self) -> ModulePorts {
         let mut outputs = vec![output(DATA_OUT)];
         outputs.extend(named_outputs(&self.named_outputs));

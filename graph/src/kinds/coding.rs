@@ -128,6 +128,10 @@ impl KindConfig for CodingConfig {
         self.intent_gate.as_ref()
     }
 
+    fn intent_gate_slot(&mut self) -> Option<&mut Option<IntentGate>> {
+        Some(&mut self.intent_gate)
+    }
+
     fn ports(&self) -> ModulePorts {
         let intents = self
             .intent_gate

@@ -8,6 +8,7 @@ use graph::config::{CodingAgentAssignment, Coordination, RePromptOwner, SessionS
 use leptos::prelude::*;
 
 use super::fields::{CheckField, NumberField, SelectField, TextArea, TextField};
+use super::intent_gate::IntentGateSection;
 use super::reprompts::RePromptSection;
 use super::{Instruction, Selected};
 
@@ -271,5 +272,6 @@ pub fn coding(selected: Selected) -> impl IntoView {
                 disabled=selected.disabled()
             />
         </fieldset>
+        <IntentGateSection selected who="After its work, the last agent (the reviewer of a review chain) is asked in a turn of its own and"/>
     }
 }

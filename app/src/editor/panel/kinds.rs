@@ -6,6 +6,7 @@ use graph::port_moves;
 use leptos::prelude::*;
 
 use super::fields::{CheckField, NumberField, SelectField, TextArea, TextField};
+use super::intent_gate::IntentGateSection;
 use super::reprompts::RePromptSection;
 use super::{AgentSettings, Instruction, Selected};
 
@@ -67,6 +68,7 @@ pub fn agent_task(selected: Selected) -> impl IntoView {
         <Instruction selected placeholder="What the agent should do"/>
         <RePromptSection selected owner=RePromptOwner::Module separate_outputs=true/>
         <NamedOutputs selected/>
+        <IntentGateSection selected who="The last turn (the last re-prompt, or the instruction when there is none)"/>
         <AgentSettings selected/>
         <fieldset>
             <legend>"Session"</legend>
