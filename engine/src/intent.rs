@@ -1,4 +1,4 @@
-//! A structured gate at run time (PRODUCT §1.4): the intent read from a
+//! A structured gate at run time (PRODUCT §3.8): the intent read from a
 //! module's last reply, with the seed's aliases and its fail-fast or
 //! fallback rule, and what the intent does to the activation's output —
 //! a bundle on its port, or, for `repeat` and `abort`, nothing sent on and

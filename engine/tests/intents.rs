@@ -1,4 +1,4 @@
-//! Runs steered by structured intents (PRODUCT §1.4): each intent's port,
+//! Runs steered by structured intents (PRODUCT §3.8): each intent's port,
 //! the seed's aliases, `repeat` re-running the module (in its session when
 //! it persists) and counted by the breaker, `abort` failing the run, and a
 //! reply the gate cannot read, failing fast or falling back.

@@ -154,7 +154,7 @@ impl ModuleConfig {
         self.kind_config_mut()?.instruction_mut()
     }
 
-    /// The structured gate, when the module has one (PRODUCT §1.4).
+    /// The structured gate, when the module has one (PRODUCT §3.8).
     pub fn intent_gate(&self) -> Option<&crate::intent::IntentGate> {
         self.kind_config()?.intent_gate()
     }

@@ -1,4 +1,4 @@
-//! Structured intents (Climpt's structured gate, PRODUCT §1.4): a module
+//! Structured intents (Climpt's structured gate, PRODUCT §3.8): a module
 //! whose last turn answers in JSON with an intent from a fixed set, the
 //! place of the intent in that JSON, the fields handed to the next module,
 //! and what an intent the gate does not know does. The browser and the

@@ -95,7 +95,7 @@ pub trait KindConfig {
         None
     }
 
-    /// The structured gate of kinds that may have one (PRODUCT §1.4).
+    /// The structured gate of kinds that may have one (PRODUCT §3.8).
     fn intent_gate(&self) -> Option<&crate::intent::IntentGate> {
         None
     }

@@ -64,7 +64,7 @@ pub struct ActivationRecord {
     pub intent: Option<IntentChoice>,
 }
 
-/// The intent a structured gate read (PRODUCT §1.4).
+/// The intent a structured gate read (PRODUCT §3.8).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct IntentChoice {
     /// The intent acted on: `next`, `repeat`, …

@@ -25,7 +25,7 @@ pub struct Chain<'a> {
     pub named_outputs: &'a [String],
     pub session_mode: SessionMode,
     pub session_persist: bool,
-    /// Asks the last turn for an intent (PRODUCT §1.4).
+    /// Asks the last turn for an intent (PRODUCT §3.8).
     pub gate: Option<&'a IntentGate>,
 }
 

@@ -35,7 +35,7 @@ pub struct AgentTaskConfig {
     pub named_outputs: Vec<String>,
     pub session_mode: SessionMode,
     pub session_persist: bool,
-    /// The last turn answers with an intent (PRODUCT §1.4).
+    /// The last turn answers with an intent (PRODUCT §3.8).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub intent_gate: Option<IntentGate>,
     #[serde(flatten)]

@@ -76,7 +76,7 @@ pub struct CodingConfig {
     pub capture_test_results: bool,
     pub session_style: SessionStyle,
     /// The last agent's (or the reviewer's) last turn answers with an
-    /// intent (PRODUCT §1.4).
+    /// intent (PRODUCT §3.8).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub intent_gate: Option<IntentGate>,
     #[serde(flatten)]

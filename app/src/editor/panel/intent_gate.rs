@@ -1,4 +1,4 @@
-//! The intent gate of an agent task or a coding module (PRODUCT §1.4):
+//! The intent gate of an agent task or a coding module (PRODUCT §3.8):
 //! on or off, the intents it allows (each that leaves the module is a port,
 //! so ticking one adds a port and unticking it leaves its cables dangling),
 //! where the intent is in the reply, the handoff fields, and what a reply
