@@ -23,6 +23,17 @@ async function selectCable(page, id) {
   await expect(cablePanel(page)).toBeVisible();
 }
 
+/** Runs the graph from the keyboard with `input`, to its end. */
+async function runWith(page, input) {
+  await page.locator('.pane').click({ position: { x: 600, y: 30 } });
+  await page.locator('.pane').focus();
+  await page.keyboard.press('Control+Enter');
+  const dialog = page.getByRole('dialog', { name: 'Run the graph' });
+  await dialog.getByLabel('Run input').fill(input);
+  await dialog.getByLabel('Run input').press('Control+Enter');
+  await expect(runPanel(page).locator('.run-status')).toHaveText('Completed');
+}
+
 async function rename(page, id, label) {
   await node(page, id).locator('.module-header').click();
   await panel(page).getByLabel('Label').fill(label);
@@ -87,13 +98,7 @@ test('a classifier routes to the first branch whose condition holds, and the run
   await expect.poll(() => findingCodes(page)).toEqual([]);
 
   // Run it: the classifier says "support", so the second cable is taken.
-  await page.locator('.pane').click({ position: { x: 600, y: 30 } });
-  await page.locator('.pane').focus();
-  await page.keyboard.press('Control+Enter');
-  const dialog = page.getByRole('dialog', { name: 'Run the graph' });
-  await dialog.getByLabel('Run input').fill('My order has not arrived');
-  await dialog.getByLabel('Run input').press('Control+Enter');
-  await expect(runPanel(page).locator('.run-status')).toHaveText('Completed');
+  await runWith(page, 'My order has not arrived');
   await expect(cable(page, 'c3')).toHaveClass(/taken/);
   await expect(cable(page, 'c2')).toHaveClass(/passed/);
   await expect(cable(page, 'c4')).toHaveClass(/passed/);
@@ -155,13 +160,7 @@ test('the Triage example: a gate of intents on the classifier, ports that come a
 
   // Run it: the simulated classifier picks the team the message names,
   // and the cable whose condition holds for it is taken.
-  await page.locator('.pane').click({ position: { x: 600, y: 30 } });
-  await page.locator('.pane').focus();
-  await page.keyboard.press('Control+Enter');
-  const dialog = page.getByRole('dialog', { name: 'Run the graph' });
-  await dialog.getByLabel('Run input').fill('Sales: do you offer a plan for a team of forty?');
-  await dialog.getByLabel('Run input').press('Control+Enter');
-  await expect(runPanel(page).locator('.run-status')).toHaveText('Completed');
+  await runWith(page, 'Sales: do you offer a plan for a team of forty?');
   await expect(cable(page, 'c4')).toHaveClass(/taken/);
   await expect(cable(page, 'c2')).toHaveClass(/passed/);
   await expect(node(page, 'sales')).toHaveClass(/run-done/);
