@@ -167,6 +167,10 @@ impl HandoffField<'_> {
     }
 }
 
+/// The most steps a field path may have: the schema and the bundle are
+/// built by recursion, which a path of thousands of steps would exhaust.
+pub const MAX_STEPS: usize = 16;
+
 /// A field path in dots: steps of letters, digits, `_` and `-`.
 pub fn field_path(text: &str) -> Result<Vec<&str>, String> {
     let text = text.trim();
@@ -174,6 +178,12 @@ pub fn field_path(text: &str) -> Result<Vec<&str>, String> {
         return Err("the path is empty".to_owned());
     }
     let steps: Vec<&str> = text.split('.').map(str::trim).collect();
+    if steps.len() > MAX_STEPS {
+        return Err(format!(
+            "it has {} steps, and a path has at most {MAX_STEPS}",
+            steps.len()
+        ));
+    }
     for (index, step) in steps.iter().enumerate() {
         if step.is_empty() {
             return Err(format!("step {} of “{text}” is empty", index + 1));
