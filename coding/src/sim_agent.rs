@@ -13,7 +13,8 @@
 //!   round named by `sim: approve on round <k>` (default 1), then approve;
 //! - asked an intent gate's question (`## Your decision`): answers the
 //!   JSON it shows, with the intent `sim: intent <x>` named earlier in the
-//!   session (else the first allowed);
+//!   session (else the first allowed; `sim: intent repeat, next` names one
+//!   per attempt, as a repeated activation's note counts them);
 //! - otherwise appends a line to `SIMULATED_NOTES.md`, so every turn leaves
 //!   a diff;
 //! - `sim: slow` streams for a minute unless cancelled (a `session/cancel`
@@ -47,8 +48,11 @@ struct SessionState {
     turns: u32,
     reviews: u32,
     approve_on: u32,
-    /// What `sim: intent X` said in the session, for the intent gate.
+    /// What `sim: intent X` said in the session, for the intent gate:
+    /// one intent, or one per attempt (`repeat, next`).
     intent: Option<String>,
+    /// The attempt a repeated activation's note named (1 when none did).
+    attempt: u32,
     cancel: CancellationToken,
 }
 
@@ -288,9 +292,23 @@ async fn prompt(peer: &Arc<Peer>, params: &Value) -> Result<Value, Value> {
             let rest = &lower[start + "sim: intent ".len()..];
             session.intent = Some(rest.lines().next().unwrap_or_default().trim().to_owned());
         }
-        let gate_reply = text
-            .contains(graph::intent::INSTRUCTION_HEADING)
-            .then(|| gate_reply(&text, session.intent.as_deref()));
+        if let Some(start) = lower.find("(attempt ") {
+            let digits: String = lower[start + "(attempt ".len()..]
+                .chars()
+                .take_while(char::is_ascii_digit)
+                .collect();
+            if let Ok(attempt) = digits.parse::<u32>() {
+                session.attempt = session.attempt.max(attempt);
+            }
+        }
+        let gate_reply = text.contains(graph::intent::INSTRUCTION_HEADING).then(|| {
+            let intent = session.intent.as_deref().and_then(|list| {
+                let items: Vec<&str> = list.split(',').map(str::trim).collect();
+                let index = usize::try_from(session.attempt.max(1) - 1).unwrap_or(0);
+                items.get(index.min(items.len().saturating_sub(1))).copied()
+            });
+            gate_reply(&text, intent)
+        });
         Turn {
             session_id: session_id.clone(),
             cwd: session.cwd.clone(),

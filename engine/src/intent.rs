@@ -35,7 +35,9 @@ pub fn decide(gate: &IntentGate, reply: &str) -> Result<Decided, String> {
         .map(|value| match value {
             Value::String(text) => text.clone(),
             other => other.to_string(),
-        });
+        })
+        // A model may put anything there; what is kept and quoted is short.
+        .map(|said| graph::condition::quoted(&said));
     let allowed: Vec<&str> = gate.intents().into_iter().map(Intent::as_str).collect();
     let read = match (&parsed, &said) {
         (None, _) => Err("the reply is not JSON".to_owned()),
@@ -213,5 +215,12 @@ mod tests {
         assert_eq!(decided.intent, Intent::Repeat);
         assert!(decided.choice.fallback);
         assert_eq!(decided.choice.said, "proceed");
+        // Whatever the reply put there is kept short.
+        let long = format!(
+            "{{\"next_action\": {{\"action\": \"{}\"}}}}",
+            "x".repeat(5000)
+        );
+        let decided = decide(&lenient, &long).unwrap();
+        assert_eq!(decided.choice.said.chars().count(), 81);
     }
 }

@@ -37,8 +37,9 @@ pub enum InputSelection<'a> {
 
 /// The first user turn: `## Context from "…"` and `## Input from "…"`
 /// sections for the bundles on `context_in` and `data_in` (one entry per
-/// upstream module: the chain history), then `## Instruction`. With no
-/// inputs it is the instruction alone.
+/// upstream module: the chain history), then `## Instruction`, which a
+/// repeated activation starts with why it runs again. With no inputs it is
+/// the instruction alone.
 pub fn primary_turn(
     context: &ActivationContext,
     instruction: &str,
@@ -62,6 +63,14 @@ pub fn primary_turn(
         }
     }
     let mut instruction = instruction.to_owned();
+    // A module its own reply asked to repeat is told so, whichever kind
+    // it is and whether or not it keeps its session.
+    if let Some(reason) = &context.repeat_of {
+        instruction = format!(
+            "{}\n\n{instruction}",
+            crate::intent::repeat_note(context.activation, reason)
+        );
+    }
     for (_, bundle) in context.bundles_on("instruction_in") {
         if !instruction.is_empty() {
             instruction.push_str("\n\n");

@@ -355,10 +355,13 @@ pub async fn execute<R: Recorder>(
             None => record.status = ActivationStatus::Cancelled,
             Some(Ok(ActivationOutput {
                 intent: Some((graph::intent::Intent::Abort, reason)),
+                receipt,
                 ..
             })) => {
                 // The model decided the run cannot succeed: no error_out
-                // takes this, the run ends with its reason.
+                // takes this, the run ends with its reason. What it spent
+                // is kept.
+                record.receipt = receipt;
                 let reason = if reason.trim().is_empty() {
                     "it gave no reason".to_owned()
                 } else {

@@ -276,6 +276,7 @@ async fn abort_fails_the_run_with_the_replys_reason_even_with_error_out_wired() 
     assert_eq!(ran(&recorder), Vec::<String>::new());
     let record = recorder.activation("decide", 1).unwrap();
     assert_eq!(record.status, wire::ActivationStatus::Failed);
+    assert!(record.receipt.unwrap().tokens_out > 0);
     assert_eq!(record.intent.unwrap().intent, "abort");
 }
 

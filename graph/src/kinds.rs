@@ -139,8 +139,9 @@ pub trait KindConfig {
 }
 
 /// Implements the [`KindConfig`] accessors of fields several kinds share:
-/// `extra`, `instruction`, `agent_config` and a module-level `re_prompts`
-/// list. Used inside `impl KindConfig`, it names the fields the kind has.
+/// `extra`, `instruction`, `agent_config`, a module-level `re_prompts`
+/// list and an `intent_gate`. Used inside `impl KindConfig`, it names the
+/// fields the kind has.
 macro_rules! standard_fields {
     (@extra) => {
         fn extra(&self) -> &$crate::Extra {
@@ -163,6 +164,15 @@ macro_rules! standard_fields {
 
         fn agent_config_mut(&mut self) -> Option<&mut $crate::config::AgentConfig> {
             Some(&mut self.agent_config)
+        }
+    };
+    (@intent_gate) => {
+        fn intent_gate(&self) -> Option<&$crate::intent::IntentGate> {
+            self.intent_gate.as_ref()
+        }
+
+        fn intent_gate_slot(&mut self) -> Option<&mut Option<$crate::intent::IntentGate>> {
+            Some(&mut self.intent_gate)
         }
     };
     (@re_prompts) => {

@@ -18,7 +18,7 @@ use graph::{Extra, Graph, Module, ModuleConfig, Position};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use support::coding::{
-    Setup, activation, agent, cable, coding_graph, config, responses, run, setup,
+    Setup, activation, agent, cable, coding_graph, config, labels, responses, run, setup,
     setup_running_commands, transcript,
 };
 use support::{as_editor, call, create_graph, get, post, start, wait_for};
@@ -446,12 +446,8 @@ async fn the_review_chain_loops_until_the_reviewer_approves() {
     config.max_rounds = 3;
     let run = run(&setup, config, "parser").await;
     assert_eq!(run["status"], "completed", "{run}");
-    let labels: Vec<String> = responses(&run)
-        .into_iter()
-        .map(|(label, _)| label)
-        .collect();
     assert_eq!(
-        labels,
+        labels(&run),
         [
             "builder · Original",
             "builder · Re-prompt 1",
@@ -521,12 +517,8 @@ async fn the_last_agent_or_the_reviewer_answers_the_intent_gate_in_a_turn_of_its
     sequential.intent_gate = Some(gate.clone());
     let finished = run(&setup, sequential, "parser").await;
     assert_eq!(finished["status"], "completed", "{finished}");
-    let labels: Vec<String> = responses(&finished)
-        .into_iter()
-        .map(|(label, _)| label)
-        .collect();
     assert_eq!(
-        labels,
+        labels(&finished),
         [
             "builder · Original",
             "tester · Original",
@@ -555,22 +547,46 @@ async fn the_last_agent_or_the_reviewer_answers_the_intent_gate_in_a_turn_of_its
     );
     chain.coordination = Coordination::ReviewChain;
     chain.intent_gate = Some(gate);
-    let run = run(&setup, chain, "parser").await;
-    assert_eq!(run["status"], "completed", "{run}");
-    let labels: Vec<String> = responses(&run)
-        .into_iter()
-        .map(|(label, _)| label)
-        .collect();
+    let chained = run(&setup, chain, "parser").await;
+    assert_eq!(chained["status"], "completed", "{chained}");
     assert_eq!(
-        labels,
+        labels(&chained),
         [
             "builder · Original",
             "reviewer · Original",
             "reviewer · Decision"
         ]
     );
-    assert_eq!(activation(&run)["intent"]["intent"], "handoff");
-    assert!(activation(&run)["outputs"]["handoff_out"].is_object());
+    assert_eq!(activation(&chained)["intent"]["intent"], "handoff");
+    assert!(activation(&chained)["outputs"]["handoff_out"].is_object());
+
+    // Repeat: the module runs again, its agent told why, and only the
+    // last activation sends its work on.
+    let mut again = config(
+        "Build the parser. sim: intent repeat, next",
+        vec![agent("builder", None, &[])],
+    );
+    again.intent_gate = Some(graph::intent::IntentGate {
+        allowed_intents: vec![graph::intent::Intent::Next, graph::intent::Intent::Repeat],
+        ..graph::intent::IntentGate::default()
+    });
+    let repeated = run(&setup, again, "parser").await;
+    assert_eq!(repeated["status"], "completed", "{repeated}");
+    let activations = repeated["modules"]["build"]["activations"]
+        .as_array()
+        .unwrap();
+    assert_eq!(activations.len(), 2, "{repeated}");
+    assert_eq!(activations[0]["intent"]["intent"], "repeat");
+    assert_eq!(activations[0]["outputs"], json!({}));
+    assert_eq!(activations[1]["intent"]["intent"], "next");
+    assert!(activations[1]["outputs"]["next_out"].is_object());
+    let second = activations[1]["transcript"].to_string();
+    assert!(
+        second.contains(
+            "This step runs again (attempt 2) because your last reply chose to repeat it"
+        ),
+        "{second}"
+    );
 }
 
 #[tokio::test]

@@ -80,13 +80,7 @@ pub async fn run_chain(
         .transpose()?;
     let mut session = context.open_session(base, &model, &info.id, system);
 
-    let mut instruction = context.render(chain.instruction)?;
-    if let Some(reason) = &context.repeat_of {
-        instruction = format!(
-            "{}\n\n{instruction}",
-            crate::intent::repeat_note(context.activation, reason)
-        );
-    }
+    let instruction = context.render(chain.instruction)?;
     let count = chain.re_prompts.len();
     // The last turn carries the naming instruction and the gate's request.
     let last_turn = |text: String| {
@@ -233,7 +227,11 @@ pub async fn agent_task(
         let last = result.responses.last().map_or("", String::as_str);
         crate::intent::apply(context, gate, last, Some(&result.session_key), &mut output)?;
         // A repeat or an abort sends nothing on, named outputs included.
-        if output.ports.is_empty() {
+        if output
+            .intent
+            .as_ref()
+            .is_some_and(|(intent, _)| intent.port_id().is_none())
+        {
             return Ok(output);
         }
     }

@@ -52,15 +52,7 @@ impl KindDefinition for AgentTaskConfig {
 }
 
 impl KindConfig for AgentTaskConfig {
-    standard_fields!(extra, instruction, agent_config, re_prompts);
-
-    fn intent_gate(&self) -> Option<&IntentGate> {
-        self.intent_gate.as_ref()
-    }
-
-    fn intent_gate_slot(&mut self) -> Option<&mut Option<IntentGate>> {
-        Some(&mut self.intent_gate)
-    }
+    standard_fields!(extra, instruction, agent_config, re_prompts, intent_gate);
 
     fn ports(&self) -> ModulePorts {
         let mut outputs = vec![output(DATA_OUT)];

@@ -122,15 +122,7 @@ impl KindDefinition for CodingConfig {
 }
 
 impl KindConfig for CodingConfig {
-    standard_fields!(extra, instruction);
-
-    fn intent_gate(&self) -> Option<&IntentGate> {
-        self.intent_gate.as_ref()
-    }
-
-    fn intent_gate_slot(&mut self) -> Option<&mut Option<IntentGate>> {
-        Some(&mut self.intent_gate)
-    }
+    standard_fields!(extra, instruction, intent_gate);
 
     fn ports(&self) -> ModulePorts {
         let intents = self

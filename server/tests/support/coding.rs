@@ -151,6 +151,11 @@ pub fn responses(run: &Value) -> Vec<(String, String)> {
         .collect()
 }
 
+/// The labels of the module's first activation's responses, in order.
+pub fn labels(run: &Value) -> Vec<String> {
+    responses(run).into_iter().map(|(label, _)| label).collect()
+}
+
 pub fn transcript(run: &Value) -> String {
     activation(run)["transcript"]
         .as_array()
