@@ -291,7 +291,10 @@ impl RunView {
                         .push_str(text)
                 });
             }
-            RunEvent::ModuleCompleted { .. } | RunEvent::ModuleFailed { .. } => {
+            RunEvent::ModuleCompleted { .. }
+            | RunEvent::ModuleFailed { .. }
+            | RunEvent::ModuleRetrying { .. }
+            | RunEvent::ModuleGaveUp { .. } => {
                 self.refresh_soon(150);
             }
             RunEvent::RunCompleted { status }

@@ -63,9 +63,9 @@ pub struct ActivationContext {
     pub run_id: String,
     pub module: Module,
     pub activation: u32,
-    /// The reason the previous activation's reply gave for choosing
-    /// `repeat`, when that is why this one runs.
-    pub repeat_of: Option<String>,
+    /// What the attempt before left, when this is an attempt after the
+    /// first of a module that retries, or a repeat (PRODUCT §3.9).
+    pub attempt: Option<crate::attempts::Attempt>,
     pub inputs: Vec<InputValue>,
     pub run_input: Arc<RunInput>,
     pub state: RunState,
@@ -132,6 +132,33 @@ impl ActivationContext {
         crate::render::render(text, &self.state).map_err(|problem| {
             ActivationError(format!("\"{}\": {problem}", self.module.display_label()))
         })
+    }
+
+    /// The retry instruction, when this attempt is given it instead of the
+    /// instruction: an attempt after the first of a module that has one.
+    pub fn retry_instruction(&self) -> Option<&str> {
+        self.attempt.as_ref()?;
+        self.module
+            .config
+            .retry_instruction()
+            .filter(|text| !text.trim().is_empty())
+    }
+
+    /// The instruction this attempt is given, rendered: the retry
+    /// instruction with its retry variables filled, or `instruction`.
+    pub fn render_instruction(&self, instruction: &str) -> Result<String, ActivationError> {
+        match (self.retry_instruction(), &self.attempt) {
+            (Some(retry), Some(attempt)) => {
+                crate::render::render(retry, &attempt.variables(self.activation, &self.state))
+                    .map_err(|problem| {
+                        ActivationError(format!(
+                            "\"{}\" (retry instruction): {problem}",
+                            self.module.display_label()
+                        ))
+                    })
+            }
+            _ => self.render(instruction),
+        }
     }
 
     pub fn provider(

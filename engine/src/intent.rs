@@ -142,19 +142,6 @@ pub fn apply(
     Ok(())
 }
 
-/// The note a repeated activation's first turn starts with, so the model
-/// (in a new session or the same one) knows why it is asked again.
-pub fn repeat_note(attempt: u32, reason: &str) -> String {
-    let reason = if reason.trim().is_empty() {
-        "no reason was given".to_owned()
-    } else {
-        format!("“{}”", reason.trim())
-    };
-    format!(
-        "This step runs again (attempt {attempt}) because your last reply chose to repeat it: {reason}."
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

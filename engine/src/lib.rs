@@ -5,6 +5,7 @@
 //! The server and the command line drive the same engine.
 
 pub mod activation;
+pub mod attempts;
 pub mod bundle;
 pub mod intent;
 pub mod named_outputs;

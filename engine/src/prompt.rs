@@ -63,13 +63,16 @@ pub fn primary_turn(
         }
     }
     let mut instruction = instruction.to_owned();
-    // A module its own reply asked to repeat is told so, whichever kind
-    // it is and whether or not it keeps its session.
-    if let Some(reason) = &context.repeat_of {
-        instruction = format!(
-            "{}\n\n{instruction}",
-            crate::intent::repeat_note(context.activation, reason)
-        );
+    // A module that runs again after a failure, or because its reply asked
+    // to repeat, is told why, whichever kind it is and whether or not it
+    // keeps its session; a retry instruction says it in its own words.
+    if context.retry_instruction().is_none()
+        && let Some(note) = context
+            .attempt
+            .as_ref()
+            .and_then(|attempt| attempt.note(context.activation))
+    {
+        instruction = format!("{note}\n\n{instruction}");
     }
     for (_, bundle) in context.bundles_on("instruction_in") {
         if !instruction.is_empty() {

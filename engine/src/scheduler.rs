@@ -11,7 +11,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use graph::Graph;
 use graph::topology::Topology;
@@ -23,13 +23,14 @@ use tokio_util::sync::CancellationToken;
 use crate::activation::{
     ActivationContext, ActivationError, ActivationOutput, InputValue, activate,
 };
+use crate::attempts::Attempt;
 use crate::bundle::{ContextBundle, PortValue};
 use crate::recorder::Recorder;
 use crate::render::RunState;
 use crate::routing;
 use crate::session::SessionStore;
 use crate::{Engine, RunInput, now_millis};
-use wire::activation::{ActivationRecord, ActivationStatus, Route};
+use wire::activation::{ActivationRecord, ActivationStatus, Retried, Route};
 use wire::event::{EventRecord, RunEvent, RunStatus};
 
 /// The error a run fails with when it makes more activations than allowed.
@@ -53,6 +54,8 @@ struct Slot {
     target: usize,
     port: String,
     source: usize,
+    /// The output port of `source` the cable leaves.
+    source_port: String,
     loop_cable: bool,
     value: Option<PortValue>,
     fresh: bool,
@@ -130,12 +133,221 @@ async fn write_events<R: Recorder>(
     seq
 }
 
+/// How an activation's task ended.
+enum Ending {
+    Done(Box<Result<ActivationOutput, ActivationError>>),
+    /// Its timeout fired after this many seconds.
+    TimedOut(u32),
+    Cancelled,
+}
+
 struct Finished {
     module: usize,
     activation: u32,
-    /// `None` when cancelled.
-    result: Option<Result<ActivationOutput, ActivationError>>,
+    ending: Ending,
     record: Arc<Mutex<ActivationRecord>>,
+}
+
+/// What an attempt came to, as the scheduler acts on it.
+enum AttemptEnd {
+    Succeeded(ActivationOutput),
+    /// Its reply chose `abort` (the intent holds the reason).
+    Aborted(ActivationOutput),
+    Failed(Failure),
+    Cancelled,
+}
+
+/// An attempt that failed: why, and what it left for the next one.
+struct Failure {
+    kind: FailureKind,
+    reason: String,
+    output: String,
+    diff: String,
+}
+
+enum FailureKind {
+    Error,
+    TimedOut,
+    /// A failure outcome fired (a failed check) in a module that retries.
+    Check(ActivationOutput),
+    /// The reply chose `repeat`.
+    Repeat(ActivationOutput),
+}
+
+/// Sorts an ending into what the scheduler does next. A failed check is a
+/// failure only to a module that retries: otherwise it is a result like
+/// any other, which goes where its port is wired.
+fn classify(ending: Ending, retries: bool, label: &str, record: &ActivationRecord) -> AttemptEnd {
+    // What a failed attempt had answered before it failed.
+    let partial = || {
+        record
+            .responses
+            .iter()
+            .rev()
+            .find(|response| !response.text.trim().is_empty())
+            .map(|response| response.text.clone())
+            .unwrap_or_default()
+    };
+    match ending {
+        Ending::Cancelled => AttemptEnd::Cancelled,
+        Ending::TimedOut(seconds) => AttemptEnd::Failed(Failure {
+            kind: FailureKind::TimedOut,
+            reason: format!(
+                "\"{label}\" timed out after {}",
+                graph::attempts::duration_words(seconds)
+            ),
+            output: partial(),
+            diff: String::new(),
+        }),
+        Ending::Done(done) => match *done {
+            Err(error) => AttemptEnd::Failed(Failure {
+                kind: FailureKind::Error,
+                reason: error.0,
+                output: partial(),
+                diff: String::new(),
+            }),
+            Ok(output) => match &output.intent {
+                Some((graph::intent::Intent::Abort, _)) => AttemptEnd::Aborted(output),
+                Some((graph::intent::Intent::Repeat, reason)) => AttemptEnd::Failed(Failure {
+                    reason: reason.clone(),
+                    output: output.output_text.clone(),
+                    diff: port_text(&output, "diff_out"),
+                    kind: FailureKind::Repeat(output),
+                }),
+                _ => match failed_check(&output) {
+                    Some(reason) if retries => AttemptEnd::Failed(Failure {
+                        reason,
+                        output: output.output_text.clone(),
+                        diff: port_text(&output, "diff_out"),
+                        kind: FailureKind::Check(output),
+                    }),
+                    _ => AttemptEnd::Succeeded(output),
+                },
+            },
+        },
+    }
+}
+
+/// What the failure outcome an activation's ports fired (`fail_out`, …)
+/// carried, which is what the next attempt needs to hear (Gump's
+/// `{error}`: the failed gate's output); what it was when it carried
+/// nothing.
+fn failed_check(output: &ActivationOutput) -> Option<String> {
+    output.ports.iter().find_map(|(port, value)| {
+        let outcome = graph::ports::failure_outcome(port)?;
+        let text = value
+            .as_bundle()
+            .map(|bundle| bundle.as_text())
+            .unwrap_or_default();
+        Some(if text.trim().is_empty() {
+            format!("it ended with {outcome} ({port})")
+        } else {
+            text.trim().to_owned()
+        })
+    })
+}
+
+fn port_text(output: &ActivationOutput, port: &str) -> String {
+    output
+        .ports
+        .iter()
+        .find(|(id, _)| id == port)
+        .and_then(|(_, value)| value.as_bundle())
+        .map(|bundle| bundle.as_text())
+        .unwrap_or_default()
+}
+
+/// Runs one attempt: after its wait, if it has one, and within its
+/// timeout, if its kind has one.
+async fn attempt_with_limits(
+    context: &ActivationContext,
+    delay_seconds: u32,
+    timeout_seconds: Option<u32>,
+) -> Ending {
+    if delay_seconds > 0 {
+        tokio::time::sleep(Duration::from_secs(u64::from(delay_seconds))).await;
+        if let Ok(mut record) = context.record.lock() {
+            record.started_at = now_millis();
+        }
+    }
+    context.emit(RunEvent::ModuleActivated {
+        module_id: context.module.id.clone(),
+        activation: context.activation,
+    });
+    match timeout_seconds {
+        Some(seconds) => {
+            match tokio::time::timeout(Duration::from_secs(u64::from(seconds)), activate(context))
+                .await
+            {
+                Ok(result) => Ending::Done(Box::new(result)),
+                Err(_) => Ending::TimedOut(seconds),
+            }
+        }
+        None => Ending::Done(Box::new(activate(context).await)),
+    }
+}
+
+/// Gives up for a module whose attempts are used: records and announces
+/// it, and sends why on `give_up_out`. Returns the run's failure when no
+/// cable takes it.
+fn give_up(
+    exits: &Exits<'_, '_>,
+    slots: &mut [Slot],
+    record: &mut ActivationRecord,
+    state: &mut RunState,
+    label: &str,
+    attempts: u32,
+    reason: String,
+) -> Option<String> {
+    let module_id = record.module_id.clone();
+    let plural = if attempts == 1 { "" } else { "s" };
+    let message = format!("\"{label}\" gave up after {attempts} attempt{plural}: {reason}");
+    record.gave_up = Some(reason.clone());
+    state.insert(format!("{label}.status"), "gave_up".to_owned());
+    let _ = exits.events.send(RunEvent::ModuleGaveUp {
+        module_id: module_id.clone(),
+        activation: exits.activation,
+        attempts,
+        reason,
+    });
+    let mut bundle = ContextBundle::text(&module_id, message.clone());
+    bundle
+        .meta
+        .insert("give_up".to_owned(), serde_json::Value::Bool(true));
+    bundle
+        .meta
+        .insert("attempts".to_owned(), serde_json::Value::from(attempts));
+    let value = PortValue::Bundle(bundle);
+    if exits.send(slots, record, state, "give_up_out", value.clone()) {
+        record.outputs.insert("give_up_out".to_owned(), value);
+        None
+    } else {
+        Some(message)
+    }
+}
+
+/// Modules a fresh value waits for, each once.
+fn fresh_targets(slots: &[Slot]) -> Vec<usize> {
+    let mut targets: Vec<usize> = slots
+        .iter()
+        .filter(|slot| slot.fresh)
+        .map(|slot| slot.target)
+        .collect();
+    targets.sort_unstable();
+    targets.dedup();
+    targets
+}
+
+/// Copies a module's state keys under `prev.` before it runs again
+/// (Gump): `prev.<label>.output` is what its last attempt left.
+fn keep_as_previous(state: &mut RunState, label: &str) {
+    let prefix = format!("{label}.");
+    let previous: Vec<(String, String)> = state
+        .range(prefix.clone()..)
+        .take_while(|(key, _)| key.starts_with(&prefix))
+        .map(|(key, value)| (format!("prev.{key}"), value.clone()))
+        .collect();
+    state.extend(previous);
 }
 
 /// Runs `spec` to the end (completed, failed or cancelled).
@@ -178,6 +390,7 @@ pub async fn execute<R: Recorder>(
             target: *to,
             port: cable.to.port.clone(),
             source: *from,
+            source_port: cable.from.port.clone(),
             loop_cable: loops[index],
             value: None,
             fresh: false,
@@ -202,9 +415,13 @@ pub async fn execute<R: Recorder>(
     let mut activations = vec![0u32; modules.len()];
     let mut in_flight = vec![false; modules.len()];
     let mut queued = vec![false; modules.len()];
-    // Modules whose reply chose `repeat`, with its reason: they run again
-    // on the values they had, whatever else arrives.
-    let mut repeats: Vec<Option<String>> = vec![None; modules.len()];
+    // Modules that run again on the values they had, whatever else arrives
+    // (a failed attempt with attempts left, or a reply that chose
+    // `repeat`): what the attempt before left, and the wait before it.
+    let mut retries: Vec<Option<(Attempt, u32)>> = vec![None; modules.len()];
+    // Each module's last activation record, which a later attempt reads
+    // and giving up on arrival adds to.
+    let mut last_records: Vec<Option<ActivationRecord>> = vec![None; modules.len()];
     let mut ready: VecDeque<usize> = VecDeque::new();
     for entry in topology.entries() {
         queued[entry] = true;
@@ -230,6 +447,18 @@ pub async fn execute<R: Recorder>(
                     && forward.iter().all(|slot| slot.value.is_some()))
         }
     };
+    // What came in on cables from another module's failure outcome, which
+    // is why a loop brought a module back.
+    let failures_in = |slots: &[Slot], module: usize| -> Option<String> {
+        let texts: Vec<String> = incoming[module]
+            .iter()
+            .map(|&index| &slots[index])
+            .filter(|slot| slot.fresh && graph::ports::failure_outcome(&slot.source_port).is_some())
+            .filter_map(|slot| slot.value.as_ref()?.as_bundle())
+            .map(|bundle| bundle.as_text())
+            .collect();
+        (!texts.is_empty()).then(|| texts.join("\n\n"))
+    };
 
     loop {
         if cancel.is_cancelled() || failure.is_some() {
@@ -240,6 +469,59 @@ pub async fn execute<R: Recorder>(
                 break;
             };
             queued[module] = false;
+            let label = modules[module].display_label().to_owned();
+            let max_attempts = modules[module].config.max_attempts();
+            let pending = retries[module].take();
+            // A loop came back to a module whose attempts are used: it
+            // gives up without running (Cloche's max_attempts), which is
+            // what ends such a loop.
+            if pending.is_none() && max_attempts > 1 && activations[module] >= max_attempts {
+                let why = failures_in(&slots, module).map_or_else(
+                    || "the loop came back to it".to_owned(),
+                    |failures| format!("the loop came back to it with: {failures}"),
+                );
+                for &index in &incoming[module] {
+                    slots[index].fresh = false;
+                }
+                let reason = format!("its {max_attempts} attempts are used, and {why}");
+                let mut record = last_records[module].clone().unwrap_or_else(|| {
+                    ActivationRecord::new(&modules[module].id, activations[module], now_millis())
+                });
+                let exits = Exits {
+                    outgoing: &outgoing,
+                    live: &topology.live,
+                    module,
+                    activation: activations[module],
+                    run_input: &run_input.text,
+                    events: &events,
+                };
+                if let Some(error) = give_up(
+                    &exits,
+                    &mut slots,
+                    &mut record,
+                    &mut state,
+                    &label,
+                    max_attempts,
+                    reason,
+                ) {
+                    failure.get_or_insert(error);
+                }
+                if let Err(error) = recorder.save_activation(&run_id, &record).await {
+                    tracing::error!(run = %run_id, %error, "activation could not be recorded");
+                }
+                last_records[module] = Some(record);
+                for candidate in fresh_targets(&slots) {
+                    if !queued[candidate]
+                        && !in_flight[candidate]
+                        && (retries[candidate].is_some()
+                            || is_ready(&slots, candidate, activations[candidate]))
+                    {
+                        queued[candidate] = true;
+                        ready.push_back(candidate);
+                    }
+                }
+                continue;
+            }
             if started >= settings.max_activations {
                 failure = Some(format!(
                     "{TRANSITION_LIMIT}: the run reached its limit of {} activations (max_activations); {}",
@@ -252,6 +534,38 @@ pub async fn execute<R: Recorder>(
             activations[module] += 1;
             in_flight[module] = true;
             let activation = activations[module];
+            let (attempt, delay_seconds) = match pending {
+                Some((attempt, delay)) => (Some(attempt), delay),
+                // A loop brought a module that retries new input: a later
+                // attempt too, with what the one before left.
+                None if max_attempts > 1 && activation > 1 => {
+                    let previous = last_records[module].as_ref();
+                    let output_of = |port: &str| {
+                        previous
+                            .and_then(|record| record.outputs.get(port))
+                            .and_then(PortValue::as_bundle)
+                            .map(|bundle| bundle.as_text())
+                            .unwrap_or_default()
+                    };
+                    let attempt = Attempt {
+                        of: max_attempts,
+                        retried: false,
+                        repeat: false,
+                        error: failures_in(&slots, module)
+                            .unwrap_or_else(|| crate::attempts::NOT_A_FAILURE.to_owned()),
+                        previous_output: state
+                            .get(&format!("{label}.output"))
+                            .cloned()
+                            .unwrap_or_default(),
+                        previous_diff: output_of("diff_out"),
+                    };
+                    (Some(attempt), 0)
+                }
+                None => (None, 0),
+            };
+            if activation > 1 {
+                keep_as_previous(&mut state, &label);
+            }
             let inputs: Vec<InputValue> = incoming[module]
                 .iter()
                 .filter_map(|&index| {
@@ -269,20 +583,17 @@ pub async fn execute<R: Recorder>(
                 slots[index].fresh = false;
             }
             let module_id = modules[module].id.clone();
-            emit(RunEvent::ModuleActivated {
-                module_id: module_id.clone(),
-                activation,
-            });
             let record = Arc::new(Mutex::new(ActivationRecord::new(
                 &module_id,
                 activation,
                 now_millis(),
             )));
+            let timeout_seconds = modules[module].config.effective_timeout_seconds();
             let context = ActivationContext {
                 run_id: run_id.clone(),
                 module: modules[module].clone(),
                 activation,
-                repeat_of: repeats[module].take(),
+                attempt,
                 inputs,
                 run_input: Arc::clone(&run_input),
                 state: state.clone(),
@@ -296,14 +607,14 @@ pub async fn execute<R: Recorder>(
             };
             let token = activation_cancel.clone();
             running.spawn(async move {
-                let result = tokio::select! {
-                    result = activate(&context) => Some(result),
-                    () = token.cancelled() => None,
+                let ending = tokio::select! {
+                    ending = attempt_with_limits(&context, delay_seconds, timeout_seconds) => ending,
+                    () = token.cancelled() => Ending::Cancelled,
                 };
                 Finished {
                     module,
                     activation,
-                    result,
+                    ending,
                     record,
                 }
             });
@@ -326,7 +637,7 @@ pub async fn execute<R: Recorder>(
         let Finished {
             module,
             activation,
-            result,
+            ending,
             record,
         } = match joined {
             Ok(finished) => finished,
@@ -351,17 +662,15 @@ pub async fn execute<R: Recorder>(
             run_input: &run_input.text,
             events: &events,
         };
-        match result {
-            None => record.status = ActivationStatus::Cancelled,
-            Some(Ok(ActivationOutput {
-                intent: Some((graph::intent::Intent::Abort, reason)),
-                receipt,
-                ..
-            })) => {
+        let retry = modules[module].config.retry().copied().unwrap_or_default();
+        match classify(ending, retry.retries(), &label, &record) {
+            AttemptEnd::Cancelled => record.status = ActivationStatus::Cancelled,
+            AttemptEnd::Aborted(output) => {
                 // The model decided the run cannot succeed: no error_out
                 // takes this, the run ends with its reason. What it spent
                 // is kept.
-                record.receipt = receipt;
+                record.receipt = output.receipt;
+                let reason = output.intent.map(|(_, reason)| reason).unwrap_or_default();
                 let reason = if reason.trim().is_empty() {
                     "it gave no reason".to_owned()
                 } else {
@@ -378,7 +687,7 @@ pub async fn execute<R: Recorder>(
                 });
                 failure = Some(error);
             }
-            Some(Ok(output)) => {
+            AttemptEnd::Succeeded(output) => {
                 record.status = ActivationStatus::Completed;
                 record.receipt.clone_from(&output.receipt);
                 for (port, value) in &output.ports {
@@ -389,9 +698,6 @@ pub async fn execute<R: Recorder>(
                     module_id: module_id.clone(),
                     activation,
                 });
-                if let Some((graph::intent::Intent::Repeat, reason)) = &output.intent {
-                    repeats[module] = Some(reason.clone());
-                }
                 for (port, value) in output.ports {
                     let carried = exits.send(&mut slots, &mut record, &state, &port, value);
                     // A failure nobody handles must not end as a completed run.
@@ -409,46 +715,154 @@ pub async fn execute<R: Recorder>(
                     }
                 }
             }
-            Some(Err(error)) => {
-                record.status = ActivationStatus::Failed;
-                record.error = Some(error.0.clone());
-                state.insert(format!("{label}.status"), "failed".to_owned());
-                emit(RunEvent::ModuleFailed {
-                    module_id: module_id.clone(),
-                    activation,
-                    error: error.0.clone(),
-                });
-                let mut bundle = ContextBundle::text(&module_id, error.0.clone());
-                bundle
-                    .meta
-                    .insert("error".to_owned(), serde_json::Value::Bool(true));
-                let value = PortValue::Bundle(bundle);
-                let carried =
-                    exits.send(&mut slots, &mut record, &state, "error_out", value.clone());
-                if carried {
-                    record.outputs.insert("error_out".to_owned(), value);
-                } else {
-                    failure = Some(error.0);
+            AttemptEnd::Failed(attempt_failure) => {
+                let Failure {
+                    kind,
+                    reason,
+                    output,
+                    diff,
+                } = attempt_failure;
+                let repeat = matches!(kind, FailureKind::Repeat(_));
+                let timed_out = matches!(kind, FailureKind::TimedOut);
+                match kind {
+                    FailureKind::Check(produced) | FailureKind::Repeat(produced) => {
+                        // What it produced is kept, and nothing is sent on.
+                        record.status = ActivationStatus::Completed;
+                        record.receipt.clone_from(&produced.receipt);
+                        for (port, value) in &produced.ports {
+                            record.outputs.insert(port.clone(), value.clone());
+                        }
+                        write_state(&mut state, &label, activation, &record, &produced);
+                        emit(RunEvent::ModuleCompleted {
+                            module_id: module_id.clone(),
+                            activation,
+                        });
+                    }
+                    FailureKind::Error | FailureKind::TimedOut => {
+                        let error = reason.clone();
+                        record.status = ActivationStatus::Failed;
+                        record.error = Some(error.clone());
+                        state.insert(format!("{label}.status"), "failed".to_owned());
+                        state.insert(format!("{label}.attempt"), activation.to_string());
+                        emit(RunEvent::ModuleFailed {
+                            module_id: module_id.clone(),
+                            activation,
+                            error: error.clone(),
+                        });
+                        if !retry.retries() {
+                            // No attempts to use: the failure goes where
+                            // it is wired, a timeout first to its own port.
+                            let mut bundle = ContextBundle::text(&module_id, error.clone());
+                            bundle
+                                .meta
+                                .insert("error".to_owned(), serde_json::Value::Bool(true));
+                            if timed_out {
+                                bundle
+                                    .meta
+                                    .insert("timeout".to_owned(), serde_json::Value::Bool(true));
+                            }
+                            let value = PortValue::Bundle(bundle);
+                            let mut carried_on = None;
+                            for port in ["timeout_out", "error_out"] {
+                                if (port == "error_out" || timed_out)
+                                    && exits.send(
+                                        &mut slots,
+                                        &mut record,
+                                        &state,
+                                        port,
+                                        value.clone(),
+                                    )
+                                {
+                                    carried_on = Some(port);
+                                    break;
+                                }
+                            }
+                            match carried_on {
+                                Some(port) => {
+                                    record.outputs.insert(port.to_owned(), value);
+                                }
+                                None => failure = Some(error),
+                            }
+                        }
+                    }
+                }
+                if retry.retries() || repeat {
+                    if activation < retry.max_attempts {
+                        let next = activation + 1;
+                        let delay_seconds = retry.delay_before(next);
+                        record.retried = Some(Retried {
+                            reason: reason.clone(),
+                            next_attempt: next,
+                            max_attempts: retry.max_attempts,
+                            delay_seconds,
+                        });
+                        state.insert(format!("{label}.status"), "retrying".to_owned());
+                        emit(RunEvent::ModuleRetrying {
+                            module_id: module_id.clone(),
+                            activation,
+                            attempt: next,
+                            max_attempts: retry.max_attempts,
+                            delay_seconds,
+                            reason: reason.clone(),
+                        });
+                        retries[module] = Some((
+                            Attempt {
+                                of: retry.max_attempts,
+                                retried: true,
+                                repeat,
+                                error: reason,
+                                previous_output: output,
+                                previous_diff: diff,
+                            },
+                            delay_seconds,
+                        ));
+                    } else {
+                        let reason = if repeat {
+                            let said = if reason.trim().is_empty() {
+                                "it gave no reason".to_owned()
+                            } else {
+                                format!("“{}”", reason.trim())
+                            };
+                            let advice = if retry.retries() {
+                                ""
+                            } else {
+                                " (give it 2 or more in Attempts to let it run again)"
+                            };
+                            format!(
+                                "its reply chose to repeat it, and it has no attempts left{advice}; the reply's reason: {said}"
+                            )
+                        } else {
+                            reason
+                        };
+                        if let Some(error) = give_up(
+                            &exits,
+                            &mut slots,
+                            &mut record,
+                            &mut state,
+                            &label,
+                            retry.max_attempts,
+                            reason,
+                        ) {
+                            failure.get_or_insert(error);
+                        }
+                    }
                 }
             }
         }
         if let Err(error) = recorder.save_activation(&run_id, &record).await {
             tracing::error!(run = %run_id, %error, "activation could not be recorded");
         }
+        last_records[module] = Some(record);
         // Whoever got a value may be ready now, this module included (a value
         // may have arrived while it ran).
-        let mut candidates: Vec<usize> = slots
-            .iter()
-            .filter(|slot| slot.fresh)
-            .map(|slot| slot.target)
-            .collect();
+        let mut candidates = fresh_targets(&slots);
         candidates.push(module);
         candidates.sort_unstable();
         candidates.dedup();
         for candidate in candidates {
             if !queued[candidate]
                 && !in_flight[candidate]
-                && (repeats[candidate].is_some()
+                && (retries[candidate].is_some()
                     || is_ready(&slots, candidate, activations[candidate]))
             {
                 queued[candidate] = true;
@@ -460,19 +874,21 @@ pub async fn execute<R: Recorder>(
     // Stop what is still running and keep what it had produced.
     activation_cancel.cancel();
     while let Some(joined) = running.join_next().await {
-        if let Ok(Finished { record, result, .. }) = joined {
+        if let Ok(Finished { record, ending, .. }) = joined {
             let mut record = record
                 .lock()
                 .map(|record| record.clone())
                 .unwrap_or_else(|poisoned| poisoned.into_inner().clone());
             record.finished_at = Some(now_millis());
-            record.status = match result {
-                Some(Ok(_)) => ActivationStatus::Completed,
-                Some(Err(error)) => {
-                    record.error = Some(error.0);
-                    ActivationStatus::Failed
-                }
-                None => ActivationStatus::Cancelled,
+            record.status = match ending {
+                Ending::Done(done) => match *done {
+                    Ok(_) => ActivationStatus::Completed,
+                    Err(error) => {
+                        record.error = Some(error.0);
+                        ActivationStatus::Failed
+                    }
+                },
+                Ending::TimedOut(_) | Ending::Cancelled => ActivationStatus::Cancelled,
             };
             if let Err(error) = recorder.save_activation(&run_id, &record).await {
                 tracing::error!(run = %run_id, %error, "activation could not be recorded");

@@ -1,6 +1,6 @@
 //! Runs steered by structured intents (PRODUCT §3.8): each intent's port,
 //! the seed's aliases, `repeat` re-running the module (in its session when
-//! it persists) and counted by the breaker, `abort` failing the run, and a
+//! it persists) while it has attempts, then giving up, `abort` failing the run, and a
 //! reply the gate cannot read, failing fast or falling back.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
@@ -170,7 +170,7 @@ async fn the_seeds_aliases_are_their_intents() {
             decider(
                 &format!("Decide. [sim:intent {said}, next]"),
                 every_intent(),
-                json!({}),
+                json!({"max_attempts": 2}),
             ),
         )
         .await;
@@ -193,7 +193,7 @@ async fn repeat_runs_the_module_again_in_its_session_and_sends_only_the_last_res
         decider(
             "Decide. [sim:intent repeat, repeat, next]",
             every_intent(),
-            json!({"session_persist": true}),
+            json!({"session_persist": true, "max_attempts": 3}),
         ),
     )
     .await;
@@ -219,7 +219,7 @@ async fn repeat_runs_the_module_again_in_its_session_and_sends_only_the_last_res
     assert!(third.len() >= 6, "{third:#?}");
     assert!(
         third.iter().any(|text| text.starts_with(
-            "This step runs again (attempt 3) because your last reply chose to repeat it: “Simulated reason for this decision.”"
+            "This step runs again (attempt 3 of 3) because your last reply chose to repeat it: “Simulated reason for this decision.”"
         )),
         "{third:#?}"
     );
@@ -229,17 +229,50 @@ async fn repeat_runs_the_module_again_in_its_session_and_sends_only_the_last_res
         decider(
             "Decide. [sim:intent repeat, next]",
             every_intent(),
-            json!({}),
+            json!({"max_attempts": 2}),
         ),
     )
     .await;
     let second = recorder.activation("decide", 2).unwrap();
     assert_eq!(second.transcript.len(), 2, "{:#?}", second.transcript);
-    assert!(second.transcript[0].text.contains("(attempt 2)"));
+    assert!(second.transcript[0].text.contains("(attempt 2 of 2)"));
 }
 
 #[tokio::test]
-async fn repeat_counts_toward_the_activation_limit() {
+async fn repeat_is_bounded_by_the_attempts_and_the_activation_limit() {
+    // Attempts used, it gives up: the run fails naming it, as nothing
+    // takes give_up_out…
+    let (outcome, recorder) = run(
+        &sim_engine(),
+        decider(
+            "Decide. [sim:intent repeat]",
+            every_intent(),
+            json!({"max_attempts": 3}),
+        ),
+    )
+    .await;
+    assert_eq!(outcome.status, RunStatus::Failed);
+    assert_eq!(
+        outcome.error.as_deref(),
+        Some(
+            "\"decide\" gave up after 3 attempts: its reply chose to repeat it, and it has no attempts left; the reply's reason: “Simulated reason for this decision.”"
+        )
+    );
+    assert_eq!(recorder.activation("decide", 4), None);
+    assert!(recorder.activation("decide", 3).unwrap().gave_up.is_some());
+    // …and with one attempt a repeat gives up at once, saying what to do.
+    let (outcome, _) = run(
+        &sim_engine(),
+        decider("Decide. [sim:intent repeat]", every_intent(), json!({})),
+    )
+    .await;
+    let error = outcome.error.unwrap();
+    assert!(
+        error.starts_with("\"decide\" gave up after 1 attempt:")
+            && error.contains("give it 2 or more in Attempts"),
+        "{error}"
+    );
+    // The run's activation limit stops it first when it is lower.
     let engine = engine_with(
         registry_with("sim", Arc::new(SimProvider::default())),
         EngineSettings {
@@ -249,7 +282,11 @@ async fn repeat_counts_toward_the_activation_limit() {
     );
     let (outcome, _) = run(
         &engine,
-        decider("Decide. [sim:intent repeat]", every_intent(), json!({})),
+        decider(
+            "Decide. [sim:intent repeat]",
+            every_intent(),
+            json!({"max_attempts": 20}),
+        ),
     )
     .await;
     assert_eq!(outcome.status, RunStatus::Failed);

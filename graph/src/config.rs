@@ -11,6 +11,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::attempts::Retry;
 use crate::kinds::KindConfig;
 use crate::reprompt::RePrompt;
 use crate::{Extra, ModuleKind};
@@ -168,6 +169,48 @@ impl ModuleConfig {
         self.kind_config_mut()?.agent_config_mut()
     }
 
+    /// Attempts and backoff, in kinds that retry (PRODUCT §3.9).
+    pub fn retry(&self) -> Option<&Retry> {
+        self.kind_config()?.retry()
+    }
+
+    pub fn retry_mut(&mut self) -> Option<&mut Retry> {
+        self.kind_config_mut()?.retry_mut()
+    }
+
+    /// The attempts a module has: 1 in kinds that do not retry.
+    pub fn max_attempts(&self) -> u32 {
+        self.retry().map_or(1, |retry| retry.max_attempts)
+    }
+
+    pub fn retry_instruction(&self) -> Option<&str> {
+        self.kind_config()?.retry_instruction()
+    }
+
+    pub fn retry_instruction_mut(&mut self) -> Option<&mut String> {
+        self.kind_config_mut()?.retry_instruction_mut()
+    }
+
+    /// The timeout the module sets itself, which gives it `timeout_out`.
+    pub fn timeout_seconds(&self) -> Option<u32> {
+        self.kind_config()?.timeout_seconds()
+    }
+
+    pub fn timeout_slot(&mut self) -> Option<&mut Option<u32>> {
+        self.kind_config_mut()?.timeout_slot()
+    }
+
+    /// How long one activation may take: its own timeout or the default;
+    /// `None` for kinds that do no work of their own.
+    pub fn effective_timeout_seconds(&self) -> Option<u32> {
+        let kind_config = self.kind_config()?;
+        kind_config.times_out().then(|| {
+            kind_config
+                .timeout_seconds()
+                .unwrap_or(crate::attempts::DEFAULT_TIMEOUT_SECONDS)
+        })
+    }
+
     /// One re-prompt list: the module's, or a coding agent's.
     pub fn re_prompts(&self, owner: RePromptOwner) -> Option<&Vec<RePrompt>> {
         self.kind_config()?.re_prompts(owner)
@@ -199,6 +242,9 @@ impl ModuleConfig {
         }
         if let Some(instruction) = kind_config.instruction() {
             pairs.push(("config.instruction".to_owned(), instruction));
+        }
+        if let Some(retry_instruction) = kind_config.retry_instruction() {
+            pairs.push(("config.retry_instruction".to_owned(), retry_instruction));
         }
         pairs.extend(kind_config.further_prompt_texts());
         for list in kind_config.re_prompt_lists() {

@@ -5,6 +5,7 @@
 //! It depends on serde (and strum for its name tables), never on UI, HTTP
 //! or database crates.
 
+pub mod attempts;
 pub mod condition;
 pub mod config;
 pub mod document;

@@ -4,7 +4,6 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::kinds::KindConfig;
 use crate::{Module, ModuleConfig, RePrompt};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -80,7 +79,8 @@ pub struct Port {
     pub required: bool,
     /// An input that accepts several cables.
     pub accepts_many: bool,
-    /// An output whose loops are bounded (a retry port), see `validate`.
+    /// An output a loop through which ends by itself (an intent chosen by
+    /// a model under the attempts of its module), see `topology`.
     pub retry: bool,
 }
 
@@ -131,8 +131,18 @@ pub fn failure_outcome(port_id: &str) -> Option<&'static str> {
         "error_out" => Some("an error"),
         "fail_out" => Some("a failed check"),
         "revise_out" => Some("a request for revision"),
+        "give_up_out" => Some("giving up"),
+        "timeout_out" => Some("a timeout"),
         _ => None,
     }
+}
+
+/// Failure outcomes that end the run naming the module when nothing takes
+/// them, which is what a person expects of an error, a timeout or giving
+/// up after the attempts they asked for; an unwired one is not warned
+/// about (see `validate`). A decision (a failed check, a revision) is.
+pub fn failure_without_warning(port_id: &str) -> bool {
+    matches!(port_id, "error_out" | "timeout_out" | "give_up_out")
 }
 
 pub(crate) struct Spec {
@@ -169,7 +179,7 @@ pub(crate) fn output(spec: Spec) -> Port {
         accent: spec.accent,
         required: false,
         accepts_many: false,
-        retry: matches!(spec.id, "fail_out" | "error_out"),
+        retry: false,
     }
 }
 
@@ -239,6 +249,18 @@ pub(crate) const ERROR_OUT: Spec = bundle(
     "The failure, when wired, instead of failing the run",
     PortAccent::Red,
 );
+const GIVE_UP_OUT: Spec = bundle(
+    "give_up_out",
+    "Gave up",
+    "Why the module gave up, once its attempts are used",
+    PortAccent::Red,
+);
+const TIMEOUT_OUT: Spec = bundle(
+    "timeout_out",
+    "Timed out",
+    "What the module had when its timeout fired",
+    PortAccent::Amber,
+);
 
 /// The standard inputs of the LLM kinds that take an instruction.
 pub(crate) fn task_inputs(data_required: bool) -> Vec<Port> {
@@ -289,9 +311,29 @@ pub fn ports(module: &Module) -> ModulePorts {
 /// The ports a config gives, whichever module holds it; an unknown kind
 /// has none.
 pub fn ports_of(config: &ModuleConfig) -> ModulePorts {
-    config
-        .kind_config()
-        .map_or_else(ModulePorts::default, KindConfig::ports)
+    let Some(kind_config) = config.kind_config() else {
+        return ModulePorts::default();
+    };
+    let mut ports = kind_config.ports();
+    // The ways an attempt ends badly that the config turns on (PRODUCT
+    // §3.9), in every kind alike, just before `error_out`.
+    let mut endings = Vec::new();
+    if kind_config
+        .retry()
+        .is_some_and(crate::attempts::Retry::retries)
+    {
+        endings.push(output(GIVE_UP_OUT));
+    }
+    if kind_config.timeout_seconds().is_some() {
+        endings.push(output(TIMEOUT_OUT));
+    }
+    let at = ports
+        .outputs
+        .iter()
+        .position(|port| port.id == "error_out")
+        .unwrap_or(ports.outputs.len());
+    ports.outputs.splice(at..at, endings);
+    ports
 }
 
 #[cfg(test)]

@@ -125,23 +125,35 @@ impl<'a> Topology<'a> {
         cycles
     }
 
-    /// Whether a cycle is bounded: it passes through a module of a kind that
-    /// bounds loops (a review gate, by its `max_rounds`) or leaves through a
-    /// retry port inside the cycle.
+    /// Whether a cycle is bounded (PRODUCT §3.9): it passes through a
+    /// module of a kind that bounds loops (a review gate, by its
+    /// `max_rounds`), through a module with more than one attempt whose
+    /// `give_up_out` leads out of the cycle (its attempts count every time
+    /// the loop comes back, and then it gives up), or leaves a module
+    /// through an intent port inside the cycle (the model chooses, under
+    /// the run's activation limit).
     pub fn cycle_is_bounded(&self, cycle: &[usize]) -> bool {
+        let inside =
+            |(_, from, to): &&(&Cable, usize, usize)| cycle.contains(from) && cycle.contains(to);
         let through_gate = cycle.iter().any(|&module| {
             self.graph.modules[module]
                 .kind()
                 .is_some_and(ModuleKind::bounds_loops)
         });
-        let through_retry = self.live.iter().any(|(cable, from, to)| {
-            cycle.contains(from)
-                && cycle.contains(to)
-                && self.ports[*from]
-                    .output(&cable.from.port)
-                    .is_some_and(|port| port.retry)
+        let through_attempts = cycle.iter().any(|&module| {
+            self.graph.modules[module].config.max_attempts() > 1
+                && !self
+                    .live
+                    .iter()
+                    .filter(inside)
+                    .any(|(cable, from, _)| *from == module && cable.from.port == "give_up_out")
         });
-        through_gate || through_retry
+        let through_intent = self.live.iter().filter(inside).any(|(cable, from, _)| {
+            self.ports[*from]
+                .output(&cable.from.port)
+                .is_some_and(|port| port.retry)
+        });
+        through_gate || through_attempts || through_intent
     }
 }
 

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::kinds::RePromptLevel;
+use crate::kinds::{KindConfig, RePromptLevel};
 use crate::template::{self, BUILT_INS, STATE_KEYS};
 use crate::topology::Topology;
 use crate::{Graph, Module};
@@ -90,10 +90,16 @@ pub enum Code {
     #[serde(rename = "validation.intent_unwired")]
     #[strum(serialize = "validation.intent_unwired")]
     IntentUnwired,
+    #[serde(rename = "validation.retry_invalid")]
+    #[strum(serialize = "validation.retry_invalid")]
+    RetryInvalid,
+    #[serde(rename = "validation.repeat_without_attempts")]
+    #[strum(serialize = "validation.repeat_without_attempts")]
+    RepeatWithoutAttempts,
 }
 
 impl Code {
-    pub const ALL: [Code; 22] = [
+    pub const ALL: [Code; 24] = [
         Code::RepromptEmpty,
         Code::RepromptTooMany,
         Code::RepromptUnsupported,
@@ -116,6 +122,8 @@ impl Code {
         Code::ConditionUnreachable,
         Code::IntentGateInvalid,
         Code::IntentUnwired,
+        Code::RetryInvalid,
+        Code::RepeatWithoutAttempts,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -130,7 +138,8 @@ impl Code {
             | Code::UnwiredFailure
             | Code::ConditionNoCatchAll
             | Code::ConditionUnreachable
-            | Code::IntentUnwired => Severity::Warning,
+            | Code::IntentUnwired
+            | Code::RepeatWithoutAttempts => Severity::Warning,
             _ => Severity::Error,
         }
     }
@@ -297,10 +306,11 @@ fn check_conditions(findings: &mut Findings, topology: &Topology<'_>) {
 
 /// A decision that fails (a failed check, a request for revision) on a port
 /// no cable leaves fails the run when it is made: said before the run, as
-/// Cloche says "all results must be wired". Errors are left out on purpose:
-/// every module that calls a model or a process can have one, and failing
-/// the run naming the module is what an unwired error should do, so a
-/// warning on every such module would only teach people to ignore warnings.
+/// Cloche says "all results must be wired". Errors, timeouts and giving up
+/// are left out on purpose: every module that calls a model or a process
+/// can have them, and failing the run naming the module is what an unwired
+/// one should do, so a warning on every such module would only teach
+/// people to ignore warnings.
 fn check_unwired_failures(findings: &mut Findings, topology: &Topology<'_>) {
     for (index, module) in topology.graph.modules.iter().enumerate() {
         for port in &topology.ports[index].outputs {
@@ -311,7 +321,7 @@ fn check_unwired_failures(findings: &mut Findings, topology: &Topology<'_>) {
                 .live
                 .iter()
                 .any(|(cable, from, _)| *from == index && cable.from.port == port.id);
-            if port.id == "error_out" || wired {
+            if crate::ports::failure_without_warning(&port.id) || wired {
                 continue;
             }
             findings.module(
@@ -421,6 +431,45 @@ impl<'a> ModuleFindings<'a> {
     }
 }
 
+/// Attempts, backoff and timeout in range, and a gate that may choose
+/// `repeat` with an attempt to repeat into (PRODUCT §3.9).
+fn check_attempts(findings: &mut ModuleFindings<'_>, kind_config: &dyn KindConfig) {
+    let name = findings.name();
+    if let Some(retry) = kind_config.retry() {
+        for (field, problem) in retry.problems() {
+            findings.report(
+                Code::RetryInvalid,
+                Some(format!("config.{field}")),
+                format!("\"{name}\": {problem}"),
+            );
+        }
+    }
+    if let Some(problem) = kind_config
+        .timeout_seconds()
+        .and_then(crate::attempts::timeout_problem)
+    {
+        findings.report(
+            Code::RetryInvalid,
+            Some("config.timeout_seconds".to_owned()),
+            format!("\"{name}\": {problem}"),
+        );
+    }
+    let attempts = kind_config.retry().map_or(1, |retry| retry.max_attempts);
+    if attempts == 1
+        && kind_config
+            .intent_gate()
+            .is_some_and(|gate| gate.allows(crate::intent::Intent::Repeat))
+    {
+        findings.report(
+            Code::RepeatWithoutAttempts,
+            Some("config.max_attempts".to_owned()),
+            format!(
+                "\"{name}\" may choose to repeat, but it has 1 attempt: a repeat would give up at once and fail the run. Give it 2 or more attempts, or stop allowing repeat"
+            ),
+        );
+    }
+}
+
 fn check_module(
     findings: &mut Findings,
     topology: &Topology<'_>,
@@ -481,6 +530,7 @@ fn check_module(
     }
 
     kind_config.validate(&mut findings);
+    check_attempts(&mut findings, kind_config);
 
     if let Some(kind) = module.kind()
         && kind.re_prompt_level() == RePromptLevel::None
@@ -544,10 +594,18 @@ fn check_templates(findings: &mut ModuleFindings<'_>, topology: &Topology<'_>) {
         .filter(|(position, _)| upstream[*position])
         .map(|(_, other)| other.display_label().trim())
         .collect();
+    let coding = module.kind() == Some(crate::ModuleKind::Coding);
     for (path, text) in texts {
+        let retry_text = path == "config.retry_instruction";
         for variable in template::variables(text) {
             let problem = if BUILT_INS.contains(&variable.name) {
                 None
+            } else if crate::attempts::is_retry_variable(variable.name, coding) {
+                // A retry variable has a value only from the second attempt
+                // on, which is when only the retry instruction is sent.
+                (!retry_text).then(|| {
+                    "it is a retry variable, which has a value only in the retry instruction (attempts 2 and later)".to_owned()
+                })
             } else if let Some((label, key)) = variable.module_reference() {
                 if !STATE_KEYS.contains(&key) {
                     Some(format!(
@@ -559,6 +617,13 @@ fn check_templates(findings: &mut ModuleFindings<'_>, topology: &Topology<'_>) {
                 } else {
                     None
                 }
+            } else if retry_text {
+                Some(format!(
+                    "\"{}\" is neither a built-in ({}), a retry variable ({}) nor <label>.<key>",
+                    variable.name,
+                    BUILT_INS.join(", "),
+                    retry_variables(coding).join(", ")
+                ))
             } else {
                 Some(format!(
                     "\"{}\" is neither a built-in ({}) nor <label>.<key>",
@@ -579,6 +644,14 @@ fn check_templates(findings: &mut ModuleFindings<'_>, topology: &Topology<'_>) {
             }
         }
     }
+}
+
+fn retry_variables(coding: bool) -> Vec<&'static str> {
+    let mut names = crate::attempts::RETRY_VARIABLES.to_vec();
+    if coding {
+        names.extend(crate::attempts::CODING_RETRY_VARIABLES);
+    }
+    names
 }
 
 /// A port as a person knows it: its title ("Re-prompt 2", "Results"), or,
@@ -738,7 +811,7 @@ fn check_shape(findings: &mut Findings, topology: &Topology<'_>) {
             &graph.modules[first],
             None,
             format!(
-                "The loop through {} has no review gate or retry port to end it",
+                "The loop through {} has nothing to end it: give one of its modules more than one attempt (it gives up when they are used), or put a review gate or an intent gate on it",
                 names
                     .iter()
                     .map(|name| format!("\"{name}\""))

@@ -461,12 +461,15 @@ fn no_entry() {
 
 #[test]
 fn unbounded_cycle() {
-    let two_tasks = |back_port: &str, back_kind: &str| {
+    let two_tasks = |back_port: &str, back_kind: &str, mut back_config: Value| {
+        if back_kind == "step.command" {
+            back_config["command"] = json!("cargo test");
+        }
         load(
             vec![
                 module("in", "step.input", json!({})),
                 module("a", "step.agent_task", json!({})),
-                module("b", back_kind, json!({"command": "cargo test"})),
+                module("b", back_kind, back_config),
             ],
             vec![
                 cable("c1", ("in", "data_out"), ("a", "data_in")),
@@ -492,10 +495,37 @@ fn unbounded_cycle() {
     assert_eq!(findings.len(), 1);
     assert_eq!(findings[0].code, Code::UnboundedCycle);
     assert_eq!(findings[0].module_id.as_deref(), Some("a"));
-    // The same loop closed through a command's retry port is bounded…
-    assert_eq!(codes(&two_tasks("fail_out", "step.command")), []);
-    // …and so is one through a review gate.
+    // The same loop closed through a command's fail_out is not bounded by
+    // it: the command fails the same way each time round…
+    assert_eq!(
+        codes(&two_tasks("fail_out", "step.command", json!({}))),
+        [Code::UnboundedCycle]
+    );
+    // …unless it has attempts to use up, after which it gives up, out of
+    // the loop…
+    assert_eq!(
+        codes(&two_tasks(
+            "fail_out",
+            "step.command",
+            json!({"max_attempts": 3})
+        )),
+        []
+    );
+    // …but not when giving up leads back into it.
+    let mut round_again = two_tasks("fail_out", "step.command", json!({"max_attempts": 3}));
+    round_again.cables.push(
+        serde_json::from_value(cable("c4", ("b", "give_up_out"), ("a", "context_in"))).unwrap(),
+    );
+    assert_eq!(codes(&round_again), [Code::UnboundedCycle]);
+    // A review gate bounds a loop by its rounds…
     assert_eq!(codes(&review_loop(true)), []);
+    // …and an intent gate by the model's choice under the activation limit.
+    let intent_loop = two_tasks(
+        "next_out",
+        "step.agent_task",
+        json!({"intent_gate": {"allowed_intents": ["next", "closing"]}}),
+    );
+    assert_eq!(codes(&intent_loop), []);
     // A module cabled to itself is a loop too.
     let self_loop = load(
         vec![
@@ -607,6 +637,115 @@ fn template_unresolved() {
     // Variables in re-prompts are checked too.
     let in_re_prompt = chain(json!({"re_prompts": ["Compare with {{ Nobody.output }}"]}));
     assert_eq!(codes(&in_re_prompt), [Code::TemplateUnresolved]);
+
+    // Retry variables have values only in the retry instruction…
+    let retrying = |config: Value| {
+        let findings = validate(&chain(config), &ValidationContext::default());
+        findings
+            .into_iter()
+            .map(|finding| (finding.path.unwrap_or_default(), finding.message))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        retrying(json!({"max_attempts": 3,
+            "retry_instruction": "Attempt {{ attempt }} after {{ error }}; before: {{ prev.output }} on {{ input }}"})),
+        []
+    );
+    for (place, config) in [
+        (
+            "instruction",
+            json!({"instruction": "Attempt {{ attempt }}"}),
+        ),
+        ("re_prompts[0]", json!({"re_prompts": ["Fix {{ error }}"]})),
+        (
+            "agent_config.system",
+            json!({"agent_config": {"system": "Was: {{ prev.output }}"}}),
+        ),
+    ] {
+        let found = retrying(config);
+        assert_eq!(found.len(), 1, "{place}: {found:?}");
+        assert_eq!(found[0].0, format!("modules[1].config.{place}"));
+        assert!(found[0].1.contains("retry variable"), "{}", found[0].1);
+    }
+    // …and `diff` only in a coding module's.
+    let found = retrying(json!({"max_attempts": 2, "retry_instruction": "Undo {{ diff }}"}));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].0, "modules[1].config.retry_instruction");
+    assert!(
+        found[0]
+            .1
+            .contains("a retry variable (attempt, error, prev.output)"),
+        "{}",
+        found[0].1
+    );
+    let coding = load(
+        vec![module(
+            "m1",
+            "step.coding",
+            json!({"agents": [{"role": "builder"}], "max_attempts": 2,
+                   "retry_instruction": "The last try changed {{ diff }}; it failed with {{ error }}"}),
+        )],
+        vec![],
+    );
+    assert_eq!(codes(&coding), []);
+}
+
+#[test]
+fn retry_invalid() {
+    let findings = validate(
+        &chain(json!({"max_attempts": 0, "backoff_seconds": 7200, "timeout_seconds": 0})),
+        &ValidationContext::default(),
+    );
+    let paths: Vec<(&str, Code)> = findings
+        .iter()
+        .map(|finding| (finding.path.as_deref().unwrap_or(""), finding.code))
+        .collect();
+    assert_eq!(
+        paths,
+        [
+            ("modules[1].config.max_attempts", Code::RetryInvalid),
+            ("modules[1].config.backoff_seconds", Code::RetryInvalid),
+            ("modules[1].config.timeout_seconds", Code::RetryInvalid),
+        ]
+    );
+    assert!(
+        findings[0]
+            .message
+            .contains("between 1 (no retries) and 20")
+    );
+    assert_eq!(findings[0].severity, Severity::Error);
+    assert_eq!(
+        codes(&chain(
+            json!({"max_attempts": 20, "backoff_seconds": 3600, "timeout_seconds": 60})
+        )),
+        // The attempts give the module a give_up_out and the timeout a
+        // timeout_out; unwired, each fails the run naming the module, as
+        // an error does, which is no finding.
+        []
+    );
+}
+
+#[test]
+fn repeat_without_attempts() {
+    let gate = json!({"allowed_intents": ["next", "repeat"]});
+    let findings = validate(
+        &gated(gate.clone(), &[], json!({})),
+        &ValidationContext::default(),
+    );
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert_eq!(findings[0].code, Code::RepeatWithoutAttempts);
+    assert_eq!(findings[0].severity, Severity::Warning);
+    assert_eq!(
+        findings[0].path.as_deref(),
+        Some("modules[1].config.max_attempts")
+    );
+    assert!(findings[0].message.contains("2 or more attempts"));
+    // Attempts to repeat into, or no repeat, and it is gone.
+    assert_eq!(codes(&gated(gate, &[], json!({"max_attempts": 2}))), []);
+    assert_eq!(
+        codes(&gated(json!({"allowed_intents": ["next"]}), &[], json!({}))),
+        []
+    );
 }
 
 #[test]
@@ -713,7 +852,10 @@ fn gated(gate: Value, also_wired: &[&str], task: Value) -> Graph {
 #[test]
 fn intent_gate_invalid() {
     let good = json!({"allowed_intents": ["next", "repeat", "abort"], "intent_field": "decision.intent", "handoff_fields": ["summary", "category: billing | sales"]});
-    assert_eq!(codes(&gated(good.clone(), &[], json!({}))), []);
+    assert_eq!(
+        codes(&gated(good.clone(), &[], json!({"max_attempts": 3}))),
+        []
+    );
     let findings = validate(
         &gated(
             json!({"allowed_intents": ["next"], "intent_field": "decision..intent", "handoff_fields": ["reason"]}),
@@ -756,7 +898,11 @@ fn intent_gate_invalid() {
     );
     // Named outputs shape the last reply, which the gate makes JSON.
     assert_eq!(
-        codes(&gated(good, &[], json!({"named_outputs": ["Summary"]}))),
+        codes(&gated(
+            good,
+            &[],
+            json!({"named_outputs": ["Summary"], "max_attempts": 3})
+        )),
         [Code::IntentGateInvalid]
     );
     // An intent the document does not know does not load as a config.
@@ -790,7 +936,7 @@ fn intent_gate_invalid() {
 fn intent_unwired() {
     let gate = json!({"allowed_intents": ["next", "escalate", "closing", "repeat"]});
     let findings = validate(
-        &gated(gate.clone(), &[], json!({})),
+        &gated(gate.clone(), &[], json!({"max_attempts": 2})),
         &ValidationContext::default(),
     );
     assert_eq!(findings.len(), 1, "{findings:?}");
@@ -802,7 +948,10 @@ fn intent_unwired() {
         findings[0].message
     );
     // Closing ends there by meaning; repeat and abort have no port.
-    assert_eq!(codes(&gated(gate, &["escalate_out"], json!({}))), []);
+    assert_eq!(
+        codes(&gated(gate, &["escalate_out"], json!({"max_attempts": 2}))),
+        []
+    );
     // A port that goes when its intent is no longer allowed leaves a
     // dangling cable.
     let narrowed = gated(

@@ -570,6 +570,7 @@ async fn the_last_agent_or_the_reviewer_answers_the_intent_gate_in_a_turn_of_its
         allowed_intents: vec![graph::intent::Intent::Next, graph::intent::Intent::Repeat],
         ..graph::intent::IntentGate::default()
     });
+    again.retry.max_attempts = 2;
     let repeated = run(&setup, again, "parser").await;
     assert_eq!(repeated["status"], "completed", "{repeated}");
     let activations = repeated["modules"]["build"]["activations"]
@@ -583,7 +584,7 @@ async fn the_last_agent_or_the_reviewer_answers_the_intent_gate_in_a_turn_of_its
     let second = activations[1]["transcript"].to_string();
     assert!(
         second.contains(
-            "This step runs again (attempt 2) because your last reply chose to repeat it"
+            "This step runs again (attempt 2 of 2) because your last reply chose to repeat it"
         ),
         "{second}"
     );

@@ -62,6 +62,22 @@ pub struct ActivationRecord {
     /// What its structured gate read from the last reply.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub intent: Option<IntentChoice>,
+    /// This attempt failed and the module ran again (PRODUCT §3.9).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub retried: Option<Retried>,
+    /// This was the module's last attempt and it gave up: why.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub gave_up: Option<String>,
+}
+
+/// Why an attempt was followed by another, and when.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Retried {
+    pub reason: String,
+    /// The next attempt's number, of how many.
+    pub next_attempt: u32,
+    pub max_attempts: u32,
+    pub delay_seconds: u32,
 }
 
 /// The intent a structured gate read (PRODUCT §3.8).
@@ -109,6 +125,8 @@ impl ActivationRecord {
             error: None,
             routes: Vec::new(),
             intent: None,
+            retried: None,
+            gave_up: None,
         }
     }
 

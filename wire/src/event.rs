@@ -128,6 +128,29 @@ pub enum RunEvent {
         reason: String,
         fallback: bool,
     },
+    /// An attempt failed (or chose `repeat`) and the module runs again:
+    /// attempt `attempt` of `max_attempts`, after `delay_seconds`
+    /// (PRODUCT §3.9).
+    #[serde(rename = "module.retrying")]
+    #[strum(serialize = "module.retrying")]
+    ModuleRetrying {
+        module_id: String,
+        activation: u32,
+        attempt: u32,
+        max_attempts: u32,
+        delay_seconds: u32,
+        reason: String,
+    },
+    /// The module used its attempts and gave up, on `give_up_out` when a
+    /// cable takes it, else failing the run.
+    #[serde(rename = "module.gave_up")]
+    #[strum(serialize = "module.gave_up")]
+    ModuleGaveUp {
+        module_id: String,
+        activation: u32,
+        attempts: u32,
+        reason: String,
+    },
 }
 
 impl RunEvent {
@@ -176,7 +199,9 @@ impl RunEvent {
             | RunEvent::CodingAgentFinished { module_id, .. }
             | RunEvent::CableTaken { module_id, .. }
             | RunEvent::CableNoneTaken { module_id, .. }
-            | RunEvent::ModuleIntent { module_id, .. } => Some(module_id),
+            | RunEvent::ModuleIntent { module_id, .. }
+            | RunEvent::ModuleRetrying { module_id, .. }
+            | RunEvent::ModuleGaveUp { module_id, .. } => Some(module_id),
         }
     }
 
@@ -281,6 +306,20 @@ impl RunEvent {
                 said: "done".to_owned(),
                 reason: "the answer is complete".to_owned(),
                 fallback: false,
+            },
+            RunEvent::ModuleRetrying {
+                module_id: module_id(),
+                activation: 1,
+                attempt: 2,
+                max_attempts: 3,
+                delay_seconds: 4,
+                reason: "the check failed".to_owned(),
+            },
+            RunEvent::ModuleGaveUp {
+                module_id: module_id(),
+                activation: 3,
+                attempts: 3,
+                reason: "the check failed".to_owned(),
             },
         ]
     }

@@ -147,7 +147,7 @@ impl ModuleRun {
                 took(Some(now_ms)).replacen(' ', " · ", 1)
             ),
             ModuleRunState::Done => format!("✓{}{tokens}", took(self.finished_ms)),
-            ModuleRunState::Failed => "✕ failed".to_owned(),
+            ModuleRunState::Failed => format!("✕ {}", self.badge.as_deref().unwrap_or("failed")),
             ModuleRunState::Cancelled => "■ cancelled".to_owned(),
         }
     }

@@ -3,6 +3,7 @@
 //! editor, so the canvas (ports appear and vanish), validation, undo and
 //! autosave follow at once.
 
+mod attempts;
 mod cable;
 mod coding;
 mod fields;
@@ -283,6 +284,7 @@ pub fn DetailPanel() -> impl IntoView {
                     disabled=selected.disabled()
                 />
                 {body}
+                {attempts::attempts_section(selected)}
             </aside>
         })
     }

@@ -356,6 +356,15 @@ fn History(graph_id: String) -> impl IntoView {
 /// Which way the activation went, in words: the intent its gate read
 /// ("Intent “next”: …"), then each port with conditions ("Output →
 /// “Support”: condition 2 held: …").
+/// A reason short enough for one line of the panel; the record has it whole.
+fn shortened(text: &str) -> String {
+    let text = text.trim();
+    match text.char_indices().nth(300) {
+        Some((end, _)) => format!("{}…", &text[..end]),
+        None => text.to_owned(),
+    }
+}
+
 pub fn route_lines(activation: &ActivationRecord, record: &wire::RunRecord) -> Vec<String> {
     let module = record.graph.module(&activation.module_id);
     let intent = activation.intent.as_ref().map(|choice| {
@@ -378,8 +387,36 @@ pub fn route_lines(activation: &ActivationRecord, record: &wire::RunRecord) -> V
             format!("Intent “{}”: {reason}", choice.intent)
         }
     });
-    intent
+    // How the attempt ended, when it was not the module's last word.
+    let attempt = activation
+        .retried
+        .as_ref()
+        .map(|retried| {
+            let wait = if retried.delay_seconds > 0 {
+                format!(
+                    " after {}",
+                    graph::attempts::duration_words(retried.delay_seconds)
+                )
+            } else {
+                String::new()
+            };
+            format!(
+                "Attempt {} of {} failed, so attempt {} followed{wait}: {}",
+                activation.activation,
+                retried.max_attempts,
+                retried.next_attempt,
+                shortened(&retried.reason)
+            )
+        })
+        .or_else(|| {
+            activation
+                .gave_up
+                .as_ref()
+                .map(|why| format!("Gave up: {}", shortened(why)))
+        });
+    attempt
         .into_iter()
+        .chain(intent)
         .chain(activation.routes.iter().map(|route| {
             let port = module
                 .and_then(|module| {
@@ -725,6 +762,22 @@ mod tests {
                 "Intent “closing” (the fallback: the reply said “proceed”, which the gate could not use)"
             ]
         );
+        // How the attempt ended comes before everything else.
+        activation.intent = None;
+        activation.retried = Some(wire::activation::Retried {
+            reason: "3 tests failed".to_owned(),
+            next_attempt: 2,
+            max_attempts: 3,
+            delay_seconds: 4,
+        });
+        assert_eq!(
+            route_lines(&activation, &record),
+            ["Attempt 1 of 3 failed, so attempt 2 followed after 4 s: 3 tests failed"]
+        );
+        activation.retried = None;
+        activation.gave_up = Some("x".repeat(400));
+        let lines = route_lines(&activation, &record);
+        assert!(lines[0].starts_with("Gave up: xxx") && lines[0].chars().count() == 310);
     }
 
     #[test]

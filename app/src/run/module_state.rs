@@ -55,9 +55,20 @@ pub fn step(
             };
         }
         RunEvent::ModuleActivated { activation, .. } => {
+            // A module that retries counts its attempts; another, the
+            // rounds a loop brings it back.
+            let attempts = graph
+                .and_then(|graph| graph.module(module_id))
+                .map_or(1, |module| module.config.max_attempts());
             run = ModuleRun {
                 state: ModuleRunState::Running,
-                badge: (*activation > 1).then(|| format!("Round {activation}")),
+                badge: (*activation > 1).then(|| {
+                    if attempts > 1 {
+                        format!("Attempt {activation}/{attempts}…")
+                    } else {
+                        format!("Round {activation}")
+                    }
+                }),
                 started_ms: at,
                 tokens: run.tokens,
                 ..ModuleRun::default()
@@ -100,6 +111,37 @@ pub fn step(
             run.badge = None;
             run.finished_ms = at;
             run.error = Some(error.clone());
+        }
+        RunEvent::ModuleRetrying {
+            attempt,
+            max_attempts,
+            delay_seconds,
+            reason,
+            ..
+        } => {
+            run.state = ModuleRunState::Running;
+            run.badge = Some(if *delay_seconds > 0 {
+                format!(
+                    "Retry {attempt}/{max_attempts} in {}…",
+                    graph::attempts::duration_words(*delay_seconds)
+                )
+            } else {
+                format!("Retry {attempt}/{max_attempts}…")
+            });
+            run.started_ms = at;
+            run.finished_ms = None;
+            run.error = Some(reason.clone());
+        }
+        RunEvent::ModuleGaveUp {
+            attempts, reason, ..
+        } => {
+            run.state = ModuleRunState::Failed;
+            run.badge = Some("gave up".to_owned());
+            run.finished_ms = at;
+            let plural = if *attempts == 1 { "" } else { "s" };
+            run.error = Some(format!(
+                "gave up after {attempts} attempt{plural}: {reason}"
+            ));
         }
         // Streamed text is the panel's; these change nothing on the module.
         // The way a value went is drawn on the cables (`RunView::apply`).
@@ -211,6 +253,74 @@ mod tests {
                 .unwrap()
                 .state,
             ModuleRunState::Queued
+        );
+    }
+
+    #[test]
+    fn a_retry_says_which_attempt_and_when_and_giving_up_is_a_failure() {
+        let mut graph = coding_graph();
+        if let Some(retry) = graph.modules[0].config.retry_mut() {
+            retry.max_attempts = 3;
+        }
+        let failed = RunEvent::ModuleFailed {
+            module_id: m2(),
+            activation: 1,
+            error: "the provider failed".to_owned(),
+        };
+        let retrying = |delay_seconds| RunEvent::ModuleRetrying {
+            module_id: m2(),
+            activation: 1,
+            attempt: 2,
+            max_attempts: 3,
+            delay_seconds,
+            reason: "the provider failed".to_owned(),
+        };
+        let waiting = after(
+            "m2",
+            vec![started(), activated(1), failed.clone(), retrying(90)],
+            Some(&graph),
+        )
+        .unwrap();
+        assert_eq!(waiting.state, ModuleRunState::Running);
+        assert_eq!(waiting.badge.as_deref(), Some("Retry 2/3 in 1 min 30 s…"));
+        assert_eq!(
+            badge(
+                "m2",
+                vec![started(), activated(1), failed.clone(), retrying(0)],
+                Some(&graph)
+            )
+            .as_deref(),
+            Some("Retry 2/3…")
+        );
+        assert_eq!(
+            badge(
+                "m2",
+                vec![started(), activated(1), failed, retrying(0), activated(2)],
+                Some(&graph)
+            )
+            .as_deref(),
+            Some("Attempt 2/3…")
+        );
+        let gave_up = after(
+            "m2",
+            vec![
+                started(),
+                activated(3),
+                RunEvent::ModuleGaveUp {
+                    module_id: m2(),
+                    activation: 3,
+                    attempts: 3,
+                    reason: "tests failed".to_owned(),
+                },
+            ],
+            Some(&graph),
+        )
+        .unwrap();
+        assert_eq!(gave_up.state, ModuleRunState::Failed);
+        assert_eq!(gave_up.badge_text(0.0), "✕ gave up");
+        assert_eq!(
+            gave_up.error.as_deref(),
+            Some("gave up after 3 attempts: tests failed")
         );
     }
 

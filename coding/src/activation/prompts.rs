@@ -20,12 +20,16 @@ pub(super) fn agent_prompt(
     agent: &CodingAgentAssignment,
     handoff: Option<&Phase>,
 ) -> Result<String, ActivationError> {
-    let instruction = agent
+    // An agent's own instruction stays its own on a retry; the module's
+    // gives way to the retry instruction when it has one.
+    let instruction = match agent
         .instruction_override
         .as_deref()
         .filter(|text| !text.trim().is_empty())
-        .unwrap_or(&config.instruction);
-    let instruction = context.render(instruction)?;
+    {
+        Some(own) => context.render(own)?,
+        None => context.render_instruction(&config.instruction)?,
+    };
     let mut prompt = primary_turn(context, &instruction, InputSelection::All);
     if let Some(previous) = handoff {
         prompt.push_str(&format!(

@@ -80,7 +80,7 @@ pub async fn run_chain(
         .transpose()?;
     let mut session = context.open_session(base, &model, &info.id, system);
 
-    let instruction = context.render(chain.instruction)?;
+    let instruction = context.render_instruction(chain.instruction)?;
     let count = chain.re_prompts.len();
     // The last turn carries the naming instruction and the gate's request.
     let last_turn = |text: String| {
@@ -117,6 +117,7 @@ pub async fn run_chain(
         )
         .await?;
     tally.add(&first);
+    keep_answered(context, &chain, &key, &session);
     let mut responses = vec![first.text];
 
     for (offset, re_prompt) in chain.re_prompts.iter().enumerate() {
@@ -146,6 +147,7 @@ pub async fn run_chain(
             )
             .await?;
         tally.add(&response);
+        keep_answered(context, &chain, &key, &session);
         context.emit(RunEvent::RepromptResponse {
             module_id: module_id.clone(),
             reprompt_index: index,
@@ -162,6 +164,16 @@ pub async fn run_chain(
         provider: info,
         model,
     })
+}
+
+/// Keeps a persisting session as of its last answer, so that an attempt
+/// that fails further on (a re-prompt's call, the gate's reading) is
+/// retried in the conversation so far (PRODUCT §3.9); a turn that got no
+/// answer is not kept.
+fn keep_answered(context: &ActivationContext, chain: &Chain<'_>, key: &str, session: &Session) {
+    if chain.session_persist {
+        context.sessions.put(key, session.clone());
+    }
 }
 
 /// data_out (merged), signal_out and receipt_out of a finished chain.

@@ -6,7 +6,6 @@
 
 use std::collections::BTreeMap;
 use std::process::Stdio;
-use std::time::Duration;
 
 use graph::config::CommandConfig;
 use serde_json::json;
@@ -58,7 +57,13 @@ pub async fn command(
         writable: vec![work.clone()],
         ..crate::sandbox::Reach::default()
     };
-    let environment = BTreeMap::from([("PATCHBAY_RUN_ID".to_owned(), context.run_id.clone())]);
+    let environment = BTreeMap::from([
+        ("PATCHBAY_RUN_ID".to_owned(), context.run_id.clone()),
+        (
+            "PATCHBAY_ATTEMPT".to_owned(),
+            context.activation.to_string(),
+        ),
+    ]);
     let mut confined = sandbox
         .command(
             &folder,
@@ -85,21 +90,11 @@ pub async fn command(
         // A command that does not read its input closes the pipe early.
         let _ = stdin.write_all(input.as_bytes()).await;
     }
-    let timeout = Duration::from_secs(u64::from(config.timeout_seconds.max(1)));
-    let output = match tokio::time::timeout(timeout, child.wait_with_output()).await {
-        Ok(Ok(output)) => output,
-        Ok(Err(error)) => {
-            return Err(ActivationError(format!(
-                "\"{label}\": the command failed to run: {error}"
-            )));
-        }
-        Err(_) => {
-            return Err(ActivationError(format!(
-                "\"{label}\": the command did not finish within {} s",
-                config.timeout_seconds
-            )));
-        }
-    };
+    // Its timeout is the module's (the scheduler's), which drops this
+    // future, and with it the process.
+    let output = child.wait_with_output().await.map_err(|error| {
+        ActivationError(format!("\"{label}\": the command failed to run: {error}"))
+    })?;
     let stdout = tail(&output.stdout);
     let stderr = tail(&output.stderr);
     let exit_code = output.status.code();

@@ -90,7 +90,7 @@ async fn single_call(
         .map(|system| context.render(system))
         .transpose()?;
     let mut session = context.open_session(None, &model, &info.id, system);
-    let instruction = context.render(instruction)?;
+    let instruction = context.render_instruction(instruction)?;
     let prompt = primary_turn(context, &instruction, InputSelection::All);
     context.say(
         &mut session,

@@ -13,6 +13,9 @@
 //! `[sim:reply {"intent": "sales"}]`. `[sim:intent X]` makes a structured
 //! gate's reply choose X (any text, so a test can send an alias or an
 //! unknown value), `[sim:intent repeat, next]` one per attempt.
+//! `[sim:fail before attempt N]` fails while the attempt a retried
+//! activation's note names is below N (a first attempt is 1), and
+//! `[sim:sleep S]` waits S seconds before it answers, for timeouts.
 
 use std::time::Duration;
 
@@ -117,6 +120,16 @@ impl SimProvider {
             return Err(ProviderError::fatal(
                 "the simulated provider was told to fail ([sim:fail])",
             ));
+        }
+        if let Some(until) = directive_text(&last, "[sim:fail before attempt ")
+            .and_then(|number| number.parse::<usize>().ok())
+        {
+            let attempt = attempt_of(request);
+            if attempt < until {
+                return Err(ProviderError::fatal(format!(
+                    "the simulated provider was told to fail before attempt {until}, and this is attempt {attempt}"
+                )));
+            }
         }
         // The latest directive in the session steers every reply after it,
         // re-prompts' included, so a chain's last response obeys it too.
@@ -345,6 +358,11 @@ impl Provider for SimProvider {
         on_delta: DeltaSink<'a>,
     ) -> ProviderFuture<'a> {
         Box::pin(async move {
+            if let Some(seconds) = directive_text(&last_user_text(request), "[sim:sleep ")
+                .and_then(|seconds| seconds.parse::<u64>().ok())
+            {
+                tokio::time::sleep(Duration::from_secs(seconds)).await;
+            }
             let text = self.reply_text(request)?;
             let mut first = true;
             for word in text.split_inclusive(' ') {

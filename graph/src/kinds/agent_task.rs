@@ -38,6 +38,17 @@ pub struct AgentTaskConfig {
     /// The last turn answers with an intent (PRODUCT §3.8).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub intent_gate: Option<IntentGate>,
+    /// Attempts and the wait between them (PRODUCT §3.9).
+    #[serde(flatten)]
+    pub retry: crate::attempts::Retry,
+    /// The instruction of attempts after the first; empty means the
+    /// instruction. Only it may use the retry variables.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub retry_instruction: String,
+    /// Seconds one activation may take; `None` is 30 minutes. Set, it
+    /// gives the module a `timeout_out` port.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_seconds: Option<u32>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -52,7 +63,16 @@ impl KindDefinition for AgentTaskConfig {
 }
 
 impl KindConfig for AgentTaskConfig {
-    standard_fields!(extra, instruction, agent_config, re_prompts, intent_gate);
+    standard_fields!(
+        extra,
+        instruction,
+        agent_config,
+        re_prompts,
+        intent_gate,
+        retry,
+        retry_instruction,
+        timeout
+    );
 
     fn ports(&self) -> ModulePorts {
         let mut outputs = vec![output(DATA_OUT)];

@@ -13,6 +13,10 @@ pub struct ClaimExtractorConfig {
     /// Extra guidance on what counts as a claim.
     pub instruction: String,
     pub agent_config: AgentConfig,
+    /// Seconds one activation may take; `None` is 30 minutes. Set, it
+    /// gives the module a `timeout_out` port.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_seconds: Option<u32>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -25,7 +29,7 @@ impl KindDefinition for ClaimExtractorConfig {
 }
 
 impl KindConfig for ClaimExtractorConfig {
-    standard_fields!(extra, instruction, agent_config);
+    standard_fields!(extra, instruction, agent_config, timeout);
 
     fn ports(&self) -> ModulePorts {
         one_answer_ports(true, "Claims", "A JSON list of the claims found")

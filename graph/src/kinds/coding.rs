@@ -79,6 +79,17 @@ pub struct CodingConfig {
     /// intent (PRODUCT §3.8).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub intent_gate: Option<IntentGate>,
+    /// Attempts and the wait between them (PRODUCT §3.9).
+    #[serde(flatten)]
+    pub retry: crate::attempts::Retry,
+    /// The instruction of attempts after the first; empty means the
+    /// instruction. Only it may use the retry variables.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub retry_instruction: String,
+    /// Seconds one activation may take; `None` is 30 minutes. Set, it
+    /// gives the module a `timeout_out` port.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_seconds: Option<u32>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -96,6 +107,9 @@ impl Default for CodingConfig {
             capture_test_results: false,
             session_style: SessionStyle::Close,
             intent_gate: None,
+            retry: crate::attempts::Retry::default(),
+            retry_instruction: String::new(),
+            timeout_seconds: None,
             extra: Extra::new(),
         }
     }
@@ -122,7 +136,14 @@ impl KindDefinition for CodingConfig {
 }
 
 impl KindConfig for CodingConfig {
-    standard_fields!(extra, instruction, intent_gate);
+    standard_fields!(
+        extra,
+        instruction,
+        intent_gate,
+        retry,
+        retry_instruction,
+        timeout
+    );
 
     fn ports(&self) -> ModulePorts {
         let intents = self

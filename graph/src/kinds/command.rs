@@ -13,7 +13,13 @@ use crate::ports::{
 pub struct CommandConfig {
     /// Run by `sh -c` in the run's workspace; exit status 0 means pass.
     pub command: String,
-    pub timeout_seconds: u32,
+    /// A command is a quick check, so it has a timeout of its own from the
+    /// start (60 s) and with it a `timeout_out` port; `null` is the
+    /// modules' default of 30 minutes.
+    pub timeout_seconds: Option<u32>,
+    /// Attempts and the wait between them (PRODUCT §3.9).
+    #[serde(flatten)]
+    pub retry: crate::attempts::Retry,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -22,7 +28,8 @@ impl Default for CommandConfig {
     fn default() -> CommandConfig {
         CommandConfig {
             command: String::new(),
-            timeout_seconds: 60,
+            timeout_seconds: Some(60),
+            retry: crate::attempts::Retry::default(),
             extra: Extra::new(),
         }
     }
@@ -36,7 +43,7 @@ impl KindDefinition for CommandConfig {
 }
 
 impl KindConfig for CommandConfig {
-    standard_fields!(extra);
+    standard_fields!(extra, retry, timeout);
 
     fn ports(&self) -> ModulePorts {
         ModulePorts {
@@ -51,7 +58,7 @@ impl KindConfig for CommandConfig {
                 output(bundle(
                     "fail_out",
                     "Fail",
-                    "The command's output when it fails (a retry port)",
+                    "The command's output when it exits with another status",
                     PortAccent::Red,
                 )),
                 output(SIGNAL_OUT),

@@ -28,6 +28,10 @@ pub struct JudgeConfig {
     pub rubric: Vec<Criterion>,
     /// Scores run from 0 to this.
     pub scale_max: u32,
+    /// Seconds one activation may take; `None` is 30 minutes. Set, it
+    /// gives the module a `timeout_out` port.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_seconds: Option<u32>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -39,6 +43,7 @@ impl Default for JudgeConfig {
             agent_config: AgentConfig::default(),
             rubric: Vec::new(),
             scale_max: 10,
+            timeout_seconds: None,
             extra: Extra::new(),
         }
     }
@@ -52,7 +57,7 @@ impl KindDefinition for JudgeConfig {
 }
 
 impl KindConfig for JudgeConfig {
-    standard_fields!(extra, instruction, agent_config);
+    standard_fields!(extra, instruction, agent_config, timeout);
 
     fn ports(&self) -> ModulePorts {
         ModulePorts {

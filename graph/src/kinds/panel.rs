@@ -26,6 +26,10 @@ pub struct PanelConfig {
     pub agent_config: AgentConfig,
     pub personas: Vec<Persona>,
     pub rounds: u32,
+    /// Seconds one activation may take; `None` is 30 minutes. Set, it
+    /// gives the module a `timeout_out` port.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_seconds: Option<u32>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -37,6 +41,7 @@ impl Default for PanelConfig {
             agent_config: AgentConfig::default(),
             personas: Vec::new(),
             rounds: 2,
+            timeout_seconds: None,
             extra: Extra::new(),
         }
     }
@@ -50,7 +55,7 @@ impl KindDefinition for PanelConfig {
 }
 
 impl KindConfig for PanelConfig {
-    standard_fields!(extra, instruction, agent_config);
+    standard_fields!(extra, instruction, agent_config, timeout);
 
     fn ports(&self) -> ModulePorts {
         one_answer_ports(

@@ -13,6 +13,10 @@ pub struct RedTeamConfig {
     pub instruction: String,
     pub agent_config: AgentConfig,
     pub re_prompts: Vec<RePrompt>,
+    /// Seconds one activation may take; `None` is 30 minutes. Set, it
+    /// gives the module a `timeout_out` port.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_seconds: Option<u32>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -26,7 +30,7 @@ impl KindDefinition for RedTeamConfig {
 }
 
 impl KindConfig for RedTeamConfig {
-    standard_fields!(extra, instruction, agent_config, re_prompts);
+    standard_fields!(extra, instruction, agent_config, re_prompts, timeout);
 
     fn ports(&self) -> ModulePorts {
         ModulePorts {

@@ -16,6 +16,10 @@ pub struct ReviewGateConfig {
     pub re_prompts: Vec<RePrompt>,
     /// How many times a revision loop through this gate may go round.
     pub max_rounds: u32,
+    /// Seconds one activation may take; `None` is 30 minutes. Set, it
+    /// gives the module a `timeout_out` port.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_seconds: Option<u32>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -27,6 +31,7 @@ impl Default for ReviewGateConfig {
             agent_config: AgentConfig::default(),
             re_prompts: Vec::new(),
             max_rounds: 3,
+            timeout_seconds: None,
             extra: Extra::new(),
         }
     }
@@ -43,7 +48,7 @@ impl KindDefinition for ReviewGateConfig {
 }
 
 impl KindConfig for ReviewGateConfig {
-    standard_fields!(extra, instruction, agent_config, re_prompts);
+    standard_fields!(extra, instruction, agent_config, re_prompts, timeout);
 
     fn ports(&self) -> ModulePorts {
         ModulePorts {

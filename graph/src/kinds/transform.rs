@@ -12,6 +12,17 @@ use crate::ports::{ModulePorts, one_answer_ports};
 pub struct TransformConfig {
     pub instruction: String,
     pub agent_config: AgentConfig,
+    /// Attempts and the wait between them (PRODUCT §3.9).
+    #[serde(flatten)]
+    pub retry: crate::attempts::Retry,
+    /// The instruction of attempts after the first; empty means the
+    /// instruction. Only it may use the retry variables.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub retry_instruction: String,
+    /// Seconds one activation may take; `None` is 30 minutes. Set, it
+    /// gives the module a `timeout_out` port.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_seconds: Option<u32>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -24,7 +35,14 @@ impl KindDefinition for TransformConfig {
 }
 
 impl KindConfig for TransformConfig {
-    standard_fields!(extra, instruction, agent_config);
+    standard_fields!(
+        extra,
+        instruction,
+        agent_config,
+        retry,
+        retry_instruction,
+        timeout
+    );
 
     fn ports(&self) -> ModulePorts {
         one_answer_ports(true, "Output", "The rewritten input")

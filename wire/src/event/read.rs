@@ -149,6 +149,20 @@ pub fn event(name: &str, payload: Value) -> Result<RunEvent, Error> {
             reason: payload.text("reason")?,
             fallback: payload.flag("fallback")?,
         },
+        "module.retrying" => RunEvent::ModuleRetrying {
+            module_id: payload.text("module_id")?,
+            activation: payload.number("activation")?,
+            attempt: payload.number("attempt")?,
+            max_attempts: payload.number("max_attempts")?,
+            delay_seconds: payload.number("delay_seconds")?,
+            reason: payload.text("reason")?,
+        },
+        "module.gave_up" => RunEvent::ModuleGaveUp {
+            module_id: payload.text("module_id")?,
+            activation: payload.number("activation")?,
+            attempts: payload.number("attempts")?,
+            reason: payload.text("reason")?,
+        },
         unknown => return Err(Error::custom(format!("unknown event `{unknown}`"))),
     })
 }

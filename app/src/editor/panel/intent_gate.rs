@@ -28,6 +28,13 @@ pub fn IntentGateSection(
         if let Some(slot) = config.intent_gate_slot() {
             *slot = checked.then(IntentGate::default);
         }
+        // A new gate allows repeat, which needs attempts to repeat into.
+        if checked
+            && let Some(retry) = config.retry_mut()
+            && retry.max_attempts == 1
+        {
+            retry.max_attempts = 3;
+        }
     });
     // An edit of the gate, when there is one.
     let edit = move |label: &'static str,
@@ -52,7 +59,9 @@ pub fn IntentGateSection(
                     finding.module_id.as_deref() == Some(id.as_str())
                         && matches!(
                             finding.code,
-                            graph::Code::IntentGateInvalid | graph::Code::IntentUnwired
+                            graph::Code::IntentGateInvalid
+                                | graph::Code::IntentUnwired
+                                | graph::Code::RepeatWithoutAttempts
                         )
                 })
                 .map(|finding| finding.message.clone())

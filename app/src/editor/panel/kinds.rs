@@ -420,22 +420,6 @@ pub fn command(selected: Selected) -> impl IntoView {
             })
             disabled=selected.disabled()
         />
-        <NumberField
-            label="Timeout (seconds)"
-            min=1.0
-            max=86_400.0
-            step=1.0
-            value=selected.read(|config| match config {
-                ModuleConfig::Command(command) => Some(f64::from(command.timeout_seconds)),
-                _ => None,
-            })
-            on_input=selected.update("Change timeout", "timeout", |config, value: Option<f64>| {
-                if let ModuleConfig::Command(command) = config {
-                    command.timeout_seconds = number(value).max(1);
-                }
-            })
-            disabled=selected.disabled()
-        />
         <p class="hint">"Runs with sh -c; exit status 0 fires “Pass”, anything else “Fail”. The server runs commands only when started with --enable-commands."</p>
     }
 }
