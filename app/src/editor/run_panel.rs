@@ -446,18 +446,75 @@ fn ModuleView(view_state: RunView) -> impl IntoView {
     let editor = expect_context::<EditorState>();
     // None: follow the run (the response streaming now, else Merged).
     let chosen = RwSignal::new(None::<Tab>);
+    // None: the latest activation; a module that ran again (a retry, a
+    // loop) can show an earlier one.
+    let chosen_activation = RwSignal::new(None::<usize>);
     Effect::new(move |_| {
         view_state.focus.track();
         chosen.set(None);
+        chosen_activation.set(None);
     });
-    let activation = Memo::new(move |_| {
-        let focus = view_state.focus.get()?;
+    let count = Memo::new(move |_| {
+        let focus = view_state.focus.get().unwrap_or_default();
         view_state.record.with(|record| {
             record
                 .as_ref()
-                .and_then(|record| record.last(&focus).cloned())
+                .and_then(|record| record.modules.get(&focus))
+                .map_or(0, |module| module.activations.len())
         })
     });
+    let activation = Memo::new(move |_| {
+        let focus = view_state.focus.get()?;
+        let wanted = chosen_activation.get();
+        view_state.record.with(|record| {
+            let activations = &record.as_ref()?.modules.get(&focus)?.activations;
+            match wanted {
+                Some(index) => activations.get(index),
+                None => activations.last(),
+            }
+            .cloned()
+        })
+    });
+    // "Attempt" for a module that retries, "Round" for one a loop brings back.
+    let word = Memo::new(move |_| {
+        let focus = view_state.focus.get().unwrap_or_default();
+        let attempts = view_state.record.with(|record| {
+            record
+                .as_ref()
+                .and_then(|record| record.graph.module(&focus))
+                .map_or(1, |module| module.config.max_attempts())
+        });
+        if attempts > 1 { "Attempt" } else { "Round" }
+    });
+    let picker = move || {
+        let count = count.get();
+        (count > 1).then(|| {
+            let shown = move || chosen_activation.get().unwrap_or(count - 1);
+            view! {
+                <div class="run-activations" role="group" aria-label="Activations">
+                    {(0..count)
+                        .map(|index| {
+                            let selected = move || shown() == index;
+                            view! {
+                                <button
+                                    type="button"
+                                    class="run-activation"
+                                    class:active=selected
+                                    aria-pressed=move || if selected() { "true" } else { "false" }
+                                    on:click=move |_| {
+                                        chosen.set(None);
+                                        chosen_activation.set((index + 1 < count).then_some(index));
+                                    }
+                                >
+                                    {move || format!("{} {}", word.get(), index + 1)}
+                                </button>
+                            }
+                        })
+                        .collect_view()}
+                </div>
+            }
+        })
+    };
     let streaming = Memo::new(move |_| {
         let focus = view_state.focus.get().unwrap_or_default();
         view_state.streams.with(|streams| {
@@ -511,6 +568,7 @@ fn ModuleView(view_state: RunView) -> impl IntoView {
     });
     view! {
         <div class="run-module">
+            {picker}
             <div class="run-tabs" role="tablist" aria-label="Responses and outputs">
                 {move || {
                     tab_list
