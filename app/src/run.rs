@@ -294,7 +294,8 @@ impl RunView {
             RunEvent::ModuleCompleted { .. }
             | RunEvent::ModuleFailed { .. }
             | RunEvent::ModuleRetrying { .. }
-            | RunEvent::ModuleGaveUp { .. } => {
+            | RunEvent::ModuleGaveUp { .. }
+            | RunEvent::CableIgnored { .. } => {
                 self.refresh_soon(150);
             }
             RunEvent::RunCompleted { status }

@@ -14,6 +14,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use graph::Graph;
+use graph::join::Join;
 use graph::topology::Topology;
 use serde::{Deserialize, Serialize};
 use tokio::sync::mpsc;
@@ -56,6 +57,8 @@ struct Slot {
     source: usize,
     /// The output port of `source` the cable leaves.
     source_port: String,
+    /// How many values it has carried in the run.
+    arrivals: u32,
     loop_cable: bool,
     value: Option<PortValue>,
     fresh: bool,
@@ -326,6 +329,22 @@ fn give_up(
     }
 }
 
+/// Fresh values on cables into a join-any module that came for an
+/// activation it has made already (its cables have carried no more values
+/// than it has run), as (module, slot index).
+fn late_arrivals(slots: &[Slot], joins: &[Join], activations: &[u32]) -> Vec<(usize, usize)> {
+    slots
+        .iter()
+        .enumerate()
+        .filter(|(_, slot)| {
+            slot.fresh
+                && joins[slot.target] == Join::Any
+                && slot.arrivals <= activations[slot.target]
+        })
+        .map(|(index, slot)| (slot.target, index))
+        .collect()
+}
+
 /// Modules a fresh value waits for, each once.
 fn fresh_targets(slots: &[Slot]) -> Vec<usize> {
     let mut targets: Vec<usize> = slots
@@ -391,6 +410,7 @@ pub async fn execute<R: Recorder>(
             port: cable.to.port.clone(),
             source: *from,
             source_port: cable.from.port.clone(),
+            arrivals: 0,
             loop_cable: loops[index],
             value: None,
             fresh: false,
@@ -433,7 +453,17 @@ pub async fn execute<R: Recorder>(
     let mut started = 0u32;
     let mut failure: Option<String> = None;
 
+    let joins: Vec<Join> = modules.iter().map(|module| module.config.join()).collect();
+    // Cables a join-any module ignored values on, while it ran the
+    // activation they came for; its record gets them when it finishes.
+    let mut ignored: Vec<Vec<String>> = vec![Vec::new(); modules.len()];
     let is_ready = |slots: &[Slot], module: usize, activations: u32| -> bool {
+        if joins[module] == Join::Any {
+            // A value for an activation it has not made yet.
+            return incoming[module]
+                .iter()
+                .any(|&index| slots[index].fresh && slots[index].arrivals > activations);
+        }
         let (loop_in, forward): (Vec<&Slot>, Vec<&Slot>) = incoming[module]
             .iter()
             .map(|&index| &slots[index])
@@ -463,6 +493,24 @@ pub async fn execute<R: Recorder>(
     loop {
         if cancel.is_cancelled() || failure.is_some() {
             break;
+        }
+        // Values a join-any module already ran without: recorded, ignored.
+        for (module, index) in late_arrivals(&slots, &joins, &activations) {
+            slots[index].fresh = false;
+            let cable_id = topology.live[index].0.id.clone();
+            emit(RunEvent::CableIgnored {
+                module_id: modules[module].id.clone(),
+                activation: activations[module],
+                cable_id: cable_id.clone(),
+            });
+            if in_flight[module] {
+                ignored[module].push(cable_id);
+            } else if let Some(record) = last_records[module].as_mut() {
+                record.ignored_inputs.push(cable_id);
+                if let Err(error) = recorder.save_activation(&run_id, record).await {
+                    tracing::error!(run = %run_id, %error, "activation could not be recorded");
+                }
+            }
         }
         while running.len() < settings.max_concurrency.max(1) {
             let Some(module) = ready.pop_front() else {
@@ -568,6 +616,8 @@ pub async fn execute<R: Recorder>(
             }
             let inputs: Vec<InputValue> = incoming[module]
                 .iter()
+                // Joining any, it runs on what arrived, not on older values.
+                .filter(|&&index| joins[module] == Join::All || slots[index].fresh)
                 .filter_map(|&index| {
                     let slot = &slots[index];
                     Some(InputValue {
@@ -653,6 +703,7 @@ pub async fn execute<R: Recorder>(
             .map(|record| record.clone())
             .unwrap_or_else(|poisoned| poisoned.into_inner().clone());
         record.finished_at = Some(now_millis());
+        record.ignored_inputs.append(&mut ignored[module]);
         let module_id = modules[module].id.clone();
         let exits = Exits {
             outgoing: &outgoing,
@@ -996,6 +1047,7 @@ impl Exits<'_, '_> {
             let slot = &mut slots[cables[position]];
             slot.value = Some(value.clone());
             slot.fresh = true;
+            slot.arrivals += 1;
         }
         if let Some(route) = choice.route {
             let _ = self

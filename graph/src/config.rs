@@ -191,6 +191,17 @@ impl ModuleConfig {
         self.kind_config_mut()?.retry_instruction_mut()
     }
 
+    /// How the module's inputs join; `all` in kinds without inputs.
+    pub fn join(&self) -> crate::join::Join {
+        self.kind_config()
+            .and_then(KindConfig::join)
+            .unwrap_or_default()
+    }
+
+    pub fn join_slot(&mut self) -> Option<&mut crate::join::Join> {
+        self.kind_config_mut()?.join_slot()
+    }
+
     /// The timeout the module sets itself, which gives it `timeout_out`.
     pub fn timeout_seconds(&self) -> Option<u32> {
         self.kind_config()?.timeout_seconds()

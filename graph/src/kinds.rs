@@ -135,6 +135,15 @@ pub trait KindConfig {
         None
     }
 
+    /// How its inputs join, in kinds that have inputs.
+    fn join(&self) -> Option<crate::join::Join> {
+        None
+    }
+
+    fn join_slot(&mut self) -> Option<&mut crate::join::Join> {
+        None
+    }
+
     /// Whether an activation of this kind has a timeout at all.
     fn times_out(&self) -> bool {
         false
@@ -175,8 +184,8 @@ pub trait KindConfig {
 
 /// Implements the [`KindConfig`] accessors of fields several kinds share:
 /// `extra`, `instruction`, `agent_config`, a module-level `re_prompts`
-/// list, an `intent_gate`, `retry` (flattened), `retry_instruction` and
-/// `timeout_seconds`. Used inside `impl KindConfig`, it names the
+/// list, an `intent_gate`, `retry` (flattened), `retry_instruction`,
+/// `timeout_seconds` and `join`. Used inside `impl KindConfig`, it names the
 /// fields the kind has.
 macro_rules! standard_fields {
     (@extra) => {
@@ -240,6 +249,15 @@ macro_rules! standard_fields {
 
         fn timeout_slot(&mut self) -> Option<&mut Option<u32>> {
             Some(&mut self.timeout_seconds)
+        }
+    };
+    (@join) => {
+        fn join(&self) -> Option<$crate::join::Join> {
+            Some(self.join)
+        }
+
+        fn join_slot(&mut self) -> Option<&mut $crate::join::Join> {
+            Some(&mut self.join)
         }
     };
     (@re_prompts) => {

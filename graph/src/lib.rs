@@ -10,6 +10,7 @@ pub mod condition;
 pub mod config;
 pub mod document;
 pub mod intent;
+pub mod join;
 pub mod kinds;
 pub mod limits;
 pub mod migrate;

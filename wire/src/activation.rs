@@ -68,6 +68,10 @@ pub struct ActivationRecord {
     /// This was the module's last attempt and it gave up: why.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub gave_up: Option<String>,
+    /// Cables whose values came for this activation after it had started
+    /// on another's, which a module that joins any ignores.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ignored_inputs: Vec<String>,
 }
 
 /// Why an attempt was followed by another, and when.
@@ -127,6 +131,7 @@ impl ActivationRecord {
             intent: None,
             retried: None,
             gave_up: None,
+            ignored_inputs: Vec::new(),
         }
     }
 

@@ -115,6 +115,16 @@ pub enum RunEvent {
         port: String,
         reason: String,
     },
+    /// A value came on a cable into a module that joins any, for an
+    /// activation it had already started on another cable's value: it is
+    /// ignored (PRODUCT §3.1).
+    #[serde(rename = "cable.ignored")]
+    #[strum(serialize = "cable.ignored")]
+    CableIgnored {
+        module_id: String,
+        activation: u32,
+        cable_id: String,
+    },
     /// A module's structured gate read the intent of its last reply
     /// (`said` is the value as the reply had it; `fallback` when that
     /// could not be read and the gate's fallback intent was taken).
@@ -199,6 +209,7 @@ impl RunEvent {
             | RunEvent::CodingAgentFinished { module_id, .. }
             | RunEvent::CableTaken { module_id, .. }
             | RunEvent::CableNoneTaken { module_id, .. }
+            | RunEvent::CableIgnored { module_id, .. }
             | RunEvent::ModuleIntent { module_id, .. }
             | RunEvent::ModuleRetrying { module_id, .. }
             | RunEvent::ModuleGaveUp { module_id, .. } => Some(module_id),
@@ -298,6 +309,11 @@ impl RunEvent {
                 activation: 1,
                 port: "data_out".to_owned(),
                 reason: "no condition held".to_owned(),
+            },
+            RunEvent::CableIgnored {
+                module_id: module_id(),
+                activation: 1,
+                cable_id: "c5".to_owned(),
             },
             RunEvent::ModuleIntent {
                 module_id: module_id(),

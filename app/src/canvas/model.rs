@@ -166,7 +166,8 @@ pub struct NodeHandle {
     pub selected: RwSignal<bool>,
     /// Has a validation error.
     pub flagged: RwSignal<bool>,
-    /// A short note in the header (`↻ 2`: its re-prompts).
+    /// A short note in the header (`↻ 2`: its re-prompts; `⋁ any`: it
+    /// runs on the first input to arrive).
     pub note: RwSignal<String>,
     /// Its state in the run shown, if any.
     pub run: RwSignal<Option<ModuleRun>>,
@@ -263,10 +264,16 @@ pub fn module_look(module: &Module) -> NodeLook {
             .kind()
             .map_or("unknown", |kind| kind.as_str().trim_start_matches("step."))
             .to_owned(),
-        note: if re_prompts == 0 {
-            String::new()
-        } else {
-            format!("↻ {re_prompts}")
+        note: {
+            let mut notes = Vec::new();
+            if re_prompts > 0 {
+                notes.push(format!("↻ {re_prompts}"));
+            }
+            // A module that runs on the first input to arrive says so.
+            if module.config.join() == graph::join::Join::Any {
+                notes.push("⋁ any".to_owned());
+            }
+            notes.join(" · ")
         },
         inputs: views(&inputs),
         outputs: views(&outputs),

@@ -8,6 +8,7 @@ mod cable;
 mod coding;
 mod fields;
 mod intent_gate;
+mod join;
 mod kinds;
 mod reprompts;
 
@@ -284,6 +285,7 @@ pub fn DetailPanel() -> impl IntoView {
                     disabled=selected.disabled()
                 />
                 {body}
+                {join::join_field(selected)}
                 {attempts::attempts_section(selected)}
             </aside>
         })

@@ -414,9 +414,23 @@ pub fn route_lines(activation: &ActivationRecord, record: &wire::RunRecord) -> V
                 .as_ref()
                 .map(|why| format!("Gave up: {}", shortened(why)))
         });
+    // Values a module that joins any ran without.
+    let ignored = activation.ignored_inputs.iter().map(|cable_id| {
+        let source = record
+            .graph
+            .cables
+            .iter()
+            .find(|cable| &cable.id == cable_id)
+            .map_or_else(
+                || cable_id.clone(),
+                |cable| record.label_of(&cable.from.module),
+            );
+        format!("Ignored the value from “{source}”: it runs on the first input to arrive")
+    });
     attempt
         .into_iter()
         .chain(intent)
+        .chain(ignored)
         .chain(activation.routes.iter().map(|route| {
             let port = module
                 .and_then(|module| {
@@ -833,6 +847,15 @@ mod tests {
             ["Attempt 1 of 3 failed, so attempt 2 followed after 4 s: 3 tests failed"]
         );
         activation.retried = None;
+        activation.ignored_inputs = vec!["c1".to_owned()];
+        assert_eq!(
+            route_lines(&activation, &record),
+            [format!(
+                "Ignored the value from “{}”: it runs on the first input to arrive",
+                record.label_of("m1")
+            )]
+        );
+        activation.ignored_inputs.clear();
         activation.gave_up = Some("x".repeat(400));
         let lines = route_lines(&activation, &record);
         assert!(lines[0].starts_with("Gave up: xxx") && lines[0].chars().count() == 310);

@@ -150,6 +150,7 @@ pub fn step(
         | RunEvent::CodingAgentFinished { .. }
         | RunEvent::CableTaken { .. }
         | RunEvent::CableNoneTaken { .. }
+        | RunEvent::CableIgnored { .. }
         | RunEvent::ModuleIntent { .. } => return before.cloned(),
     }
     Some(run)

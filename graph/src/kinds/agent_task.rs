@@ -49,6 +49,9 @@ pub struct AgentTaskConfig {
     /// gives the module a `timeout_out` port.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_seconds: Option<u32>,
+    /// Whether it waits for every input or runs on the first (PRODUCT §3.1).
+    #[serde(skip_serializing_if = "crate::join::Join::is_all")]
+    pub join: crate::join::Join,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -71,7 +74,8 @@ impl KindConfig for AgentTaskConfig {
         intent_gate,
         retry,
         retry_instruction,
-        timeout
+        timeout,
+        join
     );
 
     fn ports(&self) -> ModulePorts {

@@ -17,6 +17,9 @@ pub struct ClaimExtractorConfig {
     /// gives the module a `timeout_out` port.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_seconds: Option<u32>,
+    /// Whether it waits for every input or runs on the first (PRODUCT §3.1).
+    #[serde(skip_serializing_if = "crate::join::Join::is_all")]
+    pub join: crate::join::Join,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -29,7 +32,7 @@ impl KindDefinition for ClaimExtractorConfig {
 }
 
 impl KindConfig for ClaimExtractorConfig {
-    standard_fields!(extra, instruction, agent_config, timeout);
+    standard_fields!(extra, instruction, agent_config, timeout, join);
 
     fn ports(&self) -> ModulePorts {
         one_answer_ports(true, "Claims", "A JSON list of the claims found")

@@ -90,6 +90,9 @@ pub struct CodingConfig {
     /// gives the module a `timeout_out` port.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_seconds: Option<u32>,
+    /// Whether it waits for every input or runs on the first (PRODUCT §3.1).
+    #[serde(skip_serializing_if = "crate::join::Join::is_all")]
+    pub join: crate::join::Join,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -110,6 +113,7 @@ impl Default for CodingConfig {
             retry: crate::attempts::Retry::default(),
             retry_instruction: String::new(),
             timeout_seconds: None,
+            join: crate::join::Join::All,
             extra: Extra::new(),
         }
     }
@@ -142,7 +146,8 @@ impl KindConfig for CodingConfig {
         intent_gate,
         retry,
         retry_instruction,
-        timeout
+        timeout,
+        join
     );
 
     fn ports(&self) -> ModulePorts {

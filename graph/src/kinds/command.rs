@@ -20,6 +20,9 @@ pub struct CommandConfig {
     /// Attempts and the wait between them (PRODUCT §3.9).
     #[serde(flatten)]
     pub retry: crate::attempts::Retry,
+    /// Whether it waits for every input or runs on the first (PRODUCT §3.1).
+    #[serde(skip_serializing_if = "crate::join::Join::is_all")]
+    pub join: crate::join::Join,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -30,6 +33,7 @@ impl Default for CommandConfig {
             command: String::new(),
             timeout_seconds: Some(60),
             retry: crate::attempts::Retry::default(),
+            join: crate::join::Join::All,
             extra: Extra::new(),
         }
     }
@@ -43,7 +47,7 @@ impl KindDefinition for CommandConfig {
 }
 
 impl KindConfig for CommandConfig {
-    standard_fields!(extra, retry, timeout);
+    standard_fields!(extra, retry, timeout, join);
 
     fn ports(&self) -> ModulePorts {
         ModulePorts {

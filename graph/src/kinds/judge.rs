@@ -32,6 +32,9 @@ pub struct JudgeConfig {
     /// gives the module a `timeout_out` port.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_seconds: Option<u32>,
+    /// Whether it waits for every input or runs on the first (PRODUCT §3.1).
+    #[serde(skip_serializing_if = "crate::join::Join::is_all")]
+    pub join: crate::join::Join,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -44,6 +47,7 @@ impl Default for JudgeConfig {
             rubric: Vec::new(),
             scale_max: 10,
             timeout_seconds: None,
+            join: crate::join::Join::All,
             extra: Extra::new(),
         }
     }
@@ -57,7 +61,7 @@ impl KindDefinition for JudgeConfig {
 }
 
 impl KindConfig for JudgeConfig {
-    standard_fields!(extra, instruction, agent_config, timeout);
+    standard_fields!(extra, instruction, agent_config, timeout, join);
 
     fn ports(&self) -> ModulePorts {
         ModulePorts {

@@ -10,6 +10,9 @@ use crate::ports::{ERROR_OUT, ModulePorts, PortAccent, bundle, input, output};
 #[serde(default)]
 pub struct OutputConfig {
     pub description: String,
+    /// Whether it waits for every input or runs on the first (PRODUCT §3.1).
+    #[serde(skip_serializing_if = "crate::join::Join::is_all")]
+    pub join: crate::join::Join,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -21,7 +24,7 @@ impl KindDefinition for OutputConfig {
 }
 
 impl KindConfig for OutputConfig {
-    standard_fields!(extra);
+    standard_fields!(extra, join);
 
     fn ports(&self) -> ModulePorts {
         ModulePorts {

@@ -30,6 +30,9 @@ pub struct PanelConfig {
     /// gives the module a `timeout_out` port.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_seconds: Option<u32>,
+    /// Whether it waits for every input or runs on the first (PRODUCT §3.1).
+    #[serde(skip_serializing_if = "crate::join::Join::is_all")]
+    pub join: crate::join::Join,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -42,6 +45,7 @@ impl Default for PanelConfig {
             personas: Vec::new(),
             rounds: 2,
             timeout_seconds: None,
+            join: crate::join::Join::All,
             extra: Extra::new(),
         }
     }
@@ -55,7 +59,7 @@ impl KindDefinition for PanelConfig {
 }
 
 impl KindConfig for PanelConfig {
-    standard_fields!(extra, instruction, agent_config, timeout);
+    standard_fields!(extra, instruction, agent_config, timeout, join);
 
     fn ports(&self) -> ModulePorts {
         one_answer_ports(

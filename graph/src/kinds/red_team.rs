@@ -17,6 +17,9 @@ pub struct RedTeamConfig {
     /// gives the module a `timeout_out` port.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_seconds: Option<u32>,
+    /// Whether it waits for every input or runs on the first (PRODUCT §3.1).
+    #[serde(skip_serializing_if = "crate::join::Join::is_all")]
+    pub join: crate::join::Join,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -30,7 +33,7 @@ impl KindDefinition for RedTeamConfig {
 }
 
 impl KindConfig for RedTeamConfig {
-    standard_fields!(extra, instruction, agent_config, re_prompts, timeout);
+    standard_fields!(extra, instruction, agent_config, re_prompts, timeout, join);
 
     fn ports(&self) -> ModulePorts {
         ModulePorts {

@@ -20,6 +20,9 @@ pub struct ReviewGateConfig {
     /// gives the module a `timeout_out` port.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_seconds: Option<u32>,
+    /// Whether it waits for every input or runs on the first (PRODUCT §3.1).
+    #[serde(skip_serializing_if = "crate::join::Join::is_all")]
+    pub join: crate::join::Join,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -32,6 +35,7 @@ impl Default for ReviewGateConfig {
             re_prompts: Vec::new(),
             max_rounds: 3,
             timeout_seconds: None,
+            join: crate::join::Join::All,
             extra: Extra::new(),
         }
     }
@@ -48,7 +52,7 @@ impl KindDefinition for ReviewGateConfig {
 }
 
 impl KindConfig for ReviewGateConfig {
-    standard_fields!(extra, instruction, agent_config, re_prompts, timeout);
+    standard_fields!(extra, instruction, agent_config, re_prompts, timeout, join);
 
     fn ports(&self) -> ModulePorts {
         ModulePorts {

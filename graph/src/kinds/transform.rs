@@ -23,6 +23,9 @@ pub struct TransformConfig {
     /// gives the module a `timeout_out` port.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub timeout_seconds: Option<u32>,
+    /// Whether it waits for every input or runs on the first (PRODUCT §3.1).
+    #[serde(skip_serializing_if = "crate::join::Join::is_all")]
+    pub join: crate::join::Join,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -41,7 +44,8 @@ impl KindConfig for TransformConfig {
         agent_config,
         retry,
         retry_instruction,
-        timeout
+        timeout,
+        join
     );
 
     fn ports(&self) -> ModulePorts {

@@ -141,6 +141,11 @@ pub fn event(name: &str, payload: Value) -> Result<RunEvent, Error> {
             port: payload.text("port")?,
             reason: payload.text("reason")?,
         },
+        "cable.ignored" => RunEvent::CableIgnored {
+            module_id: payload.text("module_id")?,
+            activation: payload.number("activation")?,
+            cable_id: payload.text("cable_id")?,
+        },
         "module.intent" => RunEvent::ModuleIntent {
             module_id: payload.text("module_id")?,
             activation: payload.number("activation")?,
