@@ -96,6 +96,12 @@ test('a failing attempt is retried with its badge saying so, and used attempts g
   await expect(picker.getByRole('button', { name: 'Attempt 2' })).toHaveAttribute('aria-pressed', 'true');
   await picker.getByRole('button', { name: 'Attempt 1' }).click();
   await expect(runPanel(page).locator('.run-routes')).toContainText('Attempt 1 of 3 failed, so attempt 2 followed after 2 s');
+  // The run state: each module's keys, the failed attempt's under prev.
+  await runPanel(page).getByRole('button', { name: /Run state/ }).click();
+  const state = runPanel(page).getByRole('table', { name: 'Run state' });
+  await expect(state.getByRole('row', { name: /^Draft\.attempt/ })).toContainText('2');
+  await expect(state.getByRole('row', { name: /^prev\.Draft\.status/ })).toContainText('retrying');
+  await expect(state.getByRole('row', { name: /^input/ })).toContainText('tides');
 
   // Always failing, with two attempts: it gives up, and nothing takes
   // "Gave up", so the run fails naming it.

@@ -12,6 +12,7 @@ mod palette;
 mod panel;
 mod run_dialog;
 mod run_panel;
+mod run_state;
 pub mod save;
 mod share;
 pub mod state;

@@ -56,6 +56,9 @@ pub struct ActivationOutput {
     /// The intent its structured gate read, with the reply's reason; the
     /// scheduler acts on `repeat` and `abort`.
     pub intent: Option<(graph::intent::Intent, String)>,
+    /// Keys a command set (`PATCHBAY_SET:name=value`), which the run state
+    /// keeps as `<label>.set.<name>`.
+    pub state_set: Vec<(String, String)>,
 }
 
 /// Everything an activation may use.

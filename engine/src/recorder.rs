@@ -34,6 +34,13 @@ pub trait Recorder: Send + Sync + 'static {
         status: RunStatus,
         error: Option<&str>,
     ) -> impl Future<Output = Result<(), RecordError>> + Send;
+
+    /// Sets keys of the run's state (PRODUCT §3.5), the ones that changed.
+    fn save_state(
+        &self,
+        run_id: &str,
+        changes: &[(String, String)],
+    ) -> impl Future<Output = Result<(), RecordError>> + Send;
 }
 
 /// Keeps everything in memory (the command line, tests, benchmarks).
@@ -42,6 +49,7 @@ pub struct MemoryRecorder {
     pub events: Mutex<Vec<EventRecord>>,
     pub activations: Mutex<HashMap<(String, u32), ActivationRecord>>,
     pub status: Mutex<Option<(RunStatus, Option<String>)>>,
+    pub state: Mutex<std::collections::BTreeMap<String, String>>,
 }
 
 fn poisoned<T>(_: T) -> RecordError {
@@ -62,6 +70,14 @@ impl MemoryRecorder {
             .ok()?
             .get(&(module_id.to_owned(), activation))
             .cloned()
+    }
+
+    /// The run state as recorded.
+    pub fn state(&self) -> std::collections::BTreeMap<String, String> {
+        self.state
+            .lock()
+            .map(|state| state.clone())
+            .unwrap_or_default()
     }
 
     /// Every activation record, by module id and activation number.
@@ -112,6 +128,18 @@ impl Recorder for MemoryRecorder {
         *self.status.lock().map_err(poisoned)? = Some((status, error.map(str::to_owned)));
         Ok(())
     }
+
+    async fn save_state(
+        &self,
+        _run_id: &str,
+        changes: &[(String, String)],
+    ) -> Result<(), RecordError> {
+        self.state
+            .lock()
+            .map_err(poisoned)?
+            .extend(changes.iter().cloned());
+        Ok(())
+    }
 }
 
 impl<R: Recorder> Recorder for std::sync::Arc<R> {
@@ -137,5 +165,13 @@ impl<R: Recorder> Recorder for std::sync::Arc<R> {
         error: Option<&str>,
     ) -> impl Future<Output = Result<(), RecordError>> + Send {
         (**self).set_status(run_id, status, error)
+    }
+
+    fn save_state(
+        &self,
+        run_id: &str,
+        changes: &[(String, String)],
+    ) -> impl Future<Output = Result<(), RecordError>> + Send {
+        (**self).save_state(run_id, changes)
     }
 }

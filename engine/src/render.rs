@@ -24,6 +24,16 @@ pub fn render(text: &str, state: &RunState) -> Result<String, String> {
         };
         match state.get(&key) {
             Some(value) => rendered.push_str(value),
+            None if variable.name.contains(".set.") => {
+                return Err(format!(
+                    "{{{{ {} }}}} has no value: the command it names has not run, or did not print PATCHBAY_SET:{}=…",
+                    variable.name,
+                    variable
+                        .name
+                        .split_once(".set.")
+                        .map_or("", |(_, name)| name.trim())
+                ));
+            }
             None if BUILT_INS.contains(&variable.name) => {
                 return Err(format!(
                     "{{{{ {} }}}} has no value in this run",

@@ -357,6 +357,36 @@ fn fresh_targets(slots: &[Slot]) -> Vec<usize> {
     targets
 }
 
+/// Records the state keys of module `label` (its own and its `prev.`
+/// ones, the only keys its activation changes) that differ from what was
+/// recorded last.
+async fn save_changes<R: Recorder>(
+    recorder: &R,
+    run_id: &str,
+    state: &RunState,
+    saved: &mut RunState,
+    label: &str,
+) {
+    let mut changes = Vec::new();
+    for prefix in [format!("{label}."), format!("prev.{label}.")] {
+        for (key, value) in state
+            .range(prefix.clone()..)
+            .take_while(|(key, _)| key.starts_with(&prefix))
+        {
+            if saved.get(key) != Some(value) {
+                changes.push((key.clone(), value.clone()));
+            }
+        }
+    }
+    if changes.is_empty() {
+        return;
+    }
+    saved.extend(changes.iter().cloned());
+    if let Err(error) = recorder.save_state(run_id, &changes).await {
+        tracing::error!(run = %run_id, %error, "the run state could not be recorded");
+    }
+}
+
 /// Copies a module's state keys under `prev.` before it runs again
 /// (Gump): `prev.<label>.output` is what its last attempt left.
 fn keep_as_previous(state: &mut RunState, label: &str) {
@@ -429,6 +459,11 @@ pub async fn execute<R: Recorder>(
     let mut state: RunState = RunState::new();
     state.insert("input".to_owned(), input.text.clone());
     state.insert("run_id".to_owned(), run_id.clone());
+    let mut saved_state = state.clone();
+    let initial: Vec<(String, String)> = state.clone().into_iter().collect();
+    if let Err(error) = recorder.save_state(&run_id, &initial).await {
+        tracing::error!(run = %run_id, %error, "the run state could not be recorded");
+    }
     let run_input = Arc::new(input);
     let sessions = Arc::new(SessionStore::default());
     let activation_cancel = cancel.child_token();
@@ -557,6 +592,7 @@ pub async fn execute<R: Recorder>(
                 if let Err(error) = recorder.save_activation(&run_id, &record).await {
                     tracing::error!(run = %run_id, %error, "activation could not be recorded");
                 }
+                save_changes(&*recorder, &run_id, &state, &mut saved_state, &label).await;
                 last_records[module] = Some(record);
                 for candidate in fresh_targets(&slots) {
                     if !queued[candidate]
@@ -903,6 +939,7 @@ pub async fn execute<R: Recorder>(
         if let Err(error) = recorder.save_activation(&run_id, &record).await {
             tracing::error!(run = %run_id, %error, "activation could not be recorded");
         }
+        save_changes(&*recorder, &run_id, &state, &mut saved_state, &label).await;
         last_records[module] = Some(record);
         // Whoever got a value may be ready now, this module included (a value
         // may have arrived while it ran).
@@ -1099,4 +1136,16 @@ fn write_state(
     set("cost", format!("{:.6}", receipt.cost));
     set("re_prompt_count", receipt.re_prompt_count.to_string());
     set("session_id", output.session_key.clone().unwrap_or_default());
+    set("turns", record.responses.len().to_string());
+    for (name, value) in &output.state_set {
+        set(&format!("set.{name}"), value.clone());
+    }
+    if let Some(diff) = output
+        .ports
+        .iter()
+        .find(|(port, _)| port == "diff_out")
+        .and_then(|(_, value)| value.as_bundle())
+    {
+        set("diff", diff.as_text());
+    }
 }

@@ -344,3 +344,29 @@ async fn a_loop_that_comes_back_to_a_module_whose_attempts_are_used_ends_there()
         "{second}"
     );
 }
+
+#[tokio::test]
+async fn every_attempt_writes_the_state_keys_and_the_one_before_stays_under_prev() {
+    let (outcome, recorder) = run(
+        &sim_engine(),
+        work(
+            json!({"instruction": "Write. [sim:fail before attempt 2]", "re_prompts": ["Polish"], "max_attempts": 2}),
+            &[],
+        ),
+    )
+    .await;
+    assert_eq!(outcome.status, RunStatus::Completed, "{outcome:?}");
+    let state = recorder.state();
+    assert_eq!(state["input"], "the moon");
+    assert_eq!(state["run_id"], "r_test");
+    assert_eq!(state["work.status"], "completed");
+    assert_eq!(state["work.attempt"], "2");
+    assert_eq!(state["work.turns"], "2");
+    assert_eq!(state["work.re_prompt_count"], "1");
+    assert!(state["work.output"].contains("───── Re-prompt 1 ─────"));
+    assert!(state["work.tokens_out"].parse::<u64>().unwrap() > 0);
+    // The failed first attempt, as it was when the second began.
+    assert_eq!(state["prev.work.status"], "retrying");
+    assert_eq!(state["prev.work.attempt"], "1");
+    assert_eq!(state["done.status"], "completed");
+}

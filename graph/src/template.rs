@@ -6,7 +6,7 @@
 pub const BUILT_INS: [&str; 2] = ["input", "run_id"];
 
 /// The flat state keys every activation writes under its module's label.
-pub const STATE_KEYS: [&str; 9] = [
+pub const STATE_KEYS: [&str; 11] = [
     "output",
     "status",
     "attempt",
@@ -16,6 +16,8 @@ pub const STATE_KEYS: [&str; 9] = [
     "cost",
     "session_id",
     "re_prompt_count",
+    "turns",
+    "diff",
 ];
 
 /// One `{{ … }}` occurrence.

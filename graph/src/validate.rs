@@ -606,6 +606,28 @@ fn check_templates(findings: &mut ModuleFindings<'_>, topology: &Topology<'_>) {
                 (!retry_text).then(|| {
                     "it is a retry variable, which has a value only in the retry instruction (attempts 2 and later)".to_owned()
                 })
+            } else if let Some((label, name)) = variable.name.split_once(".set.") {
+                // A key a command sets: known only when it runs, so its
+                // absence fails the activation then, saying so.
+                let label = label.trim();
+                let setter = topology
+                    .graph
+                    .modules
+                    .iter()
+                    .enumerate()
+                    .find(|(position, other)| {
+                        upstream[*position] && other.display_label().trim() == label
+                    });
+                match setter {
+                    None => Some(format!("no module upstream of it is labelled \"{label}\"")),
+                    Some((_, other)) if other.kind() != Some(crate::ModuleKind::Command) => {
+                        Some(format!(
+                            "\"{label}\" is not a command, and only a command sets keys (PATCHBAY_SET:{}=…)",
+                            name.trim()
+                        ))
+                    }
+                    Some(_) => None,
+                }
             } else if let Some((label, key)) = variable.module_reference() {
                 if !STATE_KEYS.contains(&key) {
                     Some(format!(

@@ -55,6 +55,14 @@ impl<R: Recorder> Recorder for Timed<R> {
     ) -> Result<(), RecordError> {
         self.inner.set_status(run_id, status, error).await
     }
+
+    async fn save_state(
+        &self,
+        run_id: &str,
+        changes: &[(String, String)],
+    ) -> Result<(), RecordError> {
+        self.inner.save_state(run_id, changes).await
+    }
 }
 
 fn timed<R>(inner: R) -> Arc<Timed<R>> {

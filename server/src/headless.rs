@@ -112,6 +112,14 @@ impl Recorder for ProgressRecorder {
     ) -> Result<(), RecordError> {
         self.memory.set_status(run_id, status, error).await
     }
+
+    async fn save_state(
+        &self,
+        run_id: &str,
+        changes: &[(String, String)],
+    ) -> Result<(), RecordError> {
+        self.memory.save_state(run_id, changes).await
+    }
 }
 
 fn port_json(value: &PortValue) -> Value {

@@ -177,6 +177,7 @@ pub async fn run_document(store: &Store, id: &str) -> Result<Option<RunRecord>, 
         input: serde_json::from_str(&run.input).map_err(|error| stored("input", error))?,
         graph: serde_json::from_str(&run.snapshot).map_err(|error| stored("graph", error))?,
         modules,
+        state: store.state(id).await?,
         last_event_id: store.last_event_seq(id).await?,
     }))
 }

@@ -116,6 +116,9 @@ pub struct RunRecord {
     /// The graph as it was when the run started.
     pub graph: Graph,
     pub modules: BTreeMap<String, ModuleRecord>,
+    /// The run state (PRODUCT §3.5): `Draft.output`, `Draft.status`, …
+    #[serde(default)]
+    pub state: BTreeMap<String, String>,
     /// The sequence number of its newest event, where a stream may resume.
     pub last_event_id: i64,
 }

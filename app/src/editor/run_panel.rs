@@ -11,6 +11,7 @@ use serde_json::Value;
 
 use wire::{ActivationRecord, ActivationStatus, Receipt, RunStatus, RunSummary};
 
+use super::run_state::RunStateView;
 use super::state::{EditorMode, EditorState};
 use crate::api::{self, ApiError};
 use crate::canvas::model::{ModuleRunState, duration_text};
@@ -645,6 +646,8 @@ pub fn RunPanel() -> impl IntoView {
             .with(|record| record.as_ref().map(|record| modules_of(&record.graph)))
             .unwrap_or_else(|| editor.with_graph(modules_of))
     });
+    // The run's state instead of a module.
+    let state_shown = RwSignal::new(false);
     let elapsed = move || {
         let now = editor.model.clock.get();
         view_state.record.with(|record| {
@@ -725,7 +728,7 @@ pub fn RunPanel() -> impl IntoView {
                                         };
                                         let focused = {
                                             let id = id.clone();
-                                            move || view_state.focus.get().as_deref() == Some(id.as_str())
+                                            move || !state_shown.get() && view_state.focus.get().as_deref() == Some(id.as_str())
                                         };
                                         view! {
                                             <button
@@ -734,7 +737,10 @@ pub fn RunPanel() -> impl IntoView {
                                                 class:focused=focused.clone()
                                                 aria-pressed=move || if focused() { "true" } else { "false" }
                                                 data-module-id=id.clone()
-                                                on:click=move |_| view_state.choose(id.clone())
+                                                on:click=move |_| {
+                                                    state_shown.set(false);
+                                                    view_state.choose(id.clone());
+                                                }
                                             >
                                                 <span class="entry-label">{label}</span>
                                                 <span class="entry-badge">{badge}</span>
@@ -743,8 +749,25 @@ pub fn RunPanel() -> impl IntoView {
                                     })
                                     .collect_view()
                             }}
+                            <button
+                                type="button"
+                                class="run-module-entry run-state-entry"
+                                class:focused=move || state_shown.get()
+                                aria-pressed=move || if state_shown.get() { "true" } else { "false" }
+                                on:click=move |_| state_shown.set(true)
+                            >
+                                <span class="entry-label">"Run state"</span>
+                                <span class="entry-badge">{move || view_state.record.with(|record| {
+                                    let count = record.as_ref().map_or(0, |record| record.state.len());
+                                    format!("{count} keys")
+                                })}</span>
+                            </button>
                         </nav>
-                        <ModuleView view_state/>
+                        {move || if state_shown.get() {
+                            view! { <RunStateView view_state/> }.into_any()
+                        } else {
+                            view! { <ModuleView view_state/> }.into_any()
+                        }}
                     </div>
                 </Show>
             </section>
@@ -786,6 +809,7 @@ mod tests {
             input: wire::RunInput::default(),
             graph,
             modules: std::collections::BTreeMap::new(),
+            state: std::collections::BTreeMap::new(),
             last_event_id: 0,
         };
         let mut activation = activation();

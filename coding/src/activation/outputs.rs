@@ -140,5 +140,6 @@ pub(super) fn outputs(
         receipt: Some(receipt),
         session_key: None,
         intent: None,
+        state_set: Vec::new(),
     }
 }

@@ -207,6 +207,7 @@ pub fn standard_outputs(
         receipt: Some(receipt),
         session_key: Some(result.session_key.clone()),
         intent: None,
+        state_set: Vec::new(),
     }
 }
 

@@ -3,6 +3,9 @@
 //! command runs with `sh -c`, confined (`crate::sandbox`: no network, only
 //! the run's commands folder, HOME and temporary folder writable), gets the
 //! input on stdin, and fires `pass_out` on exit 0 and `fail_out` otherwise.
+//! It reads the run state from the JSON file `$PATCHBAY_STATE` and sets
+//! keys of its own by printing `PATCHBAY_SET:name=value` lines (Gump's
+//! `clo get`/`clo set`, through the sandbox: it has no database).
 
 use std::collections::BTreeMap;
 use std::process::Stdio;
@@ -57,11 +60,39 @@ pub async fn command(
         writable: vec![work.clone()],
         ..crate::sandbox::Reach::default()
     };
+    // The state as a file in its own folder: several commands of a run may
+    // run at once, each with its own.
+    // Named from a hash of the module id, which a document may fill with
+    // anything, a path included.
+    let module_hash = context
+        .module
+        .id
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325_u64, |hash, byte| {
+            (hash ^ u64::from(byte)).wrapping_mul(0x0100_0000_01b3)
+        });
+    let state_file = work.join(format!(
+        ".patchbay-state-{module_hash:016x}-{}.json",
+        context.activation
+    ));
+    let state = serde_json::to_vec(&context.state).unwrap_or_default();
+    tokio::fs::write(&state_file, state)
+        .await
+        .map_err(|error| {
+            ActivationError(format!(
+                "\"{label}\": cannot write the run state to {}: {error}",
+                state_file.display()
+            ))
+        })?;
     let environment = BTreeMap::from([
         ("PATCHBAY_RUN_ID".to_owned(), context.run_id.clone()),
         (
             "PATCHBAY_ATTEMPT".to_owned(),
             context.activation.to_string(),
+        ),
+        (
+            "PATCHBAY_STATE".to_owned(),
+            state_file.display().to_string(),
         ),
     ]);
     let mut confined = sandbox
@@ -92,7 +123,9 @@ pub async fn command(
     }
     // Its timeout is the module's (the scheduler's), which drops this
     // future, and with it the process.
-    let output = child.wait_with_output().await.map_err(|error| {
+    let output = child.wait_with_output().await;
+    let _ = tokio::fs::remove_file(&state_file).await;
+    let output = output.map_err(|error| {
         ActivationError(format!("\"{label}\": the command failed to run: {error}"))
     })?;
     let stdout = tail(&output.stdout);
@@ -124,5 +157,57 @@ pub async fn command(
         receipt: None,
         session_key: None,
         intent: None,
+        state_set: state_markers(&stdout),
     })
+}
+
+/// Names a command may set: short, and plain enough to sit in a template.
+const MAX_SET_KEYS: usize = 100;
+
+/// The `PATCHBAY_SET:name=value` lines of a command's output, in order (a
+/// name set twice keeps its last value); lines whose name is not a plain
+/// name are not markers.
+pub fn state_markers(stdout: &str) -> Vec<(String, String)> {
+    let mut set: Vec<(String, String)> = Vec::new();
+    for line in stdout.lines() {
+        let Some((name, value)) = line
+            .trim_end_matches('\r')
+            .strip_prefix("PATCHBAY_SET:")
+            .and_then(|rest| rest.split_once('='))
+        else {
+            continue;
+        };
+        let name = name.trim();
+        let plain = !name.is_empty()
+            && name.len() <= 64
+            && name
+                .chars()
+                .all(|character| character.is_ascii_alphanumeric() || "_-".contains(character));
+        if !plain {
+            continue;
+        }
+        set.retain(|(other, _)| other != name);
+        if set.len() < MAX_SET_KEYS {
+            set.push((name.to_owned(), value.to_owned()));
+        }
+    }
+    set
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn markers_set_plain_names_and_the_last_value_wins() {
+        let stdout = "building\nPATCHBAY_SET:coverage=81%\nPATCHBAY_SET: failing = 2 \nPATCHBAY_SET:bad name=x\nPATCHBAY_SET:coverage=83%\r\n  PATCHBAY_SET:indented=no\nPATCHBAY_SET:empty=";
+        assert_eq!(
+            state_markers(stdout),
+            [
+                ("failing".to_owned(), " 2 ".to_owned()),
+                ("coverage".to_owned(), "83%".to_owned()),
+                ("empty".to_owned(), String::new()),
+            ]
+        );
+    }
 }

@@ -193,5 +193,6 @@ pub async fn judge(
         receipt: Some(receipt),
         session_key: None,
         intent: None,
+        state_set: Vec::new(),
     })
 }

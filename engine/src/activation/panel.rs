@@ -127,5 +127,6 @@ pub async fn panel(
         receipt: Some(receipt),
         session_key: None,
         intent: None,
+        state_set: Vec::new(),
     })
 }

@@ -45,6 +45,7 @@ pub fn input(context: &ActivationContext) -> ActivationOutput {
         receipt: None,
         session_key: None,
         intent: None,
+        state_set: Vec::new(),
     }
 }
 
@@ -73,6 +74,7 @@ pub fn output(context: &ActivationContext) -> ActivationOutput {
         receipt: None,
         session_key: None,
         intent: None,
+        state_set: Vec::new(),
     }
 }
 
@@ -133,6 +135,7 @@ fn finish(
         receipt: Some(receipt),
         session_key: None,
         intent: None,
+        state_set: Vec::new(),
     }
 }
 

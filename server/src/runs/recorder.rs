@@ -77,4 +77,15 @@ impl Recorder for StoreRecorder {
             .await
             .map_err(record_error)
     }
+
+    async fn save_state(
+        &self,
+        run_id: &str,
+        changes: &[(String, String)],
+    ) -> Result<(), RecordError> {
+        self.store
+            .save_state(run_id, changes)
+            .await
+            .map_err(record_error)
+    }
 }

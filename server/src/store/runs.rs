@@ -187,6 +187,38 @@ impl Store {
         Ok(())
     }
 
+    /// Sets keys of a run's state, in one statement.
+    pub async fn save_state(
+        &self,
+        run_id: &str,
+        changes: &[(String, String)],
+    ) -> Result<(), StoreError> {
+        // Bound parameters per statement stay well under SQLite's limit.
+        for chunk in changes.chunks(300) {
+            let mut query =
+                sqlx::QueryBuilder::<sqlx::Any>::new("INSERT INTO run_state (run_id, key, value) ");
+            query.push_values(chunk, |mut row, (key, value)| {
+                row.push_bind(run_id).push_bind(key).push_bind(value);
+            });
+            query.push(" ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value");
+            query.build().execute(&self.pool).await?;
+        }
+        Ok(())
+    }
+
+    /// A run's state, key by key.
+    pub async fn state(
+        &self,
+        run_id: &str,
+    ) -> Result<std::collections::BTreeMap<String, String>, StoreError> {
+        let rows: Vec<(String, String)> =
+            sqlx::query_as("SELECT key, value FROM run_state WHERE run_id = $1")
+                .bind(run_id)
+                .fetch_all(&self.pool)
+                .await?;
+        Ok(rows.into_iter().collect())
+    }
+
     /// Events with `seq` greater than `after`, in order.
     pub async fn events_after(
         &self,
