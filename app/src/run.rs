@@ -326,7 +326,8 @@ impl RunView {
             | RunEvent::CodingRepromptResponse { .. }
             | RunEvent::CodingAgentStarted { .. }
             | RunEvent::CodingAgentFinished { .. }
-            | RunEvent::ModuleIntent { .. } => {}
+            | RunEvent::ModuleIntent { .. }
+            | RunEvent::ModulePolled { .. } => {}
         }
     }
 
@@ -398,16 +399,28 @@ pub fn apply_record(model: CanvasModel, record: &RunRecord) {
                     ActivationStatus::Completed => ModuleRunState::Done,
                     ActivationStatus::Failed => ModuleRunState::Failed,
                     ActivationStatus::Cancelled => ModuleRunState::Cancelled,
-                    ActivationStatus::Running => ModuleRunState::Running,
+                    ActivationStatus::Running | ActivationStatus::Waiting => {
+                        ModuleRunState::Running
+                    }
                     ActivationStatus::Queued => ModuleRunState::Queued,
                 };
+                // An attempt that gave up says so, as its badge did live.
+                let gave_up = activation.gave_up.is_some();
                 ModuleRun {
-                    state,
-                    badge: None,
+                    state: if gave_up {
+                        ModuleRunState::Failed
+                    } else {
+                        state
+                    },
+                    badge: gave_up.then(|| "gave up".to_owned()),
                     started_ms: Some(activation.started_at as f64),
                     finished_ms: activation.finished_at.map(|at| at as f64),
                     tokens: activation.tokens(),
-                    error: activation.error.clone(),
+                    error: activation
+                        .gave_up
+                        .clone()
+                        .or_else(|| activation.error.clone()),
+                    waiting_until_ms: None,
                 }
             });
             set_if_changed(node.run, state);

@@ -7,7 +7,9 @@ mod chain;
 mod command;
 mod judge;
 mod panel;
+mod poll;
 mod review;
+mod shell;
 mod simple;
 
 use std::sync::{Arc, Mutex};
@@ -374,6 +376,7 @@ pub async fn activate(context: &ActivationContext) -> Result<ActivationOutput, A
         ModuleConfig::Judge(config) => judge::judge(context, config).await,
         ModuleConfig::Panel(config) => panel::panel(context, config).await,
         ModuleConfig::Command(config) => command::command(context, config).await,
+        ModuleConfig::Poll(config) => poll::poll(context, config).await,
         ModuleConfig::Coding(_) => match &context.settings.coding {
             Some(runner) => runner.run(context).await,
             None => Err(ActivationError(

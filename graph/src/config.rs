@@ -28,6 +28,7 @@ pub use crate::kinds::input::InputConfig;
 pub use crate::kinds::judge::{Criterion, JudgeConfig};
 pub use crate::kinds::output::OutputConfig;
 pub use crate::kinds::panel::{PanelConfig, Persona};
+pub use crate::kinds::poll::PollConfig;
 pub use crate::kinds::red_team::RedTeamConfig;
 pub use crate::kinds::review_gate::ReviewGateConfig;
 pub use crate::kinds::transform::TransformConfig;
@@ -218,7 +219,7 @@ impl ModuleConfig {
         kind_config.times_out().then(|| {
             kind_config
                 .timeout_seconds()
-                .unwrap_or(crate::attempts::DEFAULT_TIMEOUT_SECONDS)
+                .unwrap_or_else(|| kind_config.default_timeout_seconds())
         })
     }
 

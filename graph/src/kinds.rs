@@ -16,6 +16,7 @@ pub mod input;
 pub mod judge;
 pub mod output;
 pub mod panel;
+pub mod poll;
 pub mod red_team;
 pub mod review_gate;
 pub mod transform;
@@ -142,6 +143,11 @@ pub trait KindConfig {
 
     fn join_slot(&mut self) -> Option<&mut crate::join::Join> {
         None
+    }
+
+    /// The timeout of a module of this kind that sets none.
+    fn default_timeout_seconds(&self) -> u32 {
+        crate::attempts::DEFAULT_TIMEOUT_SECONDS
     }
 
     /// Whether an activation of this kind has a timeout at all.
@@ -416,6 +422,7 @@ register_kinds! {
     Transform => transform::TransformConfig,
     ClaimExtractor => claim_extractor::ClaimExtractorConfig,
     Command => command::CommandConfig,
+    Poll => poll::PollConfig,
     Output => output::OutputConfig,
 }
 

@@ -255,7 +255,7 @@ const GIVE_UP_OUT: Spec = bundle(
     "Why the module gave up, once its attempts are used",
     PortAccent::Red,
 );
-const TIMEOUT_OUT: Spec = bundle(
+pub(crate) const TIMEOUT_OUT: Spec = bundle(
     "timeout_out",
     "Timed out",
     "What the module had when its timeout fired",
@@ -324,7 +324,7 @@ pub fn ports_of(config: &ModuleConfig) -> ModulePorts {
     {
         endings.push(output(GIVE_UP_OUT));
     }
-    if kind_config.timeout_seconds().is_some() {
+    if kind_config.timeout_seconds().is_some() && ports.output("timeout_out").is_none() {
         endings.push(output(TIMEOUT_OUT));
     }
     let at = ports

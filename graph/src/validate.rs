@@ -96,10 +96,13 @@ pub enum Code {
     #[serde(rename = "validation.repeat_without_attempts")]
     #[strum(serialize = "validation.repeat_without_attempts")]
     RepeatWithoutAttempts,
+    #[serde(rename = "validation.poll_invalid")]
+    #[strum(serialize = "validation.poll_invalid")]
+    PollInvalid,
 }
 
 impl Code {
-    pub const ALL: [Code; 24] = [
+    pub const ALL: [Code; 25] = [
         Code::RepromptEmpty,
         Code::RepromptTooMany,
         Code::RepromptUnsupported,
@@ -124,6 +127,7 @@ impl Code {
         Code::IntentUnwired,
         Code::RetryInvalid,
         Code::RepeatWithoutAttempts,
+        Code::PollInvalid,
     ];
 
     pub fn as_str(self) -> &'static str {

@@ -1007,3 +1007,48 @@ fn every_code_is_written_as_the_name_it_is_read_by() {
         assert_eq!(serde_json::from_value::<Code>(written).unwrap(), code);
     }
 }
+
+#[test]
+fn poll_invalid() {
+    let poll = |config: Value| {
+        let graph = load(
+            vec![
+                module("in", "step.input", json!({})),
+                module("wait", "step.poll", config),
+            ],
+            vec![cable("c1", ("in", "data_out"), ("wait", "data_in"))],
+        );
+        validate(&graph, &ValidationContext::default())
+            .into_iter()
+            .filter(|finding| finding.code != Code::UnwiredFailure)
+            .map(|finding| (finding.path.unwrap_or_default(), finding.message))
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        poll(
+            json!({"command": "check.sh", "results": ["approved", "fix"], "interval_seconds": 60})
+        ),
+        []
+    );
+    let found = poll(json!({"command": "check.sh", "results": [], "interval_seconds": 0}));
+    let paths: Vec<&str> = found.iter().map(|(path, _)| path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "modules[1].config.results",
+            "modules[1].config.interval_seconds"
+        ]
+    );
+    assert!(found[0].1.contains("declares no result"), "{}", found[0].1);
+    let found = poll(json!({"command": "check.sh", "results": ["ok", "not ok", "timeout"]}));
+    let paths: Vec<&str> = found.iter().map(|(path, _)| path.as_str()).collect();
+    assert_eq!(
+        paths,
+        [
+            "modules[1].config.results[1]",
+            "modules[1].config.results[2]"
+        ]
+    );
+    assert!(found[0].1.contains("not a plain name"));
+    assert!(found[1].1.contains("built in"));
+}

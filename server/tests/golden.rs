@@ -94,7 +94,9 @@ impl Masker {
                 let mut fields: Vec<_> = object.iter().collect();
                 fields.sort_by_key(|(key, _)| key.as_str());
                 for (key, field) in fields {
-                    let field = if TIME_FIELDS.contains(&key.as_str()) && !field.is_null() {
+                    // The run state's `<label>.duration_ms` is a time too.
+                    let time = TIME_FIELDS.contains(&key.as_str()) || key.ends_with(".duration_ms");
+                    let field = if time && !field.is_null() {
                         json!("<time>")
                     } else if SECRET_FIELDS.contains(&key.as_str())
                         && let Some(token) = field.as_str()

@@ -151,6 +151,19 @@ pub enum RunEvent {
         delay_seconds: u32,
         reason: String,
     },
+    /// A poll module's script ran (PRODUCT §3.10): `outcome` is `pending`
+    /// (the next poll in `next_in_seconds`), `skipped` (the next poll came
+    /// due while this one ran), `decided` (`result` says what) or `failed`.
+    #[serde(rename = "module.polled")]
+    #[strum(serialize = "module.polled")]
+    ModulePolled {
+        module_id: String,
+        activation: u32,
+        poll: u32,
+        outcome: String,
+        result: String,
+        next_in_seconds: u32,
+    },
     /// The module used its attempts and gave up, on `give_up_out` when a
     /// cable takes it, else failing the run.
     #[serde(rename = "module.gave_up")]
@@ -212,7 +225,8 @@ impl RunEvent {
             | RunEvent::CableIgnored { module_id, .. }
             | RunEvent::ModuleIntent { module_id, .. }
             | RunEvent::ModuleRetrying { module_id, .. }
-            | RunEvent::ModuleGaveUp { module_id, .. } => Some(module_id),
+            | RunEvent::ModuleGaveUp { module_id, .. }
+            | RunEvent::ModulePolled { module_id, .. } => Some(module_id),
         }
     }
 
@@ -336,6 +350,14 @@ impl RunEvent {
                 activation: 3,
                 attempts: 3,
                 reason: "the check failed".to_owned(),
+            },
+            RunEvent::ModulePolled {
+                module_id: module_id(),
+                activation: 1,
+                poll: 4,
+                outcome: "pending".to_owned(),
+                result: String::new(),
+                next_in_seconds: 300,
             },
         ]
     }

@@ -62,6 +62,8 @@ impl RunStatus {
 pub enum ActivationStatus {
     Queued,
     Running,
+    /// A poll between two polls (PRODUCT §3.1).
+    Waiting,
     Completed,
     Failed,
     Cancelled,

@@ -112,6 +112,8 @@ pub struct ModuleRun {
     pub finished_ms: Option<f64>,
     pub tokens: u64,
     pub error: Option<String>,
+    /// A poll waiting for its next poll: when it comes (Unix milliseconds).
+    pub waiting_until_ms: Option<f64>,
 }
 
 /// A duration for people: `3.2 s`, `12 s`, `2 min 5 s`.
@@ -141,11 +143,19 @@ impl ModuleRun {
         };
         match self.state {
             ModuleRunState::Queued => "queued".to_owned(),
-            ModuleRunState::Running => format!(
-                "● {}{}{tokens}",
-                self.badge.as_deref().unwrap_or("Running"),
-                took(Some(now_ms)).replacen(' ', " · ", 1)
-            ),
+            ModuleRunState::Running => match self.waiting_until_ms {
+                // A poll between polls counts down to the next.
+                Some(until) => format!(
+                    "◌ {} · next in {}",
+                    self.badge.as_deref().unwrap_or("Polling"),
+                    duration_text((until - now_ms).max(0.0))
+                ),
+                None => format!(
+                    "● {}{}{tokens}",
+                    self.badge.as_deref().unwrap_or("Running"),
+                    took(Some(now_ms)).replacen(' ', " · ", 1)
+                ),
+            },
             ModuleRunState::Done => format!("✓{}{tokens}", took(self.finished_ms)),
             ModuleRunState::Failed => format!("✕ {}", self.badge.as_deref().unwrap_or("failed")),
             ModuleRunState::Cancelled => "■ cancelled".to_owned(),

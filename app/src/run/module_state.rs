@@ -132,6 +132,22 @@ pub fn step(
             run.finished_ms = None;
             run.error = Some(reason.clone());
         }
+        RunEvent::ModulePolled {
+            poll,
+            outcome,
+            next_in_seconds,
+            ..
+        } => match outcome.as_str() {
+            "pending" => {
+                run.badge = Some("Polling".to_owned());
+                run.waiting_until_ms = at.map(|at| at + f64::from(*next_in_seconds) * 1000.0);
+            }
+            "skipped" => {
+                run.badge = Some(format!("Polling · poll {poll} still running, one skipped"));
+                run.waiting_until_ms = None;
+            }
+            _ => run.waiting_until_ms = None,
+        },
         RunEvent::ModuleGaveUp {
             attempts, reason, ..
         } => {
@@ -322,6 +338,45 @@ mod tests {
         assert_eq!(
             gave_up.error.as_deref(),
             Some("gave up after 3 attempts: tests failed")
+        );
+    }
+
+    #[test]
+    fn a_poll_between_polls_counts_down_to_the_next() {
+        let polled = |outcome: &str, next_in_seconds| RunEvent::ModulePolled {
+            module_id: m2(),
+            activation: 1,
+            poll: 2,
+            outcome: outcome.to_owned(),
+            result: String::new(),
+            next_in_seconds,
+        };
+        let waiting = after(
+            "m2",
+            vec![started(), activated(1), polled("pending", 240)],
+            None,
+        )
+        .unwrap();
+        assert_eq!(waiting.state, ModuleRunState::Running);
+        // The event came at 1002 ms: the next poll is due at 241 002 ms.
+        assert_eq!(waiting.badge_text(1002.0), "◌ Polling · next in 4 min 0 s");
+        assert_eq!(waiting.badge_text(236_002.0), "◌ Polling · next in 5.0 s");
+        let running_again = after(
+            "m2",
+            vec![
+                started(),
+                activated(1),
+                polled("pending", 240),
+                polled("skipped", 0),
+            ],
+            None,
+        )
+        .unwrap();
+        assert_eq!(running_again.waiting_until_ms, None);
+        assert!(
+            running_again
+                .badge_text(2000.0)
+                .starts_with("● Polling · poll 2 still running, one skipped")
         );
     }
 

@@ -162,6 +162,14 @@ pub fn event(name: &str, payload: Value) -> Result<RunEvent, Error> {
             delay_seconds: payload.number("delay_seconds")?,
             reason: payload.text("reason")?,
         },
+        "module.polled" => RunEvent::ModulePolled {
+            module_id: payload.text("module_id")?,
+            activation: payload.number("activation")?,
+            poll: payload.number("poll")?,
+            outcome: payload.text("outcome")?,
+            result: payload.text("result")?,
+            next_in_seconds: payload.number("next_in_seconds")?,
+        },
         "module.gave_up" => RunEvent::ModuleGaveUp {
             module_id: payload.text("module_id")?,
             activation: payload.number("activation")?,

@@ -424,6 +424,53 @@ pub fn command(selected: Selected) -> impl IntoView {
     }
 }
 
+pub fn poll(selected: Selected) -> impl IntoView {
+    let poll_of = |config: &ModuleConfig| match config {
+        ModuleConfig::Poll(poll) => Some(poll.clone()),
+        _ => None,
+    };
+    view! {
+        <TextArea
+            label="Command"
+            rows=2
+            placeholder="scripts/check-review.sh"
+            value=selected.read(move |config| poll_of(config).map(|poll| poll.command).unwrap_or_default())
+            on_input=selected.update("Edit command", "command", |config, value: String| {
+                if let ModuleConfig::Poll(poll) = config {
+                    poll.command = value;
+                }
+            })
+            disabled=selected.disabled()
+        />
+        <NumberField
+            label="Every (seconds)"
+            min=1.0
+            max=86_400.0
+            step=1.0
+            value=selected.read(move |config| poll_of(config).map(|poll| f64::from(poll.interval_seconds)))
+            on_input=selected.update("Change poll interval", "interval_seconds", |config, value: Option<f64>| {
+                if let ModuleConfig::Poll(poll) = config {
+                    poll.interval_seconds = number(value).max(1);
+                }
+            })
+            disabled=selected.disabled()
+        />
+        <TextArea
+            label="Results, one per line"
+            rows=3
+            placeholder="approved\nfix"
+            value=selected.read(move |config| poll_of(config).map(|poll| poll.results.join("\n")).unwrap_or_default())
+            on_input=selected.update("Edit poll results", "results", |config, value: String| {
+                if let ModuleConfig::Poll(poll) = config {
+                    poll.results = value.lines().map(str::to_owned).collect();
+                }
+            })
+            disabled=selected.disabled()
+        />
+        <p class="hint">"Runs with sh -c at once, then again each interval after the last poll ends. It decides by printing PATCHBAY_RESULT:<name> (one of the results, each a port); exit 0 without it means “not yet”; another exit without it fails. A poll still running when the next is due skips it; three skips in a row fail. The run state is in the file $PATCHBAY_STATE."</p>
+    }
+}
+
 pub fn unknown(selected: Selected) -> impl IntoView {
     let text = move || {
         selected.module.with(

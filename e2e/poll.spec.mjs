@@ -1,0 +1,44 @@
+// A poll module through the UI: added from the palette, its command,
+// interval and results set in the panel (each result a port), and a run
+// whose badge counts down to the next poll until the script decides.
+import { test, expect } from '@playwright/test';
+import { find, act, check } from './support.mjs';
+
+const { node, port, panel, runPanel } = find;
+const { newGraph, wire, drag } = act;
+const { watchErrors, saved } = check;
+
+test('a poll waits, counting down, until its script reports a decision', async ({ page }) => {
+  test.setTimeout(60_000);
+  const errors = watchErrors(page);
+  await newGraph(page);
+  await page.locator('.palette-item[data-kind="step.poll"]').click();
+  await expect(node(page, 'm4')).toBeVisible();
+  await drag(page, 'm4', 0, 260);
+  await panel(page).getByLabel('Label').fill('Wait for approval');
+  await panel(page).getByLabel('Command').fill('echo "poll $PATCHBAY_POLL"; [ "$PATCHBAY_POLL" -ge 2 ] && echo PATCHBAY_RESULT:approved; exit 0');
+  await panel(page).getByLabel('Every (seconds)').fill('3');
+  await panel(page).getByLabel('Results, one per line').fill('approved\nrejected');
+  await expect(port(page, 'm4', 'result:approved')).toContainText('→ approved');
+  await expect(port(page, 'm4', 'result:rejected')).toContainText('→ rejected');
+  await expect(port(page, 'm4', 'timeout_out')).toContainText('Timed out');
+  await panel(page).getByRole('button', { name: 'Close details' }).click();
+  await wire(page, ['m1', 'data_out'], ['m4', 'data_in']);
+  await wire(page, ['m4', 'result:approved'], ['m3', 'data_in']);
+  await expect(page.locator('[data-edge-id]')).toHaveCount(4);
+  await saved(page);
+
+  await page.locator('.pane').click({ position: { x: 600, y: 30 } });
+  await page.locator('.pane').focus();
+  await page.keyboard.press('Control+Enter');
+  const dialog = page.getByRole('dialog', { name: 'Run the graph' });
+  await dialog.getByLabel('Run input').fill('release 1.2');
+  await dialog.getByLabel('Run input').press('Control+Enter');
+  await expect(node(page, 'm4').locator('.run-badge')).toContainText('◌ Polling · next in');
+  await expect(runPanel(page).locator('.run-status')).toHaveText('Completed', { timeout: 30_000 });
+  await expect(node(page, 'm4').locator('.run-badge')).toContainText('✓');
+  await runPanel(page).locator('.run-module-entry[data-module-id="m4"]').click();
+  await runPanel(page).getByRole('tab', { name: 'Transcript' }).click();
+  await expect(runPanel(page).locator('.run-output')).toContainText('(poll 2)');
+  expect(errors).toEqual([]);
+});
