@@ -327,7 +327,10 @@ impl RunView {
             | RunEvent::CodingAgentStarted { .. }
             | RunEvent::CodingAgentFinished { .. }
             | RunEvent::ModuleIntent { .. }
-            | RunEvent::ModulePolled { .. } => {}
+            | RunEvent::ModulePolled { .. }
+            | RunEvent::ModuleValidating { .. }
+            | RunEvent::ModuleValidated { .. }
+            | RunEvent::ModuleFixDispatched { .. } => {}
         }
     }
 

@@ -78,6 +78,8 @@ impl CodingModules {
             tally: std::sync::Mutex::new(Tally::default()),
             unmerged: std::sync::Mutex::new(Vec::new()),
             decision: std::sync::Mutex::new(None),
+            gates: std::sync::Mutex::new(Vec::new()),
+            checks_failed: std::sync::Mutex::new(None),
         };
         let (phases, review) = match config.coordination {
             Coordination::Sequential => {
@@ -107,6 +109,16 @@ impl CodingModules {
             .await
             .map_err(ActivationError)?;
         let mut output = outputs(&work, &profiles, &phases, review, diff, files);
+        output.gates = work
+            .gates
+            .lock()
+            .map(|gates| gates.clone())
+            .unwrap_or_default();
+        output.checks_failed = work
+            .checks_failed
+            .lock()
+            .ok()
+            .and_then(|failed| failed.clone());
         if let Some(gate) = &config.intent_gate {
             let reply = work
                 .decision

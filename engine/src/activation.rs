@@ -9,7 +9,7 @@ mod judge;
 mod panel;
 mod poll;
 mod review;
-mod shell;
+pub(crate) mod shell;
 mod simple;
 
 use std::sync::{Arc, Mutex};
@@ -61,6 +61,11 @@ pub struct ActivationOutput {
     /// Keys a command set (`PATCHBAY_SET:name=value`), which the run state
     /// keeps as `<label>.set.<name>`.
     pub state_set: Vec<(String, String)>,
+    /// Each validator run and whether it passed (`<label>.gate.<name>`).
+    pub gates: Vec<(String, bool)>,
+    /// Its validators still failed when its fix turns were used: why. The
+    /// scheduler retries or gives up (PRODUCT §3.11).
+    pub checks_failed: Option<String>,
 }
 
 /// Everything an activation may use.

@@ -17,6 +17,7 @@ pub mod routing;
 pub mod sandbox;
 pub mod scheduler;
 pub mod session;
+pub mod validators;
 
 use std::future::Future;
 use std::path::PathBuf;

@@ -175,6 +175,8 @@ enum FailureKind {
     Check(ActivationOutput),
     /// The reply chose `repeat`.
     Repeat(ActivationOutput),
+    /// Its validators still failed when its fix turns were used.
+    Validators(ActivationOutput),
 }
 
 /// Sorts an ending into what the scheduler does next. A failed check is a
@@ -216,6 +218,12 @@ fn classify(ending: Ending, retries: bool, label: &str, record: &ActivationRecor
                     output: output.output_text.clone(),
                     diff: port_text(&output, "diff_out"),
                     kind: FailureKind::Repeat(output),
+                }),
+                _ if output.checks_failed.is_some() => AttemptEnd::Failed(Failure {
+                    reason: output.checks_failed.clone().unwrap_or_default(),
+                    output: output.output_text.clone(),
+                    diff: port_text(&output, "diff_out"),
+                    kind: FailureKind::Validators(output),
                 }),
                 _ => match failed_check(&output) {
                     Some(reason) if retries => AttemptEnd::Failed(Failure {
@@ -810,9 +818,13 @@ pub async fn execute<R: Recorder>(
                     diff,
                 } = attempt_failure;
                 let repeat = matches!(kind, FailureKind::Repeat(_));
+                // Used fix turns give up, attempts to retry or not.
+                let checks = matches!(kind, FailureKind::Validators(_));
                 let timed_out = matches!(kind, FailureKind::TimedOut);
                 match kind {
-                    FailureKind::Check(produced) | FailureKind::Repeat(produced) => {
+                    FailureKind::Check(produced)
+                    | FailureKind::Repeat(produced)
+                    | FailureKind::Validators(produced) => {
                         // What it produced is kept, and nothing is sent on.
                         record.status = ActivationStatus::Completed;
                         record.receipt.clone_from(&produced.receipt);
@@ -873,7 +885,7 @@ pub async fn execute<R: Recorder>(
                         }
                     }
                 }
-                if retry.retries() || repeat {
+                if retry.retries() || repeat || checks {
                     if activation < retry.max_attempts {
                         let next = activation + 1;
                         let delay_seconds = retry.delay_before(next);
@@ -1139,6 +1151,9 @@ fn write_state(
     set("turns", record.responses.len().to_string());
     for (name, value) in &output.state_set {
         set(&format!("set.{name}"), value.clone());
+    }
+    for (name, passed) in &output.gates {
+        set(&format!("gate.{name}"), passed.to_string());
     }
     if let Some(diff) = output
         .ports

@@ -192,6 +192,15 @@ impl ModuleConfig {
         self.kind_config_mut()?.retry_instruction_mut()
     }
 
+    /// Validators and failure patterns, in kinds that may have them.
+    pub fn validation(&self) -> Option<&crate::validators::Validation> {
+        self.kind_config()?.validation()
+    }
+
+    pub fn validation_mut(&mut self) -> Option<&mut crate::validators::Validation> {
+        self.kind_config_mut()?.validation_mut()
+    }
+
     /// How the module's inputs join; `all` in kinds without inputs.
     pub fn join(&self) -> crate::join::Join {
         self.kind_config()

@@ -145,6 +145,15 @@ pub trait KindConfig {
         None
     }
 
+    /// Validators and failure patterns of kinds that may have them.
+    fn validation(&self) -> Option<&crate::validators::Validation> {
+        None
+    }
+
+    fn validation_mut(&mut self) -> Option<&mut crate::validators::Validation> {
+        None
+    }
+
     /// The timeout of a module of this kind that sets none.
     fn default_timeout_seconds(&self) -> u32 {
         crate::attempts::DEFAULT_TIMEOUT_SECONDS
@@ -191,7 +200,7 @@ pub trait KindConfig {
 /// Implements the [`KindConfig`] accessors of fields several kinds share:
 /// `extra`, `instruction`, `agent_config`, a module-level `re_prompts`
 /// list, an `intent_gate`, `retry` (flattened), `retry_instruction`,
-/// `timeout_seconds` and `join`. Used inside `impl KindConfig`, it names the
+/// `timeout_seconds`, `join` and `validation` (flattened). Used inside `impl KindConfig`, it names the
 /// fields the kind has.
 macro_rules! standard_fields {
     (@extra) => {
@@ -255,6 +264,15 @@ macro_rules! standard_fields {
 
         fn timeout_slot(&mut self) -> Option<&mut Option<u32>> {
             Some(&mut self.timeout_seconds)
+        }
+    };
+    (@validation) => {
+        fn validation(&self) -> Option<&$crate::validators::Validation> {
+            Some(&self.validation)
+        }
+
+        fn validation_mut(&mut self) -> Option<&mut $crate::validators::Validation> {
+            Some(&mut self.validation)
         }
     };
     (@join) => {

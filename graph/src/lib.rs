@@ -23,6 +23,7 @@ pub mod starter;
 pub mod template;
 pub mod topology;
 pub mod validate;
+pub mod validators;
 pub mod wiring;
 pub mod workspace_roots;
 

@@ -318,10 +318,14 @@ pub fn ports_of(config: &ModuleConfig) -> ModulePorts {
     // The ways an attempt ends badly that the config turns on (PRODUCT
     // §3.9), in every kind alike, just before `error_out`.
     let mut endings = Vec::new();
-    if kind_config
+    // Attempts to use up, or fix turns (validators), end in giving up.
+    let gives_up = kind_config
         .retry()
         .is_some_and(crate::attempts::Retry::retries)
-    {
+        || kind_config
+            .validation()
+            .is_some_and(|validation| !validation.is_empty());
+    if gives_up {
         endings.push(output(GIVE_UP_OUT));
     }
     if kind_config.timeout_seconds().is_some() && ports.output("timeout_out").is_none() {

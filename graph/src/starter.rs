@@ -208,6 +208,105 @@ fn coding_graph() -> Graph {
     }
 }
 
+/// A coding module whose agent builds a small program, checked by two
+/// validators when it is done: the program runs, and it has usage notes.
+/// The notes are missing at first, so the failure pattern's prompt asks the
+/// agent, in the same session, to add them; then the checks pass. Needs a
+/// server that runs commands.
+fn checks_graph() -> Graph {
+    use crate::validators::{FailurePattern, OnFailure, Validation, Validator};
+    let validator = |name: &str, command: &str, success_when: &str, pattern: &str| Validator {
+        name: name.to_owned(),
+        command: command.to_owned(),
+        success_when: success_when.to_owned(),
+        failure_pattern: pattern.to_owned(),
+        extract_params: [("problem".to_owned(), "output".to_owned())].into(),
+        ..Validator::default()
+    };
+    let pattern = |name: &str, description: &str, prompt: &str| FailurePattern {
+        name: name.to_owned(),
+        description: description.to_owned(),
+        prompt: prompt.to_owned(),
+        params: vec!["problem".to_owned()],
+        ..FailurePattern::default()
+    };
+    Graph {
+        name: "Build until the checks pass".to_owned(),
+        modules: vec![
+            module(
+                "task",
+                "Task",
+                80.0,
+                120.0,
+                ModuleConfig::Input(InputConfig {
+                    description: "What should the agent build?".to_owned(),
+                    default_text: "A script that greets whoever is named".to_owned(),
+                    ..InputConfig::default()
+                }),
+            ),
+            module(
+                "build",
+                "Build",
+                360.0,
+                120.0,
+                ModuleConfig::Coding(CodingConfig {
+                    instruction:
+                        "Build what the task above asks for.\nwrite greet.sh: echo \"Hello, $1\""
+                            .to_owned(),
+                    agents: vec![CodingAgentAssignment {
+                        role: "builder".to_owned(),
+                        acp_profile_id: Some("sim-agent".to_owned()),
+                        ..CodingAgentAssignment::default()
+                    }],
+                    validation: Validation {
+                        validators: vec![
+                            validator(
+                                "runs",
+                                "sh greet.sh World | grep -q 'Hello, World' || echo 'sh greet.sh World does not say Hello, World'",
+                                "empty",
+                                "broken",
+                            ),
+                            validator(
+                                "documented",
+                                "test -f USAGE.md || echo 'USAGE.md is missing: nobody will know how to run it'",
+                                "empty",
+                                "undocumented",
+                            ),
+                        ],
+                        failure_patterns: vec![
+                            pattern(
+                                "broken",
+                                "The program does not work",
+                                "A check failed: {{ problem }}\nFix the program so that it passes.",
+                            ),
+                            pattern(
+                                "undocumented",
+                                "The usage notes are missing",
+                                "A check failed: {{ problem }}\nAdd the usage notes.\nwrite USAGE.md: Run `sh greet.sh NAME` to greet NAME.",
+                            ),
+                        ],
+                        on_failure: OnFailure { max_attempts: 3 },
+                    },
+                    ..CodingConfig::default()
+                }),
+            ),
+            module(
+                "result",
+                "Result and diff",
+                660.0,
+                120.0,
+                ModuleConfig::Output(OutputConfig::default()),
+            ),
+        ],
+        cables: vec![
+            cable("c1", ("task", "data_out"), ("build", "data_in")),
+            cable("c2", ("build", "data_out"), ("result", "data_in")),
+            cable("c3", ("build", "diff_out"), ("result", "data_in")),
+        ],
+        ..Graph::default()
+    }
+}
+
 /// A classifier whose structured gate says where a customer's message goes:
 /// `next` with the team as a handoff field held to three values, whose
 /// cables carry a condition each (and a catch-all for anything else), or
@@ -312,6 +411,12 @@ pub fn examples() -> Vec<Example> {
             title: "A coding agent writes a file",
             description: "A coding module's agent writes a file in a fresh git workspace; its reply and the diff are the results.",
             graph: coding_graph(),
+        },
+        Example {
+            id: "build-until-the-checks-pass",
+            title: "Build until the checks pass",
+            description: "A coding agent builds a script; validators check it, and a failed check's prompt sends the agent back to fix it (needs a server started with --enable-commands).",
+            graph: checks_graph(),
         },
     ]
 }

@@ -99,10 +99,13 @@ pub enum Code {
     #[serde(rename = "validation.poll_invalid")]
     #[strum(serialize = "validation.poll_invalid")]
     PollInvalid,
+    #[serde(rename = "validation.validator_invalid")]
+    #[strum(serialize = "validation.validator_invalid")]
+    ValidatorInvalid,
 }
 
 impl Code {
-    pub const ALL: [Code; 25] = [
+    pub const ALL: [Code; 26] = [
         Code::RepromptEmpty,
         Code::RepromptTooMany,
         Code::RepromptUnsupported,
@@ -128,6 +131,7 @@ impl Code {
         Code::RetryInvalid,
         Code::RepeatWithoutAttempts,
         Code::PollInvalid,
+        Code::ValidatorInvalid,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -397,6 +401,14 @@ impl<'a> ModuleFindings<'a> {
         self.context
     }
 
+    /// A coding module's coordination.
+    fn coordination(&self) -> Option<crate::config::Coordination> {
+        match &self.module.config {
+            crate::ModuleConfig::Coding(coding) => Some(coding.coordination),
+            _ => None,
+        }
+    }
+
     /// `path` is inside the module (`config.agents`); `None` is the module.
     pub fn report(&mut self, code: Code, path: Option<String>, message: String) {
         self.findings
@@ -474,6 +486,43 @@ fn check_attempts(findings: &mut ModuleFindings<'_>, kind_config: &dyn KindConfi
     }
 }
 
+/// Validators that can work: each problem at its field; and, for now, on a
+/// module whose last turn is its own (not with an intent gate, whose reply
+/// a fix turn would replace; not with parallel agents or a review chain,
+/// where no one session does the fixing).
+fn check_validators(findings: &mut ModuleFindings<'_>, kind_config: &dyn KindConfig) {
+    let Some(validation) = kind_config.validation() else {
+        return;
+    };
+    if validation.is_empty() {
+        return;
+    }
+    let name = findings.name();
+    for problem in validation.problems() {
+        findings.report(
+            Code::ValidatorInvalid,
+            Some(format!("config.{}", problem.field)),
+            format!("\"{name}\": {}", problem.message),
+        );
+    }
+    if kind_config.intent_gate().is_some() {
+        findings.report(
+            Code::ValidatorInvalid,
+            Some("config.validators".to_owned()),
+            format!("\"{name}\" has validators and an intent gate: a fix turn would take the place of the gate's answer, so choose one"),
+        );
+    }
+    if let Some(coordination) = findings.coordination()
+        && coordination != crate::config::Coordination::Sequential
+    {
+        findings.report(
+            Code::ValidatorInvalid,
+            Some("config.validators".to_owned()),
+            format!("\"{name}\" has validators, which need sequential agents: the last one's session does the fixing"),
+        );
+    }
+}
+
 fn check_module(
     findings: &mut Findings,
     topology: &Topology<'_>,
@@ -535,6 +584,7 @@ fn check_module(
 
     kind_config.validate(&mut findings);
     check_attempts(&mut findings, kind_config);
+    check_validators(&mut findings, kind_config);
 
     if let Some(kind) = module.kind()
         && kind.re_prompt_level() == RePromptLevel::None

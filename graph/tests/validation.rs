@@ -1052,3 +1052,41 @@ fn poll_invalid() {
     assert!(found[0].1.contains("not a plain name"));
     assert!(found[1].1.contains("built in"));
 }
+
+#[test]
+fn validator_invalid() {
+    let validators = json!([{"name": "tests", "command": "cargo test", "success_when": "exit_code:0",
+                             "failure_pattern": "failing", "extract_params": {"failures": "output"}}]);
+    let patterns =
+        json!([{"name": "failing", "prompt": "Fix: {{ failures }}", "params": ["failures"]}]);
+    let good = json!({"validators": validators, "failure_patterns": patterns});
+    assert_eq!(codes(&chain(good.clone())), []);
+    // A problem is reported at its field.
+    let mut broken = good.clone();
+    broken["validators"][0]["success_when"] = json!("zero");
+    let findings = validate(&chain(broken), &ValidationContext::default());
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert_eq!(findings[0].code, Code::ValidatorInvalid);
+    assert_eq!(
+        findings[0].path.as_deref(),
+        Some("modules[1].config.validators[0].success_when")
+    );
+    assert!(
+        findings[0]
+            .message
+            .contains("neither `empty` nor `exit_code:N`")
+    );
+    // Not beside an intent gate, whose answer a fix turn would replace.
+    let mut gated = good.clone();
+    gated["intent_gate"] = json!({"allowed_intents": ["closing"]});
+    assert_eq!(codes(&chain(gated)), [Code::ValidatorInvalid]);
+    // A coding module's validators need sequential agents.
+    let coding = |coordination: &str| {
+        let mut config = good.clone();
+        config["agents"] = json!([{"role": "a"}, {"role": "b"}]);
+        config["coordination"] = json!(coordination);
+        load(vec![module("m1", "step.coding", config)], vec![])
+    };
+    assert_eq!(codes(&coding("sequential")), []);
+    assert_eq!(codes(&coding("parallel")), [Code::ValidatorInvalid]);
+}

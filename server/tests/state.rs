@@ -111,3 +111,91 @@ async fn a_key_no_command_upstream_can_set_is_refused_before_the_run() {
         );
     }
 }
+
+#[tokio::test]
+async fn the_build_until_the_checks_pass_example_fixes_what_its_validators_find() {
+    let setup = setup_running_commands().await;
+    let example = graph::starter::example("build-until-the-checks-pass").unwrap();
+    let graph_id = create_graph(&setup.router, serde_json::to_value(example.graph).unwrap()).await;
+    let run_id = start(
+        &setup.router,
+        &graph_id,
+        "A script that greets whoever is named",
+    )
+    .await;
+    let run = wait_for(&setup.router, &run_id, &["completed", "failed"]).await;
+    assert_eq!(run["status"], "completed", "{run}");
+    let build = &run["modules"]["build"]["activations"][0];
+    let labels: Vec<&str> = build["responses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|response| response["label"].as_str().unwrap())
+        .collect();
+    // The usage notes were missing, so the builder got the pattern's
+    // prompt as a fix turn in its session; then both checks passed.
+    assert_eq!(labels, ["builder · Original", "builder · Fix 1"], "{run}");
+    let transcript = build["transcript"].to_string();
+    assert!(
+        transcript.contains("A check failed: USAGE.md is missing: nobody will know how to run it"),
+        "{transcript}"
+    );
+    assert_eq!(run["state"]["Build.gate.runs"], "true");
+    assert_eq!(run["state"]["Build.gate.documented"], "true");
+    let diff = build["outputs"]["diff_out"]["content"].to_string();
+    assert!(
+        diff.contains("USAGE.md") && diff.contains("greet.sh"),
+        "{diff}"
+    );
+}
+
+#[tokio::test]
+async fn the_run_state_is_kept_key_by_key_on_every_database() {
+    for database in support::databases().await {
+        let store = support::store(&database).await;
+        store
+            .insert_run(server::store::NewRun {
+                id: "r_state",
+                graph_id: None,
+                graph_revision: None,
+                snapshot: "{}",
+                input: "{}",
+            })
+            .await
+            .unwrap();
+        let set = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
+            pairs
+                .iter()
+                .map(|(key, value)| ((*key).to_owned(), (*value).to_owned()))
+                .collect()
+        };
+        store
+            .save_state(
+                "r_state",
+                &set(&[("Draft.status", "retrying"), ("Draft.attempt", "1")]),
+            )
+            .await
+            .unwrap();
+        // A change replaces the key's value; the others stay.
+        store
+            .save_state(
+                "r_state",
+                &set(&[
+                    ("Draft.status", "completed"),
+                    ("prev.Draft.status", "retrying"),
+                ]),
+            )
+            .await
+            .unwrap();
+        // More keys than one statement binds.
+        let many: Vec<(String, String)> = (0..700)
+            .map(|index| (format!("Step {index}.status"), "completed".to_owned()))
+            .collect();
+        store.save_state("r_state", &many).await.unwrap();
+        let state = store.state("r_state").await.unwrap();
+        assert_eq!(state.len(), 703, "{}", database.name);
+        assert_eq!(state["Draft.status"], "completed", "{}", database.name);
+        assert_eq!(state["Draft.attempt"], "1");
+        assert_eq!(state["prev.Draft.status"], "retrying");
+    }
+}

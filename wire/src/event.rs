@@ -164,6 +164,36 @@ pub enum RunEvent {
         result: String,
         next_in_seconds: u32,
     },
+    /// A validator of a module that has done its work starts (PRODUCT
+    /// §3.11).
+    #[serde(rename = "module.validating")]
+    #[strum(serialize = "module.validating")]
+    ModuleValidating {
+        module_id: String,
+        activation: u32,
+        validator: String,
+    },
+    /// What a validator found: passed, or not with the start of its output.
+    #[serde(rename = "module.validated")]
+    #[strum(serialize = "module.validated")]
+    ModuleValidated {
+        module_id: String,
+        activation: u32,
+        validator: String,
+        passed: bool,
+        detail: String,
+    },
+    /// A failed validator's failure pattern sent its prompt as fix turn
+    /// `fix` of at most `of`.
+    #[serde(rename = "module.fix_dispatched")]
+    #[strum(serialize = "module.fix_dispatched")]
+    ModuleFixDispatched {
+        module_id: String,
+        activation: u32,
+        fix: u32,
+        of: u32,
+        validator: String,
+    },
     /// The module used its attempts and gave up, on `give_up_out` when a
     /// cable takes it, else failing the run.
     #[serde(rename = "module.gave_up")]
@@ -226,7 +256,10 @@ impl RunEvent {
             | RunEvent::ModuleIntent { module_id, .. }
             | RunEvent::ModuleRetrying { module_id, .. }
             | RunEvent::ModuleGaveUp { module_id, .. }
-            | RunEvent::ModulePolled { module_id, .. } => Some(module_id),
+            | RunEvent::ModulePolled { module_id, .. }
+            | RunEvent::ModuleValidating { module_id, .. }
+            | RunEvent::ModuleValidated { module_id, .. }
+            | RunEvent::ModuleFixDispatched { module_id, .. } => Some(module_id),
         }
     }
 
@@ -350,6 +383,25 @@ impl RunEvent {
                 activation: 3,
                 attempts: 3,
                 reason: "the check failed".to_owned(),
+            },
+            RunEvent::ModuleValidating {
+                module_id: module_id(),
+                activation: 1,
+                validator: "tests".to_owned(),
+            },
+            RunEvent::ModuleValidated {
+                module_id: module_id(),
+                activation: 1,
+                validator: "tests".to_owned(),
+                passed: false,
+                detail: "2 tests failed".to_owned(),
+            },
+            RunEvent::ModuleFixDispatched {
+                module_id: module_id(),
+                activation: 1,
+                fix: 1,
+                of: 3,
+                validator: "tests".to_owned(),
             },
             RunEvent::ModulePolled {
                 module_id: module_id(),

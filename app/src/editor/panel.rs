@@ -11,6 +11,7 @@ mod intent_gate;
 mod join;
 mod kinds;
 mod reprompts;
+mod validators;
 
 use graph::config::AgentConfig;
 use graph::{Module, ModuleConfig, ModuleKind};

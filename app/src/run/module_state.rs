@@ -148,6 +148,12 @@ pub fn step(
             }
             _ => run.waiting_until_ms = None,
         },
+        RunEvent::ModuleValidating { validator, .. } => {
+            run.badge = Some(format!("Validating {validator}…"));
+        }
+        RunEvent::ModuleFixDispatched { fix, of, .. } => {
+            run.badge = Some(format!("Fix {fix}/{of}…"));
+        }
         RunEvent::ModuleGaveUp {
             attempts, reason, ..
         } => {
@@ -167,6 +173,7 @@ pub fn step(
         | RunEvent::CableTaken { .. }
         | RunEvent::CableNoneTaken { .. }
         | RunEvent::CableIgnored { .. }
+        | RunEvent::ModuleValidated { .. }
         | RunEvent::ModuleIntent { .. } => return before.cloned(),
     }
     Some(run)
@@ -377,6 +384,40 @@ mod tests {
             running_again
                 .badge_text(2000.0)
                 .starts_with("● Polling · poll 2 still running, one skipped")
+        );
+    }
+
+    #[test]
+    fn validators_and_fix_turns_show_on_the_badge() {
+        let validating = RunEvent::ModuleValidating {
+            module_id: m2(),
+            activation: 1,
+            validator: "tests".to_owned(),
+        };
+        let fixing = RunEvent::ModuleFixDispatched {
+            module_id: m2(),
+            activation: 1,
+            fix: 1,
+            of: 3,
+            validator: "tests".to_owned(),
+        };
+        assert_eq!(
+            badge(
+                "m2",
+                vec![started(), activated(1), validating.clone()],
+                None
+            )
+            .as_deref(),
+            Some("Validating tests…")
+        );
+        assert_eq!(
+            badge(
+                "m2",
+                vec![started(), activated(1), validating, fixing],
+                None
+            )
+            .as_deref(),
+            Some("Fix 1/3…")
         );
     }
 

@@ -52,11 +52,13 @@ impl CodingModules {
             let phase = work
                 .phase(&session, agent, workspace, prompt, 1, None)
                 .await?;
-            // The last agent has the last word.
-            if index + 1 == work.config.agents.len()
-                && let Some(gate) = &work.config.intent_gate
-            {
-                work.decide(&session, agent, gate).await?;
+            // The last agent has the last word: it fixes what the
+            // validators find, or answers the gate.
+            if index + 1 == work.config.agents.len() {
+                work.validate(&session, agent, workspace).await?;
+                if let Some(gate) = &work.config.intent_gate {
+                    work.decide(&session, agent, gate).await?;
+                }
             }
             self.release(work, index, session);
             phases.push(phase);

@@ -141,5 +141,7 @@ pub(super) fn outputs(
         session_key: None,
         intent: None,
         state_set: Vec::new(),
+        gates: Vec::new(),
+        checks_failed: None,
     }
 }

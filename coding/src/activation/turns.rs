@@ -48,6 +48,10 @@ pub(super) struct Work<'a> {
     pub(super) unmerged: std::sync::Mutex<Vec<String>>,
     /// The reply to the intent gate's question, when the module has one.
     pub(super) decision: std::sync::Mutex<Option<String>>,
+    /// Each validator's last verdict (`<label>.gate.<name>`).
+    pub(super) gates: std::sync::Mutex<Vec<(String, bool)>>,
+    /// Why the validators still failed when the fix turns were used.
+    pub(super) checks_failed: std::sync::Mutex<Option<String>>,
 }
 
 impl Work<'_> {
@@ -164,6 +168,61 @@ impl Work<'_> {
             *decision = Some(reply);
         }
         Ok(())
+    }
+
+    /// The module's validators, run in the workspace once the last agent's
+    /// work is committed (PRODUCT §3.11); each failure sends its pattern's
+    /// prompt to that agent as a new turn in its session (`role · Fix k`),
+    /// commits what it did, and runs them again, up to
+    /// `on_failure.max_attempts` fixes.
+    pub(super) async fn validate(
+        &self,
+        session: &AgentSession,
+        agent: &CodingAgentAssignment,
+        workspace: &Workspace,
+    ) -> Result<(), ActivationError> {
+        let validation = &self.config.validation;
+        if validation.is_empty() {
+            return Ok(());
+        }
+        let role = role_of(agent);
+        let most = validation.on_failure.max_attempts;
+        let mut done = 0u32;
+        loop {
+            let round =
+                engine::validators::check(self.context, validation, Some(&workspace.path)).await?;
+            if let Ok(mut gates) = self.gates.lock() {
+                *gates = round.gates;
+            }
+            let Some(failed) = round.failed else {
+                return Ok(());
+            };
+            if done >= most {
+                if let Ok(mut checks_failed) = self.checks_failed.lock() {
+                    *checks_failed = Some(engine::validators::exhausted(done, &failed));
+                }
+                return Ok(());
+            }
+            done += 1;
+            self.context.emit(RunEvent::ModuleFixDispatched {
+                module_id: self.module_id().to_owned(),
+                activation: self.context.activation,
+                fix: done,
+                of: most,
+                validator: failed.validator.clone(),
+            });
+            self.turn(
+                session,
+                &role,
+                format!("{role} · Fix {done}"),
+                &failed.prompt,
+            )
+            .await?;
+            workspace
+                .commit(&format!("{role} ({}), fix {done}", session.agent_name))
+                .await
+                .map_err(ActivationError)?;
+        }
     }
 
     /// The agent's prompt, then its re-prompts in the same session; then its

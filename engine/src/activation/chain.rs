@@ -166,6 +166,108 @@ pub async fn run_chain(
     })
 }
 
+/// What the validators of an agent task came to: the fix turns' replies,
+/// the gates, and why it gives up if it does.
+#[derive(Default)]
+struct Fixes {
+    responses: Vec<String>,
+    gates: Vec<(String, bool)>,
+    failed: Option<String>,
+}
+
+impl Fixes {
+    /// The fix turns' replies after the merged content (`───── Fix k ─────`),
+    /// and the gates and the give-up reason on the output.
+    fn apply(self, output: &mut ActivationOutput) {
+        if let Some((_, PortValue::Bundle(merged))) =
+            output.ports.iter_mut().find(|(port, _)| port == "data_out")
+            && let Some(content) = merged.content.as_object_mut()
+        {
+            let mut text = content
+                .get("merged_content")
+                .and_then(serde_json::Value::as_str)
+                .unwrap_or_default()
+                .to_owned();
+            for (offset, response) in self.responses.iter().enumerate() {
+                text.push_str(&format!("\n───── Fix {} ─────\n{response}", offset + 1));
+            }
+            let count = content
+                .get("response_count")
+                .and_then(serde_json::Value::as_u64)
+                .unwrap_or_default();
+            content.insert("merged_content".to_owned(), text.clone().into());
+            content.insert(
+                "response_count".to_owned(),
+                (count + self.responses.len() as u64).into(),
+            );
+            output.output_text = text;
+        }
+        output.gates = self.gates;
+        output.checks_failed = self.failed;
+    }
+}
+
+/// Runs an agent task's validators when its chain is done; each failure
+/// sends its pattern's prompt as a new turn in the same session (`Fix k`),
+/// and the validators run again, up to `on_failure.max_attempts` fixes
+/// (PRODUCT §3.11).
+async fn validate_and_fix(
+    context: &ActivationContext,
+    config: &AgentTaskConfig,
+    result: &mut ChainResult,
+) -> Result<Fixes, ActivationError> {
+    let validation = &config.validation;
+    let mut fixes = Fixes::default();
+    if validation.is_empty() {
+        return Ok(fixes);
+    }
+    let (_, provider, _) = context.provider_and_model(&config.agent_config)?;
+    let most = validation.on_failure.max_attempts;
+    loop {
+        let round = crate::validators::check(context, validation, None).await?;
+        fixes.gates = round.gates;
+        let Some(failed) = round.failed else {
+            return Ok(fixes);
+        };
+        let done = u32::try_from(fixes.responses.len()).unwrap_or(u32::MAX);
+        if done >= most {
+            fixes.failed = Some(crate::validators::exhausted(done, &failed));
+            return Ok(fixes);
+        }
+        let fix = done + 1;
+        context.emit(RunEvent::ModuleFixDispatched {
+            module_id: context.module.id.clone(),
+            activation: context.activation,
+            fix,
+            of: most,
+            validator: failed.validator.clone(),
+        });
+        context.say(
+            &mut result.session,
+            turn(context.settings.attachments.as_ref(), failed.prompt, &[]).await?,
+        );
+        let index =
+            u32::try_from(result.responses.len() + fixes.responses.len()).unwrap_or(u32::MAX);
+        let reply = context
+            .call(
+                provider.as_ref(),
+                &mut result.session,
+                index,
+                &format!("Fix {fix}"),
+                None,
+                &config.agent_config,
+            )
+            .await?;
+        result.tally.add(&reply);
+        fixes.responses.push(reply.text);
+        if config.session_persist {
+            context
+                .sessions
+                .put(&result.session_key, result.session.clone());
+        }
+    }
+}
+
 /// Keeps a persisting session as of its last answer, so that an attempt
 /// that fails further on (a re-prompt's call, the gate's reading) is
 /// retried in the conversation so far (PRODUCT §3.9); a turn that got no
@@ -208,6 +310,8 @@ pub fn standard_outputs(
         session_key: Some(result.session_key.clone()),
         intent: None,
         state_set: Vec::new(),
+        gates: Vec::new(),
+        checks_failed: None,
     }
 }
 
@@ -221,7 +325,7 @@ pub async fn agent_task(
         .map(|name| name.trim().to_owned())
         .filter(|name| !name.is_empty())
         .collect();
-    let result = run_chain(
+    let mut result = run_chain(
         context,
         Chain {
             agent: &config.agent_config,
@@ -235,7 +339,9 @@ pub async fn agent_task(
         },
     )
     .await?;
+    let fixes = validate_and_fix(context, config, &mut result).await?;
     let mut output = standard_outputs(context, &result, config.re_prompts.len());
+    fixes.apply(&mut output);
     if let Some(gate) = &config.intent_gate {
         let last = result.responses.last().map_or("", String::as_str);
         crate::intent::apply(context, gate, last, Some(&result.session_key), &mut output)?;

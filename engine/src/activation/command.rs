@@ -38,5 +38,7 @@ pub async fn command(
         session_key: None,
         intent: None,
         state_set: ran.state_set,
+        gates: Vec::new(),
+        checks_failed: None,
     })
 }

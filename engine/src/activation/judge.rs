@@ -194,5 +194,7 @@ pub async fn judge(
         session_key: None,
         intent: None,
         state_set: Vec::new(),
+        gates: Vec::new(),
+        checks_failed: None,
     })
 }

@@ -128,5 +128,7 @@ pub async fn panel(
         session_key: None,
         intent: None,
         state_set: Vec::new(),
+        gates: Vec::new(),
+        checks_failed: None,
     })
 }

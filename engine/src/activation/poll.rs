@@ -113,6 +113,8 @@ pub async fn poll(
                 session_key: None,
                 intent: None,
                 state_set: state_set.clone(),
+                gates: Vec::new(),
+                checks_failed: None,
             }
         };
         match outcome {

@@ -60,13 +60,24 @@ pub fn script(context: &ActivationContext, template: &str) -> Result<String, Act
     Ok(script)
 }
 
-/// Runs `script` confined, with `environment` besides the run's own; the
-/// process is killed when the returned future is dropped (a timeout, a
-/// cancel, a poll that overran).
+/// Runs `script` confined in the run's commands folder; see [`run_in`].
 pub async fn run(
     context: &ActivationContext,
     script: &str,
     environment: &[(&str, String)],
+) -> Result<Ran, ActivationError> {
+    run_in(context, script, environment, None).await
+}
+
+/// Runs `script` confined, in `place` (a coding module's workspace) or
+/// the run's commands folder, with `environment` besides the run's own;
+/// the process is killed when the returned future is dropped (a timeout, a
+/// cancel, a poll that overran).
+pub async fn run_in(
+    context: &ActivationContext,
+    script: &str,
+    environment: &[(&str, String)],
+    place: Option<&std::path::Path>,
 ) -> Result<Ran, ActivationError> {
     let label = context.module.display_label();
     let sandbox = context
@@ -86,8 +97,13 @@ pub async fn run(
             work.display()
         ))
     })?;
+    let cwd = place.map_or_else(|| work.clone(), std::path::Path::to_path_buf);
+    let mut writable = vec![work.clone()];
+    if cwd != work {
+        writable.push(cwd.clone());
+    }
     let reach = crate::sandbox::Reach {
-        writable: vec![work.clone()],
+        writable,
         ..crate::sandbox::Reach::default()
     };
     // The state as a file in its own folder: several scripts of a run may
@@ -134,7 +150,7 @@ pub async fn run(
             "sh",
             &["-c".to_owned(), script.to_owned()],
             &variables,
-            &work,
+            &cwd,
         )
         .map_err(|problem| ActivationError(format!("\"{label}\": {problem}")))?;
     let input: String = context

@@ -46,6 +46,8 @@ pub fn input(context: &ActivationContext) -> ActivationOutput {
         session_key: None,
         intent: None,
         state_set: Vec::new(),
+        gates: Vec::new(),
+        checks_failed: None,
     }
 }
 
@@ -75,6 +77,8 @@ pub fn output(context: &ActivationContext) -> ActivationOutput {
         session_key: None,
         intent: None,
         state_set: Vec::new(),
+        gates: Vec::new(),
+        checks_failed: None,
     }
 }
 
@@ -136,6 +140,8 @@ fn finish(
         session_key: None,
         intent: None,
         state_set: Vec::new(),
+        gates: Vec::new(),
+        checks_failed: None,
     }
 }
 

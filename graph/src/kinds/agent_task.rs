@@ -52,6 +52,10 @@ pub struct AgentTaskConfig {
     /// Whether it waits for every input or runs on the first (PRODUCT §3.1).
     #[serde(skip_serializing_if = "crate::join::Join::is_all")]
     pub join: crate::join::Join,
+    /// Checks run when it has done its work, and the prompts that follow
+    /// a failed one (PRODUCT §3.11).
+    #[serde(flatten)]
+    pub validation: crate::validators::Validation,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -75,7 +79,8 @@ impl KindConfig for AgentTaskConfig {
         retry,
         retry_instruction,
         timeout,
-        join
+        join,
+        validation
     );
 
     fn ports(&self) -> ModulePorts {

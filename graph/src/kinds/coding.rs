@@ -93,6 +93,10 @@ pub struct CodingConfig {
     /// Whether it waits for every input or runs on the first (PRODUCT §3.1).
     #[serde(skip_serializing_if = "crate::join::Join::is_all")]
     pub join: crate::join::Join,
+    /// Checks run when it has done its work, and the prompts that follow
+    /// a failed one (PRODUCT §3.11).
+    #[serde(flatten)]
+    pub validation: crate::validators::Validation,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -114,6 +118,7 @@ impl Default for CodingConfig {
             retry_instruction: String::new(),
             timeout_seconds: None,
             join: crate::join::Join::All,
+            validation: crate::validators::Validation::default(),
             extra: Extra::new(),
         }
     }
@@ -147,7 +152,8 @@ impl KindConfig for CodingConfig {
         retry,
         retry_instruction,
         timeout,
-        join
+        join,
+        validation
     );
 
     fn ports(&self) -> ModulePorts {

@@ -194,14 +194,22 @@ impl Store {
         changes: &[(String, String)],
     ) -> Result<(), StoreError> {
         // Bound parameters per statement stay well under SQLite's limit.
+        // Numbered by hand: the `Any` query builder writes `?`, which
+        // PostgreSQL does not read.
         for chunk in changes.chunks(300) {
-            let mut query =
-                sqlx::QueryBuilder::<sqlx::Any>::new("INSERT INTO run_state (run_id, key, value) ");
-            query.push_values(chunk, |mut row, (key, value)| {
-                row.push_bind(run_id).push_bind(key).push_bind(value);
-            });
-            query.push(" ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value");
-            query.build().execute(&self.pool).await?;
+            let rows: Vec<String> = (0..chunk.len())
+                .map(|row| format!("(${}, ${}, ${})", row * 3 + 1, row * 3 + 2, row * 3 + 3))
+                .collect();
+            let sql = format!(
+                "INSERT INTO run_state (run_id, key, value) VALUES {} ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value",
+                rows.join(", ")
+            );
+            // Only placeholders are built into it, never a value.
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+            for (key, value) in chunk {
+                query = query.bind(run_id).bind(key).bind(value);
+            }
+            query.execute(&self.pool).await?;
         }
         Ok(())
     }

@@ -162,6 +162,25 @@ pub fn event(name: &str, payload: Value) -> Result<RunEvent, Error> {
             delay_seconds: payload.number("delay_seconds")?,
             reason: payload.text("reason")?,
         },
+        "module.validating" => RunEvent::ModuleValidating {
+            module_id: payload.text("module_id")?,
+            activation: payload.number("activation")?,
+            validator: payload.text("validator")?,
+        },
+        "module.validated" => RunEvent::ModuleValidated {
+            module_id: payload.text("module_id")?,
+            activation: payload.number("activation")?,
+            validator: payload.text("validator")?,
+            passed: payload.flag("passed")?,
+            detail: payload.text("detail")?,
+        },
+        "module.fix_dispatched" => RunEvent::ModuleFixDispatched {
+            module_id: payload.text("module_id")?,
+            activation: payload.number("activation")?,
+            fix: payload.number("fix")?,
+            of: payload.number("of")?,
+            validator: payload.text("validator")?,
+        },
         "module.polled" => RunEvent::ModulePolled {
             module_id: payload.text("module_id")?,
             activation: payload.number("activation")?,

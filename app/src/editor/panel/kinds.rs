@@ -69,6 +69,7 @@ pub fn agent_task(selected: Selected) -> impl IntoView {
         <RePromptSection selected owner=RePromptOwner::Module separate_outputs=true/>
         <NamedOutputs selected/>
         <IntentGateSection selected who="The last turn (the last re-prompt, or the instruction when there is none)"/>
+        <super::validators::ValidatorsSection selected/>
         <AgentSettings selected/>
         <fieldset>
             <legend>"Session"</legend>
