@@ -1,5 +1,6 @@
-//! Running a module's validators (PRODUCT §3.11, Climpt §14.5–14.6): each
-//! in order, confined, until one fails; its failure pattern's prompt,
+//! Running a module's validators (PRODUCT §3.11, after Climpt's
+//! `validators` and `failurePatterns`): each in order, confined, until one
+//! fails; its failure pattern's prompt,
 //! filled with what its parameters take from the validator's output, is
 //! the follow-up turn. The kinds (agent task, coding) send that turn in
 //! their own session and come back here.

@@ -1,5 +1,6 @@
-//! Validators and failure patterns (PRODUCT §3.11, after Climpt §14.5–14.6):
-//! commands an agent task or a coding module runs when it has done its
+//! Validators and failure patterns (PRODUCT §3.11, after Climpt's
+//! `validators` and `failurePatterns`): commands an agent task or a coding
+//! module runs when it has done its
 //! work; all pass, it completes; one fails, the failure pattern it names
 //! gives the follow-up prompt, filled with what was extracted from the
 //! validator's output, sent as a new turn in the same session — up to
