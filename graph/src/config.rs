@@ -201,6 +201,16 @@ impl ModuleConfig {
         self.kind_config_mut()?.validation_mut()
     }
 
+    /// Whether its activations run shell commands of the graph's own (a
+    /// command, a poll, validators), which only a server started with
+    /// commands enabled allows.
+    pub fn runs_commands(&self) -> bool {
+        matches!(self, ModuleConfig::Command(_) | ModuleConfig::Poll(_))
+            || self
+                .validation()
+                .is_some_and(|validation| !validation.is_empty())
+    }
+
     /// How the module's inputs join; `all` in kinds without inputs.
     pub fn join(&self) -> crate::join::Join {
         self.kind_config()

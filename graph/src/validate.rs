@@ -674,9 +674,14 @@ fn check_templates(findings: &mut ModuleFindings<'_>, topology: &Topology<'_>) {
                     });
                 match setter {
                     None => Some(format!("no module upstream of it is labelled \"{label}\"")),
-                    Some((_, other)) if other.kind() != Some(crate::ModuleKind::Command) => {
+                    Some((_, other))
+                        if !matches!(
+                            other.kind(),
+                            Some(crate::ModuleKind::Command | crate::ModuleKind::Poll)
+                        ) =>
+                    {
                         Some(format!(
-                            "\"{label}\" is not a command, and only a command sets keys (PATCHBAY_SET:{}=…)",
+                            "\"{label}\" is not a command or a poll, and only those set keys (PATCHBAY_SET:{}=…)",
                             name.trim()
                         ))
                     }

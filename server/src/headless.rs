@@ -190,10 +190,10 @@ pub async fn run_file(engine: Engine, file: &Path, input: RunInput) -> u8 {
         && graph
             .modules
             .iter()
-            .any(|module| module.kind() == Some(ModuleKind::Command))
+            .any(|module| module.config.runs_commands())
     {
         eprintln!(
-            "patchbay: the graph has step.command modules; run with --enable-commands to allow them"
+            "patchbay: the graph runs commands (command or poll modules, validators); run with --enable-commands to allow them"
         );
         return 2;
     }

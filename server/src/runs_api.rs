@@ -79,7 +79,7 @@ pub async fn start(
         && let Some(module) = graph
             .modules
             .iter()
-            .find(|module| module.kind() == Some(ModuleKind::Command))
+            .find(|module| module.config.runs_commands())
     {
         return Err(ApiError::CommandsDisabled(module.id.clone()));
     }

@@ -250,7 +250,8 @@ async fn with_an_access_key_listing_needs_no_key_and_still_needs_the_tokens() {
 
 #[tokio::test]
 async fn new_starts_from_each_example_and_each_runs_to_completion_offline() {
-    let setup = support::coding::setup(None).await;
+    // Commands enabled (confined, offline): the checks example runs them.
+    let setup = support::coding::setup_running_commands().await;
     let router = &setup.router;
     for example in examples() {
         let (status, headers, text) =

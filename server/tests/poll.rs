@@ -60,7 +60,7 @@ async fn it_polls_until_the_script_decides() {
     // Not yet, not yet, then approved; the environment has what it needs.
     let script = "test -n \"$PATCHBAY_RUN_ID\" && grep -q '\"input\":\"the release\"' \"$PATCHBAY_STATE\" || exit 9\n\
                   echo \"poll $PATCHBAY_POLL of attempt $PATCHBAY_ATTEMPT\"\n\
-                  if [ \"$PATCHBAY_POLL\" -ge 3 ]; then echo PATCHBAY_RESULT:approved; fi";
+                  if [ \"$PATCHBAY_POLL\" -ge 3 ]; then echo PATCHBAY_SET:reviewer=ana; echo PATCHBAY_RESULT:approved; fi";
     let run = run(
         &setup,
         json!({"command": script, "interval_seconds": 1}),
@@ -73,6 +73,9 @@ async fn it_polls_until_the_script_decides() {
     assert_eq!(ran(&run, "after_result_fix"), 0);
     let sent = &run["modules"]["wait"]["activations"][0]["outputs"]["result:approved"];
     assert_eq!(sent["meta"]["polls"], 3);
+    // A poll sets state keys as a command does.
+    assert_eq!(run["state"]["wait.set.reviewer"], "ana");
+    assert_eq!(run["state"]["wait.status"], "completed");
     assert!(
         sent["content"]
             .as_str()

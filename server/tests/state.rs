@@ -87,7 +87,10 @@ async fn a_command_reads_the_run_state_and_sets_keys_a_later_prompt_uses() {
 async fn a_key_no_command_upstream_can_set_is_refused_before_the_run() {
     let setup = setup_running_commands().await;
     for (report, why) in [
-        ("Use {{ Draft.set.verdict }}", "\"Draft\" is not a command"),
+        (
+            "Use {{ Draft.set.verdict }}",
+            "\"Draft\" is not a command or a poll",
+        ),
         (
             "Use {{ nobody.set.verdict }}",
             "no module upstream of it is labelled \"nobody\"",
@@ -197,5 +200,34 @@ async fn the_run_state_is_kept_key_by_key_on_every_database() {
         assert_eq!(state["Draft.status"], "completed", "{}", database.name);
         assert_eq!(state["Draft.attempt"], "1");
         assert_eq!(state["prev.Draft.status"], "retrying");
+    }
+}
+
+#[tokio::test]
+async fn a_server_without_commands_refuses_validators_and_polls_before_the_run() {
+    let setup = support::coding::setup(None).await;
+    let example = graph::starter::example("build-until-the-checks-pass").unwrap();
+    let poll = json!({"name": "Poll", "modules": [
+        {"id": "in", "kind": "step.input", "config": {}},
+        {"id": "wait", "kind": "step.poll", "config": {"command": "true", "results": ["ok"]}},
+    ], "cables": [
+        {"id": "c1", "from": {"module": "in", "port": "data_out"}, "to": {"module": "wait", "port": "data_in"}},
+    ]});
+    for (document, module) in [
+        (serde_json::to_value(example.graph).unwrap(), "build"),
+        (poll, "wait"),
+    ] {
+        let graph_id = create_graph(&setup.router, document).await;
+        let (status, body) = call(
+            &setup.router,
+            as_editor(
+                post(&format!("/api/graphs/{graph_id}/runs"), json!({})),
+                &graph_id,
+            ),
+        )
+        .await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+        assert_eq!(body["error"]["code"], "run.commands_disabled");
+        assert_eq!(body["error"]["details"]["module_id"], module);
     }
 }

@@ -49,8 +49,7 @@ pub fn script(context: &ActivationContext, template: &str) -> Result<String, Act
     let label = context.module.display_label();
     if !context.settings.commands_enabled {
         return Err(ActivationError(format!(
-            "\"{label}\": {} is disabled on this server (start it with --enable-commands)",
-            context.module.config.kind_name()
+            "\"{label}\" runs commands, which are disabled on this server (start it with --enable-commands)"
         )));
     }
     let script = context.render(template)?;
