@@ -141,7 +141,7 @@ test('the Triage example: a gate of intents on the classifier, ports that come a
   await gate.getByLabel('Allow intent jump').check();
   await expect(port('jump_out')).toBeVisible();
   await expect.poll(() => findingCodes(page)).toEqual(['validation.intent_unwired']);
-  await expect(panel(page).locator('.field-problems')).toContainText('allows the intent “jump”');
+  await expect(panel(page).locator('fieldset.intent-gate .field-problems')).toContainText('allows the intent “jump”');
   // No longer allowing escalate takes its port away and leaves its cable dangling.
   await gate.getByLabel('Allow intent jump').uncheck();
   await gate.getByLabel('Allow intent escalate').uncheck();

@@ -28,7 +28,7 @@ test('the checks example runs from the home page: a failed check brings a fix tu
   await rule.fill('zero');
   await expect(validators.locator('.field-problems')).toContainText('neither `empty` nor `exit_code:N`');
   await rule.fill('empty');
-  await expect(validators.locator('.field-problems li')).toHaveCount(0);
+  await expect(validators.locator('.field-problems')).toHaveCount(0);
   await panel(page).getByRole('button', { name: 'Close details' }).click();
 
   await page.locator('.pane').click({ position: { x: 600, y: 30 } });

@@ -283,6 +283,15 @@ pub fn module_look(module: &Module) -> NodeLook {
             if module.config.join() == graph::join::Join::Any {
                 notes.push("⋁ any".to_owned());
             }
+            // So does one whose work is checked before it completes.
+            let checks = module
+                .config
+                .validation()
+                .map_or(0, |validation| validation.validators.len());
+            if checks > 0 {
+                let plural = if checks == 1 { "" } else { "s" };
+                notes.push(format!("{checks} check{plural}"));
+            }
             notes.join(" · ")
         },
         inputs: views(&inputs),
@@ -811,5 +820,16 @@ mod tests {
         assert_eq!(look.note, "↻ 2");
         assert_eq!(look.subtitle, "Agent task");
         assert!(look.inputs.iter().any(|port| port.id == "data_in"));
+        // Its checks and a join of any are noted too.
+        let checks = graph::starter::example("build-until-the-checks-pass").unwrap();
+        assert_eq!(
+            module_look(checks.graph.module("build").unwrap()).note,
+            "2 checks"
+        );
+        let mut joined = graph.module("m3").unwrap().clone();
+        if let Some(join) = joined.config.join_slot() {
+            *join = graph::join::Join::Any;
+        }
+        assert_eq!(module_look(&joined).note, "⋁ any");
     }
 }

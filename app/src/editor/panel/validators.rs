@@ -146,10 +146,11 @@ pub fn ValidatorsSection(selected: Selected) -> impl IntoView {
         };
         view! {
             <div class="validator-card" role="group" aria-label=format!("Validator {}", index + 1)>
-                <div class="row">
-                    <TextField label="Name" value=read(|validator| validator.name.clone()) on_input=validator_edit("Rename validator", "validator_name", |validator, value| validator.name = value)(index) disabled=selected.disabled()/>
-                    <button type="button" aria-label=format!("Remove validator {}", index + 1) disabled=move || selected.disabled().get() on:click=move |_| remove_validator.run(index)>"✕"</button>
+                <div class="card-header">
+                    <strong>{format!("Validator {}", index + 1)}</strong>
+                    <button type="button" class="close" aria-label=format!("Remove validator {}", index + 1) disabled=move || selected.disabled().get() on:click=move |_| remove_validator.run(index)>"✕"</button>
                 </div>
+                <TextField label="Name" value=read(|validator| validator.name.clone()) on_input=validator_edit("Rename validator", "validator_name", |validator, value| validator.name = value)(index) disabled=selected.disabled()/>
                 <TextArea label="Command" rows=2 placeholder="cargo test --quiet" value=read(|validator| validator.command.clone()) on_input=validator_edit("Edit validator command", "validator_command", |validator, value| validator.command = value)(index) disabled=selected.disabled()/>
                 <TextField label="Passes when" placeholder="exit_code:0 or empty" value=read(|validator| validator.success_when.clone()) on_input=validator_edit("Edit validator rule", "validator_rule", |validator, value| validator.success_when = value)(index) disabled=selected.disabled()/>
                 <SelectField label="On failure, prompt with" value=read(|validator| validator.failure_pattern.clone()) options=pattern_options on_change=validator_edit("Choose failure pattern", "validator_pattern", |validator, value| validator.failure_pattern = value)(index) disabled=selected.disabled()/>
@@ -170,10 +171,11 @@ pub fn ValidatorsSection(selected: Selected) -> impl IntoView {
         };
         view! {
             <div class="validator-card" role="group" aria-label=format!("Failure pattern {}", index + 1)>
-                <div class="row">
-                    <TextField label="Pattern name" value=read(|pattern| pattern.name.clone()) on_input=pattern_edit("Rename failure pattern", "pattern_name", |pattern, value| pattern.name = value)(index) disabled=selected.disabled()/>
-                    <button type="button" aria-label=format!("Remove failure pattern {}", index + 1) disabled=move || selected.disabled().get() on:click=move |_| remove_pattern.run(index)>"✕"</button>
+                <div class="card-header">
+                    <strong>{format!("Failure pattern {}", index + 1)}</strong>
+                    <button type="button" class="close" aria-label=format!("Remove failure pattern {}", index + 1) disabled=move || selected.disabled().get() on:click=move |_| remove_pattern.run(index)>"✕"</button>
                 </div>
+                <TextField label="Pattern name" value=read(|pattern| pattern.name.clone()) on_input=pattern_edit("Rename failure pattern", "pattern_name", |pattern, value| pattern.name = value)(index) disabled=selected.disabled()/>
                 <TextArea label="Follow-up prompt" rows=3 value=read(|pattern| pattern.prompt.clone()) on_input=pattern_edit("Edit failure prompt", "pattern_prompt", |pattern, value| pattern.prompt = value)(index) disabled=selected.disabled()/>
                 <TextField label="Its parameters" placeholder="failures, files" value=read(|pattern| pattern.params.join(", ")) on_input=pattern_edit("Edit failure parameters", "pattern_params", |pattern, value| {
                     pattern.params = value.split(',').map(|name| name.trim().to_owned()).filter(|name| !name.is_empty()).collect();
@@ -209,9 +211,14 @@ pub fn ValidatorsSection(selected: Selected) -> impl IntoView {
                     disabled=selected.disabled()
                 />
             })}
-            <ul class="field-problems">
-                {move || problems.get().into_iter().map(|problem| view! { <li>{problem}</li> }).collect_view()}
-            </ul>
+            {move || {
+                let problems = problems.get();
+                (!problems.is_empty()).then(|| view! {
+                    <ul class="field-problems" role="alert">
+                        {problems.into_iter().map(|problem| view! { <li>{problem}</li> }).collect_view()}
+                    </ul>
+                })
+            }}
         </fieldset>
     }
 }
