@@ -300,9 +300,12 @@ impl RunView {
             }
             RunEvent::RunCompleted { status }
             | RunEvent::RunFailed { status, .. }
-            | RunEvent::RunCancelled { status } => {
+            | RunEvent::RunCancelled { status }
+            | RunEvent::RunInterrupted { status, .. } => {
                 self.error.set(match event {
-                    RunEvent::RunFailed { error, .. } => Some(error.clone()),
+                    RunEvent::RunFailed { error, .. } | RunEvent::RunInterrupted { error, .. } => {
+                        Some(error.clone())
+                    }
                     _ => None,
                 });
                 self.status.set(Some(*status));
@@ -401,7 +404,9 @@ pub fn apply_record(model: CanvasModel, record: &RunRecord) {
                 let state = match activation.status {
                     ActivationStatus::Completed => ModuleRunState::Done,
                     ActivationStatus::Failed => ModuleRunState::Failed,
-                    ActivationStatus::Cancelled => ModuleRunState::Cancelled,
+                    ActivationStatus::Cancelled | ActivationStatus::Interrupted => {
+                        ModuleRunState::Cancelled
+                    }
                     ActivationStatus::Running | ActivationStatus::Waiting => {
                         ModuleRunState::Running
                     }
@@ -415,7 +420,12 @@ pub fn apply_record(model: CanvasModel, record: &RunRecord) {
                     } else {
                         state
                     },
-                    badge: gave_up.then(|| "gave up".to_owned()),
+                    badge: if gave_up {
+                        Some("gave up".to_owned())
+                    } else {
+                        (activation.status == ActivationStatus::Interrupted)
+                            .then(|| "interrupted".to_owned())
+                    },
                     started_ms: Some(activation.started_at as f64),
                     finished_ms: activation.finished_at.map(|at| at as f64),
                     tokens: activation.tokens(),

@@ -128,7 +128,7 @@ pub async fn build_state(settings: Settings) -> Result<AppState, StoreError> {
         None => ConfigFile::default(),
     };
     let store = Store::connect(&settings.database_url).await?;
-    let interrupted = store.interrupt_unfinished_runs().await?;
+    let interrupted = runs::interrupted::close_unfinished(&store).await?;
     if !interrupted.is_empty() {
         tracing::warn!(
             count = interrupted.len(),

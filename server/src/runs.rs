@@ -2,6 +2,7 @@
 //! a recorder on the database, the run registered in the hub while it lasts.
 
 pub mod hub;
+pub mod interrupted;
 pub mod recorder;
 
 use std::sync::Arc;

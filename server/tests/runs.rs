@@ -19,6 +19,7 @@ use graph::starter::starter_graph;
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use tower::ServiceExt;
+use wire::event::{RunEvent, RunStatus};
 
 /// A router whose simulator waits `latency_ms` per word.
 async fn app(
@@ -466,6 +467,51 @@ async fn the_log_replays_after_a_restart_and_unfinished_runs_become_interrupted(
             .set_run_status(&stuck, "running", None)
             .await
             .unwrap();
+        // Its log: m2 started streaming its reply and never ended.
+        let logged = |seq: i64, event: RunEvent| server::store::StoredEvent {
+            seq,
+            name: event.name().to_owned(),
+            payload: Value::Object(event.payload()).to_string(),
+            ts: 1_000 + seq,
+        };
+        state
+            .store
+            .append_events(
+                &stuck,
+                &[
+                    logged(
+                        1,
+                        RunEvent::RunStarted {
+                            status: RunStatus::Running,
+                        },
+                    ),
+                    logged(
+                        2,
+                        RunEvent::ModuleActivated {
+                            module_id: "m2".to_owned(),
+                            activation: 1,
+                        },
+                    ),
+                    logged(
+                        3,
+                        RunEvent::ModuleOutputDelta {
+                            module_id: "m2".to_owned(),
+                            response_index: 0,
+                            text: "Half a".to_owned(),
+                        },
+                    ),
+                    logged(
+                        4,
+                        RunEvent::ModuleOutputDelta {
+                            module_id: "m2".to_owned(),
+                            response_index: 0,
+                            text: " reply".to_owned(),
+                        },
+                    ),
+                ],
+            )
+            .await
+            .unwrap();
         let before = state.store.events_after(&finished, 0).await.unwrap();
         drop(router);
         drop(state);
@@ -490,7 +536,13 @@ async fn the_log_replays_after_a_restart_and_unfinished_runs_become_interrupted(
         let (_, run) = call(&router, get(&format!("/api/runs/{stuck}"))).await;
         assert_eq!(run["status"], "interrupted");
         assert!(run["error"].as_str().unwrap().contains("server stopped"));
-        let (_, closed) = read_events(
+        // The activation that was in flight is kept, with what it streamed.
+        let kept = &run["modules"]["m2"]["activations"][0];
+        assert_eq!(kept["status"], "interrupted", "{run}");
+        assert_eq!(kept["responses"][0]["text"], "Half a reply");
+        // Its log ends with a terminal event, so a client stops waiting,
+        // also one that comes back with Last-Event-ID.
+        let (events, closed) = read_events(
             &client,
             &format!("{base}/api/runs/{stuck}/events"),
             None,
@@ -498,6 +550,21 @@ async fn the_log_replays_after_a_restart_and_unfinished_runs_become_interrupted(
         )
         .await;
         assert!(closed, "an interrupted run's stream closes");
+        assert_eq!(events.len(), 5, "{}", database.name);
+        assert_eq!(
+            events.last().unwrap().event.as_deref(),
+            Some("run.interrupted")
+        );
+        let (after, closed) = read_events(
+            &client,
+            &format!("{base}/api/runs/{stuck}/events"),
+            Some("4"),
+            usize::MAX,
+        )
+        .await;
+        assert!(closed);
+        assert_eq!(after.len(), 1);
+        assert_eq!(after[0].event.as_deref(), Some("run.interrupted"));
     }
 }
 

@@ -28,6 +28,11 @@ pub enum RunEvent {
     #[serde(rename = "run.cancelled")]
     #[strum(serialize = "run.cancelled")]
     RunCancelled { status: RunStatus },
+    /// The server stopped under the run and it will not go on (PRODUCT
+    /// §3.1): the last event of its log.
+    #[serde(rename = "run.interrupted")]
+    #[strum(serialize = "run.interrupted")]
+    RunInterrupted { status: RunStatus, error: String },
     #[serde(rename = "module.activated")]
     #[strum(serialize = "module.activated")]
     ModuleActivated { module_id: String, activation: u32 },
@@ -239,7 +244,8 @@ impl RunEvent {
             RunEvent::RunStarted { .. }
             | RunEvent::RunCompleted { .. }
             | RunEvent::RunFailed { .. }
-            | RunEvent::RunCancelled { .. } => None,
+            | RunEvent::RunCancelled { .. }
+            | RunEvent::RunInterrupted { .. } => None,
             RunEvent::ModuleActivated { module_id, .. }
             | RunEvent::ModuleCompleted { module_id, .. }
             | RunEvent::ModuleFailed { module_id, .. }
@@ -270,6 +276,7 @@ impl RunEvent {
             RunEvent::RunCompleted { .. }
                 | RunEvent::RunFailed { .. }
                 | RunEvent::RunCancelled { .. }
+                | RunEvent::RunInterrupted { .. }
         )
     }
 }
@@ -294,6 +301,10 @@ impl RunEvent {
             },
             RunEvent::RunCancelled {
                 status: RunStatus::Cancelled,
+            },
+            RunEvent::RunInterrupted {
+                status: RunStatus::Interrupted,
+                error: "the server stopped while the run was in progress".to_owned(),
             },
             RunEvent::ModuleActivated {
                 module_id: module_id(),

@@ -67,6 +67,8 @@ pub enum ActivationStatus {
     Completed,
     Failed,
     Cancelled,
+    /// The server stopped while it ran; the record keeps what it had.
+    Interrupted,
 }
 
 impl ActivationStatus {

@@ -158,7 +158,9 @@ impl ModuleRun {
             },
             ModuleRunState::Done => format!("✓{}{tokens}", took(self.finished_ms)),
             ModuleRunState::Failed => format!("✕ {}", self.badge.as_deref().unwrap_or("failed")),
-            ModuleRunState::Cancelled => "■ cancelled".to_owned(),
+            ModuleRunState::Cancelled => {
+                format!("■ {}", self.badge.as_deref().unwrap_or("cancelled"))
+            }
         }
     }
 }

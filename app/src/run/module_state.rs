@@ -35,18 +35,21 @@ pub fn step(
         }
         RunEvent::RunCompleted { .. }
         | RunEvent::RunFailed { .. }
-        | RunEvent::RunCancelled { .. } => {
+        | RunEvent::RunCancelled { .. }
+        | RunEvent::RunInterrupted { .. } => {
             // Whatever was still going stopped with the run; what never
             // started shows nothing.
-            let stopped = if matches!(event, RunEvent::RunCancelled { .. }) {
-                ModuleRunState::Cancelled
-            } else {
-                ModuleRunState::Failed
+            let (stopped, badge) = match event {
+                RunEvent::RunCancelled { .. } => (ModuleRunState::Cancelled, None),
+                RunEvent::RunInterrupted { .. } => {
+                    (ModuleRunState::Cancelled, Some("interrupted".to_owned()))
+                }
+                _ => (ModuleRunState::Failed, None),
             };
             return match before {
                 Some(run) if run.state == ModuleRunState::Running => Some(ModuleRun {
                     state: stopped,
-                    badge: None,
+                    badge,
                     finished_ms: at,
                     ..run.clone()
                 }),
@@ -419,6 +422,24 @@ mod tests {
             .as_deref(),
             Some("Fix 1/3…")
         );
+    }
+
+    #[test]
+    fn an_interrupted_run_says_so_on_what_was_running() {
+        let interrupted = RunEvent::RunInterrupted {
+            status: RunStatus::Interrupted,
+            error: "the server stopped".to_owned(),
+        };
+        let stopped = after(
+            "m2",
+            vec![started(), activated(1), interrupted.clone()],
+            None,
+        )
+        .unwrap();
+        assert_eq!(stopped.state, ModuleRunState::Cancelled);
+        assert_eq!(stopped.badge_text(0.0), "■ interrupted");
+        // What never started shows nothing.
+        assert_eq!(after("m3", vec![started(), interrupted], None), None);
     }
 
     #[test]

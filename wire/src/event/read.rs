@@ -79,6 +79,10 @@ pub fn event(name: &str, payload: Value) -> Result<RunEvent, Error> {
         "run.cancelled" => RunEvent::RunCancelled {
             status: payload.status()?,
         },
+        "run.interrupted" => RunEvent::RunInterrupted {
+            status: payload.status()?,
+            error: payload.text("error")?,
+        },
         "module.activated" => RunEvent::ModuleActivated {
             module_id: payload.text("module_id")?,
             activation: payload.number("activation")?,

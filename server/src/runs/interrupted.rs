@@ -1,0 +1,201 @@
+//! Ending the runs a previous server left unfinished (until runs resume,
+//! issue 16): each gets a terminal `run.interrupted` event, so a client
+//! following it stops waiting, and each activation that was in flight is
+//! kept in the record as `interrupted`, with the text it had streamed —
+//! rebuilt from the event log, the source of truth, since an activation is
+//! recorded only when it ends.
+
+use std::collections::BTreeMap;
+
+use wire::activation::{ActivationRecord, ActivationStatus, ResponseRecord};
+use wire::event::{RunEvent, RunStatus};
+
+use crate::store::{Store, StoreError, StoredActivation, StoredEvent};
+
+/// Why the run and its activations stopped.
+pub const REASON: &str = "the server stopped while the run was in progress";
+
+/// The activations a log shows started and not ended, with what they
+/// streamed, by (module, activation).
+pub fn in_flight(events: &[StoredEvent]) -> Vec<ActivationRecord> {
+    let mut open: BTreeMap<(String, u32), ActivationRecord> = BTreeMap::new();
+    for stored in events {
+        let Ok(event) = RunEvent::from_parts(
+            &stored.name,
+            serde_json::from_str(&stored.payload).unwrap_or_default(),
+        ) else {
+            continue;
+        };
+        match event {
+            RunEvent::ModuleActivated {
+                module_id,
+                activation,
+            } => {
+                let record = ActivationRecord::new(&module_id, activation, stored.ts);
+                open.insert((module_id, activation), record);
+            }
+            RunEvent::ModuleCompleted {
+                module_id,
+                activation,
+            }
+            | RunEvent::ModuleFailed {
+                module_id,
+                activation,
+                ..
+            } => {
+                open.remove(&(module_id, activation));
+            }
+            RunEvent::ModuleOutputDelta {
+                module_id,
+                response_index,
+                text,
+            } => {
+                // Deltas name the module, not the activation: the latest
+                // open one of it is streaming.
+                if let Some(record) = open
+                    .iter_mut()
+                    .rev()
+                    .find(|((id, _), _)| *id == module_id)
+                    .map(|(_, record)| record)
+                {
+                    match record
+                        .responses
+                        .iter_mut()
+                        .find(|response| response.index == response_index)
+                    {
+                        Some(response) => response.text.push_str(&text),
+                        None => record.responses.push(ResponseRecord {
+                            index: response_index,
+                            label: if response_index == 0 {
+                                "Original".to_owned()
+                            } else {
+                                format!("Re-prompt {response_index}")
+                            },
+                            text,
+                            ..ResponseRecord::default()
+                        }),
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    open.into_values()
+        .map(|mut record| {
+            record.status = ActivationStatus::Interrupted;
+            record.error = Some(REASON.to_owned());
+            record
+        })
+        .collect()
+}
+
+/// Marks the runs a previous server left unfinished as interrupted, keeps
+/// their in-flight activations, and ends each log with `run.interrupted`.
+/// Returns their ids.
+pub async fn close_unfinished(store: &Store) -> Result<Vec<String>, StoreError> {
+    let ids = store.interrupt_unfinished_runs().await?;
+    for id in &ids {
+        let events = store.events_after(id, 0).await?;
+        let recorded: Vec<(String, u32)> = store
+            .activations(id)
+            .await?
+            .iter()
+            .filter_map(|json| serde_json::from_str::<ActivationRecord>(json).ok())
+            .map(|record| (record.module_id, record.activation))
+            .collect();
+        for record in in_flight(&events) {
+            if recorded.contains(&(record.module_id.clone(), record.activation)) {
+                continue;
+            }
+            let json = serde_json::to_string(&record).unwrap_or_default();
+            store
+                .save_activation(
+                    id,
+                    StoredActivation {
+                        module_id: &record.module_id,
+                        activation: i64::from(record.activation),
+                        status: record.status.as_str(),
+                        record: &json,
+                        started_at: record.started_at,
+                        finished_at: record.finished_at,
+                    },
+                )
+                .await?;
+        }
+        let event = RunEvent::RunInterrupted {
+            status: RunStatus::Interrupted,
+            error: REASON.to_owned(),
+        };
+        let next = events.last().map_or(1, |last| last.seq + 1);
+        store
+            .append_events(
+                id,
+                &[StoredEvent {
+                    seq: next,
+                    name: event.name().to_owned(),
+                    payload: serde_json::Value::Object(event.payload()).to_string(),
+                    ts: crate::store::now_millis(),
+                }],
+            )
+            .await?;
+    }
+    Ok(ids)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn logged(seq: i64, event: RunEvent) -> StoredEvent {
+        StoredEvent {
+            seq,
+            name: event.name().to_owned(),
+            payload: serde_json::Value::Object(event.payload()).to_string(),
+            ts: seq * 10,
+        }
+    }
+
+    #[test]
+    fn only_what_started_and_never_ended_is_in_flight_with_its_streamed_text() {
+        let delta = |module: &str, index: u32, text: &str| RunEvent::ModuleOutputDelta {
+            module_id: module.to_owned(),
+            response_index: index,
+            text: text.to_owned(),
+        };
+        let activated = |module: &str, activation: u32| RunEvent::ModuleActivated {
+            module_id: module.to_owned(),
+            activation,
+        };
+        let events = vec![
+            logged(1, activated("draft", 1)),
+            logged(2, delta("draft", 0, "done")),
+            logged(
+                3,
+                RunEvent::ModuleCompleted {
+                    module_id: "draft".to_owned(),
+                    activation: 1,
+                },
+            ),
+            logged(4, activated("draft", 2)),
+            logged(5, activated("review", 1)),
+            logged(6, delta("draft", 0, "again")),
+            logged(7, delta("draft", 1, "and more")),
+        ];
+        let open = in_flight(&events);
+        let keys: Vec<(&str, u32)> = open
+            .iter()
+            .map(|record| (record.module_id.as_str(), record.activation))
+            .collect();
+        assert_eq!(keys, [("draft", 2), ("review", 1)]);
+        let draft = &open[0];
+        assert_eq!(draft.status, ActivationStatus::Interrupted);
+        assert_eq!(draft.started_at, 40);
+        let texts: Vec<(&str, &str)> = draft
+            .responses
+            .iter()
+            .map(|response| (response.label.as_str(), response.text.as_str()))
+            .collect();
+        assert_eq!(texts, [("Original", "again"), ("Re-prompt 1", "and more")]);
+        assert!(open[1].responses.is_empty());
+    }
+}
