@@ -59,8 +59,10 @@ test('attempts and a timeout add their ports, and retry variables are only for t
   // A timeout of its own gives the module a port; clearing it takes the port away.
   const timeout = section.getByLabel('Timeout (seconds)');
   await expect(timeout).toHaveAttribute('placeholder', 'default: 30 min');
+  await expect(section.locator('.timeout-hint')).toContainText('30 min (the default). A timed-out attempt is cancelled, and it is an error');
   await timeout.fill('90');
   await expect(port(page, 'm2', 'timeout_out')).toContainText('Timed out');
+  await expect(section.locator('.timeout-hint')).toContainText('1 min 30 s. A timed-out attempt is cancelled, and it ends on its own port');
   await timeout.fill('');
   await expect(port(page, 'm2', 'timeout_out')).toHaveCount(0);
 

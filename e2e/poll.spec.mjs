@@ -22,6 +22,12 @@ test('a poll waits, counting down, until its script reports a decision', async (
   await expect(port(page, 'm4', 'result:approved')).toContainText('→ approved');
   await expect(port(page, 'm4', 'result:rejected')).toContainText('→ rejected');
   await expect(port(page, 'm4', 'timeout_out')).toContainText('Timed out');
+  // Its timeout reads in hours, and always has its port.
+  const attempts = panel(page).locator('fieldset.attempts');
+  await attempts.getByLabel('Timeout (seconds)').fill('');
+  await expect(attempts.getByLabel('Timeout (seconds)')).toHaveAttribute('placeholder', 'default: 72 h');
+  await expect(attempts.locator('.timeout-hint')).toContainText('72 h (the default). A timed-out attempt is cancelled, and it ends on its own port');
+  await expect(port(page, 'm4', 'timeout_out')).toContainText('Timed out');
   await panel(page).getByRole('button', { name: 'Close details' }).click();
   await wire(page, ['m1', 'data_out'], ['m4', 'data_in']);
   await wire(page, ['m4', 'result:approved'], ['m3', 'data_in']);

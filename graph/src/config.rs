@@ -201,6 +201,12 @@ impl ModuleConfig {
         self.kind_config_mut()?.validation_mut()
     }
 
+    /// Whether its activations start processes (coding agents, commands,
+    /// polls, validators), which the server runs only confined.
+    pub fn starts_processes(&self) -> bool {
+        self.kind().is_some_and(crate::ModuleKind::starts_processes) || self.runs_commands()
+    }
+
     /// Whether its activations run shell commands of the graph's own (a
     /// command, a poll, validators), which only a server started with
     /// commands enabled allows.

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use engine::bundle::PortValue;
 use engine::recorder::{MemoryRecorder, RecordError, Recorder};
 use engine::{Engine, InputFile, RunInput, RunSpec};
-use graph::{Graph, ModuleKind, Severity, has_errors, validate};
+use graph::{Graph, Severity, has_errors, validate};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
 use wire::activation::ActivationRecord;
@@ -201,7 +201,7 @@ pub async fn run_file(engine: Engine, file: &Path, input: RunInput) -> u8 {
         && graph
             .modules
             .iter()
-            .any(|module| module.kind().is_some_and(ModuleKind::starts_processes))
+            .any(|module| module.config.starts_processes())
     {
         eprintln!(
             "patchbay: the graph would start processes, and none run unconfined: {unavailable}"

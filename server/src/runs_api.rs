@@ -12,7 +12,7 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
 use engine::RunInput;
-use graph::{Graph, ModuleKind, has_errors, validate};
+use graph::{Graph, has_errors, validate};
 use tokio::sync::{broadcast, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
 use wire::providers::Catalogue;
@@ -87,7 +87,7 @@ pub async fn start(
         && let Some(module) = graph
             .modules
             .iter()
-            .find(|module| module.kind().is_some_and(ModuleKind::starts_processes))
+            .find(|module| module.config.starts_processes())
     {
         return Err(ApiError::SandboxUnavailable {
             module: module.id.clone(),

@@ -305,6 +305,31 @@ async fn without_bubblewrap_runs_that_start_processes_are_refused_and_the_rest_r
     let message = body["error"]["message"].as_str().unwrap();
     assert!(message.contains("bubblewrap"), "{message}");
     assert!(message.contains("cannot confine"), "{message}");
+    // An agent task whose validators are commands starts processes too.
+    let checked = create_graph(
+        &router,
+        json!({"name": "Checked", "modules": [
+            {"id": "in", "kind": "step.input", "config": {}},
+            {"id": "draft", "kind": "step.agent_task", "config": {
+                "instruction": "Write", "agent_config": {"provider": "sim"},
+                "validators": [{"name": "lint", "command": "true", "success_when": "exit_code:0", "failure_pattern": "fix"}],
+                "failure_patterns": [{"name": "fix", "prompt": "Fix it."}]}},
+        ], "cables": [
+            {"id": "c1", "from": {"module": "in", "port": "data_out"}, "to": {"module": "draft", "port": "data_in"}},
+        ]}),
+    )
+    .await;
+    let (status, body) = call(
+        &router,
+        as_editor(
+            post(&format!("/api/graphs/{checked}/runs"), json!({})),
+            &checked,
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+    assert_eq!(body["error"]["code"], "run.sandbox_unavailable");
+    assert_eq!(body["error"]["details"]["module_id"], "draft");
     // A graph that starts no process runs as ever.
     let plain = create_graph(&router, serde_json::to_value(starter_graph()).unwrap()).await;
     let run_id = start(&router, &plain, "x").await;

@@ -80,11 +80,50 @@ pub fn attempts_section(selected: Selected) -> Option<impl IntoView> {
             }
         })
     };
+    // What the timeout is, in words, and where it ends (a poll always has
+    // its port).
+    let timeout_hint = selected.read(|config| {
+        let Some(seconds) = config.effective_timeout_seconds() else {
+            return String::new();
+        };
+        let has_port = graph::ports::ports_of(config)
+            .output("timeout_out")
+            .is_some();
+        let own = if config.timeout_seconds().is_some() {
+            ""
+        } else {
+            " (the default)"
+        };
+        let ending = if has_port {
+            "it ends on its own port, “Timed out”"
+        } else {
+            "it is an error; set a timeout of its own to give it a “Timed out” port"
+        };
+        format!(
+            "{}{own}. A timed-out attempt is cancelled, and {ending}.",
+            graph::attempts::duration_words(seconds)
+        )
+    });
+    let placeholder = selected
+        .module
+        .with_untracked(|module| {
+            module
+                .as_ref()
+                .and_then(|module| module.config.kind_config())
+                .map(|config| config.default_timeout_seconds())
+        })
+        .map_or(default_timeout(), |seconds| {
+            if seconds == graph::kinds::poll::POLL_TIMEOUT_SECONDS {
+                "default: 72 h"
+            } else {
+                default_timeout()
+            }
+        });
     let timeout = times_out.then(|| {
         view! {
             <NumberField
                 label="Timeout (seconds)"
-                placeholder=default_timeout()
+                placeholder=placeholder
                 min=1.0
                 max=f64::from(TIMEOUT_LIMIT_SECONDS)
                 step=1.0
@@ -96,7 +135,7 @@ pub fn attempts_section(selected: Selected) -> Option<impl IntoView> {
                 })
                 disabled=selected.disabled()
             />
-            <p class="hint">"A timed-out attempt is cancelled. With a timeout set, it ends on its own port, “Timed out”; without, it is an error."</p>
+            <p class="hint timeout-hint">{timeout_hint}</p>
         }
     });
     Some(view! {
@@ -141,5 +180,9 @@ mod tests {
     #[test]
     fn the_placeholder_says_the_default() {
         assert!(default_timeout().contains(&duration_words(DEFAULT_TIMEOUT_SECONDS)));
+        assert_eq!(
+            duration_words(graph::kinds::poll::POLL_TIMEOUT_SECONDS),
+            "72 h"
+        );
     }
 }

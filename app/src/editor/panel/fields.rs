@@ -144,3 +144,34 @@ pub fn SelectField(
         </label>
     }
 }
+
+/// The findings of the shared `validate()` with one of `codes` about the
+/// selected module, where the fields they are about are edited; nothing
+/// when there are none.
+#[component]
+pub fn FieldProblems(selected: super::Selected, codes: &'static [graph::Code]) -> impl IntoView {
+    let editor = selected.editor;
+    let problems = Memo::new(move |_| {
+        let id = selected.id();
+        editor.findings.with(|findings| {
+            findings
+                .iter()
+                .filter(|finding| {
+                    finding.module_id.as_deref() == Some(id.as_str())
+                        && codes.contains(&finding.code)
+                })
+                .map(|finding| finding.message.clone())
+                .collect::<Vec<_>>()
+        })
+    });
+    move || {
+        let problems = problems.get();
+        (!problems.is_empty()).then(|| {
+            view! {
+                <ul class="field-problems" role="alert">
+                    {problems.into_iter().map(|problem| view! { <li>{problem}</li> }).collect_view()}
+                </ul>
+            }
+        })
+    }
+}

@@ -9,7 +9,7 @@ use graph::intent::{Intent, IntentGate};
 use leptos::prelude::*;
 
 use super::Selected;
-use super::fields::{CheckField, SelectField, TextArea, TextField};
+use super::fields::{CheckField, FieldProblems, SelectField, TextArea, TextField};
 
 /// The gate of `config`, to read a field of it.
 fn gate_of(config: &ModuleConfig) -> Option<IntentGate> {
@@ -22,7 +22,6 @@ pub fn IntentGateSection(
     /// Whose reply it reads, in the hint.
     who: &'static str,
 ) -> impl IntoView {
-    let editor = selected.editor;
     let on = selected.read(|config| config.intent_gate().is_some());
     let toggle = selected.act("Toggle intent gate", |config, checked: bool| {
         if let Some(slot) = config.intent_gate_slot() {
@@ -50,24 +49,6 @@ pub fn IntentGateSection(
             None => selected.act(label, change),
         }
     };
-    let problems = Memo::new(move |_| {
-        let id = selected.id();
-        editor.findings.with(|findings| {
-            findings
-                .iter()
-                .filter(|finding| {
-                    finding.module_id.as_deref() == Some(id.as_str())
-                        && matches!(
-                            finding.code,
-                            graph::Code::IntentGateInvalid
-                                | graph::Code::IntentUnwired
-                                | graph::Code::RepeatWithoutAttempts
-                        )
-                })
-                .map(|finding| finding.message.clone())
-                .collect::<Vec<_>>()
-        })
-    });
     let intent_box = move |intent: Intent| {
         let name = intent.as_str();
         let allowed =
@@ -170,14 +151,11 @@ pub fn IntentGateSection(
                     disabled=selected.disabled()
                 />
             </Show>
-            {move || {
-                let problems = problems.get();
-                (!problems.is_empty()).then(|| view! {
-                    <ul class="field-problems" role="alert">
-                        {problems.into_iter().map(|problem| view! { <li>{problem}</li> }).collect_view()}
-                    </ul>
-                })
-            }}
+            <FieldProblems selected codes=&[
+                graph::Code::IntentGateInvalid,
+                graph::Code::IntentUnwired,
+                graph::Code::RepeatWithoutAttempts,
+            ]/>
         </fieldset>
     }
 }

@@ -8,7 +8,7 @@ use graph::validators::{FailurePattern, Validation, Validator};
 use leptos::prelude::*;
 
 use super::Selected;
-use super::fields::{NumberField, SelectField, TextArea, TextField};
+use super::fields::{FieldProblems, NumberField, SelectField, TextArea, TextField};
 
 fn validation_of(config: &ModuleConfig) -> Validation {
     config.validation().cloned().unwrap_or_default()
@@ -34,21 +34,7 @@ fn parse_params(text: &str) -> std::collections::BTreeMap<String, String> {
 
 #[component]
 pub fn ValidatorsSection(selected: Selected) -> impl IntoView {
-    let editor = selected.editor;
     let validation = selected.read(validation_of);
-    let problems = Memo::new(move |_| {
-        let id = selected.id();
-        editor.findings.with(|findings| {
-            findings
-                .iter()
-                .filter(|finding| {
-                    finding.module_id.as_deref() == Some(id.as_str())
-                        && finding.code == graph::Code::ValidatorInvalid
-                })
-                .map(|finding| finding.message.clone())
-                .collect::<Vec<_>>()
-        })
-    });
     // An edit of validator `index` (or pattern `index`): typing into one of
     // its fields is one undo step.
     let validator_edit =
@@ -211,14 +197,7 @@ pub fn ValidatorsSection(selected: Selected) -> impl IntoView {
                     disabled=selected.disabled()
                 />
             })}
-            {move || {
-                let problems = problems.get();
-                (!problems.is_empty()).then(|| view! {
-                    <ul class="field-problems" role="alert">
-                        {problems.into_iter().map(|problem| view! { <li>{problem}</li> }).collect_view()}
-                    </ul>
-                })
-            }}
+            <FieldProblems selected codes=&[graph::Code::ValidatorInvalid]/>
         </fieldset>
     }
 }
