@@ -263,6 +263,9 @@ impl RunView {
                 self.status.set(Some(RunStatus::Running));
                 clear_routes(model);
             }
+            // Taken up again by a server after the one running it stopped:
+            // the run goes on, and what was in flight starts again.
+            RunEvent::RunResumed { .. } => self.status.set(Some(RunStatus::Running)),
             RunEvent::CableTaken {
                 module_id,
                 port,

@@ -16,6 +16,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use graph::{Module, ModuleConfig};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::mpsc::UnboundedSender;
 
@@ -46,8 +47,9 @@ pub struct InputValue {
     pub fresh: bool,
 }
 
-/// What an activation produced.
-#[derive(Debug, Default)]
+/// What an activation produced. Kept with its record when it ends, so a
+/// resumed run replays it instead of running the activation again.
+#[derive(Debug, Default, Serialize, Deserialize)]
 pub struct ActivationOutput {
     /// Values of the ports that fire, by port id.
     pub ports: Vec<(String, PortValue)>,
@@ -88,6 +90,12 @@ pub struct ActivationContext {
     /// leaves what it had.
     pub record: Arc<Mutex<ActivationRecord>>,
     pub started: Instant,
+    /// Where the record is kept after each answered turn, so that a resumed
+    /// run continues from there (PRODUCT §8).
+    pub checkpoint: Option<crate::resume::CheckpointSink>,
+    /// On a resume, the turns this activation had answered before the run
+    /// stopped: they are not asked again.
+    pub recovered: Option<crate::resume::Recovered>,
 }
 
 /// Streamed text is sent as events in pieces of about this size, or when
@@ -222,6 +230,13 @@ impl ActivationContext {
             max_tokens: settings.max_tokens,
             response_schema: schema,
         };
+        if let Some(answer) = self
+            .recovered
+            .as_ref()
+            .and_then(|recovered| recovered.answer(index, label))
+        {
+            return Ok(self.recover(session, answer));
+        }
         let started = Instant::now();
         self.update_record(|record| {
             record.responses.push(ResponseRecord {
@@ -297,6 +312,46 @@ impl ActivationContext {
             .push(ChatMessage::assistant(response.text.clone()));
         self.transcript(TranscriptRole::Assistant, &response.text);
         Ok(response)
+    }
+
+    /// A turn answered before the run stopped, taken from the record: into
+    /// the record, the session and the transcript as if just answered, and
+    /// its text into the log, since a client following the run saw the
+    /// activation start again.
+    fn recover(&self, session: &mut Session, answer: ResponseRecord) -> ChatResponse {
+        self.emit(RunEvent::ModuleOutputDelta {
+            module_id: self.module.id.clone(),
+            response_index: answer.index,
+            text: answer.text.clone(),
+        });
+        session
+            .messages
+            .push(ChatMessage::assistant(answer.text.clone()));
+        self.transcript(TranscriptRole::Assistant, &answer.text);
+        let response = ChatResponse {
+            text: answer.text.clone(),
+            usage: crate::provider::Usage {
+                input_tokens: answer.tokens_in,
+                output_tokens: answer.tokens_out,
+            },
+            finish_reason: None,
+        };
+        self.update_record(|record| record.responses.push(answer));
+        response
+    }
+
+    /// Keeps the record as it is now, so that a resume continues after the
+    /// turns it has answered. Awaited: the next turn is asked only once
+    /// this one is kept.
+    pub async fn checkpoint(&self) {
+        let Some(sink) = &self.checkpoint else {
+            return;
+        };
+        let record = match self.record.lock() {
+            Ok(record) => record.clone(),
+            Err(_) => return,
+        };
+        sink(record).await;
     }
 
     /// Opens a new session (or continues one) and records its system prompt.

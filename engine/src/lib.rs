@@ -13,6 +13,7 @@ pub mod prompt;
 pub mod provider;
 pub mod recorder;
 pub mod render;
+pub mod resume;
 pub mod routing;
 pub mod sandbox;
 pub mod scheduler;
@@ -31,7 +32,7 @@ use provider::ProviderRegistry;
 use provider::retry::RetryPolicy;
 use sandbox::{Sandbox, SandboxUnavailable};
 
-pub use scheduler::{RunOutcome, RunSpec, execute};
+pub use scheduler::{RunControl, RunOutcome, RunSpec, execute, execute_controlled};
 pub use wire::{EventRecord, InputFile, RunEvent, RunInput, RunStatus};
 
 /// Runs coding modules (ACP agents); supplied by the coding module support.
@@ -61,7 +62,14 @@ pub struct EngineSettings {
     pub attachments: Option<Arc<dyn AttachmentSource>>,
     pub coding: Option<Arc<dyn CodingRunner>>,
     pub retry: RetryPolicy,
+    /// How long activations in flight may go on when a run is stopped
+    /// (the server stopping): then they are cut, kept as they are, and
+    /// the run is left to be resumed.
+    pub stop_grace: Duration,
 }
+
+/// What activations in flight get to finish when a server stops.
+pub const DEFAULT_STOP_GRACE: Duration = Duration::from_secs(10);
 
 /// A day: coding runs and waits on outside decisions are long.
 pub const DEFAULT_MAX_RUN_DURATION: Duration = Duration::from_secs(24 * 60 * 60);
@@ -87,6 +95,7 @@ impl Default for EngineSettings {
             attachments: None,
             coding: None,
             retry: RetryPolicy::default(),
+            stop_grace: DEFAULT_STOP_GRACE,
         }
     }
 }

@@ -21,11 +21,15 @@ pub trait Recorder: Send + Sync + 'static {
         events: &[EventRecord],
     ) -> impl Future<Output = Result<(), RecordError>> + Send;
 
-    /// Inserts or replaces one activation's record.
+    /// Inserts or replaces one activation's record. `ending` is how it
+    /// ended, as a resume replays it (opaque JSON, `None` while the
+    /// activation is in progress); a record saved again without one keeps
+    /// the ending it had.
     fn save_activation(
         &self,
         run_id: &str,
         record: &ActivationRecord,
+        ending: Option<&str>,
     ) -> impl Future<Output = Result<(), RecordError>> + Send;
 
     fn set_status(
@@ -50,6 +54,8 @@ pub struct MemoryRecorder {
     pub activations: Mutex<HashMap<(String, u32), ActivationRecord>>,
     pub status: Mutex<Option<(RunStatus, Option<String>)>>,
     pub state: Mutex<std::collections::BTreeMap<String, String>>,
+    /// How each activation ended, as a resume reads it.
+    pub endings: Mutex<HashMap<(String, u32), String>>,
 }
 
 fn poisoned<T>(_: T) -> RecordError {
@@ -78,6 +84,27 @@ impl MemoryRecorder {
             .lock()
             .map(|state| state.clone())
             .unwrap_or_default()
+    }
+
+    /// What a resume would start from if the run stopped now: every
+    /// activation that ended, with its ending, the rest as in progress.
+    pub fn resume(&self) -> crate::resume::Resume {
+        let endings = self
+            .endings
+            .lock()
+            .map(|endings| endings.clone())
+            .unwrap_or_default();
+        let mut resume = crate::resume::Resume {
+            last_seq: self.events().last().map_or(0, |event| event.seq),
+            ..crate::resume::Resume::default()
+        };
+        for record in self.activations() {
+            match endings.get(&(record.module_id.clone(), record.activation)) {
+                Some(ending) => resume.ended.push((record, ending.clone())),
+                None => resume.in_progress.push(record),
+            }
+        }
+        resume
     }
 
     /// Every activation record, by module id and activation number.
@@ -111,7 +138,14 @@ impl Recorder for MemoryRecorder {
         &self,
         _run_id: &str,
         record: &ActivationRecord,
+        ending: Option<&str>,
     ) -> Result<(), RecordError> {
+        if let Some(ending) = ending {
+            self.endings.lock().map_err(poisoned)?.insert(
+                (record.module_id.clone(), record.activation),
+                ending.to_owned(),
+            );
+        }
         self.activations.lock().map_err(poisoned)?.insert(
             (record.module_id.clone(), record.activation),
             record.clone(),
@@ -154,8 +188,9 @@ impl<R: Recorder> Recorder for std::sync::Arc<R> {
         &self,
         run_id: &str,
         record: &ActivationRecord,
+        ending: Option<&str>,
     ) -> impl Future<Output = Result<(), RecordError>> + Send {
-        (**self).save_activation(run_id, record)
+        (**self).save_activation(run_id, record, ending)
     }
 
     fn set_status(

@@ -28,6 +28,7 @@ use crate::attempts::Attempt;
 use crate::bundle::{ContextBundle, PortValue};
 use crate::recorder::Recorder;
 use crate::render::RunState;
+use crate::resume::{CheckpointSink, Ended, Replay, Resume};
 use crate::routing;
 use crate::session::SessionStore;
 use crate::{Engine, RunInput, now_millis};
@@ -41,6 +42,20 @@ pub struct RunSpec {
     pub run_id: String,
     pub graph: Graph,
     pub input: RunInput,
+}
+
+/// How a run is steered from outside while it runs.
+#[derive(Default)]
+pub struct RunControl {
+    /// A person cancelled it: it ends `cancelled`.
+    pub cancel: CancellationToken,
+    /// The server is stopping, or another process took the run over: no
+    /// activation starts any more, those in flight get the engine's
+    /// `stop_grace` to finish, and the run is left unfinished, with no
+    /// terminal event, to be resumed (PRODUCT §8). Never `cancelled`.
+    pub stop: CancellationToken,
+    /// Where a resumed run stopped.
+    pub resume: Option<Resume>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -104,17 +119,29 @@ fn loop_cables(topology: &Topology<'_>) -> Vec<bool> {
     is_loop
 }
 
-/// Numbers events and hands them to the recorder in batches, in order.
+/// Numbers events and hands them to the recorder in batches, in order,
+/// after event `after`. A resumed run's replay emits again what the log
+/// has: everything before its `run.resumed` is dropped.
 async fn write_events<R: Recorder>(
     run_id: String,
     recorder: Arc<R>,
     mut events: mpsc::UnboundedReceiver<RunEvent>,
+    after: u64,
+    mut replaying: bool,
 ) -> u64 {
-    let mut seq = 0u64;
+    let mut seq = after;
     let mut batch = Vec::new();
     while let Some(first) = events.recv().await {
         let mut next = Some(first);
         while let Some(event) = next {
+            if replaying {
+                if matches!(event, RunEvent::RunResumed { .. }) {
+                    replaying = false;
+                } else {
+                    next = events.try_recv().ok();
+                    continue;
+                }
+            }
             seq += 1;
             batch.push(EventRecord {
                 run_id: run_id.clone(),
@@ -127,6 +154,9 @@ async fn write_events<R: Recorder>(
             } else {
                 None
             };
+        }
+        if batch.is_empty() {
+            continue;
         }
         if let Err(error) = recorder.append_events(&batch).await {
             tracing::error!(run = %run_id, %error, "events could not be recorded");
@@ -149,6 +179,57 @@ struct Finished {
     activation: u32,
     ending: Ending,
     record: Arc<Mutex<ActivationRecord>>,
+    /// Its ending came from the record of a resumed run.
+    replayed: bool,
+}
+
+/// An activation ready to run while a resumed run is still replaying: it
+/// starts when the replay is done (it was in flight when the run stopped).
+type Deferred = (
+    Arc<Mutex<ActivationRecord>>,
+    std::pin::Pin<Box<dyn std::future::Future<Output = Finished> + Send>>,
+);
+
+/// How an activation ended, as the record keeps it for a resume.
+fn encode_ending(order: u32, ending: &Ending) -> Option<String> {
+    let ended = match ending {
+        Ending::Done(done) => match done.as_ref() {
+            Ok(output) => serde_json::json!({
+                "ended": "output",
+                "output": serde_json::to_value(output).ok()?,
+            }),
+            Err(error) => serde_json::json!({"ended": "error", "error": error.0}),
+        },
+        Ending::TimedOut(seconds) => serde_json::json!({"ended": "timed_out", "seconds": seconds}),
+        Ending::Cancelled => serde_json::json!({"ended": "cancelled"}),
+    };
+    Some(serde_json::json!({"order": order, "ended": ended}).to_string())
+}
+
+impl From<Ended> for Ending {
+    fn from(ended: Ended) -> Ending {
+        match ended {
+            Ended::Output { output } => Ending::Done(Box::new(Ok(output))),
+            Ended::Error { error } => Ending::Done(Box::new(Err(ActivationError(error)))),
+            Ended::TimedOut { seconds } => Ending::TimedOut(seconds),
+            Ended::Cancelled => Ending::Cancelled,
+        }
+    }
+}
+
+/// Saves records of activations in progress as they are, after each turn.
+fn checkpoint_sink<R: Recorder>(recorder: &Arc<R>, run_id: &str) -> CheckpointSink {
+    let recorder = Arc::clone(recorder);
+    let run_id = run_id.to_owned();
+    Arc::new(move |record: ActivationRecord| {
+        let recorder = Arc::clone(&recorder);
+        let run_id = run_id.clone();
+        Box::pin(async move {
+            if let Err(error) = recorder.save_activation(&run_id, &record, None).await {
+                tracing::error!(run = %run_id, %error, "a checkpoint could not be recorded");
+            }
+        })
+    })
 }
 
 /// What an attempt came to, as the scheduler acts on it.
@@ -414,11 +495,38 @@ pub async fn execute<R: Recorder>(
     recorder: Arc<R>,
     cancel: CancellationToken,
 ) -> RunOutcome {
+    let control = RunControl {
+        cancel,
+        ..RunControl::default()
+    };
+    execute_controlled(engine, spec, recorder, control).await
+}
+
+/// Runs `spec` to the end, or until it is stopped (then its outcome is
+/// `interrupted` and nothing says the run ended); resumes it where it
+/// stopped when `control` says where that was.
+pub async fn execute_controlled<R: Recorder>(
+    engine: &Engine,
+    spec: RunSpec,
+    recorder: Arc<R>,
+    control: RunControl,
+) -> RunOutcome {
     let RunSpec {
         run_id,
         graph,
         input,
     } = spec;
+    let RunControl {
+        cancel,
+        stop,
+        resume,
+    } = control;
+    // A run that had logged nothing starts afresh.
+    let resume = resume.filter(|resume| resume.last_seq > 0);
+    let after = resume.as_ref().map_or(0, |resume| resume.last_seq);
+    let mut replay = resume.map(Replay::new);
+    let mut replaying = replay.is_some();
+    let mut replayed_count = 0u32;
     let topology = Topology::new(&graph);
     let modules = &graph.modules;
     let settings = Arc::clone(&engine.settings);
@@ -427,16 +535,21 @@ pub async fn execute<R: Recorder>(
         run_id.clone(),
         Arc::clone(&recorder),
         receiver,
+        after,
+        replaying,
     ));
     let emit = |event: RunEvent| {
         let _ = events.send(event);
     };
-    emit(RunEvent::RunStarted {
-        status: RunStatus::Running,
-    });
+    if !replaying {
+        emit(RunEvent::RunStarted {
+            status: RunStatus::Running,
+        });
+    }
     if let Err(error) = recorder.set_status(&run_id, RunStatus::Running, None).await {
         tracing::error!(run = %run_id, %error, "run status could not be recorded");
     }
+    let checkpoint = checkpoint_sink(&recorder, &run_id);
 
     let loops = loop_cables(&topology);
     let mut slots: Vec<Slot> = topology
@@ -469,7 +582,7 @@ pub async fn execute<R: Recorder>(
     state.insert("run_id".to_owned(), run_id.clone());
     let mut saved_state = state.clone();
     let initial: Vec<(String, String)> = state.clone().into_iter().collect();
-    if let Err(error) = recorder.save_state(&run_id, &initial).await {
+    if !replaying && let Err(error) = recorder.save_state(&run_id, &initial).await {
         tracing::error!(run = %run_id, %error, "the run state could not be recorded");
     }
     let run_input = Arc::new(input);
@@ -493,8 +606,20 @@ pub async fn execute<R: Recorder>(
     let mut running: JoinSet<Finished> = JoinSet::new();
     let deadline = tokio::time::sleep(settings.max_run_duration);
     tokio::pin!(deadline);
+    // Set when the run is stopped: what is in flight has until then.
+    let grace = tokio::time::sleep(settings.max_run_duration);
+    tokio::pin!(grace);
+    let mut stopping = false;
     let mut started = 0u32;
     let mut failure: Option<String> = None;
+    // Endings handled so far; a recorded ending keeps its place.
+    let mut handled = 0u32;
+    // While replaying: recorded endings of activations started again, by
+    // the order they were handled in; activations that had not ended,
+    // started when the replay is done.
+    let mut to_replay: std::collections::BTreeMap<u32, Finished> =
+        std::collections::BTreeMap::new();
+    let mut deferred: Vec<Deferred> = Vec::new();
 
     let joins: Vec<Join> = modules.iter().map(|module| module.config.join()).collect();
     // Cables a join-any module ignored values on, while it ran the
@@ -537,6 +662,12 @@ pub async fn execute<R: Recorder>(
         if cancel.is_cancelled() || failure.is_some() {
             break;
         }
+        if stop.is_cancelled() && !stopping {
+            stopping = true;
+            grace
+                .as_mut()
+                .reset(tokio::time::Instant::now() + settings.stop_grace);
+        }
         // Values a join-any module already ran without: recorded, ignored.
         for (module, index) in late_arrivals(&slots, &joins, &activations) {
             slots[index].fresh = false;
@@ -550,12 +681,16 @@ pub async fn execute<R: Recorder>(
                 ignored[module].push(cable_id);
             } else if let Some(record) = last_records[module].as_mut() {
                 record.ignored_inputs.push(cable_id);
-                if let Err(error) = recorder.save_activation(&run_id, record).await {
+                if let Err(error) = recorder.save_activation(&run_id, record, None).await {
                     tracing::error!(run = %run_id, %error, "activation could not be recorded");
                 }
             }
         }
-        while running.len() < settings.max_concurrency.max(1) {
+        // Replayed and deferred activations were in flight in the run
+        // that stopped: they count.
+        while !stopping
+            && running.len() + to_replay.len() + deferred.len() < settings.max_concurrency.max(1)
+        {
             let Some(module) = ready.pop_front() else {
                 break;
             };
@@ -597,7 +732,7 @@ pub async fn execute<R: Recorder>(
                 ) {
                     failure.get_or_insert(error);
                 }
-                if let Err(error) = recorder.save_activation(&run_id, &record).await {
+                if let Err(error) = recorder.save_activation(&run_id, &record, None).await {
                     tracing::error!(run = %run_id, %error, "activation could not be recorded");
                 }
                 save_changes(&*recorder, &run_id, &state, &mut saved_state, &label).await;
@@ -677,10 +812,32 @@ pub async fn execute<R: Recorder>(
                 slots[index].fresh = false;
             }
             let module_id = modules[module].id.clone();
+            if replaying
+                && let Some(replayed) = replay
+                    .as_mut()
+                    .and_then(|replay| replay.take_ended(&module_id, activation))
+            {
+                to_replay.insert(
+                    replayed.order,
+                    Finished {
+                        module,
+                        activation,
+                        ending: replayed.ended.into(),
+                        record: Arc::new(Mutex::new(replayed.record)),
+                        replayed: true,
+                    },
+                );
+                continue;
+            }
+            let recovered = replay
+                .as_mut()
+                .and_then(|replay| replay.take_in_progress(&module_id, activation));
             let record = Arc::new(Mutex::new(ActivationRecord::new(
                 &module_id,
                 activation,
-                now_millis(),
+                recovered
+                    .as_ref()
+                    .map_or_else(now_millis, |recovered| recovered.started_at),
             )));
             let timeout_seconds = modules[module].config.effective_timeout_seconds();
             let context = ActivationContext {
@@ -698,9 +855,12 @@ pub async fn execute<R: Recorder>(
                 events: events.clone(),
                 record: Arc::clone(&record),
                 started: Instant::now(),
+                checkpoint: Some(Arc::clone(&checkpoint)),
+                recovered,
             };
             let token = activation_cancel.clone();
-            running.spawn(async move {
+            let kept = Arc::clone(&record);
+            let task = async move {
                 let ending = tokio::select! {
                     ending = attempt_with_limits(&context, delay_seconds, timeout_seconds) => ending,
                     () = token.cancelled() => Ending::Cancelled,
@@ -710,21 +870,46 @@ pub async fn execute<R: Recorder>(
                     activation,
                     ending,
                     record,
+                    replayed: false,
                 }
-            });
+            };
+            if replaying {
+                deferred.push((kept, Box::pin(task)));
+            } else {
+                running.spawn(task);
+            }
         }
-        if failure.is_some() || running.is_empty() {
+        if replaying && to_replay.is_empty() && failure.is_none() && !stopping {
+            // Nothing more comes from the record: the run goes on from
+            // here, and what had not ended starts again.
+            replaying = false;
+            emit(RunEvent::RunResumed {
+                status: RunStatus::Running,
+                replayed: replayed_count,
+            });
+            for (_, task) in deferred.drain(..) {
+                running.spawn(task);
+            }
+            continue;
+        }
+        if failure.is_some() || (running.is_empty() && to_replay.is_empty()) {
             break;
         }
-        let finished = tokio::select! {
+        let finished = if let Some((_, finished)) = to_replay.pop_first() {
+            Some(Ok(finished))
+        } else {
+            tokio::select! {
             joined = running.join_next() => joined,
             () = cancel.cancelled() => continue,
+            () = stop.cancelled(), if !stopping => continue,
+            () = &mut grace, if stopping => break,
             () = &mut deadline => {
                 failure = Some(format!(
                     "the run timed out after {} s, its maximum duration (max_run_seconds)",
                     settings.max_run_duration.as_secs()
                 ));
                 continue;
+            }
             }
         };
         let Some(joined) = finished else { continue };
@@ -733,6 +918,7 @@ pub async fn execute<R: Recorder>(
             activation,
             ending,
             record,
+            replayed,
         } = match joined {
             Ok(finished) => finished,
             Err(error) => {
@@ -746,7 +932,24 @@ pub async fn execute<R: Recorder>(
             .lock()
             .map(|record| record.clone())
             .unwrap_or_else(|poisoned| poisoned.into_inner().clone());
-        record.finished_at = Some(now_millis());
+        handled += 1;
+        let ending_kept = if replayed {
+            replayed_count += 1;
+            None
+        } else {
+            record.finished_at = Some(now_millis());
+            encode_ending(handled, &ending)
+        };
+        // A replayed agent task's session is rebuilt from its transcript,
+        // for the modules that continue it.
+        let session_key = match (&ending, replayed) {
+            (Ending::Done(done), true) => done
+                .as_ref()
+                .as_ref()
+                .ok()
+                .and_then(|output| output.session_key.clone()),
+            _ => None,
+        };
         record.ignored_inputs.append(&mut ignored[module]);
         let module_id = modules[module].id.clone();
         let exits = Exits {
@@ -948,8 +1151,17 @@ pub async fn execute<R: Recorder>(
                 }
             }
         }
-        if let Err(error) = recorder.save_activation(&run_id, &record).await {
+        if !replayed
+            && let Err(error) = recorder
+                .save_activation(&run_id, &record, ending_kept.as_deref())
+                .await
+        {
             tracing::error!(run = %run_id, %error, "activation could not be recorded");
+        }
+        if let Some(key) = session_key
+            && let Some(session) = crate::resume::session_from_record(&record)
+        {
+            sessions.put(&key, session);
         }
         save_changes(&*recorder, &run_id, &state, &mut saved_state, &label).await;
         last_records[module] = Some(record);
@@ -971,6 +1183,9 @@ pub async fn execute<R: Recorder>(
         }
     }
 
+    // Stopped rather than ended: what is in flight is kept as it is, to
+    // go on from there when the run resumes, and nothing says the run ended.
+    let stopped = stopping && failure.is_none() && !cancel.is_cancelled();
     // Stop what is still running and keep what it had produced.
     activation_cancel.cancel();
     while let Some(joined) = running.join_next().await {
@@ -979,6 +1194,12 @@ pub async fn execute<R: Recorder>(
                 .lock()
                 .map(|record| record.clone())
                 .unwrap_or_else(|poisoned| poisoned.into_inner().clone());
+            if stopped {
+                if let Err(error) = recorder.save_activation(&run_id, &record, None).await {
+                    tracing::error!(run = %run_id, %error, "a checkpoint could not be recorded");
+                }
+                continue;
+            }
             record.finished_at = Some(now_millis());
             record.status = match ending {
                 Ending::Done(done) => match *done {
@@ -990,10 +1211,49 @@ pub async fn execute<R: Recorder>(
                 },
                 Ending::TimedOut(_) | Ending::Cancelled => ActivationStatus::Cancelled,
             };
-            if let Err(error) = recorder.save_activation(&run_id, &record).await {
+            if let Err(error) = recorder.save_activation(&run_id, &record, None).await {
                 tracing::error!(run = %run_id, %error, "activation could not be recorded");
             }
         }
+    }
+    if stopped {
+        drop(events);
+        let event_count = writer.await.unwrap_or(0);
+        return RunOutcome {
+            status: RunStatus::Interrupted,
+            error: Some("the run was stopped, to be resumed".to_owned()),
+            activations: started,
+            events: event_count,
+        };
+    }
+    // What was waiting for the replay to end, or in flight when the run
+    // stopped and never reached again, ended with the run.
+    let mut unfinished: Vec<ActivationRecord> = deferred
+        .drain(..)
+        .map(|(record, _)| {
+            record
+                .lock()
+                .map(|record| record.clone())
+                .unwrap_or_else(|poisoned| poisoned.into_inner().clone())
+        })
+        .collect();
+    unfinished.extend(replay.as_mut().map(Replay::left_over).unwrap_or_default());
+    for mut record in unfinished {
+        record.finished_at = Some(now_millis());
+        record.status = if cancel.is_cancelled() {
+            ActivationStatus::Cancelled
+        } else {
+            ActivationStatus::Interrupted
+        };
+        if let Err(error) = recorder.save_activation(&run_id, &record, None).await {
+            tracing::error!(run = %run_id, %error, "activation could not be recorded");
+        }
+    }
+    if replaying {
+        emit(RunEvent::RunResumed {
+            status: RunStatus::Running,
+            replayed: replayed_count,
+        });
     }
 
     let (status, error) = match failure {

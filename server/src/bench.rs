@@ -39,9 +39,13 @@ impl<R: Recorder> Recorder for Timed<R> {
         &self,
         run_id: &str,
         record: &ActivationRecord,
+        ending: Option<&str>,
     ) -> Result<(), RecordError> {
-        let result = self.inner.save_activation(run_id, record).await;
-        if let Ok(mut saves) = self.saves.lock() {
+        let result = self.inner.save_activation(run_id, record, ending).await;
+        // Checkpoints of a chain in progress are not activations ending.
+        if ending.is_some()
+            && let Ok(mut saves) = self.saves.lock()
+        {
             saves.push(Instant::now());
         }
         result

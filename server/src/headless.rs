@@ -100,8 +100,9 @@ impl Recorder for ProgressRecorder {
         &self,
         run_id: &str,
         record: &ActivationRecord,
+        ending: Option<&str>,
     ) -> Result<(), RecordError> {
-        self.memory.save_activation(run_id, record).await
+        self.memory.save_activation(run_id, record, ending).await
     }
 
     async fn set_status(

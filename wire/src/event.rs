@@ -33,6 +33,12 @@ pub enum RunEvent {
     #[serde(rename = "run.interrupted")]
     #[strum(serialize = "run.interrupted")]
     RunInterrupted { status: RunStatus, error: String },
+    /// A server process took the run up again after the one running it
+    /// stopped (PRODUCT §8): `replayed` activations that had ended were
+    /// taken from the record; what was in flight starts again.
+    #[serde(rename = "run.resumed")]
+    #[strum(serialize = "run.resumed")]
+    RunResumed { status: RunStatus, replayed: u32 },
     #[serde(rename = "module.activated")]
     #[strum(serialize = "module.activated")]
     ModuleActivated { module_id: String, activation: u32 },
@@ -245,7 +251,8 @@ impl RunEvent {
             | RunEvent::RunCompleted { .. }
             | RunEvent::RunFailed { .. }
             | RunEvent::RunCancelled { .. }
-            | RunEvent::RunInterrupted { .. } => None,
+            | RunEvent::RunInterrupted { .. }
+            | RunEvent::RunResumed { .. } => None,
             RunEvent::ModuleActivated { module_id, .. }
             | RunEvent::ModuleCompleted { module_id, .. }
             | RunEvent::ModuleFailed { module_id, .. }
@@ -305,6 +312,10 @@ impl RunEvent {
             RunEvent::RunInterrupted {
                 status: RunStatus::Interrupted,
                 error: "the server stopped while the run was in progress".to_owned(),
+            },
+            RunEvent::RunResumed {
+                status: RunStatus::Running,
+                replayed: 4,
             },
             RunEvent::ModuleActivated {
                 module_id: module_id(),

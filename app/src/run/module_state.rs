@@ -33,6 +33,8 @@ pub fn step(
                 ..ModuleRun::default()
             });
         }
+        // What was in flight says so when it starts again.
+        RunEvent::RunResumed { .. } => return before.cloned(),
         RunEvent::RunCompleted { .. }
         | RunEvent::RunFailed { .. }
         | RunEvent::RunCancelled { .. }

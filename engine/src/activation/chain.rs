@@ -118,6 +118,9 @@ pub async fn run_chain(
         .await?;
     tally.add(&first);
     keep_answered(context, &chain, &key, &session);
+    if count > 0 {
+        context.checkpoint().await;
+    }
     let mut responses = vec![first.text];
 
     for (offset, re_prompt) in chain.re_prompts.iter().enumerate() {
@@ -154,6 +157,9 @@ pub async fn run_chain(
             token_count: response.usage.output_tokens,
         });
         responses.push(response.text);
+        if !is_last {
+            context.checkpoint().await;
+        }
     }
     context.sessions.put(&key, session.clone());
     Ok(ChainResult {

@@ -83,6 +83,10 @@ pub fn event(name: &str, payload: Value) -> Result<RunEvent, Error> {
             status: payload.status()?,
             error: payload.text("error")?,
         },
+        "run.resumed" => RunEvent::RunResumed {
+            status: payload.status()?,
+            replayed: payload.number("replayed")?,
+        },
         "module.activated" => RunEvent::ModuleActivated {
             module_id: payload.text("module_id")?,
             activation: payload.number("activation")?,

@@ -1,0 +1,250 @@
+//! Resuming a run that a server process left unfinished (PRODUCT §8): it
+//! was killed, stopped, or lost its lease to another process.
+//!
+//! The scheduler replays the run. An activation that had ended is not run
+//! again: its ending comes from the record, and the scheduler handles the
+//! endings in the order it handled them the first time. That brings the run
+//! to the point where it stopped, with the same values on the same cables,
+//! the same run state and the same sessions. Replay is exact because the
+//! scheduler is deterministic given the order of endings. The activation
+//! that was in flight runs again from its last checkpoint: an agent task
+//! takes the turns already answered from the record instead of asking the
+//! provider again, and continues the session from there.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde::{Deserialize, Serialize};
+use wire::activation::{ActivationRecord, ResponseRecord, TranscriptRole};
+
+use crate::activation::ActivationOutput;
+use crate::provider::ChatMessage;
+use crate::session::Session;
+
+/// Where an activation in progress is kept after each answered turn.
+pub type CheckpointSink =
+    Arc<dyn Fn(ActivationRecord) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
+
+/// How an activation ended, kept with its record (the `ending` the
+/// recorder stores) so that a resume replays it.
+#[derive(Debug, Serialize, Deserialize)]
+pub struct RecordedEnding {
+    /// Its place among the endings the scheduler handled, from 1.
+    pub order: u32,
+    pub ended: Ended,
+}
+
+#[derive(Debug, Serialize, Deserialize)]
+#[serde(tag = "ended", rename_all = "snake_case")]
+pub enum Ended {
+    Output { output: ActivationOutput },
+    Error { error: String },
+    TimedOut { seconds: u32 },
+    Cancelled,
+}
+
+/// What a resume starts from, read from the record.
+#[derive(Debug, Default)]
+pub struct Resume {
+    /// The last event number in the log: the resumed run's events follow.
+    pub last_seq: u64,
+    /// Activations that ended, with their recorded ending (JSON).
+    pub ended: Vec<(ActivationRecord, String)>,
+    /// Activations in progress when the run stopped, as of their last
+    /// checkpoint.
+    pub in_progress: Vec<ActivationRecord>,
+}
+
+/// An ending waiting to be replayed.
+pub struct Replayed {
+    pub order: u32,
+    pub record: ActivationRecord,
+    pub ended: Ended,
+}
+
+/// The replay's state inside the scheduler.
+pub struct Replay {
+    ended: HashMap<(String, u32), Replayed>,
+    in_progress: HashMap<(String, u32), ActivationRecord>,
+}
+
+impl Replay {
+    /// Reads a resume; an ending that cannot be read makes its activation
+    /// run again, like one in flight.
+    pub fn new(resume: Resume) -> Replay {
+        let mut ended = HashMap::new();
+        for (record, json) in resume.ended {
+            let Ok(recorded) = serde_json::from_str::<RecordedEnding>(&json) else {
+                continue;
+            };
+            ended.insert(
+                (record.module_id.clone(), record.activation),
+                Replayed {
+                    order: recorded.order,
+                    record: as_the_activation_left_it(record),
+                    ended: recorded.ended,
+                },
+            );
+        }
+        let in_progress = resume
+            .in_progress
+            .into_iter()
+            .map(|record| ((record.module_id.clone(), record.activation), record))
+            .collect();
+        Replay { ended, in_progress }
+    }
+
+    /// The recorded ending of this activation, if it had one.
+    pub fn take_ended(&mut self, module_id: &str, activation: u32) -> Option<Replayed> {
+        self.ended.remove(&(module_id.to_owned(), activation))
+    }
+
+    /// Whether this activation had ended before the run stopped.
+    pub fn has_ended(&self, module_id: &str, activation: u32) -> bool {
+        self.ended.contains_key(&(module_id.to_owned(), activation))
+    }
+
+    /// This activation's last checkpoint, if it was in progress.
+    pub fn take_in_progress(&mut self, module_id: &str, activation: u32) -> Option<Recovered> {
+        self.in_progress
+            .remove(&(module_id.to_owned(), activation))
+            .map(Recovered::new)
+    }
+
+    /// Checkpoints of activations the resumed run never came back to.
+    pub fn left_over(&mut self) -> Vec<ActivationRecord> {
+        self.in_progress.drain().map(|(_, record)| record).collect()
+    }
+}
+
+/// A record as the activation's task left it, before the scheduler added
+/// how it ended (which replaying adds again).
+fn as_the_activation_left_it(mut record: ActivationRecord) -> ActivationRecord {
+    record.error = None;
+    record.receipt = None;
+    record.outputs.clear();
+    record.routes.clear();
+    record.retried = None;
+    record.gave_up = None;
+    record.ignored_inputs.clear();
+    record
+}
+
+/// The turns an interrupted activation had answered, taken in order while
+/// its new run asks the same turns.
+pub struct Recovered {
+    pub started_at: i64,
+    responses: Vec<ResponseRecord>,
+    next: std::sync::Mutex<usize>,
+    live: AtomicBool,
+}
+
+impl Recovered {
+    fn new(record: ActivationRecord) -> Recovered {
+        Recovered {
+            started_at: record.started_at,
+            responses: record.responses,
+            next: std::sync::Mutex::new(0),
+            live: AtomicBool::new(true),
+        }
+    }
+
+    /// The recorded answer to turn `index` (`label`), when every turn
+    /// before it was recovered too and this one had been answered whole;
+    /// the first turn that is not ends recovery.
+    pub fn answer(&self, index: u32, label: &str) -> Option<ResponseRecord> {
+        if !self.live.load(Ordering::Acquire) {
+            return None;
+        }
+        let mut next = self.next.lock().ok()?;
+        match self.responses.get(*next) {
+            Some(response)
+                if response.complete && response.index == index && response.label == label =>
+            {
+                *next += 1;
+                Some(response.clone())
+            }
+            _ => {
+                self.live.store(false, Ordering::Release);
+                None
+            }
+        }
+    }
+}
+
+/// The session an activation's transcript shows (the session as sent:
+/// system prompt, user turns, replies), up to its last reply: what a later
+/// `session_mode: continue` or a persisting session picks up. Attachments
+/// sent in a turn are not in the transcript and are not sent again.
+pub fn session_from_record(record: &ActivationRecord) -> Option<Session> {
+    let receipt = record.receipt.as_ref()?;
+    let mut session = Session {
+        provider: receipt.provider.clone(),
+        model: receipt.model.clone(),
+        system: None,
+        messages: Vec::new(),
+    };
+    for entry in &record.transcript {
+        match entry.role {
+            TranscriptRole::System => session.system = Some(entry.text.clone()),
+            TranscriptRole::User => session.messages.push(ChatMessage::user(&entry.text)),
+            TranscriptRole::Assistant => {
+                session.messages.push(ChatMessage::assistant(&entry.text));
+            }
+        }
+    }
+    while session
+        .messages
+        .last()
+        .is_some_and(|message| message.role != crate::provider::Role::Assistant)
+    {
+        session.messages.pop();
+    }
+    Some(session)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn response(index: u32, label: &str, complete: bool) -> ResponseRecord {
+        ResponseRecord {
+            index,
+            label: label.to_owned(),
+            text: format!("answer {index}"),
+            complete,
+            ..ResponseRecord::default()
+        }
+    }
+
+    #[test]
+    fn answered_turns_are_recovered_in_order_until_the_first_that_was_not() {
+        let mut record = ActivationRecord::new("draft", 1, 5);
+        record.responses = vec![
+            response(0, "Original", true),
+            response(1, "Re-prompt 1", true),
+            response(2, "Re-prompt 2", false),
+        ];
+        let recovered = Recovered::new(record);
+        assert_eq!(recovered.answer(0, "Original").unwrap().text, "answer 0");
+        assert_eq!(recovered.answer(1, "Re-prompt 1").unwrap().text, "answer 1");
+        // Half streamed: asked again, and nothing after it is taken.
+        assert!(recovered.answer(2, "Re-prompt 2").is_none());
+        assert!(recovered.answer(3, "Re-prompt 3").is_none());
+    }
+
+    #[test]
+    fn a_different_turn_ends_recovery() {
+        let mut record = ActivationRecord::new("draft", 1, 5);
+        record.responses = vec![
+            response(0, "Original", true),
+            response(1, "Re-prompt 1", true),
+        ];
+        let recovered = Recovered::new(record);
+        assert!(recovered.answer(0, "Fix 1").is_none());
+        assert!(recovered.answer(1, "Re-prompt 1").is_none());
+    }
+}
