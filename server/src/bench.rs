@@ -214,6 +214,12 @@ async fn chain<R: Recorder>(
     );
 }
 
+/// The benchmark holds its runs for good: no server takes them over.
+const BENCH_LEASE: crate::store::Lease<'static> = crate::store::Lease {
+    owner: "bench",
+    until: i64::MAX,
+};
+
 async fn concurrent_runs(store: &Store, runs: usize) {
     let engine = engine();
     let graph = starter_graph();
@@ -229,6 +235,7 @@ async fn concurrent_runs(store: &Store, runs: usize) {
                 graph_revision: None,
                 snapshot: &snapshot,
                 input: "{}",
+                lease: Some(BENCH_LEASE),
             })
             .await
         {
@@ -239,6 +246,7 @@ async fn concurrent_runs(store: &Store, runs: usize) {
         let recorder = timed(StoreRecorder {
             store: store.clone(),
             events,
+            owner: BENCH_LEASE.owner.to_owned(),
         });
         let engine = engine.clone();
         let graph = graph.clone();
@@ -316,6 +324,7 @@ pub async fn run(length: usize, re_prompts: usize, runs: usize) -> Result<(), St
     let recorder = timed(StoreRecorder {
         store: store.clone(),
         events,
+        owner: BENCH_LEASE.owner.to_owned(),
     });
     let insert = store.insert_run(NewRun {
         id: "r_benchchainAAAAAAAAAAAAAAAA",
@@ -323,6 +332,7 @@ pub async fn run(length: usize, re_prompts: usize, runs: usize) -> Result<(), St
         graph_revision: None,
         snapshot: "{}",
         input: "{}",
+        lease: Some(BENCH_LEASE),
     });
     chain(
         &format!("chain of {length} agent tasks × {re_prompts} re-prompts, record in SQLite:"),

@@ -77,6 +77,7 @@ pub fn build_engine(
                     max_copy_bytes: settings.workspace_copy_max_bytes,
                 },
             ))),
+            stop_grace: settings.stop_grace,
             ..defaults
         }),
     }
@@ -120,22 +121,40 @@ pub fn acp_profiles(settings: &Settings, file: &ConfigFile) -> Vec<coding::AcpPr
     profiles
 }
 
-/// Connects the store (applying migrations), marks runs a previous server
-/// left unfinished as interrupted, and assembles the state the router serves.
+/// Connects the store (applying migrations), takes up the runs a stopped
+/// process left unfinished (resumed, or interrupted when resume is off),
+/// starts keeping leases, and assembles the state the router serves.
 pub async fn build_state(settings: Settings) -> Result<AppState, StoreError> {
     let file = match &settings.config_file {
         Some(path) => ConfigFile::load(path).map_err(StoreError::Configuration)?,
         None => ConfigFile::default(),
     };
     let store = Store::connect(&settings.database_url).await?;
-    let interrupted = runs::interrupted::close_unfinished(&store).await?;
-    if !interrupted.is_empty() {
-        tracing::warn!(
-            count = interrupted.len(),
-            "runs left unfinished by a previous server are marked interrupted"
+    let engine = build_engine(&settings, &file, Some(&store));
+    let hub = runs::hub::RunHub::default();
+    let runner = runs::Runner {
+        store: store.clone(),
+        hub: hub.clone(),
+        engine: engine.clone(),
+        owner: format!(
+            "{}-{}",
+            std::process::id(),
+            runs::new_run_id().trim_start_matches("r_")
+        )
+        .into(),
+        lease: settings.lease,
+    };
+    let shutdown = tokio_util::sync::CancellationToken::new();
+    let followers = runs::follow::Followers::default();
+    if store.backend() == store::Backend::Postgres {
+        runs::follow::listen(
+            settings.database_url.clone(),
+            followers.clone(),
+            shutdown.clone(),
         );
     }
-    let engine = build_engine(&settings, &file, Some(&store));
+    runs::lease::pass(&runner, settings.resume, true).await;
+    runs::lease::spawn(runner.clone(), settings.resume, shutdown.clone());
     if let Err(unavailable) = &engine.settings.sandbox {
         tracing::warn!("runs with coding modules or commands will be refused: {unavailable}");
     }
@@ -153,7 +172,11 @@ pub async fn build_state(settings: Settings) -> Result<AppState, StoreError> {
         settings: Arc::new(settings),
         leptos_options,
         engine,
-        hub: runs::hub::RunHub::default(),
+        hub,
+        runner,
+        followers,
+        _shutdown_on_drop: Arc::new(shutdown.clone().drop_guard()),
+        shutdown,
         acp_profiles: profiles
             .into_iter()
             .map(|profile| state::AcpProfileInfo {

@@ -7,9 +7,9 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use graph::{Graph, Limits, Severity, has_errors, validate};
 use server::settings::{
-    Access, DEFAULT_ADDR, DEFAULT_DATABASE_URL, DEFAULT_MAX_RUN_INPUT_BYTES,
-    DEFAULT_RUNS_PER_MINUTE, DEFAULT_SITE_ROOT, DEFAULT_WORKSPACE_RETENTION_HOURS, RunLimits,
-    Settings,
+    Access, DEFAULT_ADDR, DEFAULT_DATABASE_URL, DEFAULT_LEASE_SECONDS,
+    DEFAULT_MAX_RUN_INPUT_BYTES, DEFAULT_RUNS_PER_MINUTE, DEFAULT_SITE_ROOT,
+    DEFAULT_STOP_GRACE_SECONDS, DEFAULT_WORKSPACE_RETENTION_HOURS, RunLimits, Settings,
 };
 use tracing_subscriber::EnvFilter;
 
@@ -160,6 +160,19 @@ struct ServeArgs {
     /// after the run ended; its diff and changed files stay in the record.
     #[arg(long, env = "PATCHBAY_WORKSPACE_RETENTION_HOURS", default_value_t = DEFAULT_WORKSPACE_RETENTION_HOURS)]
     workspace_retention_hours: u64,
+    /// Do not resume runs a stopped server left unfinished: they end as
+    /// interrupted, keeping what they had produced.
+    #[arg(long, env = "PATCHBAY_NO_RESUME")]
+    no_resume: bool,
+    /// Seconds this process holds a run without renewing its lease (every
+    /// second): another process on the same PostgreSQL takes the run over
+    /// once it has run out.
+    #[arg(long, env = "PATCHBAY_LEASE_SECONDS", default_value_t = DEFAULT_LEASE_SECONDS, value_parser = clap::value_parser!(u64).range(2..=3600))]
+    lease_seconds: u64,
+    /// Seconds activations in flight may go on when the server is stopped
+    /// (SIGTERM, Ctrl+C); the runs are resumed at the next start.
+    #[arg(long, env = "PATCHBAY_STOP_GRACE_SECONDS", default_value_t = DEFAULT_STOP_GRACE_SECONDS)]
+    stop_grace_seconds: u64,
     #[command(flatten)]
     engine: EngineArgs,
 }
@@ -332,6 +345,9 @@ fn serve(args: ServeArgs) -> ExitCode {
     };
     settings.workspace_retention =
         std::time::Duration::from_secs(args.workspace_retention_hours.saturating_mul(3600));
+    settings.resume = !args.no_resume;
+    settings.lease = std::time::Duration::from_secs(args.lease_seconds);
+    settings.stop_grace = std::time::Duration::from_secs(args.stop_grace_seconds);
     if let Err(refusal) = server::access::check_exposure(&settings) {
         eprintln!("patchbay: {refusal}");
         return ExitCode::FAILURE;
@@ -359,6 +375,10 @@ async fn run(settings: Settings) -> Result<(), String> {
         .await
         .map_err(|error| format!("cannot start with database {database}: {error}"))?;
     let hub = state.hub.clone();
+    let shutdown = state.shutdown.clone();
+    let store = state.store.clone();
+    let owner = state.runner.owner.clone();
+    let grace = state.settings.stop_grace;
     let listener = tokio::net::TcpListener::bind(addr)
         .await
         .map_err(|error| format!("cannot listen on {addr}: {error}"))?;
@@ -376,18 +396,25 @@ async fn run(settings: Settings) -> Result<(), String> {
             let hub = hub.clone();
             async move {
                 shutdown_signal().await;
-                // Runs end as cancelled rather than being cut off unrecorded.
-                hub.cancel_all();
+                // No run is taken over any more; those running here start
+                // nothing new, and what is in flight gets the grace. They
+                // are not cancelled: that is a person's decision.
+                shutdown.cancel();
+                hub.stop_all();
             }
         })
         .await
         .map_err(|error| format!("server error: {error}"));
-    // Let cancelled runs write their last events.
-    for _ in 0..50 {
-        if hub.live_count() == 0 {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    // Let runs finish what is in flight and keep it.
+    let waited = std::time::Instant::now();
+    while hub.live_count() > 0 && waited.elapsed() < grace + std::time::Duration::from_secs(5) {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    // The next process (or another one) takes them over at once.
+    match store.release_leases(&owner).await {
+        Ok(0) => {}
+        Ok(count) => tracing::info!(count, "runs left to be resumed by the next start"),
+        Err(error) => tracing::warn!(%error, "leases could not be released; they run out by themselves"),
     }
     served
 }

@@ -1,22 +1,93 @@
-//! Starting runs on this server: a snapshot stored, the engine spawned with
-//! a recorder on the database, the run registered in the hub while it lasts.
+//! Runs on this server: started (a snapshot stored, held by this process
+//! with a lease), run by the engine with a recorder on the database, and
+//! registered in the hub while they last; taken over and resumed when the
+//! process that ran them stopped (PRODUCT §8).
 
+pub mod follow;
 pub mod hub;
 pub mod interrupted;
+pub mod lease;
 pub mod recorder;
+pub mod resume;
 
 use std::sync::Arc;
+use std::time::Duration;
 
-use engine::{RunInput, RunSpec};
+use engine::resume::Resume;
+use engine::{RunControl, RunInput, RunSpec};
 use graph::Graph;
 
 pub use crate::capability::{is_run_id, new_run_id};
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::store::NewRun;
+use crate::store::{Lease, NewRun, Store, now_millis};
+use hub::RunHub;
 use recorder::StoreRecorder;
 
-/// Stores the run (queued) and starts it; returns its id.
+/// What starting and resuming runs needs. The lease keeper holds one, not
+/// the server's whole state, so that dropping the state stops it.
+#[derive(Clone)]
+pub struct Runner {
+    pub store: Store,
+    pub hub: RunHub,
+    pub engine: engine::Engine,
+    /// This process, as the owner of the runs it runs.
+    pub owner: Arc<str>,
+    /// How long a lease holds without being renewed.
+    pub lease: Duration,
+}
+
+impl Runner {
+    /// A lease for this process from now.
+    pub fn lease(&self) -> Lease<'_> {
+        Lease {
+            owner: &self.owner,
+            until: now_millis()
+                .saturating_add(i64::try_from(self.lease.as_millis()).unwrap_or(i64::MAX)),
+        }
+    }
+
+    /// Runs a stored run in this process until it ends or stops.
+    pub fn launch(
+        &self,
+        run_id: String,
+        graph: Graph,
+        input: RunInput,
+        resume: Option<Resume>,
+        cancel_requested: bool,
+    ) {
+        let registered = self.hub.register(&run_id);
+        if cancel_requested {
+            registered.cancel.cancel();
+        }
+        let recorder = Arc::new(StoreRecorder {
+            store: self.store.clone(),
+            events: registered.events,
+            owner: self.owner.to_string(),
+        });
+        let control = RunControl {
+            cancel: registered.cancel,
+            stop: registered.stop,
+            resume,
+        };
+        let engine = self.engine.clone();
+        let hub = self.hub.clone();
+        let spec = RunSpec {
+            run_id,
+            graph,
+            input,
+        };
+        tokio::spawn(async move {
+            let run_id = spec.run_id.clone();
+            let outcome = engine::execute_controlled(&engine, spec, recorder, control).await;
+            tracing::info!(run = %run_id, status = outcome.status.as_str(), activations = outcome.activations, "run ended or stopped");
+            hub.finish(&run_id);
+        });
+    }
+}
+
+/// Stores the run (queued, held by this process) and starts it; returns
+/// its id.
 pub async fn start_run(
     state: &AppState,
     graph: Graph,
@@ -30,6 +101,7 @@ pub async fn start_run(
         .map_err(|error| ApiError::Internal(error.to_string()))?;
     let input_json =
         serde_json::to_string(&input).map_err(|error| ApiError::Internal(error.to_string()))?;
+    let runner = &state.runner;
     state
         .store
         .insert_run(NewRun {
@@ -38,25 +110,9 @@ pub async fn start_run(
             graph_revision,
             snapshot: &snapshot,
             input: &input_json,
+            lease: Some(runner.lease()),
         })
         .await?;
-    let (events, cancel) = state.hub.register(&run_id);
-    let recorder = Arc::new(StoreRecorder {
-        store: state.store.clone(),
-        events,
-    });
-    let engine = state.engine.clone();
-    let hub = state.hub.clone();
-    let spec = RunSpec {
-        run_id: run_id.clone(),
-        graph,
-        input,
-    };
-    tokio::spawn(async move {
-        let run_id = spec.run_id.clone();
-        let outcome = engine::execute(&engine, spec, recorder, cancel).await;
-        tracing::info!(run = %run_id, status = outcome.status.as_str(), activations = outcome.activations, "run ended");
-        hub.finish(&run_id);
-    });
+    runner.launch(run_id.clone(), graph, input, None, false);
     Ok(run_id)
 }

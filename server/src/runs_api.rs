@@ -222,7 +222,8 @@ pub async fn cancel(
             ApiError::GraphNotFound => ApiError::EditTokenInvalid,
             other => other,
         })?;
-    if state.hub.cancel(&id) {
+    // Run here, or by another process, which hears of it within a second.
+    if state.hub.cancel(&id) || state.store.request_cancel(&id).await? {
         return Ok((
             StatusCode::ACCEPTED,
             Json(Cancelling {
@@ -268,6 +269,8 @@ pub async fn events(
     // Subscribe before reading the log: an event stored in between is in
     // both, and the sequence numbers drop the second copy.
     let live = state.hub.subscribe(&id);
+    let mut woken = state.followers.follow(&id);
+    let shutdown = state.shutdown.clone();
     let (sender, receiver) = mpsc::channel(64);
     let store = state.store.clone();
     tokio::spawn(async move {
@@ -310,9 +313,9 @@ pub async fn events(
                 return;
             }
         }
-        let Some(mut live) = live else { return };
-        loop {
-            match live.recv().await {
+        if let Some(mut live) = live {
+            loop {
+                match live.recv().await {
                 Ok(record) => {
                     if send(record, &mut last).await {
                         return;
@@ -329,16 +332,28 @@ pub async fn events(
                         }
                     }
                 }
-                // The run ended here: the log has the rest.
-                Err(broadcast::error::RecvError::Closed) => {
-                    let Ok(rest) = replay(last).await else { return };
-                    for record in rest {
-                        if send(record, &mut last).await {
-                            return;
-                        }
-                    }
+                // The run ended or stopped here: the log has the rest,
+                // and another process may go on with it.
+                Err(broadcast::error::RecvError::Closed) => break,
+            }
+            }
+        }
+        // Run by another process, or waiting to be taken over: the log,
+        // read again when a process says it has stored events of the run
+        // (and every second anyway), until the run ends.
+        let mut notified = true;
+        loop {
+            let Ok(new) = replay(last).await else { return };
+            for record in new {
+                if send(record, &mut last).await {
                     return;
                 }
+            }
+            tokio::select! {
+                changed = woken.changed(), if notified => notified = changed.is_ok(),
+                () = tokio::time::sleep(Duration::from_secs(1)) => {}
+                () = shutdown.cancelled() => return,
+                () = sender.closed() => return,
             }
         }
     });

@@ -39,6 +39,14 @@ pub struct Settings {
     pub bwrap: String,
     pub access: Access,
     pub run_limits: RunLimits,
+    /// Whether runs a stopped process left unfinished are resumed; when
+    /// not, they end interrupted (PRODUCT §8).
+    pub resume: bool,
+    /// How long this process holds a run without renewing its lease:
+    /// another process takes it over after that.
+    pub lease: Duration,
+    /// What activations in flight get to finish when the server stops.
+    pub stop_grace: Duration,
 }
 
 /// Who may create things on this server.
@@ -67,6 +75,8 @@ pub const DEFAULT_SITE_ROOT: &str = "target/site";
 pub const DEFAULT_MAX_RUN_INPUT_BYTES: usize = 4 * 1024 * 1024;
 pub const DEFAULT_RUNS_PER_MINUTE: u32 = 20;
 pub const DEFAULT_WORKSPACE_RETENTION_HOURS: u64 = 24;
+pub const DEFAULT_LEASE_SECONDS: u64 = 15;
+pub const DEFAULT_STOP_GRACE_SECONDS: u64 = 10;
 
 impl Default for RunLimits {
     fn default() -> RunLimits {
@@ -97,6 +107,9 @@ impl Settings {
             bwrap: "bwrap".to_owned(),
             access: Access::default(),
             run_limits: RunLimits::default(),
+            resume: true,
+            lease: Duration::from_secs(DEFAULT_LEASE_SECONDS),
+            stop_grace: Duration::from_secs(DEFAULT_STOP_GRACE_SECONDS),
         }
     }
 }

@@ -23,6 +23,15 @@ pub struct AppState {
     pub acp_profiles: Vec<AcpProfileInfo>,
     /// Runs started per client address.
     pub run_rate: Arc<RunRateLimiter>,
+    /// Starts and resumes runs as this process.
+    pub runner: crate::runs::Runner,
+    /// SSE streams following runs another process runs.
+    pub followers: crate::runs::follow::Followers,
+    /// Cancelled when the server stops (or the last copy of this state is
+    /// dropped): no run is taken over any more, streams of runs run
+    /// elsewhere close.
+    pub shutdown: tokio_util::sync::CancellationToken,
+    pub _shutdown_on_drop: Arc<tokio_util::sync::DropGuard>,
 }
 
 impl AppState {

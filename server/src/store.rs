@@ -9,7 +9,7 @@ mod runs;
 
 pub use attachments::{NewAttachment, StoredAttachment};
 pub use graphs::{GraphHeading, LastRun, NewGraph, SaveOutcome, StoredGraph};
-pub use runs::{NewRun, StoredActivation, StoredEvent, StoredRun};
+pub use runs::{ActivationRow, Claimed, Lease, NewRun, StoredActivation, StoredEvent, StoredRun};
 
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -17,6 +17,10 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use sqlx::any::{AnyPoolOptions, install_default_drivers};
 use sqlx::migrate::Migrator;
 use sqlx::{AnyPool, Connection, Executor};
+
+/// The PostgreSQL channel a process notifies with a run's id when it has
+/// stored events of it (PRODUCT §8): processes following that run read them.
+pub const EVENTS_CHANNEL: &str = "patchbay_events";
 
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/sqlite");
 static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("../migrations/postgres");
@@ -35,6 +39,9 @@ pub enum StoreError {
     Migration(#[from] sqlx::migrate::MigrateError),
     #[error("{0}")]
     Configuration(String),
+    /// Another process took the run over (its lease had run out).
+    #[error("run {0} is run by another server process now")]
+    LeaseLost(String),
 }
 
 #[derive(Clone)]

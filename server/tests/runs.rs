@@ -443,7 +443,8 @@ async fn sse_resumes_after_a_dropped_connection_without_gap_or_duplicate() {
 }
 
 #[tokio::test]
-async fn the_log_replays_after_a_restart_and_unfinished_runs_become_interrupted() {
+async fn the_log_replays_after_a_restart_and_unfinished_runs_end_interrupted_when_resume_is_off()
+{
     for database in support::databases().await {
         let (router, state) = app(&database, 0).await;
         let graph_id = create_graph(&router, starter()).await;
@@ -459,6 +460,7 @@ async fn the_log_replays_after_a_restart_and_unfinished_runs_become_interrupted(
                 graph_revision: Some(1),
                 snapshot: "{}",
                 input: "{}",
+                lease: None,
             })
             .await
             .unwrap();
@@ -509,6 +511,7 @@ async fn the_log_replays_after_a_restart_and_unfinished_runs_become_interrupted(
                         },
                     ),
                 ],
+                None,
             )
             .await
             .unwrap();
@@ -516,8 +519,11 @@ async fn the_log_replays_after_a_restart_and_unfinished_runs_become_interrupted(
         drop(router);
         drop(state);
 
-        // A new server on the same database.
-        let (router, _) = app(&database, 0).await;
+        // A new server on the same database, which does not resume runs.
+        let mut settings = support::settings(&database, Limits::default());
+        settings.resume = false;
+        let state = server::build_state(settings).await.unwrap();
+        let router = server::router::router(state.clone());
         let base = serve(router.clone()).await;
         let client = reqwest::Client::new();
         let (events, closed) = read_events(
@@ -535,7 +541,9 @@ async fn the_log_replays_after_a_restart_and_unfinished_runs_become_interrupted(
         );
         let (_, run) = call(&router, get(&format!("/api/runs/{stuck}"))).await;
         assert_eq!(run["status"], "interrupted");
-        assert!(run["error"].as_str().unwrap().contains("server stopped"));
+        let error = run["error"].as_str().unwrap();
+        assert!(error.contains("server stopped"), "{error}");
+        assert!(error.contains("does not resume runs"), "{error}");
         // The activation that was in flight is kept, with what it streamed.
         let kept = &run["modules"]["m2"]["activations"][0];
         assert_eq!(kept["status"], "interrupted", "{run}");

@@ -1,6 +1,8 @@
 //! Runs in progress in this process: where their events are broadcast to
-//! SSE clients and how they are cancelled. A run leaves the hub when it ends;
-//! from then on its events come from the database alone.
+//! SSE clients, how they are cancelled (a person's decision) and how they
+//! are stopped (the server stopping, or another process taking a run over:
+//! the run is left to be resumed). A run leaves the hub when it ends or
+//! stops; from then on its events come from the database alone.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -15,6 +17,14 @@ const BUFFER: usize = 1024;
 struct LiveRun {
     events: broadcast::Sender<EventRecord>,
     cancel: CancellationToken,
+    stop: CancellationToken,
+}
+
+/// What steers a run registered in the hub.
+pub struct Registered {
+    pub events: broadcast::Sender<EventRecord>,
+    pub cancel: CancellationToken,
+    pub stop: CancellationToken,
 }
 
 #[derive(Clone, Default)]
@@ -24,19 +34,25 @@ pub struct RunHub {
 
 impl RunHub {
     /// Registers a run about to start.
-    pub fn register(&self, run_id: &str) -> (broadcast::Sender<EventRecord>, CancellationToken) {
+    pub fn register(&self, run_id: &str) -> Registered {
         let (events, _) = broadcast::channel(BUFFER);
         let cancel = CancellationToken::new();
+        let stop = CancellationToken::new();
         if let Ok(mut runs) = self.runs.lock() {
             runs.insert(
                 run_id.to_owned(),
                 LiveRun {
                     events: events.clone(),
                     cancel: cancel.clone(),
+                    stop: stop.clone(),
                 },
             );
         }
-        (events, cancel)
+        Registered {
+            events,
+            cancel,
+            stop,
+        }
     }
 
     /// Live events of a run in progress here; `None` once it has ended.
@@ -70,13 +86,31 @@ impl RunHub {
         }
     }
 
-    /// Cancels every run (server shutdown).
-    pub fn cancel_all(&self) {
+    /// Stops a run in progress here, to be resumed (by another process,
+    /// which holds it now).
+    pub fn stop(&self, run_id: &str) {
+        if let Ok(runs) = self.runs.lock()
+            && let Some(run) = runs.get(run_id)
+        {
+            run.stop.cancel();
+        }
+    }
+
+    /// Stops every run (the server stopping): they are resumed later.
+    pub fn stop_all(&self) {
         if let Ok(runs) = self.runs.lock() {
             for run in runs.values() {
-                run.cancel.cancel();
+                run.stop.cancel();
             }
         }
+    }
+
+    /// The runs in progress here.
+    pub fn live_ids(&self) -> Vec<String> {
+        self.runs
+            .lock()
+            .map(|runs| runs.keys().cloned().collect())
+            .unwrap_or_default()
     }
 
     pub fn live_count(&self) -> usize {

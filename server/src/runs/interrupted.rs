@@ -1,9 +1,9 @@
-//! Ending the runs a previous server left unfinished (until runs resume,
-//! issue 16): each gets a terminal `run.interrupted` event, so a client
-//! following it stops waiting, and each activation that was in flight is
-//! kept in the record as `interrupted`, with the text it had streamed —
-//! rebuilt from the event log, the source of truth, since an activation is
-//! recorded only when it ends.
+//! Ending a run a server left unfinished when it is not resumed (the
+//! operator turned automatic resume off, or the run cannot resume): it gets
+//! a terminal `run.interrupted` event, so a client following it stops
+//! waiting, and each activation that was in flight is kept in the record as
+//! `interrupted`, with the text it had streamed — rebuilt from the event
+//! log, the source of truth: a checkpoint has only the turns answered.
 
 use std::collections::BTreeMap;
 
@@ -89,57 +89,67 @@ pub fn in_flight(events: &[StoredEvent]) -> Vec<ActivationRecord> {
         .collect()
 }
 
-/// Marks the runs a previous server left unfinished as interrupted, keeps
-/// their in-flight activations, and ends each log with `run.interrupted`.
-/// Returns their ids.
-pub async fn close_unfinished(store: &Store) -> Result<Vec<String>, StoreError> {
-    let ids = store.interrupt_unfinished_runs().await?;
-    for id in &ids {
-        let events = store.events_after(id, 0).await?;
-        let recorded: Vec<(String, u32)> = store
-            .activations(id)
-            .await?
-            .iter()
-            .filter_map(|json| serde_json::from_str::<ActivationRecord>(json).ok())
-            .map(|record| (record.module_id, record.activation))
-            .collect();
-        for record in in_flight(&events) {
-            if recorded.contains(&(record.module_id.clone(), record.activation)) {
-                continue;
-            }
-            let json = serde_json::to_string(&record).unwrap_or_default();
-            store
-                .save_activation(
-                    id,
-                    StoredActivation {
-                        module_id: &record.module_id,
-                        activation: i64::from(record.activation),
-                        status: record.status.as_str(),
-                        record: &json,
-                        started_at: record.started_at,
-                        finished_at: record.finished_at,
-                    },
-                )
-                .await?;
+/// Ends a run nobody will resume (automatic resume is off, or the run
+/// cannot resume): it is marked interrupted with `reason`, the activations
+/// that were in flight are kept as interrupted with what they had
+/// streamed, and its log ends with `run.interrupted`.
+pub async fn close(store: &Store, id: &str, reason: &str) -> Result<(), StoreError> {
+    let events = store.events_after(id, 0).await?;
+    // Activations that ended keep their record; a checkpoint of one in
+    // progress gives way to what the log says it streamed.
+    let ended: Vec<(String, u32)> = store
+        .activations(id)
+        .await?
+        .iter()
+        .filter_map(|json| serde_json::from_str::<ActivationRecord>(json).ok())
+        .filter(|record| {
+            !matches!(
+                record.status,
+                ActivationStatus::Running | ActivationStatus::Queued | ActivationStatus::Waiting
+            )
+        })
+        .map(|record| (record.module_id, record.activation))
+        .collect();
+    for mut record in in_flight(&events) {
+        if ended.contains(&(record.module_id.clone(), record.activation)) {
+            continue;
         }
-        let event = RunEvent::RunInterrupted {
-            status: RunStatus::Interrupted,
-            error: REASON.to_owned(),
-        };
-        let next = events.last().map_or(1, |last| last.seq + 1);
+        record.error = Some(reason.to_owned());
+        let json = serde_json::to_string(&record).unwrap_or_default();
         store
-            .append_events(
+            .save_activation(
                 id,
-                &[StoredEvent {
-                    seq: next,
-                    name: event.name().to_owned(),
-                    payload: serde_json::Value::Object(event.payload()).to_string(),
-                    ts: crate::store::now_millis(),
-                }],
+                StoredActivation {
+                    module_id: &record.module_id,
+                    activation: i64::from(record.activation),
+                    status: record.status.as_str(),
+                    record: &json,
+                    started_at: record.started_at,
+                    finished_at: record.finished_at,
+                    ending: None,
+                },
             )
             .await?;
     }
-    Ok(ids)
+    store.set_run_status(id, "interrupted", Some(reason)).await?;
+    let event = RunEvent::RunInterrupted {
+        status: RunStatus::Interrupted,
+        error: reason.to_owned(),
+    };
+    let next = events.last().map_or(1, |last| last.seq + 1);
+    store
+        .append_events(
+            id,
+            &[StoredEvent {
+                seq: next,
+                name: event.name().to_owned(),
+                payload: serde_json::Value::Object(event.payload()).to_string(),
+                ts: crate::store::now_millis(),
+            }],
+            None,
+        )
+        .await?;
+    Ok(())
 }
 
 #[cfg(test)]

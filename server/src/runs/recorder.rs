@@ -13,6 +13,9 @@ use crate::store::{Store, StoredActivation, StoredEvent};
 pub struct StoreRecorder {
     pub store: Store,
     pub events: broadcast::Sender<EventRecord>,
+    /// The process that holds the run: on PostgreSQL, events are stored
+    /// only while it does.
+    pub owner: String,
 }
 
 fn record_error(error: impl std::fmt::Display) -> RecordError {
@@ -34,7 +37,7 @@ impl Recorder for StoreRecorder {
             })
             .collect();
         self.store
-            .append_events(&first.run_id, &stored)
+            .append_events(&first.run_id, &stored, Some(&self.owner))
             .await
             .map_err(record_error)?;
         for record in events {
@@ -48,6 +51,7 @@ impl Recorder for StoreRecorder {
         &self,
         run_id: &str,
         record: &ActivationRecord,
+        ending: Option<&str>,
     ) -> Result<(), RecordError> {
         let json = serde_json::to_string(record).map_err(record_error)?;
         self.store
@@ -60,6 +64,7 @@ impl Recorder for StoreRecorder {
                     record: &json,
                     started_at: record.started_at,
                     finished_at: record.finished_at,
+                    ending,
                 },
             )
             .await

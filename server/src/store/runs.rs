@@ -13,6 +13,25 @@ pub struct NewRun<'a> {
     /// The graph document the run runs (a snapshot: later edits do not count).
     pub snapshot: &'a str,
     pub input: &'a str,
+    /// The process that runs it, and until when (PRODUCT §8).
+    pub lease: Option<Lease<'a>>,
+}
+
+/// A server process's hold on a run: it runs the run while it renews the
+/// lease; once `until` has passed, another process may take the run over.
+#[derive(Clone, Copy, Debug)]
+pub struct Lease<'a> {
+    pub owner: &'a str,
+    /// Unix milliseconds.
+    pub until: i64,
+}
+
+/// A run a process has just taken over.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Claimed {
+    pub id: String,
+    /// Someone asked to cancel it while nobody ran it.
+    pub cancel_requested: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -45,6 +64,14 @@ pub struct StoredActivation<'a> {
     pub record: &'a str,
     pub started_at: i64,
     pub finished_at: Option<i64>,
+    /// How it ended, as a resume replays it; `None` keeps what was kept.
+    pub ending: Option<&'a str>,
+}
+
+/// One activation row: its record and how it ended, if it has.
+pub struct ActivationRow {
+    pub record: String,
+    pub ending: Option<String>,
 }
 
 const RUN_COLUMNS: &str = "id, graph_id, graph_revision, snapshot, input, status, error, created_at, started_at, finished_at";
@@ -78,11 +105,23 @@ impl StoredRun {
     }
 }
 
+fn claimed_from(rows: &[AnyRow]) -> Result<Vec<Claimed>, StoreError> {
+    rows.iter()
+        .map(|row| {
+            Ok(Claimed {
+                id: row.try_get("id")?,
+                cancel_requested: row.try_get::<i64, _>("cancel_requested")? != 0,
+            })
+        })
+        .collect::<Result<_, sqlx::Error>>()
+        .map_err(StoreError::from)
+}
+
 impl Store {
     pub async fn insert_run(&self, run: NewRun<'_>) -> Result<(), StoreError> {
         sqlx::query(
-            "INSERT INTO runs (id, graph_id, graph_revision, snapshot, input, status, created_at)
-             VALUES ($1, $2, $3, $4, $5, 'queued', $6)",
+            "INSERT INTO runs (id, graph_id, graph_revision, snapshot, input, status, created_at, owner, lease_until)
+             VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8)",
         )
         .bind(run.id)
         .bind(run.graph_id)
@@ -90,6 +129,8 @@ impl Store {
         .bind(run.snapshot)
         .bind(run.input)
         .bind(now_millis())
+        .bind(run.lease.map(|lease| lease.owner))
+        .bind(run.lease.map(|lease| lease.until))
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -166,13 +207,36 @@ impl Store {
         Ok(())
     }
 
-    /// Appends events in one transaction.
+    /// Appends events in one transaction. With a `fence` (on PostgreSQL,
+    /// where several processes share runs), only while that process holds
+    /// the run: one that lost it to another cannot add to its log. Every
+    /// process following the run hears of the events when they commit.
     pub async fn append_events(
         &self,
         run_id: &str,
         events: &[StoredEvent],
+        fence: Option<&str>,
     ) -> Result<(), StoreError> {
         let mut transaction = self.pool.begin().await?;
+        if self.backend == super::Backend::Postgres {
+            if let Some(owner) = fence {
+                // Locks the run's row until the commit: a takeover waits.
+                let held = sqlx::query("UPDATE runs SET owner = owner WHERE id = $1 AND owner = $2")
+                    .bind(run_id)
+                    .bind(owner)
+                    .execute(&mut *transaction)
+                    .await?
+                    .rows_affected();
+                if held == 0 {
+                    return Err(StoreError::LeaseLost(run_id.to_owned()));
+                }
+            }
+            sqlx::query("SELECT pg_notify($1, $2)")
+                .bind(super::EVENTS_CHANNEL)
+                .bind(run_id)
+                .execute(&mut *transaction)
+                .await?;
+        }
         for event in events {
             sqlx::query("INSERT INTO run_events (run_id, seq, name, payload, ts) VALUES ($1, $2, $3, $4, $5)")
                 .bind(run_id)
@@ -257,10 +321,11 @@ impl Store {
         activation: StoredActivation<'_>,
     ) -> Result<(), StoreError> {
         sqlx::query(
-            "INSERT INTO activations (run_id, module_id, activation, status, record, started_at, finished_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7)
+            "INSERT INTO activations (run_id, module_id, activation, status, record, started_at, finished_at, ending)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
              ON CONFLICT (run_id, module_id, activation)
-             DO UPDATE SET status = excluded.status, record = excluded.record, finished_at = excluded.finished_at",
+             DO UPDATE SET status = excluded.status, record = excluded.record, finished_at = excluded.finished_at,
+                ending = COALESCE(excluded.ending, activations.ending)",
         )
         .bind(run_id)
         .bind(activation.module_id)
@@ -269,6 +334,7 @@ impl Store {
         .bind(activation.record)
         .bind(activation.started_at)
         .bind(activation.finished_at)
+        .bind(activation.ending)
         .execute(&self.pool)
         .await?;
         Ok(())
@@ -284,22 +350,100 @@ impl Store {
         .await?)
     }
 
-    /// Runs left queued or running by a server that stopped: they are
-    /// marked interrupted. Returns their ids.
-    pub async fn interrupt_unfinished_runs(&self) -> Result<Vec<String>, StoreError> {
-        let ids: Vec<String> =
-            sqlx::query_scalar("SELECT id FROM runs WHERE status IN ('queued', 'running')")
-                .fetch_all(&self.pool)
-                .await?;
-        for id in &ids {
-            self.set_run_status(
-                id,
-                "interrupted",
-                Some("the server stopped while the run was in progress"),
-            )
+    /// Every activation of a run with how it ended, for a resume.
+    pub async fn activation_rows(&self, run_id: &str) -> Result<Vec<ActivationRow>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT record, ending FROM activations WHERE run_id = $1 ORDER BY started_at, module_id, activation",
+        )
+        .bind(run_id)
+        .fetch_all(&self.pool)
+        .await?;
+        rows.iter()
+            .map(|row| {
+                Ok(ActivationRow {
+                    record: row.try_get("record")?,
+                    ending: row.try_get("ending")?,
+                })
+            })
+            .collect::<Result<_, sqlx::Error>>()
+            .map_err(StoreError::from)
+    }
+
+    /// Renews `owner`'s leases on its unfinished runs; returns the runs it
+    /// still holds, with whether someone asked to cancel each.
+    pub async fn renew_leases(&self, owner: &str, until: i64) -> Result<Vec<Claimed>, StoreError> {
+        let rows = sqlx::query(
+            "UPDATE runs SET lease_until = $1
+             WHERE owner = $2 AND status IN ('queued', 'running')
+             RETURNING id, cancel_requested",
+        )
+        .bind(until)
+        .bind(owner)
+        .fetch_all(&self.pool)
+        .await?;
+        claimed_from(&rows)
+    }
+
+    /// Takes over up to `limit` unfinished runs whose lease ran out before
+    /// `expired_before` (or that never had one), for `lease`. On
+    /// PostgreSQL each is claimed by exactly one process: rows another
+    /// claim has locked are skipped.
+    pub async fn claim_runs(
+        &self,
+        lease: Lease<'_>,
+        expired_before: i64,
+        limit: i64,
+    ) -> Result<Vec<Claimed>, StoreError> {
+        let lock = match self.backend {
+            super::Backend::Postgres => "FOR UPDATE SKIP LOCKED",
+            // One process at a time writes a SQLite file.
+            super::Backend::Sqlite => "",
+        };
+        let sql = format!(
+            "UPDATE runs SET owner = $1, lease_until = $2
+             WHERE id IN (
+                SELECT id FROM runs
+                WHERE status IN ('queued', 'running')
+                  AND (lease_until IS NULL OR lease_until < $3)
+                  AND (owner IS NULL OR owner <> $4)
+                ORDER BY created_at LIMIT $5 {lock})
+             RETURNING id, cancel_requested"
+        );
+        // Only the lock clause, a constant, is built into it.
+        let rows = sqlx::query(sqlx::AssertSqlSafe(sql))
+            .bind(lease.owner)
+            .bind(lease.until)
+            .bind(expired_before)
+            .bind(lease.owner)
+            .bind(limit)
+            .fetch_all(&self.pool)
             .await?;
-        }
-        Ok(ids)
+        claimed_from(&rows)
+    }
+
+    /// Gives up `owner`'s leases (it is stopping), so that the next process
+    /// takes its runs over at once.
+    pub async fn release_leases(&self, owner: &str) -> Result<u64, StoreError> {
+        Ok(sqlx::query(
+            "UPDATE runs SET lease_until = 0 WHERE owner = $1 AND status IN ('queued', 'running')",
+        )
+        .bind(owner)
+        .execute(&self.pool)
+        .await?
+        .rows_affected())
+    }
+
+    /// Leaves a cancel for the process that runs the run; false when the
+    /// run has ended.
+    pub async fn request_cancel(&self, id: &str) -> Result<bool, StoreError> {
+        Ok(sqlx::query(
+            "UPDATE runs SET cancel_requested = 1 WHERE id = $1 AND status IN ('queued', 'running')",
+        )
+        .bind(id)
+        .execute(&self.pool)
+        .await?
+        .rows_affected()
+            > 0)
     }
 
     /// The highest event number of a run, 0 when it has none.

@@ -1,0 +1,79 @@
+//! Following runs that another process runs (PRODUCT §8). On PostgreSQL a
+//! process that stores events of a run notifies every process with the
+//! run's id (`LISTEN`/`NOTIFY`); here a listener wakes the SSE streams of
+//! this process that follow it, which read what is new from the log. A
+//! stream also looks every second, so a notification lost while the
+//! listener reconnects only delays it.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::sync::watch;
+use tokio_util::sync::CancellationToken;
+
+use crate::store::EVENTS_CHANNEL;
+
+/// Streams following runs not in progress here, by run id.
+#[derive(Clone, Default)]
+pub struct Followers {
+    runs: Arc<Mutex<HashMap<String, watch::Sender<u64>>>>,
+}
+
+impl Followers {
+    /// Wakes when the run has new events.
+    pub fn follow(&self, run_id: &str) -> watch::Receiver<u64> {
+        match self.runs.lock() {
+            Ok(mut runs) => runs
+                .entry(run_id.to_owned())
+                .or_insert_with(|| watch::channel(0).0)
+                .subscribe(),
+            // Without the map, the stream still looks every second.
+            Err(_) => watch::channel(0).1,
+        }
+    }
+
+    /// The run has new events in the log.
+    pub fn wake(&self, run_id: &str) {
+        if let Ok(mut runs) = self.runs.lock()
+            && let Some(sender) = runs.get(run_id)
+        {
+            if sender.receiver_count() == 0 {
+                runs.remove(run_id);
+            } else {
+                sender.send_modify(|count| *count += 1);
+            }
+        }
+    }
+}
+
+/// Listens for the events of every process on PostgreSQL until
+/// `shutdown`, reconnecting when the connection drops.
+pub fn listen(database_url: String, followers: Followers, shutdown: CancellationToken) {
+    tokio::spawn(async move {
+        loop {
+            let listening = async {
+                let mut listener = sqlx::postgres::PgListener::connect(&database_url).await?;
+                listener.listen(EVENTS_CHANNEL).await?;
+                loop {
+                    let notification = listener.recv().await?;
+                    followers.wake(notification.payload());
+                }
+                #[allow(unreachable_code)]
+                Ok::<(), sqlx::Error>(())
+            };
+            tokio::select! {
+                result = listening => {
+                    if let Err(error) = result {
+                        tracing::warn!(%error, "listening for other processes' events failed; trying again");
+                    }
+                }
+                () = shutdown.cancelled() => return,
+            }
+            tokio::select! {
+                () = tokio::time::sleep(Duration::from_secs(1)) => {}
+                () = shutdown.cancelled() => return,
+            }
+        }
+    });
+}
