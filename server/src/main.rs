@@ -7,9 +7,9 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 use graph::{Graph, Limits, Severity, has_errors, validate};
 use server::settings::{
-    Access, DEFAULT_ADDR, DEFAULT_DATABASE_URL, DEFAULT_LEASE_SECONDS,
-    DEFAULT_MAX_RUN_INPUT_BYTES, DEFAULT_RUNS_PER_MINUTE, DEFAULT_SITE_ROOT,
-    DEFAULT_STOP_GRACE_SECONDS, DEFAULT_WORKSPACE_RETENTION_HOURS, RunLimits, Settings,
+    Access, DEFAULT_ADDR, DEFAULT_DATABASE_URL, DEFAULT_LEASE_SECONDS, DEFAULT_MAX_RUN_INPUT_BYTES,
+    DEFAULT_RUNS_PER_MINUTE, DEFAULT_SITE_ROOT, DEFAULT_STOP_GRACE_SECONDS,
+    DEFAULT_WORKSPACE_RETENTION_HOURS, RunLimits, Settings,
 };
 use tracing_subscriber::EnvFilter;
 
@@ -414,7 +414,9 @@ async fn run(settings: Settings) -> Result<(), String> {
     match store.release_leases(&owner).await {
         Ok(0) => {}
         Ok(count) => tracing::info!(count, "runs left to be resumed by the next start"),
-        Err(error) => tracing::warn!(%error, "leases could not be released; they run out by themselves"),
+        Err(error) => {
+            tracing::warn!(%error, "leases could not be released; they run out by themselves")
+        }
     }
     served
 }

@@ -316,26 +316,26 @@ pub async fn events(
         if let Some(mut live) = live {
             loop {
                 match live.recv().await {
-                Ok(record) => {
-                    if send(record, &mut last).await {
-                        return;
-                    }
-                }
-                // Fell behind: the log has what was missed.
-                Err(broadcast::error::RecvError::Lagged(_)) => {
-                    let Ok(missed) = replay(last).await else {
-                        return;
-                    };
-                    for record in missed {
+                    Ok(record) => {
                         if send(record, &mut last).await {
                             return;
                         }
                     }
+                    // Fell behind: the log has what was missed.
+                    Err(broadcast::error::RecvError::Lagged(_)) => {
+                        let Ok(missed) = replay(last).await else {
+                            return;
+                        };
+                        for record in missed {
+                            if send(record, &mut last).await {
+                                return;
+                            }
+                        }
+                    }
+                    // The run ended or stopped here: the log has the rest,
+                    // and another process may go on with it.
+                    Err(broadcast::error::RecvError::Closed) => break,
                 }
-                // The run ended or stopped here: the log has the rest,
-                // and another process may go on with it.
-                Err(broadcast::error::RecvError::Closed) => break,
-            }
             }
         }
         // Run by another process, or waiting to be taken over: the log,

@@ -443,8 +443,7 @@ async fn sse_resumes_after_a_dropped_connection_without_gap_or_duplicate() {
 }
 
 #[tokio::test]
-async fn the_log_replays_after_a_restart_and_unfinished_runs_end_interrupted_when_resume_is_off()
-{
+async fn the_log_replays_after_a_restart_and_unfinished_runs_end_interrupted_when_resume_is_off() {
     for database in support::databases().await {
         let (router, state) = app(&database, 0).await;
         let graph_id = create_graph(&router, starter()).await;

@@ -131,7 +131,9 @@ pub async fn close(store: &Store, id: &str, reason: &str) -> Result<(), StoreErr
             )
             .await?;
     }
-    store.set_run_status(id, "interrupted", Some(reason)).await?;
+    store
+        .set_run_status(id, "interrupted", Some(reason))
+        .await?;
     let event = RunEvent::RunInterrupted {
         status: RunStatus::Interrupted,
         error: reason.to_owned(),

@@ -221,12 +221,13 @@ impl Store {
         if self.backend == super::Backend::Postgres {
             if let Some(owner) = fence {
                 // Locks the run's row until the commit: a takeover waits.
-                let held = sqlx::query("UPDATE runs SET owner = owner WHERE id = $1 AND owner = $2")
-                    .bind(run_id)
-                    .bind(owner)
-                    .execute(&mut *transaction)
-                    .await?
-                    .rows_affected();
+                let held =
+                    sqlx::query("UPDATE runs SET owner = owner WHERE id = $1 AND owner = $2")
+                        .bind(run_id)
+                        .bind(owner)
+                        .execute(&mut *transaction)
+                        .await?
+                        .rows_affected();
                 if held == 0 {
                     return Err(StoreError::LeaseLost(run_id.to_owned()));
                 }

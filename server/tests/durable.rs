@@ -1,0 +1,595 @@
+//! Runs that survive the process (PRODUCT §8), with real `patchbay serve`
+//! processes and a real OpenAI-compatible provider on loopback that
+//! counts its calls: kill -9 mid-chain and restart; two processes on one
+//! PostgreSQL, the one running a run killed and the other taking it over;
+//! a client on one process following a run another runs; cancel from the
+//! process that does not run it; SIGTERM; resume turned off.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+mod support;
+
+use std::net::SocketAddr;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::Body;
+use axum::extract::State;
+use axum::response::Response;
+use axum::routing::post;
+use eventsource_stream::Eventsource;
+use futures::StreamExt;
+use serde_json::{Value, json};
+
+/// The provider: answers in OpenAI's streaming format, and from call
+/// `hang_at` on does not answer while it is set.
+#[derive(Default)]
+struct Fixture {
+    calls: AtomicUsize,
+    hang_at: Mutex<Option<usize>>,
+    /// How many messages each request carried.
+    messages: Mutex<Vec<usize>>,
+}
+
+impl Fixture {
+    fn calls(&self) -> usize {
+        self.calls.load(Ordering::SeqCst)
+    }
+
+    fn release(&self) {
+        *self.hang_at.lock().unwrap() = None;
+    }
+
+    fn hangs(&self, call: usize) -> bool {
+        self.hang_at.lock().unwrap().is_some_and(|at| call >= at)
+    }
+}
+
+async fn completions(State(fixture): State<Arc<Fixture>>, body: String) -> Response {
+    let body: Value = serde_json::from_str(&body).unwrap();
+    let messages = body["messages"].as_array().map_or(0, Vec::len);
+    let call = fixture.calls.fetch_add(1, Ordering::SeqCst) + 1;
+    fixture.messages.lock().unwrap().push(messages);
+    while fixture.hangs(call) {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let chunk = |delta: Value, finish: Value| {
+        format!(
+            "data: {}\n\n",
+            json!({"id": "c", "object": "chat.completion.chunk", "created": 1_700_000_000, "model": "fixture-model",
+                   "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
+        )
+    };
+    let mut stream = chunk(
+        json!({"role": "assistant", "content": format!("Reply {call} ")}),
+        Value::Null,
+    );
+    stream.push_str(&chunk(
+        json!({"content": format!("to {messages} messages.")}),
+        Value::Null,
+    ));
+    stream.push_str(&chunk(json!({}), json!("stop")));
+    stream.push_str(&format!(
+        "data: {}\n\n",
+        json!({"id": "c", "object": "chat.completion.chunk", "created": 1_700_000_000, "model": "fixture-model",
+               "choices": [], "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15}})
+    ));
+    stream.push_str("data: [DONE]\n\n");
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .body(Body::from(stream))
+        .unwrap()
+}
+
+/// Starts the provider; returns it and a configuration file naming it.
+async fn provider(folder: &std::path::Path, hang_at: Option<usize>) -> (Arc<Fixture>, String) {
+    let fixture = Arc::new(Fixture::default());
+    *fixture.hang_at.lock().unwrap() = hang_at;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let app = Router::new()
+        .route("/v1/chat/completions", post(completions))
+        .with_state(Arc::clone(&fixture));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let config = folder.join("patchbay.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[[providers]]\nid = \"fixture\"\nkind = \"openai\"\nbase_url = \"http://{address}/v1\"\napi_key_env = \"FIXTURE_KEY\"\nmodels = [\"fixture-model\"]\n"
+        ),
+    )
+    .unwrap();
+    (fixture, config.display().to_string())
+}
+
+/// A `patchbay serve` process; killed when dropped.
+struct Server {
+    child: Child,
+    base: String,
+}
+
+impl Server {
+    async fn start(database_url: &str, config: &str, extra: &[&str]) -> Server {
+        let port = {
+            let socket = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+            socket.local_addr().unwrap().port()
+        };
+        let address: SocketAddr = ([127, 0, 0, 1], port).into();
+        let child = Command::new(env!("CARGO_BIN_EXE_patchbay"))
+            .arg("serve")
+            .args(extra)
+            .env("PATCHBAY_ADDR", address.to_string())
+            .env("DATABASE_URL", database_url)
+            .env("PATCHBAY_CONFIG", config)
+            .env("PATCHBAY_SITE_ROOT", "target/site-for-tests")
+            .env("PATCHBAY_LEASE_SECONDS", "3")
+            .env("PATCHBAY_STOP_GRACE_SECONDS", "1")
+            .env("FIXTURE_KEY", "sk-fixture")
+            .env("RUST_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .unwrap();
+        let server = Server {
+            child,
+            base: format!("http://{address}"),
+        };
+        let client = reqwest::Client::new();
+        for _ in 0..600 {
+            if let Ok(response) = client
+                .get(format!("{}/api/providers", server.base))
+                .send()
+                .await
+                && response.status() == 200
+            {
+                return server;
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        panic!("the server did not start");
+    }
+
+    fn kill_9(&mut self) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+    }
+
+    fn terminate(&mut self) {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        for _ in 0..400 {
+            if self.child.try_wait().unwrap().is_some() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("the server did not stop after SIGTERM");
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn module(id: &str, kind: &str, config: Value) -> Value {
+    json!({"id": id, "kind": kind, "label": id, "position": {"x": 0, "y": 0}, "config": config})
+}
+
+fn cable(id: &str, from: (&str, &str), to: (&str, &str)) -> Value {
+    json!({"id": id, "from": {"module": from.0, "port": from.1}, "to": {"module": to.0, "port": to.1}})
+}
+
+/// input → "Chain" (original + 3 re-prompts, on the provider) → output
+fn chain_graph() -> Value {
+    json!({
+        "modules": [
+            module("in", "step.input", json!({})),
+            module("chain", "step.agent_task", json!({
+                "instruction": "Write about tides",
+                "agent_config": {"provider": "fixture", "model": "fixture-model"},
+                "re_prompts": [
+                    {"id": "r1", "text": "Shorter"},
+                    {"id": "r2", "text": "Add a title"},
+                    {"id": "r3", "text": "In French"}
+                ]
+            })),
+            module("out", "step.output", json!({})),
+        ],
+        "cables": [
+            cable("c1", ("in", "data_out"), ("chain", "data_in")),
+            cable("c2", ("chain", "data_out"), ("out", "data_in")),
+        ]
+    })
+}
+
+/// Creates the graph and starts a run of it on `server`; returns the
+/// graph's id and edit token, and the run's id.
+async fn start_run(server: &Server, graph: Value) -> (String, String, String) {
+    let client = reqwest::Client::new();
+    let created: Value = client
+        .post(format!("{}/api/graphs", server.base))
+        .json(&graph)
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let graph_id = created["id"].as_str().unwrap().to_owned();
+    let token = created["edit_token"].as_str().unwrap().to_owned();
+    let started: Value = client
+        .post(format!("{}/api/graphs/{graph_id}/runs", server.base))
+        .bearer_auth(&token)
+        .json(&json!({"input": {"text": "the moon"}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let run_id = started["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{started}"))
+        .to_owned();
+    (graph_id, token, run_id)
+}
+
+async fn run_record(server: &Server, run_id: &str) -> Value {
+    reqwest::get(format!("{}/api/runs/{run_id}", server.base))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+async fn wait_for_status(server: &Server, run_id: &str, wanted: &str) -> Value {
+    for _ in 0..1200 {
+        let run = run_record(server, run_id).await;
+        if run["status"] == wanted {
+            return run;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    panic!("run {run_id} never became {wanted}");
+}
+
+/// One SSE event: its id and name.
+type Seen = (u64, String);
+
+/// Follows a run's events from `base`, from after `last` (when given),
+/// into `seen`, until the stream ends; says whether it ended with the run.
+async fn follow(
+    base: String,
+    run_id: String,
+    last: Option<u64>,
+    seen: Arc<Mutex<Vec<Seen>>>,
+) -> bool {
+    let mut request = reqwest::Client::new()
+        .get(format!("{base}/api/runs/{run_id}/events"))
+        .header("accept", "text/event-stream");
+    if let Some(last) = last {
+        request = request.header("last-event-id", last.to_string());
+    }
+    let Ok(response) = request.send().await else {
+        return false;
+    };
+    let mut stream = response.bytes_stream().eventsource();
+    while let Some(Ok(event)) = stream.next().await {
+        let terminal = matches!(
+            event.event.as_str(),
+            "run.completed" | "run.failed" | "run.cancelled" | "run.interrupted"
+        );
+        seen.lock()
+            .unwrap()
+            .push((event.id.parse().unwrap(), event.event));
+        if terminal {
+            return true;
+        }
+    }
+    false
+}
+
+/// The whole log of a run, as a client that reads it from the start sees it.
+async fn whole_log(server: &Server, run_id: &str) -> Vec<Seen> {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    assert!(
+        follow(
+            server.base.clone(),
+            run_id.to_owned(),
+            None,
+            Arc::clone(&seen)
+        )
+        .await
+    );
+    let log = seen.lock().unwrap().clone();
+    log
+}
+
+fn names(log: &[Seen]) -> Vec<&str> {
+    log.iter().map(|(_, name)| name.as_str()).collect()
+}
+
+/// Numbered 1…n without gap or duplicate, resumed once, ended once.
+fn assert_one_continuous_log(log: &[Seen], ending: &str) {
+    let numbers: Vec<u64> = log.iter().map(|(seq, _)| *seq).collect();
+    assert_eq!(numbers, (1..=log.len() as u64).collect::<Vec<_>>());
+    let names = names(log);
+    assert_eq!(
+        names.iter().filter(|name| **name == "run.resumed").count(),
+        1,
+        "{names:?}"
+    );
+    assert_eq!(*names.last().unwrap(), ending, "{names:?}");
+    assert_eq!(
+        names
+            .iter()
+            .filter(|name| name.starts_with("run.")
+                && **name != "run.resumed"
+                && **name != "run.started")
+            .count(),
+        1,
+        "{names:?}"
+    );
+}
+
+async fn wait_for_calls(fixture: &Fixture, calls: usize) {
+    for _ in 0..1200 {
+        if fixture.calls() >= calls {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    panic!(
+        "the provider was called {} times, not {calls}",
+        fixture.calls()
+    );
+}
+
+#[tokio::test]
+async fn a_server_killed_after_re_prompt_2_of_3_resumes_the_chain_at_the_next_start() {
+    for database in support::databases().await {
+        let folder = tempfile::tempdir().unwrap();
+        // Calls 1–3: the original and re-prompts 1 and 2; 4 never answers.
+        let (fixture, config) = provider(folder.path(), Some(4)).await;
+        let mut first = Server::start(&database.url, &config, &[]).await;
+        let (_, _, run_id) = start_run(&first, chain_graph()).await;
+        // A client follows from the start.
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let following = tokio::spawn(follow(
+            first.base.clone(),
+            run_id.clone(),
+            None,
+            Arc::clone(&seen),
+        ));
+        wait_for_calls(&fixture, 4).await;
+        // Re-prompt 2's answer is kept before re-prompt 3 is asked.
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        first.kill_9();
+        assert!(
+            !following.await.unwrap(),
+            "the stream broke with the server"
+        );
+        let last_seen = seen.lock().unwrap().last().map(|(seq, _)| *seq);
+        fixture.release();
+
+        let second = Server::start(&database.url, &config, &[]).await;
+        // The client comes back, to the new server, with Last-Event-ID.
+        assert!(
+            follow(
+                second.base.clone(),
+                run_id.clone(),
+                last_seen,
+                Arc::clone(&seen)
+            )
+            .await
+        );
+        let run = wait_for_status(&second, &run_id, "completed").await;
+
+        // Re-prompt 3 was asked once more, with the whole conversation;
+        // the three turns answered before were not asked again.
+        assert_eq!(fixture.calls(), 5, "{}", database.name);
+        assert_eq!(fixture.messages.lock().unwrap()[4], 7);
+        let chain = &run["modules"]["chain"]["activations"];
+        assert_eq!(chain.as_array().unwrap().len(), 1, "{run}");
+        let texts: Vec<&str> = chain[0]["responses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|response| response["text"].as_str().unwrap())
+            .collect();
+        assert_eq!(
+            texts,
+            [
+                "Reply 1 to 1 messages.",
+                "Reply 2 to 3 messages.",
+                "Reply 3 to 5 messages.",
+                "Reply 5 to 7 messages."
+            ],
+            "{}",
+            database.name
+        );
+        assert_eq!(chain[0]["status"], "completed");
+        assert_eq!(
+            run["modules"]["out"]["activations"][0]["status"],
+            "completed"
+        );
+
+        // One log; the client saw each event of it once.
+        let log = whole_log(&second, &run_id).await;
+        assert_one_continuous_log(&log, "run.completed");
+        assert_eq!(*seen.lock().unwrap(), log, "{}", database.name);
+    }
+}
+
+#[tokio::test]
+async fn with_resume_off_a_killed_run_ends_interrupted_and_keeps_its_partial_activation() {
+    let database = support::databases().await.remove(0);
+    let folder = tempfile::tempdir().unwrap();
+    let (fixture, config) = provider(folder.path(), Some(3)).await;
+    let mut first = Server::start(&database.url, &config, &[]).await;
+    let (_, _, run_id) = start_run(&first, chain_graph()).await;
+    wait_for_calls(&fixture, 3).await;
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    first.kill_9();
+    let second = Server::start(&database.url, &config, &["--no-resume"]).await;
+    let run = wait_for_status(&second, &run_id, "interrupted").await;
+    assert!(
+        run["error"].as_str().unwrap().contains("does not resume"),
+        "{run}"
+    );
+    let kept = &run["modules"]["chain"]["activations"][0];
+    assert_eq!(kept["status"], "interrupted", "{run}");
+    let texts: Vec<&str> = kept["responses"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|response| response["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        texts[..2],
+        ["Reply 1 to 1 messages.", "Reply 2 to 3 messages."]
+    );
+    let log = whole_log(&second, &run_id).await;
+    assert_eq!(names(&log).last(), Some(&"run.interrupted"));
+    assert_eq!(fixture.calls(), 3);
+}
+
+#[tokio::test]
+async fn sigterm_mid_run_cancels_nothing_and_the_run_resumes_at_the_next_start() {
+    let database = support::databases().await.remove(0);
+    let folder = tempfile::tempdir().unwrap();
+    let (fixture, config) = provider(folder.path(), Some(2)).await;
+    let mut first = Server::start(&database.url, &config, &[]).await;
+    let (_, _, run_id) = start_run(&first, chain_graph()).await;
+    wait_for_calls(&fixture, 2).await;
+    first.terminate();
+    // Stopped, not cancelled: nothing in the record says it ended.
+    let store = server::store::Store::connect(&database.url).await.unwrap();
+    let stored = store.run(&run_id).await.unwrap().unwrap();
+    assert_eq!(stored.status, "running");
+    let events = store.events_after(&run_id, 0).await.unwrap();
+    assert!(
+        events
+            .iter()
+            .all(|event| !event.name.starts_with("run.") || event.name == "run.started"),
+        "{:?}",
+        events.iter().map(|event| &event.name).collect::<Vec<_>>()
+    );
+    store.close().await;
+    fixture.release();
+    let second = Server::start(&database.url, &config, &[]).await;
+    let run = wait_for_status(&second, &run_id, "completed").await;
+    assert_eq!(
+        run["modules"]["chain"]["activations"][0]["responses"][0]["text"],
+        "Reply 1 to 1 messages."
+    );
+    // Re-prompt 1 was cut by the stop and asked again; the original not.
+    assert_eq!(fixture.calls(), 5);
+    let log = whole_log(&second, &run_id).await;
+    assert_one_continuous_log(&log, "run.completed");
+    assert!(!names(&log).contains(&"run.cancelled"));
+}
+
+#[tokio::test]
+async fn two_processes_on_postgresql_follow_cancel_and_take_over_each_others_runs() {
+    let Some(database) = support::databases()
+        .await
+        .into_iter()
+        .find(|database| database.name == "postgres")
+    else {
+        return;
+    };
+    let folder = tempfile::tempdir().unwrap();
+    let (fixture, config) = provider(folder.path(), Some(4)).await;
+    let mut a = Server::start(&database.url, &config, &[]).await;
+    let b = Server::start(&database.url, &config, &[]).await;
+
+    // A runs it; a client on B follows it from the start.
+    let (graph_id, token, run_id) = start_run(&a, chain_graph()).await;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let following = tokio::spawn(follow(
+        b.base.clone(),
+        run_id.clone(),
+        None,
+        Arc::clone(&seen),
+    ));
+    wait_for_calls(&fixture, 4).await;
+    // B's client has what A stored so far, through B.
+    for _ in 0..100 {
+        if names(&seen.lock().unwrap()).contains(&"task.agent_task.reprompt_response") {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(names(&seen.lock().unwrap()).contains(&"module.activated"));
+
+    // A dies; B takes the run over once A's lease (3 s) runs out.
+    a.kill_9();
+    let killed = Instant::now();
+    fixture.release();
+    let mut resumed_after = None;
+    for _ in 0..400 {
+        if names(&seen.lock().unwrap()).contains(&"run.resumed") {
+            resumed_after = Some(killed.elapsed());
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let resumed_after = resumed_after.expect("B never resumed the run");
+    assert!(
+        resumed_after <= Duration::from_secs(3 + 10),
+        "resumed {resumed_after:?} after the kill"
+    );
+    assert!(following.await.unwrap(), "B's client saw the run end");
+    wait_for_status(&b, &run_id, "completed").await;
+    assert_eq!(fixture.calls(), 5);
+    let log = whole_log(&b, &run_id).await;
+    assert_one_continuous_log(&log, "run.completed");
+    assert_eq!(
+        *seen.lock().unwrap(),
+        log,
+        "B's client saw every event once, in order"
+    );
+
+    // Cancel asked of a process that does not run the run.
+    let c = Server::start(&database.url, &config, &[]).await;
+    *fixture.hang_at.lock().unwrap() = Some(fixture.calls() + 1);
+    let started: Value = reqwest::Client::new()
+        .post(format!("{}/api/graphs/{graph_id}/runs", b.base))
+        .bearer_auth(&token)
+        .json(&json!({"input": {"text": "again"}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let second_run = started["id"].as_str().unwrap().to_owned();
+    wait_for_calls(&fixture, 6).await;
+    let cancelled = reqwest::Client::new()
+        .post(format!("{}/api/runs/{second_run}/cancel", c.base))
+        .bearer_auth(&token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(cancelled.status(), 202);
+    // Without the graph's token, nobody may.
+    let refused = reqwest::Client::new()
+        .post(format!("{}/api/runs/{second_run}/cancel", c.base))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 403);
+    wait_for_status(&c, &second_run, "cancelled").await;
+    fixture.release();
+}
