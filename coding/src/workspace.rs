@@ -127,6 +127,11 @@ impl Workspace {
             writable: vec![path.clone(), worktrees],
         };
         if path.join(".git").exists() {
+            // Every activation commits what its agents did, so changes
+            // not committed are an interrupted activation's (the server
+            // stopped): the module goes on from its last commit.
+            git.run(&path, &["reset", "-q", "--hard"]).await?;
+            git.run(&path, &["clean", "-q", "-fd"]).await?;
             let base = git
                 .run(&path, &["rev-list", "--max-parents=0", "HEAD"])
                 .await?;
@@ -359,6 +364,30 @@ mod tests {
             .unwrap();
         assert!(workspace.path.join("a.txt").exists());
         assert!(!workspace.path.join("pipe").exists());
+    }
+
+    #[tokio::test]
+    async fn a_workspace_used_again_goes_on_from_its_last_commit() {
+        let sandbox = sandbox();
+        let root = tempfile::tempdir().unwrap();
+        let folder = RunFolder::new(root.path(), "r1");
+        let workspace = Workspace::prepare(&sandbox, &folder, "m", None)
+            .await
+            .unwrap();
+        std::fs::write(workspace.path.join("kept.txt"), "committed\n").unwrap();
+        workspace.commit("builder").await.unwrap();
+        // What an agent cut off by a stopped server left.
+        std::fs::write(workspace.path.join("kept.txt"), "half written\n").unwrap();
+        std::fs::write(workspace.path.join("stray.txt"), "stray\n").unwrap();
+        let again = Workspace::prepare(&sandbox, &folder, "m", None)
+            .await
+            .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(again.path.join("kept.txt")).unwrap(),
+            "committed\n"
+        );
+        assert!(!again.path.join("stray.txt").exists());
+        assert_eq!(again.base, workspace.base);
     }
 
     #[tokio::test]

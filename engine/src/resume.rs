@@ -40,7 +40,7 @@ pub struct RecordedEnding {
 #[derive(Debug, Serialize, Deserialize)]
 #[serde(tag = "ended", rename_all = "snake_case")]
 pub enum Ended {
-    Output { output: ActivationOutput },
+    Output { output: Box<ActivationOutput> },
     Error { error: String },
     TimedOut { seconds: u32 },
     Cancelled,

@@ -209,7 +209,7 @@ fn encode_ending(order: u32, ending: &Ending) -> Option<String> {
 impl From<Ended> for Ending {
     fn from(ended: Ended) -> Ending {
         match ended {
-            Ended::Output { output } => Ending::Done(Box::new(Ok(output))),
+            Ended::Output { output } => Ending::Done(Box::new(Ok(*output))),
             Ended::Error { error } => Ending::Done(Box::new(Err(ActivationError(error)))),
             Ended::TimedOut { seconds } => Ending::TimedOut(seconds),
             Ended::Cancelled => Ending::Cancelled,

@@ -311,8 +311,7 @@ async fn whole_log(server: &Server, run_id: &str) -> Vec<Seen> {
         )
         .await
     );
-    let log = seen.lock().unwrap().clone();
-    log
+    seen.lock().unwrap().clone()
 }
 
 fn names(log: &[Seen]) -> Vec<&str> {
