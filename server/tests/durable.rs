@@ -214,8 +214,7 @@ fn chain_graph() -> Value {
 /// Creates the graph and starts a run of it on `server`; returns the
 /// graph's id and edit token, and the run's id.
 async fn start_run(server: &Server, graph: Value) -> (String, String, String) {
-    let client = reqwest::Client::new();
-    let created: Value = client
+    let created: Value = reqwest::Client::new()
         .post(format!("{}/api/graphs", server.base))
         .json(&graph)
         .send()
@@ -226,9 +225,15 @@ async fn start_run(server: &Server, graph: Value) -> (String, String, String) {
         .unwrap();
     let graph_id = created["id"].as_str().unwrap().to_owned();
     let token = created["edit_token"].as_str().unwrap().to_owned();
-    let started: Value = client
+    let run_id = run_again(server, &graph_id, &token).await;
+    (graph_id, token, run_id)
+}
+
+/// Starts another run of a graph on `server`; returns its id.
+async fn run_again(server: &Server, graph_id: &str, token: &str) -> String {
+    let started: Value = reqwest::Client::new()
         .post(format!("{}/api/graphs/{graph_id}/runs", server.base))
-        .bearer_auth(&token)
+        .bearer_auth(token)
         .json(&json!({"input": {"text": "the moon"}}))
         .send()
         .await
@@ -236,11 +241,10 @@ async fn start_run(server: &Server, graph: Value) -> (String, String, String) {
         .json()
         .await
         .unwrap();
-    let run_id = started["id"]
+    started["id"]
         .as_str()
         .unwrap_or_else(|| panic!("{started}"))
-        .to_owned();
-    (graph_id, token, run_id)
+        .to_owned()
 }
 
 async fn run_record(server: &Server, run_id: &str) -> Value {
@@ -563,17 +567,7 @@ async fn two_processes_on_postgresql_follow_cancel_and_take_over_each_others_run
     // Cancel asked of a process that does not run the run.
     let c = Server::start(&database.url, &config, &[]).await;
     *fixture.hang_at.lock().unwrap() = Some(fixture.calls() + 1);
-    let started: Value = reqwest::Client::new()
-        .post(format!("{}/api/graphs/{graph_id}/runs", b.base))
-        .bearer_auth(&token)
-        .json(&json!({"input": {"text": "again"}}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let second_run = started["id"].as_str().unwrap().to_owned();
+    let second_run = run_again(&b, &graph_id, &token).await;
     wait_for_calls(&fixture, 6).await;
     let cancelled = reqwest::Client::new()
         .post(format!("{}/api/runs/{second_run}/cancel", c.base))

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use wire::activation::{ActivationRecord, ActivationStatus, ResponseRecord};
 use wire::event::{RunEvent, RunStatus};
 
-use crate::store::{Store, StoreError, StoredActivation, StoredEvent};
+use crate::store::{Store, StoreError, StoredEvent};
 
 /// Why the run and its activations stopped.
 pub const REASON: &str = "the server stopped while the run was in progress";
@@ -115,21 +115,7 @@ pub async fn close(store: &Store, id: &str, reason: &str) -> Result<(), StoreErr
             continue;
         }
         record.error = Some(reason.to_owned());
-        let json = serde_json::to_string(&record).unwrap_or_default();
-        store
-            .save_activation(
-                id,
-                StoredActivation {
-                    module_id: &record.module_id,
-                    activation: i64::from(record.activation),
-                    status: record.status.as_str(),
-                    record: &json,
-                    started_at: record.started_at,
-                    finished_at: record.finished_at,
-                    ending: None,
-                },
-            )
-            .await?;
+        super::recorder::save_record(store, id, &record, None).await?;
     }
     store
         .set_run_status(id, "interrupted", Some(reason))

@@ -8,7 +8,7 @@ use tokio::sync::broadcast;
 use wire::activation::ActivationRecord;
 use wire::event::RunStatus;
 
-use crate::store::{Store, StoredActivation, StoredEvent};
+use crate::store::{Store, StoreError, StoredActivation, StoredEvent};
 
 pub struct StoreRecorder {
     pub store: Store,
@@ -20,6 +20,32 @@ pub struct StoreRecorder {
 
 fn record_error(error: impl std::fmt::Display) -> RecordError {
     RecordError(error.to_string())
+}
+
+/// Stores an activation's record (as JSON), with how it ended if it has.
+pub async fn save_record(
+    store: &Store,
+    run_id: &str,
+    record: &ActivationRecord,
+    ending: Option<&str>,
+) -> Result<(), StoreError> {
+    let json = serde_json::to_string(record).map_err(|error| {
+        StoreError::Configuration(format!("a record cannot be written: {error}"))
+    })?;
+    store
+        .save_activation(
+            run_id,
+            StoredActivation {
+                module_id: &record.module_id,
+                activation: i64::from(record.activation),
+                status: record.status.as_str(),
+                record: &json,
+                started_at: record.started_at,
+                finished_at: record.finished_at,
+                ending,
+            },
+        )
+        .await
 }
 
 impl Recorder for StoreRecorder {
@@ -53,20 +79,7 @@ impl Recorder for StoreRecorder {
         record: &ActivationRecord,
         ending: Option<&str>,
     ) -> Result<(), RecordError> {
-        let json = serde_json::to_string(record).map_err(record_error)?;
-        self.store
-            .save_activation(
-                run_id,
-                StoredActivation {
-                    module_id: &record.module_id,
-                    activation: i64::from(record.activation),
-                    status: record.status.as_str(),
-                    record: &json,
-                    started_at: record.started_at,
-                    finished_at: record.finished_at,
-                    ending,
-                },
-            )
+        save_record(&self.store, run_id, record, ending)
             .await
             .map_err(record_error)
     }
