@@ -72,6 +72,8 @@ impl Runner {
         };
         let engine = self.engine.clone();
         let hub = self.hub.clone();
+        let store = self.store.clone();
+        let owner = self.owner.clone();
         let spec = RunSpec {
             run_id,
             graph,
@@ -82,6 +84,12 @@ impl Runner {
             let outcome = engine::execute_controlled(&engine, spec, recorder, control).await;
             tracing::info!(run = %run_id, status = outcome.status.as_str(), activations = outcome.activations, "run ended or stopped");
             hub.finish(&run_id);
+            // Stopped, not ended: whoever comes next goes on with it.
+            if outcome.status == engine::RunStatus::Interrupted
+                && let Err(error) = store.release_run(&run_id, &owner).await
+            {
+                tracing::warn!(run = %run_id, %error, "a stopped run could not be let go; its lease runs out by itself");
+            }
         });
     }
 }

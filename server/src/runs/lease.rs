@@ -21,6 +21,9 @@ const CLAIM_BATCH: i64 = 50;
 
 /// One pass: renew, then claim. `first` is the pass at start.
 pub async fn pass(runner: &Runner, resume: bool, first: bool) {
+    // Only runs registered before the renewal can be missing from it: one
+    // started meanwhile was stored after the renewal looked.
+    let live = runner.hub.live_ids();
     match runner
         .store
         .renew_leases(&runner.owner, runner.lease().until)
@@ -32,10 +35,18 @@ pub async fn pass(runner: &Runner, resume: bool, first: bool) {
                     runner.hub.cancel(&claimed.id);
                 }
             }
-            for live in runner.hub.live_ids() {
-                if !held.iter().any(|claimed| claimed.id == live) {
-                    tracing::warn!(run = %live, "another server process took this run over");
-                    runner.hub.stop(&live);
+            for id in live {
+                if held.iter().any(|claimed| claimed.id == id) {
+                    continue;
+                }
+                // Not renewed: it has ended, or another process holds it.
+                match runner.store.run_owner(&id).await {
+                    Ok(Some((owner, true))) if *owner != *runner.owner => {
+                        tracing::warn!(run = %id, "another server process took this run over");
+                        runner.hub.stop(&id);
+                    }
+                    Ok(_) => {}
+                    Err(error) => tracing::warn!(%error, "a run's owner could not be read"),
                 }
             }
         }

@@ -434,6 +434,38 @@ impl Store {
         .rows_affected())
     }
 
+    /// Who holds a run, and whether it is unfinished.
+    pub async fn run_owner(&self, id: &str) -> Result<Option<(String, bool)>, StoreError> {
+        let row = sqlx::query("SELECT owner, status FROM runs WHERE id = $1")
+            .bind(id)
+            .fetch_optional(&self.pool)
+            .await?;
+        row.map(|row| {
+            let owner: Option<String> = row.try_get("owner")?;
+            let status: String = row.try_get("status")?;
+            Ok((
+                owner.unwrap_or_default(),
+                !FINISHED.contains(&status.as_str()),
+            ))
+        })
+        .transpose()
+        .map_err(|error: sqlx::Error| StoreError::from(error))
+    }
+
+    /// Lets go of a run this process stopped without ending it: any
+    /// process (this one too) may take it over at once.
+    pub async fn release_run(&self, id: &str, owner: &str) -> Result<(), StoreError> {
+        sqlx::query(
+            "UPDATE runs SET owner = NULL, lease_until = 0
+             WHERE id = $1 AND owner = $2 AND status IN ('queued', 'running')",
+        )
+        .bind(id)
+        .bind(owner)
+        .execute(&self.pool)
+        .await?;
+        Ok(())
+    }
+
     /// Leaves a cancel for the process that runs the run; false when the
     /// run has ended.
     pub async fn request_cancel(&self, id: &str) -> Result<bool, StoreError> {
