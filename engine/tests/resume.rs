@@ -105,6 +105,20 @@ fn settings() -> EngineSettings {
     }
 }
 
+/// Starts the run in a task that `stop` stops.
+fn start_stoppable(
+    engine: engine::Engine,
+    recorder: &Arc<MemoryRecorder>,
+    stop: &CancellationToken,
+) -> tokio::task::JoinHandle<engine::RunOutcome> {
+    let recorder = Arc::clone(recorder);
+    let control = RunControl {
+        stop: stop.clone(),
+        ..RunControl::default()
+    };
+    tokio::spawn(async move { execute_controlled(&engine, spec(), recorder, control).await })
+}
+
 #[tokio::test]
 async fn a_chain_stopped_after_re_prompt_2_resumes_with_re_prompt_3_and_the_same_result() {
     // The same run without a stop, for comparison.
@@ -119,22 +133,7 @@ async fn a_chain_stopped_after_re_prompt_2_resumes_with_re_prompt_3_and_the_same
     let engine = engine_with(registry_with("sim", hanging.clone()), settings());
     let recorder = Arc::new(MemoryRecorder::default());
     let stop = CancellationToken::new();
-    let running = tokio::spawn({
-        let recorder = Arc::clone(&recorder);
-        let stop = stop.clone();
-        async move {
-            execute_controlled(
-                &engine,
-                spec(),
-                recorder,
-                RunControl {
-                    stop,
-                    ..RunControl::default()
-                },
-            )
-            .await
-        }
-    });
+    let running = start_stoppable(engine, &recorder, &stop);
     while hanging.calls.load(Ordering::SeqCst) < 5 {
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
@@ -255,22 +254,7 @@ async fn a_stop_lets_what_is_in_flight_finish_within_the_grace() {
     );
     let recorder = Arc::new(MemoryRecorder::default());
     let stop = CancellationToken::new();
-    let running = tokio::spawn({
-        let recorder = Arc::clone(&recorder);
-        let stop = stop.clone();
-        async move {
-            execute_controlled(
-                &engine,
-                spec(),
-                recorder,
-                RunControl {
-                    stop,
-                    ..RunControl::default()
-                },
-            )
-            .await
-        }
-    });
+    let running = start_stoppable(engine, &recorder, &stop);
     // Stopped while "first" runs: it finishes, "chain" never starts.
     while recorder.events().is_empty() {
         tokio::time::sleep(Duration::from_millis(2)).await;

@@ -344,10 +344,23 @@ pub async fn events(
         let mut notified = true;
         loop {
             let Ok(new) = replay(last).await else { return };
+            let nothing_new = new.is_empty();
             for record in new {
                 if send(record, &mut last).await {
                     return;
                 }
+            }
+            // A run that has ended has its terminal event stored already:
+            // a client past it (Last-Event-ID at the end) has all there is.
+            if nothing_new
+                && store
+                    .run(&id)
+                    .await
+                    .ok()
+                    .flatten()
+                    .is_none_or(|run| run.ended_at().is_some())
+            {
+                return;
             }
             tokio::select! {
                 changed = woken.changed(), if notified => notified = changed.is_ok(),

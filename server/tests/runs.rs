@@ -572,6 +572,16 @@ async fn the_log_replays_after_a_restart_and_unfinished_runs_end_interrupted_whe
         assert!(closed);
         assert_eq!(after.len(), 1);
         assert_eq!(after[0].event.as_deref(), Some("run.interrupted"));
+        // A client that has the whole log is told so: the stream closes.
+        let (nothing, closed) = read_events(
+            &client,
+            &format!("{base}/api/runs/{stuck}/events"),
+            Some("5"),
+            usize::MAX,
+        )
+        .await;
+        assert!(closed, "a stream past an ended run's last event closes");
+        assert!(nothing.is_empty());
     }
 }
 

@@ -24,10 +24,14 @@ impl Followers {
     /// Wakes when the run has new events.
     pub fn follow(&self, run_id: &str) -> watch::Receiver<u64> {
         match self.runs.lock() {
-            Ok(mut runs) => runs
-                .entry(run_id.to_owned())
-                .or_insert_with(|| watch::channel(0).0)
-                .subscribe(),
+            Ok(mut runs) => {
+                // Runs nobody follows any more (on SQLite no notification
+                // comes to clear them): the map holds only live streams.
+                runs.retain(|_, sender| sender.receiver_count() > 0);
+                runs.entry(run_id.to_owned())
+                    .or_insert_with(|| watch::channel(0).0)
+                    .subscribe()
+            }
             // Without the map, the stream still looks every second.
             Err(_) => watch::channel(0).1,
         }

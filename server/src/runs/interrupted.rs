@@ -117,9 +117,6 @@ pub async fn close(store: &Store, id: &str, reason: &str) -> Result<(), StoreErr
         record.error = Some(reason.to_owned());
         super::recorder::save_record(store, id, &record, None).await?;
     }
-    store
-        .set_run_status(id, "interrupted", Some(reason))
-        .await?;
     let event = RunEvent::RunInterrupted {
         status: RunStatus::Interrupted,
         error: reason.to_owned(),
@@ -136,6 +133,10 @@ pub async fn close(store: &Store, id: &str, reason: &str) -> Result<(), StoreErr
             }],
             None,
         )
+        .await?;
+    // After its terminal event: a run marked ended has all its events.
+    store
+        .set_run_status(id, "interrupted", Some(reason))
         .await?;
     Ok(())
 }
