@@ -23,6 +23,12 @@ pub struct RunView {
     pub status: RwSignal<Option<RunStatus>>,
     pub error: RwSignal<Option<String>>,
     pub record: RwSignal<Option<RunRecord>>,
+    /// The event stream dropped while the run is live; the browser is
+    /// trying again (a server restarting, a network cut).
+    pub reconnecting: RwSignal<bool>,
+    /// The run was taken up again after the server running it stopped:
+    /// how many finished activations it kept.
+    pub resumed: RwSignal<Option<u32>>,
     /// Streamed text by (module, response index), while it streams.
     pub streams: RwSignal<BTreeMap<(String, u32), String>>,
     pub panel_open: RwSignal<bool>,
@@ -48,6 +54,7 @@ struct Subscription {
     source: web_sys::EventSource,
     _callbacks: Vec<wasm_bindgen::closure::Closure<dyn FnMut(web_sys::MessageEvent)>>,
     _on_error: wasm_bindgen::closure::Closure<dyn FnMut(web_sys::Event)>,
+    _on_open: wasm_bindgen::closure::Closure<dyn FnMut(web_sys::Event)>,
 }
 
 impl Drop for Subscription {
@@ -63,6 +70,8 @@ impl RunView {
             status: RwSignal::new(None),
             error: RwSignal::new(None),
             record: RwSignal::new(None),
+            reconnecting: RwSignal::new(false),
+            resumed: RwSignal::new(None),
             streams: RwSignal::new(BTreeMap::new()),
             panel_open: RwSignal::new(false),
             history: RwSignal::new(false),
@@ -99,6 +108,8 @@ impl RunView {
         self.status.set(Some(RunStatus::Queued));
         self.error.set(None);
         self.record.set(None);
+        self.reconnecting.set(false);
+        self.resumed.set(None);
         self.streams.set(BTreeMap::new());
         self.panel_open.set(true);
         self.history.set(false);
@@ -139,6 +150,7 @@ impl RunView {
                         return;
                     }
                     view.last_seen.set_value(seq);
+                    set_if_changed(view.reconnecting, false);
                     let data = message.data().as_string().unwrap_or_default();
                     // An event this page cannot read is skipped; the record
                     // read at the end shows the run as it is.
@@ -156,6 +168,9 @@ impl RunView {
         let watched = source.clone();
         let on_error = wasm_bindgen::closure::Closure::<dyn FnMut(web_sys::Event)>::new(
             move |_event: web_sys::Event| {
+                if view.is_live() {
+                    set_if_changed(view.reconnecting, true);
+                }
                 // CLOSED: the browser stopped retrying.
                 if watched.ready_state() == 2 && view.is_live() {
                     set_timeout(
@@ -170,11 +185,16 @@ impl RunView {
             },
         );
         source.set_onerror(Some(wasm_bindgen::JsCast::unchecked_ref(on_error.as_ref())));
+        let on_open = wasm_bindgen::closure::Closure::<dyn FnMut(web_sys::Event)>::new(
+            move |_event: web_sys::Event| set_if_changed(view.reconnecting, false),
+        );
+        source.set_onopen(Some(wasm_bindgen::JsCast::unchecked_ref(on_open.as_ref())));
         self.source
             .set_value(Some(send_wrapper::SendWrapper::new(Subscription {
                 source,
                 _callbacks: callbacks,
                 _on_error: on_error,
+                _on_open: on_open,
             })));
     }
 
@@ -265,7 +285,10 @@ impl RunView {
             }
             // Taken up again by a server after the one running it stopped:
             // the run goes on, and what was in flight starts again.
-            RunEvent::RunResumed { .. } => self.status.set(Some(RunStatus::Running)),
+            RunEvent::RunResumed { replayed, .. } => {
+                self.status.set(Some(RunStatus::Running));
+                self.resumed.set(Some(*replayed));
+            }
             RunEvent::CableTaken {
                 module_id,
                 port,
@@ -312,6 +335,7 @@ impl RunView {
                     _ => None,
                 });
                 self.status.set(Some(*status));
+                self.reconnecting.set(false);
                 // Not from inside the stream's own callback: closing it
                 // frees that callback.
                 let view = *self;
@@ -370,6 +394,8 @@ impl RunView {
         self.run_id.set(None);
         self.status.set(None);
         self.record.set(None);
+        self.reconnecting.set(false);
+        self.resumed.set(None);
         self.panel_open.set(false);
         clear_states(model);
         remember_in_address(None);
@@ -436,7 +462,7 @@ pub fn apply_record(model: CanvasModel, record: &RunRecord) {
                         .gave_up
                         .clone()
                         .or_else(|| activation.error.clone()),
-                    waiting_until_ms: None,
+                    ..ModuleRun::default()
                 }
             });
             set_if_changed(node.run, state);

@@ -114,6 +114,12 @@ pub struct ModuleRun {
     pub error: Option<String>,
     /// A poll waiting for its next poll: when it comes (Unix milliseconds).
     pub waiting_until_ms: Option<f64>,
+    /// The tokens of the module's earlier activations: a resumed
+    /// activation streams its recovered turns again, so it counts from here.
+    pub tokens_before_activation: u64,
+    /// The server that ran it stopped, and another took the run up: the
+    /// activation starts again and keeps its first start time.
+    pub resuming: bool,
 }
 
 /// A duration for people: `3.2 s`, `12 s`, `2 min 5 s`.

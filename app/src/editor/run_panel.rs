@@ -222,6 +222,19 @@ fn receipt_text(receipt: Option<&Receipt>) -> String {
     )
 }
 
+/// What a resume kept and what it did again, for the notice's tooltip.
+fn resumed_title(replayed: u32) -> String {
+    let kept = match replayed {
+        0 => "no activation had finished".to_owned(),
+        1 => "1 finished activation was kept".to_owned(),
+        many => format!("{many} finished activations were kept"),
+    };
+    format!(
+        "The server running this run stopped, and a server took it up again: {kept}, \
+         and what was in flight started again from its last answered turn."
+    )
+}
+
 fn status_text(status: Option<RunStatus>) -> &'static str {
     match status {
         Some(RunStatus::Queued) => "Queued",
@@ -671,6 +684,19 @@ pub fn RunPanel() -> impl IntoView {
                             {move || status_text(view_state.status.get())}
                         </span>
                         <span class="run-elapsed">{elapsed}</span>
+                        <Show when=move || view_state.reconnecting.get()>
+                            <span class="run-notice warning" role="status">
+                                "Lost the connection to the server; reconnecting…"
+                            </span>
+                        </Show>
+                        <Show when=move || !view_state.reconnecting.get() && view_state.resumed.get().is_some()>
+                            <span
+                                class="run-notice"
+                                title=move || resumed_title(view_state.resumed.get().unwrap_or(0))
+                            >
+                                "Resumed after the server restarted"
+                            </span>
+                        </Show>
                         <Show when=move || view_state.is_live() && edit_token::stored(&graph_id.get()).is_some()>
                             <button type="button" class="danger" on:click=move |_| {
                                 let graph_id = graph_id.get_untracked();

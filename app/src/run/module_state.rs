@@ -33,8 +33,17 @@ pub fn step(
                 ..ModuleRun::default()
             });
         }
-        // What was in flight says so when it starts again.
-        RunEvent::RunResumed { .. } => return before.cloned(),
+        // What was in flight starts again; until it does, it says so.
+        RunEvent::RunResumed { .. } => {
+            return match before {
+                Some(run) if run.state == ModuleRunState::Running => Some(ModuleRun {
+                    badge: Some("Resuming…".to_owned()),
+                    resuming: true,
+                    ..run.clone()
+                }),
+                other => other.cloned(),
+            };
+        }
         RunEvent::RunCompleted { .. }
         | RunEvent::RunFailed { .. }
         | RunEvent::RunCancelled { .. }
@@ -65,6 +74,13 @@ pub fn step(
             let attempts = graph
                 .and_then(|graph| graph.module(module_id))
                 .map_or(1, |module| module.config.max_attempts());
+            // A resumed activation is the same one: it keeps its start,
+            // and its recovered turns are counted again as they stream.
+            let (started_ms, tokens) = if run.resuming {
+                (run.started_ms, run.tokens_before_activation)
+            } else {
+                (at, run.tokens)
+            };
             run = ModuleRun {
                 state: ModuleRunState::Running,
                 badge: (*activation > 1).then(|| {
@@ -74,8 +90,9 @@ pub fn step(
                         format!("Round {activation}")
                     }
                 }),
-                started_ms: at,
-                tokens: run.tokens,
+                started_ms,
+                tokens,
+                tokens_before_activation: tokens,
                 ..ModuleRun::default()
             };
         }
@@ -533,6 +550,60 @@ mod tests {
         )
         .unwrap();
         assert_eq!(run.tokens, 47);
+    }
+
+    #[test]
+    fn a_resumed_activation_keeps_its_start_and_counts_its_recovered_turns_once() {
+        let response = |token_count| RunEvent::RepromptResponse {
+            module_id: m2(),
+            reprompt_index: 1,
+            token_count,
+        };
+        let resumed = RunEvent::RunResumed {
+            status: RunStatus::Running,
+            replayed: 1,
+        };
+        let before_restart = vec![
+            started(),
+            activated(1),
+            response(7),
+            activated(2),
+            response(60),
+            resumed.clone(),
+        ];
+        let waiting = after("m2", before_restart.clone(), None).unwrap();
+        assert_eq!(waiting.state, ModuleRunState::Running);
+        assert_eq!(waiting.badge.as_deref(), Some("Resuming…"));
+        // Activation 2 started at the fourth event (ts 1003) and starts
+        // again: the recovered turn streams its 60 tokens once more.
+        let mut events = before_restart;
+        events.extend([activated(2), response(60), response(62)]);
+        let run = after("m2", events, None).unwrap();
+        assert_eq!(run.started_ms, Some(1003.0));
+        assert_eq!(run.tokens, 7 + 60 + 62);
+        assert_eq!(run.badge.as_deref(), Some("Round 2"));
+        assert!(!run.resuming);
+        // A module that had ended, or never started, is as it was.
+        assert_eq!(
+            after("m3", vec![started(), resumed.clone()], None)
+                .unwrap()
+                .badge,
+            None
+        );
+        let done = after(
+            "m2",
+            vec![
+                activated(1),
+                RunEvent::ModuleCompleted {
+                    module_id: m2(),
+                    activation: 1,
+                },
+                resumed,
+            ],
+            None,
+        )
+        .unwrap();
+        assert_eq!(done.state, ModuleRunState::Done);
     }
 
     #[test]
