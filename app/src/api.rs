@@ -192,6 +192,20 @@ pub async fn runs_of_graph(graph_id: &str) -> Answer<RunList> {
     )
 }
 
+/// `GET /api/graphs/{id}/estimate`: what a run may cost, from past runs.
+pub async fn estimate(graph_id: &str) -> Answer<wire::cost::Estimate> {
+    let headers: Vec<Header> = credentials(graph_id).into_iter().collect();
+    read(
+        &send(
+            "GET",
+            &format!("/api/graphs/{graph_id}/estimate"),
+            None,
+            &headers,
+        )
+        .await?,
+    )
+}
+
 /// `GET /api/runs/{id}`: a run's whole record.
 pub async fn run(run_id: &str) -> Answer<RunRecord> {
     read(&send("GET", &format!("/api/runs/{run_id}"), None, &[]).await?)

@@ -351,6 +351,7 @@ impl RunView {
                 self.refresh_soon(0);
             }
             RunEvent::RepromptDispatched { .. }
+            | RunEvent::ModuleUsage { .. }
             | RunEvent::RepromptResponse { .. }
             | RunEvent::CodingRepromptDispatched { .. }
             | RunEvent::CodingRepromptResponse { .. }
@@ -458,6 +459,14 @@ pub fn apply_record(model: CanvasModel, record: &RunRecord) {
                     started_ms: Some(activation.started_at as f64),
                     finished_ms: activation.finished_at.map(|at| at as f64),
                     tokens: activation.tokens(),
+                    // Only what called a model or an agent has a cost.
+                    cost: {
+                        let mut cost = wire::cost::CostTotal::default();
+                        if activation.receipt.is_some() || !activation.responses.is_empty() {
+                            cost.add(activation.cost());
+                        }
+                        cost
+                    },
                     error: activation
                         .gave_up
                         .clone()

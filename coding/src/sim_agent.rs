@@ -408,6 +408,12 @@ async fn prompt(peer: &Arc<Peer>, params: &Value) -> Result<Value, Value> {
     }
     let input_tokens = text.split_whitespace().count();
     let output_tokens = reply.split_whitespace().count();
+    // What the session has cost, as agents that know report it: nothing.
+    peer.notify(
+        &session_id,
+        json!({ "sessionUpdate": "usage_update", "used": input_tokens + output_tokens, "size": 200_000,
+                "cost": { "amount": 0.0, "currency": "USD" } }),
+    );
     Ok(json!({
         "stopReason": "end_turn",
         "usage": { "inputTokens": input_tokens, "outputTokens": output_tokens, "totalTokens": input_tokens + output_tokens },

@@ -96,6 +96,8 @@ pub struct ActivationContext {
     /// On a resume, the turns this activation had answered before the run
     /// stopped: they are not asked again.
     pub recovered: Option<crate::resume::Recovered>,
+    /// What the run has spent, against its budget and the module's.
+    pub spend: Arc<crate::budget::Spend>,
 }
 
 /// Streamed text is sent as events in pieces of about this size, or when
@@ -104,10 +106,22 @@ const DELTA_CHARACTERS: usize = 48;
 const DELTA_INTERVAL_MS: u128 = 100;
 
 /// The totals of one or more provider calls.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub struct Tally {
     pub tokens_in: u64,
     pub tokens_out: u64,
+    /// `None` once a call had no price.
+    pub cost: Option<f64>,
+}
+
+impl Default for Tally {
+    fn default() -> Tally {
+        Tally {
+            tokens_in: 0,
+            tokens_out: 0,
+            cost: Some(0.0),
+        }
+    }
 }
 
 impl ActivationContext {
@@ -235,7 +249,7 @@ impl ActivationContext {
             .as_ref()
             .and_then(|recovered| recovered.answer(index, label))
         {
-            return Ok(self.recover(session, answer));
+            return self.recover(session, answer);
         }
         let started = Instant::now();
         self.update_record(|record| {
@@ -298,6 +312,8 @@ impl ActivationContext {
             ))
         })?;
         let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+        let mut response = response;
+        response.cost = self.cost_of(session, &response.usage);
         self.update_record(|record| {
             if let Some(last) = record.responses.last_mut() {
                 last.text.clone_from(&response.text);
@@ -305,20 +321,57 @@ impl ActivationContext {
                 last.tokens_out = response.usage.output_tokens;
                 last.duration_ms = duration_ms;
                 last.complete = true;
+                last.cost = response.cost;
             }
         });
         session
             .messages
             .push(ChatMessage::assistant(response.text.clone()));
         self.transcript(TranscriptRole::Assistant, &response.text);
+        self.spent(&response)?;
         Ok(response)
+    }
+
+    /// What a call of `session` cost, from its model's price.
+    fn cost_of(&self, session: &Session, usage: &crate::provider::Usage) -> Option<f64> {
+        let (info, _) = self.providers.get(&session.provider)?;
+        let price = info.price(&session.model)?;
+        Some(price.cost(
+            usage.input_tokens,
+            usage.cached_input_tokens,
+            usage.output_tokens,
+        ))
+    }
+
+    /// Says what a call used and cost, and adds it to the run's spend: an
+    /// error when that spends the module's budget.
+    fn spent(&self, response: &ChatResponse) -> Result<(), ActivationError> {
+        self.emit(RunEvent::ModuleUsage {
+            module_id: self.module.id.clone(),
+            activation: self.activation,
+            tokens_in: response.usage.input_tokens,
+            tokens_out: response.usage.output_tokens,
+            cost: response.cost,
+        });
+        self.spend
+            .record(
+                &self.module.id,
+                self.module.display_label(),
+                self.module.config.budget_usd(),
+                response.cost,
+            )
+            .map_err(ActivationError)
     }
 
     /// A turn answered before the run stopped, taken from the record: into
     /// the record, the session and the transcript as if just answered, and
     /// its text into the log, since a client following the run saw the
     /// activation start again.
-    fn recover(&self, session: &mut Session, answer: ResponseRecord) -> ChatResponse {
+    fn recover(
+        &self,
+        session: &mut Session,
+        answer: ResponseRecord,
+    ) -> Result<ChatResponse, ActivationError> {
         self.emit(RunEvent::ModuleOutputDelta {
             module_id: self.module.id.clone(),
             response_index: answer.index,
@@ -333,11 +386,15 @@ impl ActivationContext {
             usage: crate::provider::Usage {
                 input_tokens: answer.tokens_in,
                 output_tokens: answer.tokens_out,
+                cached_input_tokens: 0,
             },
             finish_reason: None,
+            cost: answer.cost,
         };
         self.update_record(|record| record.responses.push(answer));
-        response
+        // Spent before the run stopped: it counts, and its budget with it.
+        self.spent(&response)?;
+        Ok(response)
     }
 
     /// Keeps the record as it is now, so that a resume continues after the
@@ -399,7 +456,7 @@ impl ActivationContext {
             tokens_in: tally.tokens_in,
             tokens_out: tally.tokens_out,
             duration_ms: u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
-            cost: 0.0,
+            cost: tally.cost,
             re_prompt_count,
         }
     }
@@ -420,6 +477,7 @@ impl Tally {
     pub fn add(&mut self, response: &ChatResponse) {
         self.tokens_in += response.usage.input_tokens;
         self.tokens_out += response.usage.output_tokens;
+        self.cost = wire::cost::add(self.cost, response.cost);
     }
 }
 

@@ -6,6 +6,7 @@
 
 pub mod activation;
 pub mod attempts;
+pub mod budget;
 pub mod bundle;
 pub mod intent;
 pub mod named_outputs;
@@ -66,6 +67,8 @@ pub struct EngineSettings {
     /// (the server stopping): then they are cut, kept as they are, and
     /// the run is left to be resumed.
     pub stop_grace: Duration,
+    /// The budget of a run started without one, in US dollars.
+    pub default_run_budget_usd: Option<f64>,
 }
 
 /// What activations in flight get to finish when a server stops.
@@ -96,6 +99,7 @@ impl Default for EngineSettings {
             coding: None,
             retry: RetryPolicy::default(),
             stop_grace: DEFAULT_STOP_GRACE,
+            default_run_budget_usd: None,
         }
     }
 }

@@ -91,8 +91,13 @@ pub struct ChatRequest {
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
+    /// Every input token, cached ones included.
     pub input_tokens: u64,
     pub output_tokens: u64,
+    /// The part of `input_tokens` the provider served from its cache, where
+    /// it says (priced at the cached rate).
+    #[serde(default)]
+    pub cached_input_tokens: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -101,6 +106,11 @@ pub struct ChatResponse {
     pub usage: Usage,
     /// Why generation stopped, in the provider's words (`stop`, `end_turn`, …).
     pub finish_reason: Option<String>,
+    /// What the call cost, from `usage` and the model's price: set by the
+    /// activation that made the call, never by a provider; `None` when the
+    /// model has no price configured.
+    #[serde(default)]
+    pub cost: Option<f64>,
 }
 
 /// Why a provider call failed, and whether trying again may help.

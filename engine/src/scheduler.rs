@@ -42,6 +42,8 @@ pub struct RunSpec {
     pub run_id: String,
     pub graph: Graph,
     pub input: RunInput,
+    /// At most this many US dollars for the whole run.
+    pub budget_usd: Option<f64>,
 }
 
 /// How a run is steered from outside while it runs.
@@ -515,7 +517,9 @@ pub async fn execute_controlled<R: Recorder>(
         run_id,
         graph,
         input,
+        budget_usd,
     } = spec;
+    let spend = Arc::new(crate::budget::Spend::new(budget_usd));
     let RunControl {
         cancel,
         stop,
@@ -857,6 +861,7 @@ pub async fn execute_controlled<R: Recorder>(
                 started: Instant::now(),
                 checkpoint: Some(Arc::clone(&checkpoint)),
                 recovered,
+                spend: Arc::clone(&spend),
             };
             let token = activation_cancel.clone();
             let kept = Arc::clone(&record);
@@ -901,6 +906,11 @@ pub async fn execute_controlled<R: Recorder>(
             tokio::select! {
             joined = running.join_next() => joined,
             () = cancel.cancelled() => continue,
+            () = spend.reached().cancelled(), if failure.is_none() => {
+                // Stops what is in flight; what it produced is kept.
+                failure = spend.reason();
+                continue;
+            }
             () = stop.cancelled(), if !stopping => continue,
             () = &mut grace, if stopping => break,
             () = &mut deadline => {
@@ -932,6 +942,9 @@ pub async fn execute_controlled<R: Recorder>(
             .lock()
             .map(|record| record.clone())
             .unwrap_or_else(|poisoned| poisoned.into_inner().clone());
+        if replayed {
+            spend.replayed(&modules[module].id, &label, record.cost());
+        }
         handled += 1;
         let ending_kept = if replayed {
             replayed_count += 1;
@@ -1088,8 +1101,10 @@ pub async fn execute_controlled<R: Recorder>(
                         }
                     }
                 }
+                // A spent budget is not tried again: it would spend more.
+                let spent = reason.starts_with(crate::budget::BUDGET_EXCEEDED);
                 if retry.retries() || repeat || checks {
-                    if activation < retry.max_attempts {
+                    if activation < retry.max_attempts && !spent {
                         let next = activation + 1;
                         let delay_seconds = retry.delay_before(next);
                         record.retried = Some(Retried {
@@ -1142,7 +1157,11 @@ pub async fn execute_controlled<R: Recorder>(
                             &mut record,
                             &mut state,
                             &label,
-                            retry.max_attempts,
+                            if spent {
+                                activation
+                            } else {
+                                retry.max_attempts
+                            },
                             reason,
                         ) {
                             failure.get_or_insert(error);
@@ -1405,7 +1424,19 @@ fn write_state(
     let receipt = output.receipt.clone().unwrap_or_default();
     set("tokens_in", receipt.tokens_in.to_string());
     set("tokens_out", receipt.tokens_out.to_string());
-    set("cost", format!("{:.6}", receipt.cost));
+    // A module that called no model cost nothing; one whose model has no
+    // price has no cost, and says so.
+    let cost = output
+        .receipt
+        .as_ref()
+        .map_or(Some(0.0), |receipt| receipt.cost);
+    set(
+        "cost",
+        cost.map_or_else(
+            || "no price configured".to_owned(),
+            |cost| format!("{cost:.6}"),
+        ),
+    );
     set("re_prompt_count", receipt.re_prompt_count.to_string());
     set("session_id", output.session_key.clone().unwrap_or_default());
     set("turns", record.responses.len().to_string());

@@ -24,7 +24,8 @@ use engine::recorder::MemoryRecorder;
 use engine::{Engine, EngineSettings, RunInput, RunSpec, execute};
 use serde_json::{Value, json};
 use tokio_util::sync::CancellationToken;
-use wire::event::RunStatus;
+use wire::cost::Price;
+use wire::event::{RunEvent, RunStatus};
 
 /// What the fixture does for the next request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -113,7 +114,8 @@ async fn openai(State(fixture): State<Arc<Fixture>>, headers: HeaderMap, body: S
             stream.push_str(&format!(
                 "data: {}\n\n",
                 json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "created": 1_700_000_000, "model": "fixture-model",
-                       "choices": [], "usage": {"prompt_tokens": 10 * number, "completion_tokens": 7, "total_tokens": 10 * number + 7}})
+                       "choices": [], "usage": {"prompt_tokens": 10 * number, "completion_tokens": 7, "total_tokens": 10 * number + 7,
+                                                "prompt_tokens_details": {"cached_tokens": 4}}})
             ));
             stream.push_str("data: [DONE]\n\n");
             sse(stream)
@@ -134,7 +136,8 @@ async fn anthropic(
     let start = event(
         "message_start",
         json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [],
-               "model": "claude-fixture", "stop_reason": null, "usage": {"input_tokens": 20 * number, "output_tokens": 1}}}),
+               "model": "claude-fixture", "stop_reason": null,
+               "usage": {"input_tokens": 20 * number, "cache_creation_input_tokens": 2, "cache_read_input_tokens": 5, "output_tokens": 1}}}),
     );
     match step {
         Script::TooManyRequests => too_many(),
@@ -234,6 +237,7 @@ async fn openai_streams_text_and_reads_usage_from_the_empty_choices_chunk() {
     assert_eq!(response.text, "Reply 1 to 2 messages.");
     assert_eq!(streamed, response.text);
     assert_eq!(response.usage.input_tokens, 10);
+    assert_eq!(response.usage.cached_input_tokens, 4);
     assert_eq!(response.usage.output_tokens, 7);
     assert_eq!(response.finish_reason.as_deref(), Some("stop"));
     let sent = fixture.requests.lock().unwrap()[0].clone();
@@ -278,8 +282,10 @@ async fn anthropic_reads_named_events_pings_and_cumulative_usage() {
         .unwrap();
     assert_eq!(response.text, "Reply 1 to 1 messages.");
     assert_eq!(streamed, response.text);
-    // input from message_start, output from the last (cumulative) message_delta.
-    assert_eq!(response.usage.input_tokens, 20);
+    // input from message_start (what it read from and wrote to its cache
+    // is input too), output from the last (cumulative) message_delta.
+    assert_eq!(response.usage.input_tokens, 20 + 2 + 5);
+    assert_eq!(response.usage.cached_input_tokens, 5);
     assert_eq!(response.usage.output_tokens, 9);
     assert_eq!(response.finish_reason.as_deref(), Some("end_turn"));
     let sent = fixture.requests.lock().unwrap()[0].clone();
@@ -378,6 +384,15 @@ async fn chain_through(
     provider_id: &str,
     provider: Arc<dyn Provider>,
 ) -> (engine::RunOutcome, Arc<MemoryRecorder>) {
+    chain_priced(provider_id, provider, None).await
+}
+
+/// The same, with `price` configured for the fixture's model.
+async fn chain_priced(
+    provider_id: &str,
+    provider: Arc<dyn Provider>,
+    price: Option<Price>,
+) -> (engine::RunOutcome, Arc<MemoryRecorder>) {
     let mut registry = ProviderRegistry::new();
     registry.add(
         ProviderInfo {
@@ -385,6 +400,10 @@ async fn chain_through(
             label: provider_id.to_owned(),
             models: vec!["fixture-model".to_owned()],
             simulated: false,
+            prices: price
+                .map(|price| ("fixture-model".to_owned(), price))
+                .into_iter()
+                .collect(),
         },
         provider,
     );
@@ -415,6 +434,7 @@ async fn chain_through(
                 text: "tides".to_owned(),
                 files: vec![],
             },
+            budget_usd: None,
         },
         Arc::clone(&recorder),
         CancellationToken::new(),
@@ -501,4 +521,89 @@ async fn a_provider_that_keeps_failing_fails_the_module_with_its_message() {
         error.contains("Rate limit reached") && error.contains("after 3 attempts"),
         "{error}"
     );
+}
+
+const PRICE: Price = Price {
+    input_per_million: 1.0,
+    output_per_million: 2.0,
+    cached_input_per_million: Some(0.5),
+};
+
+/// The cost each `module.usage` event of the task says.
+fn usage_costs(recorder: &MemoryRecorder) -> Vec<Option<f64>> {
+    recorder
+        .events()
+        .iter()
+        .filter_map(|record| match &record.event {
+            RunEvent::ModuleUsage { cost, .. } => Some(*cost),
+            _ => None,
+        })
+        .collect()
+}
+
+fn close(actual: Option<f64>, expected: f64) -> bool {
+    actual.is_some_and(|actual| (actual - expected).abs() < 1e-12)
+}
+
+#[tokio::test]
+async fn a_call_on_openai_costs_what_its_usage_chunk_says_at_the_configured_price() {
+    let fixture = Arc::new(Fixture::default());
+    let base = serve(Arc::clone(&fixture)).await;
+    let provider =
+        Arc::new(OpenAiProvider::new(&format!("{base}/v1"), "k", Duration::from_secs(5)).unwrap());
+    let (outcome, recorder) = chain_priced("openai", provider, Some(PRICE)).await;
+    assert_eq!(outcome.status, RunStatus::Completed, "{:?}", outcome.error);
+    // Call n reads 10n tokens, 4 of them cached, and writes 7.
+    let call = |n: f64| ((10.0 * n - 4.0) * 1.0 + 4.0 * 0.5 + 7.0 * 2.0) / 1e6;
+    let record = recorder.activation("task", 1).unwrap();
+    for (index, response) in record.responses.iter().enumerate() {
+        assert!(
+            close(response.cost, call(index as f64 + 1.0)),
+            "{index}: {:?}",
+            response.cost
+        );
+    }
+    let total = call(1.0) + call(2.0) + call(3.0);
+    assert!(close(record.receipt.as_ref().unwrap().cost, total));
+    assert!(close(record.cost(), total));
+    let costs = usage_costs(&recorder);
+    assert_eq!(costs.len(), 3);
+    assert!(close(costs[2], call(3.0)));
+    assert_eq!(recorder.state()["Agent task.cost"], format!("{total:.6}"));
+}
+
+#[tokio::test]
+async fn a_call_on_anthropic_counts_its_cache_reads_at_the_cached_rate() {
+    let fixture = Arc::new(Fixture::default());
+    let base = serve(Arc::clone(&fixture)).await;
+    let provider = Arc::new(AnthropicProvider::new(&base, "k", Duration::from_secs(5)).unwrap());
+    let (outcome, recorder) = chain_priced("anthropic", provider, Some(PRICE)).await;
+    assert_eq!(outcome.status, RunStatus::Completed, "{:?}", outcome.error);
+    // Call n: 20n fresh input and 2 written to the cache (input), 5 read
+    // from the cache, 9 output.
+    let call = |n: f64| ((20.0 * n + 2.0) * 1.0 + 5.0 * 0.5 + 9.0 * 2.0) / 1e6;
+    let record = recorder.activation("task", 1).unwrap();
+    let total = call(1.0) + call(2.0) + call(3.0);
+    assert!(
+        close(record.receipt.as_ref().unwrap().cost, total),
+        "{:?}",
+        record.receipt
+    );
+}
+
+#[tokio::test]
+async fn a_model_with_no_price_has_no_cost_not_a_cost_of_nothing() {
+    let fixture = Arc::new(Fixture::default());
+    let base = serve(Arc::clone(&fixture)).await;
+    let provider =
+        Arc::new(OpenAiProvider::new(&format!("{base}/v1"), "k", Duration::from_secs(5)).unwrap());
+    let (outcome, recorder) = chain_through("openai", provider).await;
+    assert_eq!(outcome.status, RunStatus::Completed, "{:?}", outcome.error);
+    let record = recorder.activation("task", 1).unwrap();
+    assert_eq!(record.receipt.as_ref().unwrap().cost, None);
+    assert_eq!(record.cost(), None);
+    assert_eq!(usage_costs(&recorder), [None, None, None]);
+    assert_eq!(recorder.state()["Agent task.cost"], "no price configured");
+    // The tokens are still counted.
+    assert_eq!(record.receipt.unwrap().tokens_out, 21);
 }

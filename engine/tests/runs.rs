@@ -270,6 +270,11 @@ async fn events_come_in_order_with_exact_payloads() {
         .collect();
     let token_count =
         |index: usize| recorder.activation("task", 1).unwrap().responses[index].tokens_out;
+    // Every call says what it used; the simulated provider is free.
+    let usage = |index: usize| {
+        let response = &recorder.activation("task", 1).unwrap().responses[index];
+        json!({"event": "module.usage", "data": {"run_id": "r_test", "module_id": "task", "activation": 1, "tokens_in": response.tokens_in, "tokens_out": response.tokens_out, "cost": 0.0}})
+    };
     assert_eq!(
         outline,
         vec![
@@ -277,9 +282,12 @@ async fn events_come_in_order_with_exact_payloads() {
             json!({"event": "module.activated", "data": {"run_id": "r_test", "module_id": "in", "activation": 1}}),
             json!({"event": "module.completed", "data": {"run_id": "r_test", "module_id": "in", "activation": 1}}),
             json!({"event": "module.activated", "data": {"run_id": "r_test", "module_id": "task", "activation": 1}}),
+            usage(0),
             json!({"event": "task.agent_task.reprompt_dispatched", "data": {"run_id": "r_test", "module_id": "task", "reprompt_index": 1, "reprompt_count": 2}}),
+            usage(1),
             json!({"event": "task.agent_task.reprompt_response", "data": {"run_id": "r_test", "module_id": "task", "reprompt_index": 1, "token_count": token_count(1)}}),
             json!({"event": "task.agent_task.reprompt_dispatched", "data": {"run_id": "r_test", "module_id": "task", "reprompt_index": 2, "reprompt_count": 2}}),
+            usage(2),
             json!({"event": "task.agent_task.reprompt_response", "data": {"run_id": "r_test", "module_id": "task", "reprompt_index": 2, "token_count": token_count(2)}}),
             json!({"event": "module.completed", "data": {"run_id": "r_test", "module_id": "task", "activation": 1}}),
             json!({"event": "module.activated", "data": {"run_id": "r_test", "module_id": "out", "activation": 1}}),
@@ -538,6 +546,7 @@ impl Provider for Overlap {
                 text: "done".to_owned(),
                 usage: Usage::default(),
                 finish_reason: Some("stop".to_owned()),
+                cost: None,
             })
         })
     }
@@ -646,6 +655,7 @@ async fn cancel_stops_in_flight_calls_and_keeps_what_was_produced() {
             label: "hangs".to_owned(),
             models: vec!["x".to_owned()],
             simulated: true,
+            prices: Default::default(),
         },
         Arc::new(Hangs),
     );
@@ -676,6 +686,7 @@ async fn cancel_stops_in_flight_calls_and_keeps_what_was_produced() {
                     run_id: "r_cancel".to_owned(),
                     graph: graph(modules, cables),
                     input: RunInput::default(),
+                    budget_usd: None,
                 },
                 recorder,
                 cancel,
@@ -815,6 +826,7 @@ async fn judges_claims_panels_and_transforms_run_on_the_simulator() {
                 text: "The moon raises tides twice a day. It is made of rock and dust.".to_owned(),
                 files: vec![],
             },
+            budget_usd: None,
         },
         Arc::clone(&recorder),
         CancellationToken::new(),

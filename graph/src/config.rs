@@ -47,6 +47,11 @@ pub struct AgentConfig {
     pub temperature: Option<f64>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_tokens: Option<u32>,
+    /// At most this many US dollars for the module in one run: when its
+    /// calls have cost that much, what it still has in flight stops and
+    /// it fails with `budget_exceeded`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub budget_usd: Option<f64>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -171,6 +176,11 @@ impl ModuleConfig {
     }
 
     /// Attempts and backoff, in kinds that retry (PRODUCT §3.9).
+    /// The module's own budget in US dollars, in kinds that call a model.
+    pub fn budget_usd(&self) -> Option<f64> {
+        self.agent_config()?.budget_usd
+    }
+
     pub fn retry(&self) -> Option<&Retry> {
         self.kind_config()?.retry()
     }

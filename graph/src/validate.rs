@@ -102,10 +102,13 @@ pub enum Code {
     #[serde(rename = "validation.validator_invalid")]
     #[strum(serialize = "validation.validator_invalid")]
     ValidatorInvalid,
+    #[serde(rename = "validation.budget_invalid")]
+    #[strum(serialize = "validation.budget_invalid")]
+    BudgetInvalid,
 }
 
 impl Code {
-    pub const ALL: [Code; 26] = [
+    pub const ALL: [Code; 27] = [
         Code::RepromptEmpty,
         Code::RepromptTooMany,
         Code::RepromptUnsupported,
@@ -132,6 +135,7 @@ impl Code {
         Code::RepeatWithoutAttempts,
         Code::PollInvalid,
         Code::ValidatorInvalid,
+        Code::BudgetInvalid,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -451,6 +455,15 @@ impl<'a> ModuleFindings<'a> {
 /// `repeat` with an attempt to repeat into (PRODUCT §3.9).
 fn check_attempts(findings: &mut ModuleFindings<'_>, kind_config: &dyn KindConfig) {
     let name = findings.name();
+    if let Some(budget) = findings.module.config.budget_usd()
+        && !(budget.is_finite() && budget > 0.0)
+    {
+        findings.report(
+            Code::BudgetInvalid,
+            Some("config.agent_config.budget_usd".to_owned()),
+            format!("\"{name}\": a budget is an amount of US dollars more than 0"),
+        );
+    }
     if let Some(retry) = kind_config.retry() {
         for (field, problem) in retry.problems() {
             findings.report(

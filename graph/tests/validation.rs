@@ -1054,6 +1054,26 @@ fn poll_invalid() {
 }
 
 #[test]
+fn budget_invalid() {
+    let with_budget = |budget: Value| {
+        chain(
+            json!({"instruction": "Write", "agent_config": {"provider": "sim", "budget_usd": budget}}),
+        )
+    };
+    assert_eq!(codes(&with_budget(json!(0.25))), []);
+    for nonsense in [json!(0), json!(-1.5)] {
+        let findings = validate(&with_budget(nonsense), &ValidationContext::default());
+        assert_eq!(findings.len(), 1, "{findings:?}");
+        assert_eq!(findings[0].code, Code::BudgetInvalid);
+        assert_eq!(
+            findings[0].path.as_deref(),
+            Some("modules[1].config.agent_config.budget_usd")
+        );
+        assert!(findings[0].message.contains("more than 0"));
+    }
+}
+
+#[test]
 fn validator_invalid() {
     let validators = json!([{"name": "tests", "command": "cargo test", "success_when": "exit_code:0",
                              "failure_pattern": "failing", "extract_params": {"failures": "output"}}]);

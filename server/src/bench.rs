@@ -85,6 +85,7 @@ fn engine() -> Engine {
             label: "Simulated".to_owned(),
             models: vec!["sim-1".to_owned()],
             simulated: true,
+            prices: std::collections::BTreeMap::new(),
         },
         Arc::new(SimProvider::default()),
     );
@@ -182,6 +183,7 @@ async fn chain<R: Recorder>(
                 text: "A paragraph to improve.".to_owned(),
                 files: Vec::new(),
             },
+            budget_usd: None,
         },
         Arc::clone(&recorder),
         CancellationToken::new(),
@@ -235,6 +237,7 @@ async fn concurrent_runs(store: &Store, runs: usize) {
                 graph_revision: None,
                 snapshot: &snapshot,
                 input: "{}",
+                budget_usd: None,
                 lease: Some(BENCH_LEASE),
             })
             .await
@@ -261,6 +264,7 @@ async fn concurrent_runs(store: &Store, runs: usize) {
                         text: "tides".to_owned(),
                         files: Vec::new(),
                     },
+                    budget_usd: None,
                 },
                 Arc::clone(&recorder),
                 CancellationToken::new(),
@@ -332,6 +336,7 @@ pub async fn run(length: usize, re_prompts: usize, runs: usize) -> Result<(), St
         graph_revision: None,
         snapshot: "{}",
         input: "{}",
+        budget_usd: None,
         lease: Some(BENCH_LEASE),
     });
     chain(

@@ -15,10 +15,17 @@
 //! api_key_env = "OPENAI_API_KEY"
 //! models = ["gpt-4o-mini", "gpt-4o"]
 //!
+//! # US dollars per million tokens; a model with no price has no cost.
+//! [providers.prices.gpt-4o-mini]
+//! input_per_million = 0.15
+//! output_per_million = 0.60
+//! cached_input_per_million = 0.075
+//!
 //! [engine]
 //! max_activations = 500
 //! max_concurrency = 8
 //! max_run_seconds = 86400
+//! run_budget_usd = 5.0              # runs started without a budget get this one
 //! ```
 
 use std::path::Path;
@@ -79,6 +86,9 @@ pub struct ProviderConfig {
     /// The longest one call may take in all, however steadily it streams
     /// (default 600 s).
     pub deadline_seconds: Option<u64>,
+    /// Each model's price; a model not here has no price.
+    #[serde(default)]
+    pub prices: std::collections::BTreeMap<String, wire::cost::Price>,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -88,6 +98,9 @@ pub struct EngineConfig {
     pub max_concurrency: Option<usize>,
     /// A run that has not ended after this long fails (default a day).
     pub max_run_seconds: Option<u64>,
+    /// The budget of a run started without one, in US dollars (none when
+    /// unset).
+    pub run_budget_usd: Option<f64>,
 }
 
 impl ConfigFile {
@@ -98,13 +111,61 @@ impl ConfigFile {
     }
 
     pub fn parse(text: &str) -> Result<ConfigFile, String> {
-        toml::from_str(text).map_err(|error| error.to_string())
+        let file: ConfigFile = toml::from_str(text).map_err(|error| error.to_string())?;
+        for provider in &file.providers {
+            for (model, price) in &provider.prices {
+                if !price.is_valid() {
+                    return Err(format!(
+                        "providers \"{}\": the price of \"{model}\" must be amounts of US dollars, 0 or more",
+                        provider.id
+                    ));
+                }
+            }
+        }
+        if let Some(budget) = file.engine.run_budget_usd
+            && !(budget.is_finite() && budget > 0.0)
+        {
+            return Err(
+                "engine.run_budget_usd must be an amount of US dollars more than 0".to_owned(),
+            );
+        }
+        Ok(file)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn prices_and_the_default_budget_are_read_and_nonsense_is_refused() {
+        let config = ConfigFile::parse(
+            r#"
+            [[providers]]
+            id = "openai"
+            kind = "openai"
+            models = ["gpt-4o-mini"]
+            [providers.prices.gpt-4o-mini]
+            input_per_million = 0.15
+            output_per_million = 0.6
+            cached_input_per_million = 0.075
+
+            [engine]
+            run_budget_usd = 2.5
+            "#,
+        )
+        .unwrap();
+        let price = config.providers[0].prices["gpt-4o-mini"];
+        assert_eq!(price.cached_input_per_million, Some(0.075));
+        assert_eq!(config.engine.run_budget_usd, Some(2.5));
+        let negative = ConfigFile::parse(
+            "[[providers]]\nid = \"x\"\nkind = \"openai\"\n[providers.prices.m]\ninput_per_million = -1.0\noutput_per_million = 1.0\n",
+        )
+        .unwrap_err();
+        assert!(negative.contains("the price of \"m\""), "{negative}");
+        let budget = ConfigFile::parse("[engine]\nrun_budget_usd = 0.0\n").unwrap_err();
+        assert!(budget.contains("run_budget_usd"), "{budget}");
+    }
 
     #[test]
     fn acp_profiles_and_the_default_one_are_read() {

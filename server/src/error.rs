@@ -193,7 +193,7 @@ impl ApiError {
                 graph::reprompt::ACCEPTED_KINDS
             ),
             ApiError::RunInput { message, .. } => {
-                format!("the run request must be {{\"input\": {{\"text\", \"files\"}}}}: {message}")
+                format!("the run request must be {{\"input\": {{\"text\", \"files\"}}, \"budget_usd\"}}: {message}")
             }
             ApiError::GraphInvalid(findings) => {
                 let errors = findings

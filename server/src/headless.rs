@@ -239,6 +239,7 @@ pub async fn run_file(engine: Engine, file: &Path, input: RunInput) -> u8 {
             run_id: run_id.clone(),
             graph,
             input,
+            budget_usd: engine.settings.default_run_budget_usd,
         },
         Arc::clone(&recorder),
         cancel,

@@ -11,6 +11,7 @@ pub mod body;
 pub mod capability;
 pub mod config;
 pub mod error;
+pub mod estimate_api;
 pub mod graphs_api;
 pub mod headers;
 pub mod headless;
@@ -78,6 +79,7 @@ pub fn build_engine(
                 },
             ))),
             stop_grace: settings.stop_grace,
+            default_run_budget_usd: file.engine.run_budget_usd,
             ..defaults
         }),
     }

@@ -33,6 +33,7 @@ fn sim_info() -> ProviderInfo {
             .map(|model| (*model).to_owned())
             .collect(),
         simulated: true,
+        prices: std::collections::BTreeMap::new(),
     }
 }
 
@@ -91,6 +92,7 @@ fn build_one(
             label: config.label.clone().unwrap_or_else(|| label.to_owned()),
             models: config.models.clone(),
             simulated: false,
+            prices: config.prices.clone(),
         },
         provider,
     ))
@@ -128,6 +130,8 @@ pub fn registry(file: &ConfigFile, lookup: &dyn Fn(&str) -> Option<String>) -> P
                 models: vec![model.to_owned()],
                 timeout_seconds: None,
                 deadline_seconds: None,
+                // Prices change; only the operator's configuration says them.
+                prices: std::collections::BTreeMap::new(),
             });
         }
     }

@@ -17,7 +17,9 @@ use tower_http::trace::TraceLayer;
 
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::{access, attachments_api, graphs_api, headers, pages, runs_api, summaries_api};
+use crate::{
+    access, attachments_api, estimate_api, graphs_api, headers, pages, runs_api, summaries_api,
+};
 
 /// Attachments and documents; run requests have a limit of their own.
 const MAX_REQUEST_BYTES: usize = 16 * 1024 * 1024;
@@ -41,6 +43,7 @@ fn api(state: &AppState) -> Router<AppState> {
                 .layer(DefaultBodyLimit::max(max_run_request_bytes(state)))
                 .get(runs_api::list),
         )
+        .route("/graphs/{id}/estimate", get(estimate_api::estimate))
         .route("/runs/{id}", get(runs_api::get))
         .route("/runs/{id}/cancel", post(runs_api::cancel))
         .route("/runs/{id}/events", get(runs_api::events))

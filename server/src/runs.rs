@@ -53,6 +53,7 @@ impl Runner {
         run_id: String,
         graph: Graph,
         input: RunInput,
+        budget_usd: Option<f64>,
         resume: Option<Resume>,
         cancel_requested: bool,
     ) {
@@ -78,6 +79,7 @@ impl Runner {
             run_id,
             graph,
             input,
+            budget_usd,
         };
         tokio::spawn(async move {
             let run_id = spec.run_id.clone();
@@ -102,7 +104,9 @@ pub async fn start_run(
     graph_id: Option<&str>,
     graph_revision: Option<i64>,
     input: RunInput,
+    budget_usd: Option<f64>,
 ) -> Result<String, ApiError> {
+    let budget_usd = budget_usd.or(state.engine.settings.default_run_budget_usd);
     let run_id = new_run_id();
     let snapshot = graph
         .to_json()
@@ -118,9 +122,10 @@ pub async fn start_run(
             graph_revision,
             snapshot: &snapshot,
             input: &input_json,
+            budget_usd,
             lease: Some(runner.lease()),
         })
         .await?;
-    runner.launch(run_id.clone(), graph, input, None, false);
+    runner.launch(run_id.clone(), graph, input, budget_usd, None, false);
     Ok(run_id)
 }

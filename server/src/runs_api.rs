@@ -49,8 +49,8 @@ pub async fn start(
         .graph(&id)
         .await?
         .ok_or(ApiError::GraphNotFound)?;
-    let input = if body.0.iter().all(u8::is_ascii_whitespace) {
-        RunInput::default()
+    let (input, budget_usd) = if body.0.iter().all(u8::is_ascii_whitespace) {
+        (RunInput::default(), None)
     } else {
         let request: StartRun =
             serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_slice(&body.0))
@@ -58,7 +58,15 @@ pub async fn start(
                     path: error.path().to_string(),
                     message: error.into_inner().to_string(),
                 })?;
-        request.input
+        if let Some(budget) = request.budget_usd
+            && !(budget.is_finite() && budget > 0.0)
+        {
+            return Err(ApiError::RunInput {
+                path: "budget_usd".to_owned(),
+                message: "a budget is an amount of US dollars more than 0".to_owned(),
+            });
+        }
+        (request.input, request.budget_usd)
     };
     let input_bytes = input.text.len()
         + input
@@ -96,7 +104,15 @@ pub async fn start(
     }
     // Counted last: a refused request does not use up the client's runs.
     state.run_rate.check(&client)?;
-    let run_id = start_run(&state, graph, Some(&id), Some(stored.revision), input).await?;
+    let run_id = start_run(
+        &state,
+        graph,
+        Some(&id),
+        Some(stored.revision),
+        input,
+        budget_usd,
+    )
+    .await?;
     Ok((
         StatusCode::CREATED,
         [(axum::http::header::LOCATION, format!("/api/runs/{run_id}"))],
@@ -179,6 +195,7 @@ pub async fn run_document(store: &Store, id: &str) -> Result<Option<RunRecord>, 
         modules,
         state: store.state(id).await?,
         last_event_id: store.last_event_seq(id).await?,
+        budget_usd: run.budget_usd,
     }))
 }
 

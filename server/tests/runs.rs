@@ -459,6 +459,7 @@ async fn the_log_replays_after_a_restart_and_unfinished_runs_end_interrupted_whe
                 graph_revision: Some(1),
                 snapshot: "{}",
                 input: "{}",
+                budget_usd: None,
                 lease: None,
             })
             .await

@@ -163,6 +163,7 @@ async fn the_run_state_is_kept_key_by_key_on_every_database() {
                 graph_revision: None,
                 snapshot: "{}",
                 input: "{}",
+                budget_usd: None,
                 lease: None,
             })
             .await

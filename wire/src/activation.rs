@@ -22,6 +22,10 @@ pub struct ResponseRecord {
     pub duration_ms: u64,
     /// False while it is still streaming (a cancelled run keeps it so).
     pub complete: bool,
+    /// What the call cost in US dollars; `None` when the model has no
+    /// price configured (or the call did not finish).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cost: Option<f64>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -145,6 +149,20 @@ impl ActivationRecord {
                 .iter()
                 .map(|response| response.tokens_in + response.tokens_out)
                 .sum(),
+        }
+    }
+
+    /// What it cost in US dollars: its receipt's, or while it has none
+    /// the sum of its answered calls'. `None` when a call's model has no
+    /// price configured; an activation that called no provider cost 0.
+    pub fn cost(&self) -> Option<f64> {
+        match &self.receipt {
+            Some(receipt) => receipt.cost,
+            None => self
+                .responses
+                .iter()
+                .filter(|response| response.complete)
+                .try_fold(0.0, |sum, response| Some(sum + response.cost?)),
         }
     }
 

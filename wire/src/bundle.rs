@@ -72,8 +72,10 @@ pub struct Receipt {
     pub tokens_in: u64,
     pub tokens_out: u64,
     pub duration_ms: u64,
-    /// In US dollars, when the provider's price is known; 0 otherwise.
-    pub cost: f64,
+    /// In US dollars, from the tokens the provider reported and the
+    /// model's configured price; `None` when the model has no price (not
+    /// the same as free: the simulated provider costs 0).
+    pub cost: Option<f64>,
     pub re_prompt_count: u32,
 }
 

@@ -60,6 +60,18 @@ pub enum RunEvent {
         response_index: u32,
         text: String,
     },
+    /// A provider call of the activation was answered: the tokens its
+    /// provider reported and what they cost (`None`: the model has no
+    /// price configured). Coding agents report theirs after each turn.
+    #[serde(rename = "module.usage")]
+    #[strum(serialize = "module.usage")]
+    ModuleUsage {
+        module_id: String,
+        activation: u32,
+        tokens_in: u64,
+        tokens_out: u64,
+        cost: Option<f64>,
+    },
     #[serde(rename = "task.agent_task.reprompt_dispatched")]
     #[strum(serialize = "task.agent_task.reprompt_dispatched")]
     RepromptDispatched {
@@ -257,6 +269,7 @@ impl RunEvent {
             | RunEvent::ModuleCompleted { module_id, .. }
             | RunEvent::ModuleFailed { module_id, .. }
             | RunEvent::ModuleOutputDelta { module_id, .. }
+            | RunEvent::ModuleUsage { module_id, .. }
             | RunEvent::RepromptDispatched { module_id, .. }
             | RunEvent::RepromptResponse { module_id, .. }
             | RunEvent::CodingRepromptDispatched { module_id, .. }
@@ -334,6 +347,13 @@ impl RunEvent {
                 module_id: module_id(),
                 response_index: 1,
                 text: "Tides rise".to_owned(),
+            },
+            RunEvent::ModuleUsage {
+                module_id: module_id(),
+                activation: 2,
+                tokens_in: 120,
+                tokens_out: 41,
+                cost: Some(0.000_71),
             },
             RunEvent::RepromptDispatched {
                 module_id: module_id(),

@@ -6,6 +6,7 @@
 
 pub mod activation;
 pub mod bundle;
+pub mod cost;
 pub mod error;
 pub mod event;
 pub mod graphs;

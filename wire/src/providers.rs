@@ -2,7 +2,11 @@
 //! their models, the coding agents' profiles — and what the operator allows
 //! graphs. Never a secret.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
+
+use crate::cost::Price;
 
 /// A chat provider.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -12,6 +16,22 @@ pub struct ProviderInfo {
     pub models: Vec<String>,
     /// The built-in simulated provider, always labelled as such.
     pub simulated: bool,
+    /// Each model's price, as the operator configured it; a model not
+    /// here has no price (and its calls no cost).
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub prices: BTreeMap<String, Price>,
+}
+
+impl ProviderInfo {
+    /// What `model` costs: nothing on the simulated provider, else the
+    /// configured price, if there is one.
+    pub fn price(&self, model: &str) -> Option<Price> {
+        if self.simulated {
+            Some(Price::FREE)
+        } else {
+            self.prices.get(model).copied()
+        }
+    }
 }
 
 /// A coding agent's profile (an ACP agent the operator configured).

@@ -46,11 +46,15 @@ pub struct RunInput {
 }
 
 /// `POST /api/graphs/{id}/runs`: the input, or no body at all.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct StartRun {
     #[serde(default)]
     pub input: RunInput,
+    /// At most this many US dollars for the run; the server's default
+    /// budget when unset.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_usd: Option<f64>,
 }
 
 /// The reply to a started run: where to read it and follow its events.
@@ -121,6 +125,9 @@ pub struct RunRecord {
     pub state: BTreeMap<String, String>,
     /// The sequence number of its newest event, where a stream may resume.
     pub last_event_id: i64,
+    /// Its budget in US dollars, if it has one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub budget_usd: Option<f64>,
 }
 
 impl RunRecord {
@@ -139,5 +146,32 @@ impl RunRecord {
 
     pub fn is_finished(&self) -> bool {
         self.status.is_finished()
+    }
+
+    /// What the run cost: every activation's known cost, and how many had
+    /// none (a model with no price configured).
+    pub fn cost(&self) -> crate::cost::CostTotal {
+        let mut total = crate::cost::CostTotal::default();
+        for activation in self
+            .modules
+            .values()
+            .flat_map(|module| module.activations.iter())
+        {
+            total.add(activation.cost());
+        }
+        total
+    }
+
+    /// What one module's activations cost, the same way.
+    pub fn module_cost(&self, module: &str) -> crate::cost::CostTotal {
+        let mut total = crate::cost::CostTotal::default();
+        for activation in self
+            .modules
+            .get(module)
+            .map_or(&[][..], |record| &record.activations)
+        {
+            total.add(activation.cost());
+        }
+        total
     }
 }

@@ -111,12 +111,15 @@ pub struct ModuleRun {
     pub started_ms: Option<f64>,
     pub finished_ms: Option<f64>,
     pub tokens: u64,
+    /// What its calls cost, and how many had no price.
+    pub cost: wire::cost::CostTotal,
     pub error: Option<String>,
     /// A poll waiting for its next poll: when it comes (Unix milliseconds).
     pub waiting_until_ms: Option<f64>,
-    /// The tokens of the module's earlier activations: a resumed
-    /// activation streams its recovered turns again, so it counts from here.
+    /// The tokens and cost of the module's earlier activations: a resumed
+    /// activation reports its recovered turns again, so it counts from here.
     pub tokens_before_activation: u64,
+    pub cost_before_activation: wire::cost::CostTotal,
     /// The server that ran it stopped, and another took the run up: the
     /// activation starts again and keeps its first start time.
     pub resuming: bool,
@@ -136,13 +139,22 @@ pub fn duration_text(milliseconds: f64) -> String {
 }
 
 impl ModuleRun {
-    /// The badge over the module: what it is doing, for how long, and its tokens.
+    /// The badge over the module: what it is doing, for how long, its
+    /// tokens and what they cost.
     pub fn badge_text(&self, now_ms: f64) -> String {
-        let tokens = if self.tokens > 0 {
+        let mut tokens = if self.tokens > 0 {
             format!(" · {} tok", self.tokens)
         } else {
             String::new()
         };
+        let cost = self.cost;
+        if cost.unpriced > 0 {
+            tokens.push_str(" · no price");
+        } else if cost.priced > 0 && cost.known == 0.0 {
+            tokens.push_str(" · free");
+        } else if cost.priced > 0 {
+            tokens.push_str(&format!(" · {}", wire::cost::dollars(cost.known)));
+        }
         let took = |end: Option<f64>| match (self.started_ms, end) {
             (Some(start), Some(end)) => format!(" {}", duration_text(end - start)),
             _ => String::new(),
@@ -818,6 +830,21 @@ mod tests {
             ..running.clone()
         };
         assert_eq!(done.badge_text(99_999.0), "✓ 12 s · 120 tok");
+        // What it cost: a price, none configured, or nothing at all.
+        let costing = |known: f64, priced: u32, unpriced: u32| {
+            ModuleRun {
+                cost: wire::cost::CostTotal {
+                    known,
+                    priced,
+                    unpriced,
+                },
+                ..done.clone()
+            }
+            .badge_text(0.0)
+        };
+        assert_eq!(costing(0.0123, 2, 0), "✓ 12 s · 120 tok · $0.0123");
+        assert_eq!(costing(0.0, 0, 1), "✓ 12 s · 120 tok · no price");
+        assert_eq!(costing(0.0, 3, 0), "✓ 12 s · 120 tok · free");
         assert_eq!(ModuleRun::default().badge_text(0.0), "queued");
     }
 

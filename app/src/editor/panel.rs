@@ -19,7 +19,7 @@ use leptos::prelude::*;
 
 use super::state::EditorState;
 pub use cable::CablePanel;
-use fields::{NumberField, SelectField, TextArea, TextField};
+use fields::{FieldProblems, NumberField, SelectField, TextArea, TextField};
 
 /// The selected module as it is now, refreshed on every edit.
 #[derive(Clone, Copy)]
@@ -129,7 +129,8 @@ fn Instruction(
     }
 }
 
-/// Provider, model, system prompt and temperature (`agent_config`).
+/// Provider, model and its price, system prompt, temperature and budget
+/// (`agent_config`).
 #[component]
 fn AgentSettings(selected: Selected) -> impl IntoView {
     let editor = selected.editor;
@@ -168,6 +169,30 @@ fn AgentSettings(selected: Selected) -> impl IntoView {
             .map(|entry| entry.models)
             .unwrap_or_default()
     });
+    // What the chosen model costs, as the server's configuration says.
+    let price = Signal::derive(move || {
+        let current = provider.get();
+        let model = selected.read(move |config| agent(config).model).get();
+        let catalogue = editor.catalogue.get()?;
+        let entry = catalogue
+            .providers
+            .into_iter()
+            .find(|entry| entry.id == current || (current.is_empty() && entry.simulated))?;
+        let model = if model.is_empty() {
+            entry.models.first().cloned().unwrap_or_default()
+        } else {
+            model
+        };
+        Some(match entry.price(&model) {
+            _ if entry.simulated => "Free: the simulated provider costs nothing.".to_owned(),
+            Some(price) => format!(
+                "Price: {} in, {} out per million tokens.",
+                wire::cost::dollars(price.input_per_million),
+                wire::cost::dollars(price.output_per_million)
+            ),
+            None => "No price configured for this model on this server: its calls have no cost, and budgets cannot count them.".to_owned(),
+        })
+    });
     let list_id = format!("models-{}", selected.id());
     let set_agent = |apply: fn(&mut AgentConfig, String)| {
         move |config: &mut ModuleConfig, value: String| {
@@ -201,6 +226,7 @@ fn AgentSettings(selected: Selected) -> impl IntoView {
                 <datalist id=list_id>
                     {move || models.get().into_iter().map(|model| view! { <option value=model></option> }).collect_view()}
                 </datalist>
+                <span class="hint price">{move || price.get()}</span>
             </label>
             <TextArea
                 label="System prompt"
@@ -225,6 +251,21 @@ fn AgentSettings(selected: Selected) -> impl IntoView {
                 })
                 disabled=selected.disabled()
             />
+            <NumberField
+                label="Budget (US dollars per run)"
+                placeholder="none"
+                min=0.0
+                max=1_000_000.0
+                step=0.01
+                value=selected.read(move |config| agent(config).budget_usd)
+                on_input=selected.update("Change budget", "budget_usd", |config, value: Option<f64>| {
+                    if let Some(agent) = config.agent_config_mut() {
+                        agent.budget_usd = value;
+                    }
+                })
+                disabled=selected.disabled()
+            />
+            <FieldProblems selected=selected codes=&[graph::Code::BudgetInvalid]/>
         </fieldset>
     }
 }

@@ -1,5 +1,5 @@
-//! The run dialog: the run's input (text and files), then the run starts and
-//! the canvas follows it. The server runs the saved graph, so unsaved edits
+//! The run dialog: the run's input (text and files) and budget, then the
+//! run starts and the canvas follows it. The server runs the saved graph, so unsaved edits
 //! are saved first.
 
 use std::time::Duration;
@@ -36,14 +36,15 @@ async fn saved(editor: EditorState) -> bool {
     false
 }
 
-/// Starts a run of the graph with this input and follows it.
-pub fn start(editor: EditorState, input: RunInput) {
+/// Starts a run of the graph with this input (and at most this budget)
+/// and follows it.
+pub fn start(editor: EditorState, input: RunInput, budget_usd: Option<f64>) {
     leptos::task::spawn_local(async move {
         if !saved(editor).await {
             editor.notify("The graph has edits the server does not have yet; the run uses what is saved. Resolve saving first.");
             return;
         }
-        match api::start_run(&editor.graph_id(), &StartRun { input }).await {
+        match api::start_run(&editor.graph_id(), &StartRun { input, budget_usd }).await {
             Ok(started) => {
                 editor.overlay.set(Overlay::None);
                 editor.run.follow(editor.model, editor.graph(), &started.id);
@@ -67,6 +68,26 @@ pub fn start(editor: EditorState, input: RunInput) {
     });
 }
 
+/// What the run may cost, from the graph's past runs, or that there is
+/// nothing to go by.
+#[component]
+fn RunEstimate() -> impl IntoView {
+    let editor = expect_context::<EditorState>();
+    let estimate = LocalResource::new(move || {
+        let graph_id = editor.graph_id();
+        async move { api::estimate(&graph_id).await }
+    });
+    view! {
+        <p class="hint estimate" aria-live="polite">
+            {move || match estimate.get() {
+                None => "Estimating the cost…".to_owned(),
+                Some(Ok(estimate)) => estimate.text(),
+                Some(Err(_)) => "No estimate: the graph's past runs could not be read.".to_owned(),
+            }}
+        </p>
+    }
+}
+
 #[component]
 pub fn RunDialog() -> impl IntoView {
     let editor = expect_context::<EditorState>();
@@ -86,17 +107,27 @@ pub fn RunDialog() -> impl IntoView {
     let text = RwSignal::new(default_text);
     let files = RwSignal::new(Vec::<InputFile>::new());
     let starting = RwSignal::new(false);
+    // `Some(None)`: the field holds something that is not an amount.
+    let budget = RwSignal::new(None::<Option<f64>>);
+    let budget_problem = move || {
+        budget
+            .get()
+            .is_some_and(|amount| !amount.is_some_and(|amount| amount > 0.0))
+            .then_some("A budget is an amount of US dollars more than 0, like 0.50.")
+    };
     let go = move || {
-        if starting.get_untracked() {
+        if starting.get_untracked() || budget_problem().is_some() {
             return;
         }
         starting.set(true);
+        let budget_usd = budget.get_untracked().flatten();
         start(
             editor,
             RunInput {
                 text: text.get_untracked(),
                 files: files.get_untracked(),
             },
+            budget_usd,
         );
         set_timeout(move || starting.set(false), Duration::from_millis(1500));
     };
@@ -158,6 +189,31 @@ pub fn RunDialog() -> impl IntoView {
                 <ul class="chosen-files">
                     {move || files.get().into_iter().map(|file| view! { <li>{file.name}</li> }).collect_view()}
                 </ul>
+                <label class="field budget">
+                    <span class="field-label">"Budget (US dollars, optional)"</span>
+                    <input
+                        type="number"
+                        min="0"
+                        step="0.01"
+                        placeholder="no budget"
+                        aria-label="Budget in US dollars"
+                        aria-invalid=move || if budget_problem().is_some() { "true" } else { "false" }
+                        on:input=move |event| {
+                            // The browser reads the number (and keeps
+                            // Rust's float parser out of the bundle).
+                            let field = event_target::<web_sys::HtmlInputElement>(&event);
+                            let number = field.value_as_number();
+                            budget.set(if field.value().trim().is_empty() {
+                                None
+                            } else {
+                                Some(number.is_finite().then_some(number))
+                            });
+                        }
+                    />
+                    <span class="hint">"When the run's calls have cost this much, what is in flight stops and the run fails with budget_exceeded; what was produced is kept."</span>
+                    <span class="hint warning" role="alert">{budget_problem}</span>
+                </label>
+                <RunEstimate/>
                 <div class="actions">
                     <button type="button" on:click=move |_| editor.overlay.set(Overlay::None)>"Cancel"</button>
                     <button type="button" class="primary" disabled=move || starting.get() on:click=move |_| go()>"Start run (Ctrl+Enter)"</button>

@@ -210,8 +210,13 @@ fn receipt_text(receipt: Option<&Receipt>) -> String {
     } else {
         ""
     };
+    let cost = if receipt.simulated {
+        "free (simulated)".to_owned()
+    } else {
+        wire::cost::cost_text(receipt.cost)
+    };
     format!(
-        "Provider: {} · {}{simulated}\nTokens: {} in, {} out\nDuration: {}\nRe-prompts: {}\n\n{}",
+        "Provider: {} · {}{simulated}\nTokens: {} in, {} out\nCost: {cost}\nDuration: {}\nRe-prompts: {}\n\n{}",
         receipt.provider,
         receipt.model,
         receipt.tokens_in,
@@ -220,6 +225,29 @@ fn receipt_text(receipt: Option<&Receipt>) -> String {
         receipt.re_prompt_count,
         serde_json::to_string_pretty(receipt).unwrap_or_default(),
     )
+}
+
+/// What the run cost so far, for its header: `None` when nothing in it
+/// called a model or an agent.
+pub fn run_cost_text(record: &wire::RunRecord) -> Option<String> {
+    let spenders: Vec<&wire::ActivationRecord> = record
+        .modules
+        .values()
+        .flat_map(|module| module.activations.iter())
+        .filter(|activation| activation.receipt.is_some() || !activation.responses.is_empty())
+        .collect();
+    if spenders.is_empty() {
+        return None;
+    }
+    if spenders.iter().all(|activation| {
+        activation
+            .receipt
+            .as_ref()
+            .is_some_and(|receipt| receipt.simulated)
+    }) {
+        return Some("free (simulated)".to_owned());
+    }
+    Some(record.cost().text())
 }
 
 /// What a resume kept and what it did again, for the notice's tooltip.
@@ -684,6 +712,14 @@ pub fn RunPanel() -> impl IntoView {
                             {move || status_text(view_state.status.get())}
                         </span>
                         <span class="run-elapsed">{elapsed}</span>
+                        <span class="run-cost" title="What the run's calls cost, from the tokens the providers reported and the prices configured on the server">
+                            {move || view_state.record.with(|record| record.as_ref().and_then(run_cost_text))}
+                        </span>
+                        <Show when=move || view_state.record.with(|record| record.as_ref().and_then(|record| record.budget_usd).is_some())>
+                            <span class="run-notice">
+                                {move || view_state.record.with(|record| record.as_ref().and_then(|record| record.budget_usd).map(|budget| format!("budget {}", wire::cost::dollars(budget))))}
+                            </span>
+                        </Show>
                         <Show when=move || view_state.reconnecting.get()>
                             <span class="run-notice warning" role="status">
                                 "Lost the connection to the server; reconnecting…"
@@ -819,11 +855,9 @@ mod tests {
         }
     }
 
-    #[test]
-    fn routes_say_which_module_the_value_went_to_or_that_it_went_nowhere() {
-        let mut graph = graph::starter::starter_graph();
-        graph.cables[1].condition = Some("get('$.output.intent') == 'sales'".to_owned());
-        let record = wire::RunRecord {
+    /// A completed run of `graph` with nothing recorded yet.
+    fn record(graph: graph::Graph) -> wire::RunRecord {
+        wire::RunRecord {
             id: "r_1".to_owned(),
             graph_id: None,
             graph_revision: None,
@@ -837,7 +871,15 @@ mod tests {
             modules: std::collections::BTreeMap::new(),
             state: std::collections::BTreeMap::new(),
             last_event_id: 0,
-        };
+            budget_usd: None,
+        }
+    }
+
+    #[test]
+    fn routes_say_which_module_the_value_went_to_or_that_it_went_nowhere() {
+        let mut graph = graph::starter::starter_graph();
+        graph.cables[1].condition = Some("get('$.output.intent') == 'sales'".to_owned());
+        let record = record(graph);
         let mut activation = activation();
         activation.routes = vec![
             wire::Route {
@@ -912,6 +954,50 @@ mod tests {
     }
 
     #[test]
+    fn the_run_says_what_it_cost_free_when_simulated_and_what_had_no_price() {
+        let mut record = record(graph::starter::starter_graph());
+        // Nothing called a model: nothing to say.
+        let input = ActivationRecord::new("m1", 1, 0);
+        record
+            .modules
+            .entry("m1".to_owned())
+            .or_default()
+            .activations
+            .push(input);
+        assert_eq!(run_cost_text(&record), None);
+        let with_receipt = |simulated: bool, cost: Option<f64>| {
+            let mut activation = activation();
+            activation.receipt = Some(wire::Receipt {
+                simulated,
+                cost,
+                ..wire::Receipt::default()
+            });
+            activation
+        };
+        let mut simulated = record.clone();
+        simulated
+            .modules
+            .entry("m2".to_owned())
+            .or_default()
+            .activations = vec![with_receipt(true, Some(0.0))];
+        assert_eq!(
+            run_cost_text(&simulated).as_deref(),
+            Some("free (simulated)")
+        );
+        let mut paid = record.clone();
+        paid.modules.entry("m2".to_owned()).or_default().activations =
+            vec![with_receipt(false, Some(0.012)), with_receipt(false, None)];
+        assert_eq!(
+            run_cost_text(&paid).as_deref(),
+            Some("$0.0120 + 1 activation with no price configured")
+        );
+        assert!(
+            receipt_text(paid.modules["m2"].activations[1].receipt.as_ref())
+                .contains("Cost: no price configured")
+        );
+    }
+
+    #[test]
     fn a_streaming_re_prompt_gets_its_tab_before_the_record_has_it() {
         let activation = activation();
         let labels: Vec<String> = tabs(Some(&activation), &[1])
@@ -971,7 +1057,7 @@ mod tests {
             ["Merged", "Original", "“summary”", "Receipt", "Error"]
         );
         let receipt = tab_text(&Tab::Receipt, Some(&activation), None, &str::to_owned);
-        assert!(receipt.starts_with("Provider: sim · sim-1 (simulated)\nTokens: 12 in, 30 out\nDuration: 1.5 s\nRe-prompts: 2"), "{receipt}");
+        assert!(receipt.starts_with("Provider: sim · sim-1 (simulated)\nTokens: 12 in, 30 out\nCost: free (simulated)\nDuration: 1.5 s\nRe-prompts: 2"), "{receipt}");
         assert_eq!(
             tab_text(
                 &Tab::Named("summary".to_owned()),

@@ -76,10 +76,14 @@ pub fn step(
                 .map_or(1, |module| module.config.max_attempts());
             // A resumed activation is the same one: it keeps its start,
             // and its recovered turns are counted again as they stream.
-            let (started_ms, tokens) = if run.resuming {
-                (run.started_ms, run.tokens_before_activation)
+            let (started_ms, tokens, cost) = if run.resuming {
+                (
+                    run.started_ms,
+                    run.tokens_before_activation,
+                    run.cost_before_activation,
+                )
             } else {
-                (at, run.tokens)
+                (at, run.tokens, run.cost)
             };
             run = ModuleRun {
                 state: ModuleRunState::Running,
@@ -93,6 +97,8 @@ pub fn step(
                 started_ms,
                 tokens,
                 tokens_before_activation: tokens,
+                cost,
+                cost_before_activation: cost,
                 ..ModuleRun::default()
             };
         }
@@ -122,7 +128,15 @@ pub fn step(
                 format!("{agent_role} · working…")
             });
         }
-        RunEvent::RepromptResponse { token_count, .. } => run.tokens += token_count,
+        RunEvent::ModuleUsage {
+            tokens_in,
+            tokens_out,
+            cost,
+            ..
+        } => {
+            run.tokens += tokens_in + tokens_out;
+            run.cost.add(*cost);
+        }
         RunEvent::ModuleCompleted { .. } => {
             run.state = ModuleRunState::Done;
             run.badge = None;
@@ -189,7 +203,9 @@ pub fn step(
         }
         // Streamed text is the panel's; these change nothing on the module.
         // The way a value went is drawn on the cables (`RunView::apply`).
+        // Tokens are counted from `module.usage`, which every call has.
         RunEvent::ModuleOutputDelta { .. }
+        | RunEvent::RepromptResponse { .. }
         | RunEvent::CodingRepromptResponse { .. }
         | RunEvent::CodingAgentFinished { .. }
         | RunEvent::CableTaken { .. }
@@ -531,11 +547,13 @@ mod tests {
     }
 
     #[test]
-    fn re_prompt_responses_add_up_their_tokens_across_activations() {
-        let response = |token_count| RunEvent::RepromptResponse {
+    fn calls_add_up_their_tokens_and_cost_across_activations() {
+        let response = |token_count| RunEvent::ModuleUsage {
             module_id: m2(),
-            reprompt_index: 1,
-            token_count,
+            activation: 1,
+            tokens_in: 0,
+            tokens_out: token_count,
+            cost: Some(token_count as f64 / 1000.0),
         };
         let run = after(
             "m2",
@@ -550,14 +568,36 @@ mod tests {
         )
         .unwrap();
         assert_eq!(run.tokens, 47);
+        assert!((run.cost.known - 0.047).abs() < 1e-12);
+        assert_eq!(run.cost.priced, 3);
+        // A call with no price is counted as such, never as free.
+        let unpriced = after(
+            "m2",
+            vec![
+                activated(1),
+                RunEvent::ModuleUsage {
+                    module_id: m2(),
+                    activation: 1,
+                    tokens_in: 10,
+                    tokens_out: 5,
+                    cost: None,
+                },
+            ],
+            None,
+        )
+        .unwrap();
+        assert_eq!(unpriced.cost.unpriced, 1);
+        assert_eq!(unpriced.tokens, 15);
     }
 
     #[test]
     fn a_resumed_activation_keeps_its_start_and_counts_its_recovered_turns_once() {
-        let response = |token_count| RunEvent::RepromptResponse {
+        let response = |token_count| RunEvent::ModuleUsage {
             module_id: m2(),
-            reprompt_index: 1,
-            token_count,
+            activation: 1,
+            tokens_in: 0,
+            tokens_out: token_count,
+            cost: Some(token_count as f64 / 1000.0),
         };
         let resumed = RunEvent::RunResumed {
             status: RunStatus::Running,
@@ -581,6 +621,7 @@ mod tests {
         let run = after("m2", events, None).unwrap();
         assert_eq!(run.started_ms, Some(1003.0));
         assert_eq!(run.tokens, 7 + 60 + 62);
+        assert_eq!(run.cost.priced, 3);
         assert_eq!(run.badge.as_deref(), Some("Round 2"));
         assert!(!run.resuming);
         // A module that had ended, or never started, is as it was.

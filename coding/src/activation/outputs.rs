@@ -115,6 +115,7 @@ pub(super) fn outputs(
         label: String::new(),
         models: Vec::new(),
         simulated: profiles.iter().all(|profile| profile.simulated),
+        prices: std::collections::BTreeMap::new(),
     };
     let model = phases
         .iter()

@@ -125,6 +125,7 @@ impl Work<'_> {
             TranscriptRole::Assistant,
             &format!("[{role}] {}", outcome.text),
         );
+        let cost = session.turn_cost(outcome.session_cost);
         self.record(|record| {
             if let Some(response) = record
                 .responses
@@ -137,12 +138,30 @@ impl Work<'_> {
                 response.duration_ms =
                     u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
                 response.complete = true;
+                response.cost = cost;
             }
         });
         if let Ok(mut tally) = self.tally.lock() {
             tally.tokens_in += outcome.tokens_in;
             tally.tokens_out += outcome.tokens_out;
+            tally.cost = wire::cost::add(tally.cost, cost);
         }
+        self.context.emit(RunEvent::ModuleUsage {
+            module_id: self.module_id().to_owned(),
+            activation: self.context.activation,
+            tokens_in: outcome.tokens_in,
+            tokens_out: outcome.tokens_out,
+            cost,
+        });
+        self.context
+            .spend
+            .record(
+                self.module_id(),
+                self.context.module.display_label(),
+                self.context.module.config.budget_usd(),
+                cost,
+            )
+            .map_err(ActivationError)?;
         Ok((outcome.text, outcome.tests))
     }
 

@@ -39,6 +39,20 @@ pub struct AgentSession {
     /// The agent's name as it introduced itself.
     pub agent_name: String,
     pub process_id: Option<u32>,
+    /// The session's cost as last reported, so that each turn's is what
+    /// it added.
+    reported_cost: Mutex<Option<f64>>,
+}
+
+impl AgentSession {
+    /// What a turn that ended with the session at `session_cost` cost:
+    /// `None` when the agent does not report cost.
+    pub fn turn_cost(&self, session_cost: Option<f64>) -> Option<f64> {
+        let now = session_cost?;
+        let mut reported = self.reported_cost.lock().ok()?;
+        let before = reported.replace(now).unwrap_or(0.0);
+        Some((now - before).max(0.0))
+    }
 }
 
 impl Drop for AgentSession {
@@ -203,6 +217,7 @@ impl AgentSession {
             turns,
             cancel,
             ended,
+            reported_cost: Mutex::new(None),
             agent_name: if agent_name.is_empty() {
                 profile.name.clone()
             } else {

@@ -41,6 +41,9 @@ pub struct TurnOutcome {
     pub tokens_in: u64,
     pub tokens_out: u64,
     pub tests: Vec<TestRun>,
+    /// What the session has cost so far in US dollars, when the agent
+    /// reports it (ACP `usage_update`, cumulative for the session).
+    pub session_cost: Option<f64>,
 }
 
 pub(super) struct TurnRequest {
@@ -153,6 +156,15 @@ fn take_update(
     events: &mpsc::UnboundedSender<TurnEvent>,
 ) {
     match update {
+        // Another currency than dollars cannot be added to the run's.
+        SessionUpdate::UsageUpdate(usage) => {
+            if let Some(cost) = usage.cost
+                && cost.currency.eq_ignore_ascii_case("USD")
+                && cost.amount.is_finite()
+            {
+                outcome.session_cost = Some(cost.amount);
+            }
+        }
         SessionUpdate::AgentMessageChunk(ContentChunk {
             content: ContentBlock::Text(text),
             ..

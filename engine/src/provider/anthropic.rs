@@ -121,6 +121,7 @@ struct Reply {
     tool_input: String,
     input_tokens: u64,
     output_tokens: u64,
+    cached_input_tokens: u64,
     stop_reason: Option<String>,
     finished: bool,
 }
@@ -134,10 +135,17 @@ impl Reply {
     ) -> Result<(), ProviderError> {
         match event {
             "message_start" => {
-                self.input_tokens = data
-                    .pointer("/message/usage/input_tokens")
-                    .and_then(Value::as_u64)
-                    .unwrap_or(0);
+                let count = |field: &str| {
+                    data.pointer(&format!("/message/usage/{field}"))
+                        .and_then(Value::as_u64)
+                        .unwrap_or(0)
+                };
+                // Anthropic counts what it read from and wrote to its cache
+                // apart from `input_tokens`; all of it is input.
+                self.cached_input_tokens = count("cache_read_input_tokens");
+                self.input_tokens = count("input_tokens")
+                    + count("cache_creation_input_tokens")
+                    + self.cached_input_tokens;
                 self.output_tokens = data
                     .pointer("/message/usage/output_tokens")
                     .and_then(Value::as_u64)
@@ -271,8 +279,10 @@ impl Provider for AnthropicProvider {
                 usage: Usage {
                     input_tokens: reply.input_tokens,
                     output_tokens: reply.output_tokens,
+                    cached_input_tokens: reply.cached_input_tokens,
                 },
                 finish_reason: reply.stop_reason,
+                cost: None,
             })
         })
     }

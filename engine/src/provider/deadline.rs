@@ -77,6 +77,7 @@ mod tests {
                     text: "done".to_owned(),
                     usage: crate::provider::Usage::default(),
                     finish_reason: None,
+                    cost: None,
                 })
             })
         }

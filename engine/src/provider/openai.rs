@@ -272,6 +272,10 @@ impl Provider for OpenAiProvider {
                     usage = Some(Usage {
                         input_tokens: u64::from(reported.prompt_tokens),
                         output_tokens: u64::from(reported.completion_tokens),
+                        cached_input_tokens: reported
+                            .prompt_tokens_details
+                            .and_then(|details| details.cached_tokens)
+                            .map_or(0, u64::from),
                     });
                 }
                 if let Some(choice) = chunk.choices.first() {
@@ -293,6 +297,7 @@ impl Provider for OpenAiProvider {
                 usage: usage.unwrap_or_default(),
                 text,
                 finish_reason,
+                cost: None,
             })
         })
     }

@@ -113,6 +113,7 @@ mod tests {
             text: "fine".to_owned(),
             usage: Usage::default(),
             finish_reason: None,
+            cost: None,
         }
     }
 

@@ -382,9 +382,11 @@ impl Provider for SimProvider {
                 usage: Usage {
                     input_tokens,
                     output_tokens: words(&text),
+                    cached_input_tokens: 0,
                 },
                 text,
                 finish_reason: Some("stop".to_owned()),
+                cost: None,
             })
         })
     }

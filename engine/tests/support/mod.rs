@@ -21,6 +21,7 @@ pub fn registry_with(id: &str, provider: Arc<dyn Provider>) -> ProviderRegistry 
             label: id.to_owned(),
             models: vec!["sim-1".to_owned()],
             simulated: true,
+            prices: Default::default(),
         },
         provider,
     );
@@ -72,6 +73,7 @@ pub async fn run_with_input(
                 text: text.to_owned(),
                 files: Vec::new(),
             },
+            budget_usd: None,
         },
         Arc::clone(&recorder),
         CancellationToken::new(),

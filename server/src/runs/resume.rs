@@ -24,12 +24,13 @@ pub async fn take_up(runner: &Runner, claimed: Claimed, resume: bool) -> Result<
         .await;
     }
     match read_back(&runner.store, &claimed.id).await? {
-        Ok((graph, input, resume)) => {
+        Ok((graph, input, budget_usd, resume)) => {
             tracing::info!(run = %claimed.id, replayed = resume.ended.len(), "resuming a run");
             runner.launch(
                 claimed.id,
                 graph,
                 input,
+                budget_usd,
                 Some(resume),
                 claimed.cancel_requested,
             );
@@ -52,7 +53,7 @@ pub async fn take_up(runner: &Runner, claimed: Claimed, resume: bool) -> Result<
 async fn read_back(
     store: &Store,
     id: &str,
-) -> Result<Result<(Graph, RunInput, Resume), String>, StoreError> {
+) -> Result<Result<(Graph, RunInput, Option<f64>, Resume), String>, StoreError> {
     let Some(run) = store.run(id).await? else {
         return Ok(Err("the run is gone".to_owned()));
     };
@@ -87,5 +88,5 @@ async fn read_back(
             None => {}
         }
     }
-    Ok(Ok((graph, input, resume)))
+    Ok(Ok((graph, input, run.budget_usd, resume)))
 }

@@ -13,6 +13,8 @@ pub struct NewRun<'a> {
     /// The graph document the run runs (a snapshot: later edits do not count).
     pub snapshot: &'a str,
     pub input: &'a str,
+    /// At most this many US dollars for the run.
+    pub budget_usd: Option<f64>,
     /// The process that runs it, and until when (PRODUCT §8).
     pub lease: Option<Lease<'a>>,
 }
@@ -34,7 +36,7 @@ pub struct Claimed {
     pub cancel_requested: bool,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct StoredRun {
     pub id: String,
     pub graph_id: Option<String>,
@@ -46,6 +48,7 @@ pub struct StoredRun {
     pub created_at: i64,
     pub started_at: Option<i64>,
     pub finished_at: Option<i64>,
+    pub budget_usd: Option<f64>,
 }
 
 /// One logged event, as stored.
@@ -74,7 +77,7 @@ pub struct ActivationRow {
     pub ending: Option<String>,
 }
 
-const RUN_COLUMNS: &str = "id, graph_id, graph_revision, snapshot, input, status, error, created_at, started_at, finished_at";
+const RUN_COLUMNS: &str = "id, graph_id, graph_revision, snapshot, input, status, error, created_at, started_at, finished_at, budget_usd";
 
 fn run_from_row(row: &AnyRow) -> Result<StoredRun, sqlx::Error> {
     Ok(StoredRun {
@@ -88,6 +91,7 @@ fn run_from_row(row: &AnyRow) -> Result<StoredRun, sqlx::Error> {
         created_at: row.try_get("created_at")?,
         started_at: row.try_get("started_at")?,
         finished_at: row.try_get("finished_at")?,
+        budget_usd: row.try_get("budget_usd")?,
     })
 }
 
@@ -120,8 +124,8 @@ fn claimed_from(rows: &[AnyRow]) -> Result<Vec<Claimed>, StoreError> {
 impl Store {
     pub async fn insert_run(&self, run: NewRun<'_>) -> Result<(), StoreError> {
         sqlx::query(
-            "INSERT INTO runs (id, graph_id, graph_revision, snapshot, input, status, created_at, owner, lease_until)
-             VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8)",
+            "INSERT INTO runs (id, graph_id, graph_revision, snapshot, input, status, created_at, owner, lease_until, budget_usd)
+             VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9)",
         )
         .bind(run.id)
         .bind(run.graph_id)
@@ -131,6 +135,7 @@ impl Store {
         .bind(now_millis())
         .bind(run.lease.map(|lease| lease.owner))
         .bind(run.lease.map(|lease| lease.until))
+        .bind(run.budget_usd)
         .execute(&self.pool)
         .await?;
         Ok(())

@@ -42,6 +42,17 @@ impl Payload<'_> {
             .ok_or_else(|| self.wrong(field, "a count"))
     }
 
+    /// A cost in dollars, or `null` for none.
+    fn cost(&mut self, field: &'static str) -> Result<Option<f64>, Error> {
+        match self.take(field)? {
+            Value::Null => Ok(None),
+            value => value
+                .as_f64()
+                .map(Some)
+                .ok_or_else(|| self.wrong(field, "a number or null")),
+        }
+    }
+
     fn flag(&mut self, field: &'static str) -> Result<bool, Error> {
         match self.take(field)? {
             Value::Bool(flag) => Ok(flag),
@@ -104,6 +115,13 @@ pub fn event(name: &str, payload: Value) -> Result<RunEvent, Error> {
             module_id: payload.text("module_id")?,
             response_index: payload.number("response_index")?,
             text: payload.text("text")?,
+        },
+        "module.usage" => RunEvent::ModuleUsage {
+            module_id: payload.text("module_id")?,
+            activation: payload.number("activation")?,
+            tokens_in: payload.number("tokens_in")?,
+            tokens_out: payload.number("tokens_out")?,
+            cost: payload.cost("cost")?,
         },
         "task.agent_task.reprompt_dispatched" => RunEvent::RepromptDispatched {
             module_id: payload.text("module_id")?,
