@@ -43,10 +43,13 @@ test('a run shows Re-prompt 1/2…, then 2/2…, then done, streaming, with the 
 
   await expect(badge(page, 'm2')).toContainText('✓');
   await expect(badge(page, 'm2')).toContainText('tok');
+  // The simulated provider is free, and says so.
+  await expect(badge(page, 'm2')).toContainText('· free');
   await expect(badge(page, 'm3')).toContainText('✓');
   await expect(node(page, 'm2')).toHaveClass(/run-done/);
   await expect(panel.locator('.run-status')).toHaveText('Completed');
   await expect(page.locator('.run-button')).toBeEnabled();
+  await expect(panel.locator('.run-cost')).toHaveText('free (simulated)');
 
   // The merged output, with its separators, then each response on its own.
   await panel.locator('.run-module-entry[data-module-id="m2"]').click();
@@ -67,6 +70,7 @@ test('a run shows Re-prompt 1/2…, then 2/2…, then done, streaming, with the 
   expect(merged).toBe(`${responses[0]}\n───── Re-prompt 1 ─────\n${responses[1]}\n───── Re-prompt 2 ─────\n${responses[2]}`);
   await panel.getByRole('tab', { name: 'Receipt' }).click();
   await expect(output).toContainText('(simulated)');
+  await expect(output).toContainText('Cost: free (simulated)');
   await expect(output).toContainText('Re-prompts: 2');
   await panel.getByRole('tab', { name: 'Transcript' }).click();
   await expect(output).toContainText('Review your work above. What did you miss?');
@@ -101,7 +105,8 @@ test('cancel stops a run: the running module shows cancelled, what never started
   await expect(badge(page, 'm2')).toContainText('Re-prompt 1/2…');
   await runPanel(page).getByRole('button', { name: 'Cancel run' }).click();
   await expect(runPanel(page).locator('.run-status')).toHaveText('Cancelled');
-  await expect(badge(page, 'm2')).toHaveText('■ cancelled');
+  // What it spent before it stopped still shows.
+  await expect(badge(page, 'm2')).toHaveText(/^■ cancelled · \d+ tok · free$/);
   await expect(node(page, 'm2')).toHaveClass(/run-cancelled/);
   await expect(badge(page, 'm3')).toHaveCount(0);
   await expect(badge(page, 'm1')).toContainText('✓');
@@ -179,4 +184,35 @@ test('a coding module runs on the canvas: its agent on the badge, every turn, th
   await panel.getByRole('tab', { name: 'Receipt' }).click();
   await expect(output).toContainText('acp:sim-agent');
   await expect(output).toContainText('(simulated)');
+});
+
+test('the run dialog estimates from past runs and refuses a budget that is not an amount', async ({ page }) => {
+  const errors = watchErrors(page, { consoleErrors: false });
+  await newGraph(page);
+  const open = async () => {
+    await page.locator('.pane').focus();
+    await page.keyboard.press('Control+Enter');
+    const dialog = page.getByRole('dialog', { name: 'Run the graph' });
+    await expect(dialog).toBeVisible();
+    return dialog;
+  };
+  let dialog = await open();
+  await expect(dialog.locator('.estimate')).toHaveText('No estimate yet: this graph has no finished run to go by.');
+  const budget = dialog.getByLabel('Budget in US dollars');
+  await budget.fill('-1');
+  await expect(dialog.getByRole('alert')).toHaveText('A budget is an amount of US dollars more than 0, like 0.50.');
+  await dialog.getByLabel('Run input').press('Control+Enter');
+  await expect(dialog).toBeVisible();
+  // A budget the simulated provider never reaches: it is free.
+  await budget.fill('0.01');
+  await expect(dialog.getByRole('alert')).toHaveText('');
+  await dialog.getByLabel('Run input').fill('tides');
+  await dialog.getByLabel('Run input').press('Control+Enter');
+  await expect(dialog).toBeHidden();
+  const panel = runPanel(page);
+  await expect(panel.locator('.run-status')).toHaveText('Completed', { timeout: 30_000 });
+  await expect(panel.getByText('budget $0.0100')).toBeVisible();
+  dialog = await open();
+  await expect(dialog.locator('.estimate')).toHaveText('Estimated cost: about $0 (its last run).');
+  expect(errors).toEqual([]);
 });

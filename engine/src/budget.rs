@@ -13,8 +13,7 @@ use std::sync::Mutex;
 use tokio_util::sync::CancellationToken;
 use wire::cost::dollars;
 
-/// The code a run or a module fails with when its budget is spent.
-pub const BUDGET_EXCEEDED: &str = "budget_exceeded";
+pub use wire::cost::BUDGET_EXCEEDED;
 
 pub struct Spend {
     run_budget: Option<f64>,

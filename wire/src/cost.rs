@@ -5,6 +5,10 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The code a run or a module fails with when its budget is spent (the
+/// start of its error).
+pub const BUDGET_EXCEEDED: &str = "budget_exceeded";
+
 /// A model's price in US dollars per million tokens.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Price {

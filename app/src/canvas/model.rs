@@ -175,9 +175,12 @@ impl ModuleRun {
                 ),
             },
             ModuleRunState::Done => format!("✓{}{tokens}", took(self.finished_ms)),
-            ModuleRunState::Failed => format!("✕ {}", self.badge.as_deref().unwrap_or("failed")),
+            // What it spent before it stopped still counts.
+            ModuleRunState::Failed => {
+                format!("✕ {}{tokens}", self.badge.as_deref().unwrap_or("failed"))
+            }
             ModuleRunState::Cancelled => {
-                format!("■ {}", self.badge.as_deref().unwrap_or("cancelled"))
+                format!("■ {}{tokens}", self.badge.as_deref().unwrap_or("cancelled"))
             }
         }
     }

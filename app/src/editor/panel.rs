@@ -226,8 +226,8 @@ fn AgentSettings(selected: Selected) -> impl IntoView {
                 <datalist id=list_id>
                     {move || models.get().into_iter().map(|model| view! { <option value=model></option> }).collect_view()}
                 </datalist>
-                <span class="hint price">{move || price.get()}</span>
             </label>
+            <p class="hint price">{move || price.get()}</p>
             <TextArea
                 label="System prompt"
                 rows=2

@@ -164,10 +164,22 @@ pub fn tab_text(
     };
     match tab {
         Tab::Merged => reading::merged(activation, label_of).unwrap_or_else(|| {
+            let answered: Vec<&str> = activation
+                .responses
+                .iter()
+                .filter(|response| response.complete)
+                .map(|response| response.label.as_str())
+                .collect();
             if activation.status == ActivationStatus::Running {
                 "…".to_owned()
-            } else {
+            } else if answered.is_empty() {
                 "No output.".to_owned()
+            } else {
+                // Stopped mid-chain: what it had is in the responses' tabs.
+                format!(
+                    "No merged output: it stopped before its chain finished. What it had answered is kept: {}.",
+                    answered.join(", ")
+                )
             }
         }),
         Tab::Response(index) => {
@@ -995,6 +1007,13 @@ mod tests {
             receipt_text(paid.modules["m2"].activations[1].receipt.as_ref())
                 .contains("Cost: no price configured")
         );
+        // A chain stopped mid-way says where its answers are.
+        let mut stopped = activation();
+        stopped.status = ActivationStatus::Cancelled;
+        assert_eq!(
+            tab_text(&Tab::Merged, Some(&stopped), None, &str::to_owned),
+            "No merged output: it stopped before its chain finished. What it had answered is kept: Original."
+        );
     }
 
     #[test]
@@ -1069,7 +1088,7 @@ mod tests {
         );
         assert_eq!(
             tab_text(&Tab::Merged, Some(&activation), None, &str::to_owned),
-            "No output."
+            "No merged output: it stopped before its chain finished. What it had answered is kept: Original."
         );
     }
 

@@ -55,6 +55,12 @@ pub fn step(
                 RunEvent::RunInterrupted { .. } => {
                     (ModuleRunState::Cancelled, Some("interrupted".to_owned()))
                 }
+                // The run's budget stopped what was in flight.
+                RunEvent::RunFailed { error, .. }
+                    if error.starts_with(wire::cost::BUDGET_EXCEEDED) =>
+                {
+                    (ModuleRunState::Cancelled, Some("budget spent".to_owned()))
+                }
                 _ => (ModuleRunState::Failed, None),
             };
             return match before {
@@ -709,6 +715,14 @@ mod tests {
             error: "x".to_owned(),
         });
         assert_eq!(running.unwrap().state, ModuleRunState::Failed);
+        // A spent budget stopped it; it did not fail.
+        let (running, _) = end(RunEvent::RunFailed {
+            status: RunStatus::Failed,
+            error: "budget_exceeded: the run's budget of $0.0100 is spent".to_owned(),
+        });
+        let running = running.unwrap();
+        assert_eq!(running.state, ModuleRunState::Cancelled);
+        assert_eq!(running.badge_text(0.0), "■ budget spent");
         // A module that finished keeps its state.
         let done = after(
             "m2",
