@@ -4,6 +4,7 @@
 //! connects it to the page.
 
 pub mod clipboard;
+mod comparison;
 pub mod history;
 mod keyboard;
 pub mod modal;

@@ -352,6 +352,8 @@ impl RunView {
             }
             RunEvent::RepromptDispatched { .. }
             | RunEvent::ModuleUsage { .. }
+            | RunEvent::VariantStarted { .. }
+            | RunEvent::VariantFinished { .. }
             | RunEvent::RepromptResponse { .. }
             | RunEvent::CodingRepromptDispatched { .. }
             | RunEvent::CodingRepromptResponse { .. }

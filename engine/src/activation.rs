@@ -5,6 +5,7 @@
 
 mod chain;
 mod command;
+mod experiment;
 mod judge;
 mod panel;
 mod poll;
@@ -98,7 +99,24 @@ pub struct ActivationContext {
     pub recovered: Option<crate::resume::Recovered>,
     /// What the run has spent, against its budget and the module's.
     pub spend: Arc<crate::budget::Spend>,
+    /// Set while one variant of a module with variants runs (DOC23 §7.2).
+    pub variant: Option<VariantScope>,
 }
+
+/// One variant's part of its module's activation: its responses are
+/// numbered and labelled apart from the other variants' (`B · Re-prompt
+/// 1`), its events and transcript say whose they are, and its session is
+/// its own.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct VariantScope {
+    /// From 0, in the module's order.
+    pub index: u32,
+    pub name: String,
+}
+
+/// Each variant numbers its responses from `(index + 1) × this`: a chain
+/// is at most 11 turns.
+pub const RESPONSES_PER_VARIANT: u32 = 100;
 
 /// Streamed text is sent as events in pieces of about this size, or when
 /// this long has passed since the last piece.
@@ -126,9 +144,90 @@ impl Default for Tally {
 
 impl ActivationContext {
     pub fn emit(&self, event: RunEvent) {
+        // A variant's re-prompts say whose they are.
+        let event = match (event, &self.variant) {
+            (
+                RunEvent::RepromptDispatched {
+                    module_id,
+                    reprompt_index,
+                    reprompt_count,
+                    ..
+                },
+                Some(scope),
+            ) => RunEvent::RepromptDispatched {
+                module_id,
+                reprompt_index,
+                reprompt_count,
+                variant: Some(scope.name.clone()),
+            },
+            (
+                RunEvent::RepromptResponse {
+                    module_id,
+                    reprompt_index,
+                    token_count,
+                    ..
+                },
+                Some(scope),
+            ) => RunEvent::RepromptResponse {
+                module_id,
+                reprompt_index,
+                token_count,
+                variant: Some(scope.name.clone()),
+            },
+            (event, _) => event,
+        };
         // The writer outlives every activation; a closed channel only means
         // the run is shutting down, and then nothing needs the event.
         let _ = self.events.send(event);
+    }
+
+    /// This activation as variant `index` (`name`) runs it: the same
+    /// inputs, record, run state and spend; a session, numbering and
+    /// labels of its own. A resumed experiment runs its variants again.
+    pub fn for_variant(&self, index: u32, name: &str) -> ActivationContext {
+        ActivationContext {
+            run_id: self.run_id.clone(),
+            module: self.module.clone(),
+            activation: self.activation,
+            attempt: self.attempt.clone(),
+            inputs: self.inputs.clone(),
+            run_input: Arc::clone(&self.run_input),
+            state: self.state.clone(),
+            providers: Arc::clone(&self.providers),
+            sessions: Arc::clone(&self.sessions),
+            settings: Arc::clone(&self.settings),
+            retry: self.retry,
+            events: self.events.clone(),
+            record: Arc::clone(&self.record),
+            started: Instant::now(),
+            checkpoint: None,
+            recovered: None,
+            spend: Arc::clone(&self.spend),
+            variant: Some(VariantScope {
+                index,
+                name: name.to_owned(),
+            }),
+        }
+    }
+
+    /// The key of this activation's session: a variant's is its own.
+    pub fn session_key(&self, persist: bool) -> String {
+        let key = crate::session::SessionStore::key(&self.module.id, self.activation, persist);
+        match &self.variant {
+            Some(scope) => format!("{key}/{}", scope.name),
+            None => key,
+        }
+    }
+
+    /// A response's number and label as the record and the log keep them.
+    fn scoped(&self, index: u32, label: &str) -> (u32, String) {
+        match &self.variant {
+            Some(scope) => (
+                (scope.index + 1) * RESPONSES_PER_VARIANT + index,
+                format!("{} · {label}", scope.name),
+            ),
+            None => (index, label.to_owned()),
+        }
     }
 
     fn update_record(&self, change: impl FnOnce(&mut ActivationRecord)) {
@@ -138,11 +237,12 @@ impl ActivationContext {
     }
 
     pub fn transcript(&self, role: TranscriptRole, text: &str) {
+        let text = match &self.variant {
+            Some(scope) => format!("[{}] {text}", scope.name),
+            None => text.to_owned(),
+        };
         self.update_record(|record| {
-            record.transcript.push(TranscriptEntry {
-                role,
-                text: text.to_owned(),
-            });
+            record.transcript.push(TranscriptEntry { role, text });
         });
     }
 
@@ -236,6 +336,8 @@ impl ActivationContext {
         schema: Option<ResponseSchema>,
         settings: &graph::config::AgentConfig,
     ) -> Result<ChatResponse, ActivationError> {
+        let (index, label) = self.scoped(index, label);
+        let label = label.as_str();
         let request = ChatRequest {
             model: session.model.clone(),
             system: session.system.clone(),
@@ -486,6 +588,9 @@ pub async fn activate(context: &ActivationContext) -> Result<ActivationOutput, A
     match &context.module.config {
         ModuleConfig::Input(_) => Ok(simple::input(context)),
         ModuleConfig::Output(_) => Ok(simple::output(context)),
+        ModuleConfig::AgentTask(config) if !config.variants.is_empty() => {
+            experiment::experiment(context, config).await
+        }
         ModuleConfig::AgentTask(config) => chain::agent_task(context, config).await,
         ModuleConfig::ReviewGate(config) => review::review_gate(context, config).await,
         ModuleConfig::RedTeam(config) => chain::red_team(context, config).await,

@@ -862,6 +862,7 @@ pub async fn execute_controlled<R: Recorder>(
                 checkpoint: Some(Arc::clone(&checkpoint)),
                 recovered,
                 spend: Arc::clone(&spend),
+                variant: None,
             };
             let token = activation_cancel.clone();
             let kept = Arc::clone(&record);

@@ -594,7 +594,9 @@ mod tests {
                 .into_iter()
                 .map(|finding| finding.code)
                 .collect();
-            let required = ports.inputs.iter().filter(|port| port.required).count();
+            // A judge wants its target or a comparison: one of the two.
+            let required = ports.inputs.iter().filter(|port| port.required).count()
+                + usize::from(kind == ModuleKind::Judge);
             let decisions = ports
                 .outputs
                 .iter()

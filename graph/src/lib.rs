@@ -9,6 +9,7 @@ pub mod attempts;
 pub mod condition;
 pub mod config;
 pub mod document;
+pub mod experiment;
 pub mod intent;
 pub mod join;
 pub mod kinds;

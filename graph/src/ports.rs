@@ -430,7 +430,7 @@ mod tests {
         );
         expect(ModuleKind::Command, &[], &["pass_out", "fail_out"]);
         let judge = ports_of(&ModuleConfig::new_for(ModuleKind::Judge));
-        assert!(judge.input("target_in").unwrap().required);
+        assert!(!judge.input("target_in").unwrap().required);
         assert!(!judge.input("comparison_in").unwrap().required);
         let coding = ports_of(&ModuleConfig::new_for(ModuleKind::Coding));
         assert!(

@@ -4,9 +4,10 @@
 //! simulated provider and simulated coding agent.
 
 use crate::config::{
-    AgentConfig, AgentTaskConfig, CodingAgentAssignment, CodingConfig, InputConfig, ModuleConfig,
-    OutputConfig, ReviewGateConfig,
+    AgentConfig, AgentTaskConfig, CodingAgentAssignment, CodingConfig, Criterion, InputConfig,
+    JudgeConfig, ModuleConfig, OutputConfig, ReviewGateConfig,
 };
+use crate::experiment::{ConfigOverrides, Variant};
 use crate::intent::{Intent, IntentGate};
 use crate::{Cable, Endpoint, Extra, Graph, Module, Position, RePrompt};
 
@@ -385,6 +386,98 @@ fn triage_graph() -> Graph {
     }
 }
 
+/// "Which prompt is better?": three variants of a re-prompt chain — as
+/// written, with an instruction of its own, with re-prompts of its own —
+/// scored side by side by a judge.
+fn which_prompt_graph() -> Graph {
+    let re_prompts = |texts: &[&str]| texts.iter().copied().map(RePrompt::new).collect();
+    Graph {
+        name: "Which prompt is better?".to_owned(),
+        modules: vec![
+            module(
+                "topic",
+                "Topic",
+                80.0,
+                160.0,
+                topic("Why teams should write design documents"),
+            ),
+            module(
+                "draft",
+                "Draft",
+                380.0,
+                160.0,
+                ModuleConfig::AgentTask(AgentTaskConfig {
+                    instruction: "Write a short essay on the topic above.".to_owned(),
+                    agent_config: AgentConfig::simulated(),
+                    re_prompts: re_prompts(&[
+                        "Review your essay above. What is weak or missing?",
+                        "Rewrite it with your review in mind.",
+                    ]),
+                    variants: vec![
+                        Variant::new("As written"),
+                        Variant {
+                            instruction_override: Some(
+                                "Write a short essay on the topic above for a reader who has never written one. Lead with one concrete example."
+                                    .to_owned(),
+                            ),
+                            ..Variant::new("Concrete")
+                        },
+                        Variant {
+                            config_overrides: ConfigOverrides {
+                                re_prompts: Some(re_prompts(&[
+                                    "List the three strongest objections to your essay.",
+                                    "Answer each objection in the essay, then shorten it by a third.",
+                                ])),
+                                ..ConfigOverrides::default()
+                            },
+                            ..Variant::new("Devil's advocate")
+                        },
+                    ],
+                    ..AgentTaskConfig::default()
+                }),
+            ),
+            module(
+                "judge",
+                "Judge",
+                760.0,
+                160.0,
+                ModuleConfig::Judge(JudgeConfig {
+                    instruction: "Which essay would convince a busy engineering manager?".to_owned(),
+                    agent_config: AgentConfig::simulated(),
+                    rubric: vec![
+                        Criterion {
+                            name: "Clarity".to_owned(),
+                            description: "Easy to follow on a first read.".to_owned(),
+                            weight: 2.0,
+                            extra: Extra::new(),
+                        },
+                        Criterion {
+                            name: "Persuasion".to_owned(),
+                            description: "Answers the reader's doubts.".to_owned(),
+                            weight: 1.0,
+                            extra: Extra::new(),
+                        },
+                    ],
+                    ..JudgeConfig::default()
+                }),
+            ),
+            module(
+                "verdict",
+                "Verdict",
+                1080.0,
+                160.0,
+                ModuleConfig::Output(OutputConfig::default()),
+            ),
+        ],
+        cables: vec![
+            cable("c1", ("topic", "data_out"), ("draft", "data_in")),
+            cable("c2", ("draft", "comparison_out"), ("judge", "comparison_in")),
+            cable("c3", ("judge", "data_out"), ("verdict", "data_in")),
+        ],
+        ..Graph::default()
+    }
+}
+
 /// Every example, the starter graph first.
 pub fn examples() -> Vec<Example> {
     vec![
@@ -399,6 +492,12 @@ pub fn examples() -> Vec<Example> {
             title: "Revise until approved",
             description: "A review gate sends its feedback back to the draft until it approves (at most 3 rounds).",
             graph: review_loop_graph(),
+        },
+        Example {
+            id: "which-prompt-is-better",
+            title: "Which prompt is better?",
+            description: "Three variants of a draft-and-rewrite chain run side by side; a judge scores each and names the winner.",
+            graph: which_prompt_graph(),
         },
         Example {
             id: "triage",

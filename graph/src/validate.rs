@@ -105,10 +105,13 @@ pub enum Code {
     #[serde(rename = "validation.budget_invalid")]
     #[strum(serialize = "validation.budget_invalid")]
     BudgetInvalid,
+    #[serde(rename = "validation.experiment_invalid")]
+    #[strum(serialize = "validation.experiment_invalid")]
+    ExperimentInvalid,
 }
 
 impl Code {
-    pub const ALL: [Code; 27] = [
+    pub const ALL: [Code; 28] = [
         Code::RepromptEmpty,
         Code::RepromptTooMany,
         Code::RepromptUnsupported,
@@ -136,6 +139,7 @@ impl Code {
         Code::PollInvalid,
         Code::ValidatorInvalid,
         Code::BudgetInvalid,
+        Code::ExperimentInvalid,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -420,6 +424,21 @@ impl<'a> ModuleFindings<'a> {
     }
 
     /// A structured gate that cannot work: each problem at its field.
+    /// A provider the module names, which the server must have.
+    pub fn provider(&mut self, provider: &str, path: &str) {
+        if let Some(providers) = &self.context.providers
+            && !provider.is_empty()
+            && !providers.contains(&provider.to_owned())
+        {
+            let name = self.name();
+            self.report(
+                Code::UnknownProvider,
+                Some(path.to_owned()),
+                format!("\"{name}\" uses provider \"{provider}\", which this server does not have"),
+            );
+        }
+    }
+
     pub fn intent_gate(&mut self, gate: &crate::intent::IntentGate) {
         let name = self.name();
         for problem in gate.problems() {
@@ -614,33 +633,43 @@ fn check_module(
         );
     }
 
-    if let (Some(providers), Some(agent)) = (&context.providers, kind_config.agent_config())
-        && !agent.provider.is_empty()
-        && !providers.contains(&agent.provider)
-    {
-        findings.report(
-            Code::UnknownProvider,
-            Some("config.agent_config.provider".to_owned()),
-            format!(
-                "\"{name}\" uses provider \"{}\", which this server does not have",
-                agent.provider
-            ),
-        );
+    if let Some(agent) = kind_config.agent_config() {
+        findings.provider(&agent.provider, "config.agent_config.provider");
     }
 
     let ports = &topology.ports[index];
-    for port in ports.inputs.iter().filter(|port| port.required) {
-        let wired = topology
+    let wired = |port: &str| {
+        topology
             .live
             .iter()
-            .any(|(cable, _, to)| *to == index && cable.to.port == port.id);
-        if !wired {
+            .any(|(cable, _, to)| *to == index && cable.to.port == port)
+    };
+    for port in ports.inputs.iter().filter(|port| port.required) {
+        if !wired(&port.id) {
             findings.report(
                 Code::RequiredInputMissing,
                 None,
                 format!("\"{name}\" needs a cable into its \"{}\" input", port.label),
             );
         }
+    }
+    // A judge scores its target, or the variants of a comparison.
+    let compares_variants = topology.live.iter().any(|(cable, _, to)| {
+        *to == index
+            && cable.to.port == "comparison_in"
+            && cable.from.port == crate::experiment::COMPARISON_OUT
+    });
+    if matches!(module.config, crate::ModuleConfig::Judge(_))
+        && !wired("target_in")
+        && !compares_variants
+    {
+        findings.report(
+            Code::RequiredInputMissing,
+            None,
+            format!(
+                "\"{name}\" needs a cable into its \"Target\" input, or a module's variants (⚖ Variants) into \"Compare with\""
+            ),
+        );
     }
 
     check_templates(&mut findings, topology);

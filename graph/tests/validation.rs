@@ -1074,6 +1074,79 @@ fn budget_invalid() {
 }
 
 #[test]
+fn experiment_invalid() {
+    let experiment = |variants: Value| {
+        load(
+            vec![
+                module("m1", "step.input", json!({})),
+                module(
+                    "m2",
+                    "step.agent_task",
+                    json!({"instruction": "Write", "re_prompts": ["Review"], "variants": variants}),
+                ),
+                module("m3", "step.judge", json!({})),
+            ],
+            vec![
+                cable("c1", ("m1", "data_out"), ("m2", "data_in")),
+                // Variants into a judge: it needs no target.
+                cable("c2", ("m2", "comparison_out"), ("m3", "comparison_in")),
+            ],
+        )
+    };
+    assert_eq!(
+        codes(&experiment(
+            json!([{"name": "A"}, {"name": "B", "instruction_override": "Write less"}])
+        )),
+        []
+    );
+    let findings = validate(
+        &experiment(
+            json!([{"name": "A"}, {"name": "A", "config_overrides": {"re_prompts": [""]}}]),
+        ),
+        &ValidationContext::default(),
+    );
+    let found: Vec<(Code, Option<&str>)> = findings
+        .iter()
+        .map(|finding| (finding.code, finding.path.as_deref()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                Code::ExperimentInvalid,
+                Some("modules[1].config.variants[1].name")
+            ),
+            (
+                Code::ExperimentInvalid,
+                Some("modules[1].config.variants[1].config_overrides.re_prompts[0]")
+            ),
+        ]
+    );
+    // A variant's provider must be on the server too.
+    let context = ValidationContext {
+        providers: Some(vec!["sim".to_owned()]),
+        ..ValidationContext::default()
+    };
+    let unknown = validate(
+        &experiment(
+            json!([{"name": "A"}, {"name": "B", "config_overrides": {"provider": "nowhere"}}]),
+        ),
+        &context,
+    );
+    assert_eq!(unknown.len(), 1, "{unknown:?}");
+    assert_eq!(unknown[0].code, Code::UnknownProvider);
+    // Without variants, a judge fed on "Compare with" alone still needs a target.
+    let plain = load(
+        vec![
+            module("m1", "step.input", json!({})),
+            module("m3", "step.judge", json!({})),
+        ],
+        vec![cable("c1", ("m1", "data_out"), ("m3", "comparison_in"))],
+    );
+    assert_eq!(codes(&plain), [Code::RequiredInputMissing]);
+}
+
+#[test]
 fn validator_invalid() {
     let validators = json!([{"name": "tests", "command": "cargo test", "success_when": "exit_code:0",
                              "failure_pattern": "failing", "extract_params": {"failures": "output"}}]);

@@ -48,12 +48,27 @@ impl ProgressRecorder {
                 module_id,
                 reprompt_index,
                 reprompt_count,
+                variant,
             } => {
+                let variant = variant
+                    .as_deref()
+                    .map(|variant| format!(" · {variant}"))
+                    .unwrap_or_default();
                 format!(
-                    "  {} · Re-prompt {reprompt_index}/{reprompt_count}…",
+                    "  {}{variant} · Re-prompt {reprompt_index}/{reprompt_count}…",
                     self.label(module_id)
                 )
             }
+            RunEvent::VariantStarted {
+                module_id,
+                variant,
+                index,
+                count,
+                ..
+            } => format!(
+                "  {} · variant {variant} ({index}/{count})",
+                self.label(module_id)
+            ),
             RunEvent::CodingRepromptDispatched {
                 module_id,
                 agent_role,

@@ -78,6 +78,9 @@ pub enum RunEvent {
         module_id: String,
         reprompt_index: u32,
         reprompt_count: u32,
+        /// The variant whose chain it is, in a module with variants.
+        #[serde(skip_serializing_if = "Option::is_none")]
+        variant: Option<String>,
     },
     #[serde(rename = "task.agent_task.reprompt_response")]
     #[strum(serialize = "task.agent_task.reprompt_response")]
@@ -85,6 +88,32 @@ pub enum RunEvent {
         module_id: String,
         reprompt_index: u32,
         token_count: u64,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        variant: Option<String>,
+    },
+    /// A variant of a module with variants starts its whole activation
+    /// (DOC23 §7.2): variant `index` (from 1) of `count`.
+    #[serde(rename = "module.variant_started")]
+    #[strum(serialize = "module.variant_started")]
+    VariantStarted {
+        module_id: String,
+        activation: u32,
+        variant: String,
+        index: u32,
+        count: u32,
+    },
+    /// A variant ended: `completed` or `failed` (with why), what it cost
+    /// (`None`: no price) and how long it took.
+    #[serde(rename = "module.variant_finished")]
+    #[strum(serialize = "module.variant_finished")]
+    VariantFinished {
+        module_id: String,
+        activation: u32,
+        variant: String,
+        status: String,
+        error: Option<String>,
+        cost: Option<f64>,
+        duration_ms: u64,
     },
     #[serde(rename = "task.coding.agent_reprompt_dispatched")]
     #[strum(serialize = "task.coding.agent_reprompt_dispatched")]
@@ -272,6 +301,8 @@ impl RunEvent {
             | RunEvent::ModuleUsage { module_id, .. }
             | RunEvent::RepromptDispatched { module_id, .. }
             | RunEvent::RepromptResponse { module_id, .. }
+            | RunEvent::VariantStarted { module_id, .. }
+            | RunEvent::VariantFinished { module_id, .. }
             | RunEvent::CodingRepromptDispatched { module_id, .. }
             | RunEvent::CodingRepromptResponse { module_id, .. }
             | RunEvent::CodingAgentStarted { module_id, .. }
@@ -357,13 +388,31 @@ impl RunEvent {
             },
             RunEvent::RepromptDispatched {
                 module_id: module_id(),
-                reprompt_index: 2,
-                reprompt_count: 3,
+                reprompt_index: 1,
+                reprompt_count: 2,
+                variant: Some("terse".to_owned()),
             },
             RunEvent::RepromptResponse {
                 module_id: module_id(),
                 reprompt_index: 2,
                 token_count: 41,
+                variant: Some("terse".to_owned()),
+            },
+            RunEvent::VariantStarted {
+                module_id: module_id(),
+                activation: 1,
+                variant: "terse".to_owned(),
+                index: 2,
+                count: 3,
+            },
+            RunEvent::VariantFinished {
+                module_id: module_id(),
+                activation: 1,
+                variant: "terse".to_owned(),
+                status: "failed".to_owned(),
+                error: Some("the provider failed".to_owned()),
+                cost: None,
+                duration_ms: 1200,
             },
             RunEvent::CodingRepromptDispatched {
                 module_id: module_id(),
@@ -504,10 +553,12 @@ mod tests {
 
     #[test]
     fn events_carry_the_product_names_and_payloads() {
+        // DOC23's payload exactly: a module without variants says none.
         let event = RunEvent::RepromptDispatched {
             module_id: "m2".to_owned(),
             reprompt_index: 2,
             reprompt_count: 3,
+            variant: None,
         };
         assert_eq!(event.name(), "task.agent_task.reprompt_dispatched");
         let record = EventRecord {

@@ -123,6 +123,9 @@ pub struct ModuleRun {
     /// The server that ran it stopped, and another took the run up: the
     /// activation starts again and keeps its first start time.
     pub resuming: bool,
+    /// A module with variants: how many there are and have ended.
+    pub variant_count: u32,
+    pub variants_done: u32,
 }
 
 /// A duration for people: `3.2 s`, `12 s`, `2 min 5 s`.

@@ -12,6 +12,7 @@ mod join;
 mod kinds;
 mod reprompts;
 mod validators;
+mod variants;
 
 use graph::config::AgentConfig;
 use graph::{Module, ModuleConfig, ModuleKind};

@@ -22,6 +22,8 @@ use crate::run::{RunView, reading, remember_in_address};
 #[derive(Clone, Debug, PartialEq)]
 pub enum Tab {
     Merged,
+    /// An experiment's variants side by side (`comparison_out`).
+    Variants,
     /// Response `index`: 0 is the original, i is re-prompt i.
     Response(u32),
     Named(String),
@@ -101,6 +103,13 @@ pub fn response_label(index: u32) -> String {
 /// The tabs of one module: what its record holds, and what streams now.
 pub fn tabs(activation: Option<&ActivationRecord>, streaming: &[u32]) -> Vec<(Tab, String)> {
     let mut tabs = vec![(Tab::Merged, "Merged".to_owned())];
+    if activation.is_some_and(|activation| {
+        activation
+            .outputs
+            .contains_key(graph::experiment::COMPARISON_OUT)
+    }) {
+        tabs.push((Tab::Variants, "Variants".to_owned()));
+    }
     let mut responses: Vec<(u32, String)> = activation
         .map(|activation| {
             activation
@@ -210,6 +219,8 @@ pub fn tab_text(
             .collect::<Vec<_>>()
             .join("\n\n"),
         Tab::Error => activation.error.clone().unwrap_or_default(),
+        // Shown as columns, not text (`comparison::Comparison`).
+        Tab::Variants => String::new(),
     }
 }
 
@@ -605,12 +616,25 @@ fn ModuleView(view_state: RunView) -> impl IntoView {
         activation
             .with(|activation| streaming.with(|streaming| tabs(activation.as_ref(), streaming)))
     });
+    let compared = Memo::new(move |_| {
+        activation.with(|activation| {
+            view_state.record.with(|record| {
+                activation
+                    .as_ref()
+                    .and_then(|activation| super::comparison::rows(activation, record.as_ref()))
+            })
+        })
+    });
     let current = Memo::new(move |_| {
         chosen.get().unwrap_or_else(|| {
             if running.get()
                 && let Some(index) = streaming.with(|streaming| streaming.iter().max().copied())
             {
                 return Tab::Response(index);
+            }
+            // An experiment opens on its variants.
+            if compared.with(Option::is_some) {
+                return Tab::Variants;
             }
             Tab::Merged
         })
@@ -677,7 +701,14 @@ fn ModuleView(view_state: RunView) -> impl IntoView {
                     </ul>
                 })
             }}
-            <pre class="run-output" role="tabpanel" aria-live="off">{move || text.get()}</pre>
+            {move || {
+                if current.get() == Tab::Variants {
+                    let rows = Signal::derive(move || compared.get().unwrap_or_default());
+                    view! { <super::comparison::Comparison rows/> }.into_any()
+                } else {
+                    view! { <pre class="run-output" role="tabpanel" aria-live="off">{move || text.get()}</pre> }.into_any()
+                }
+            }}
         </div>
     }
 }

@@ -111,8 +111,23 @@ pub fn step(
         RunEvent::RepromptDispatched {
             reprompt_index,
             reprompt_count,
+            variant,
             ..
-        } => run.badge = Some(format!("Re-prompt {reprompt_index}/{reprompt_count}…")),
+        } => {
+            let step = format!("Re-prompt {reprompt_index}/{reprompt_count}…");
+            run.badge = Some(match variant {
+                Some(variant) => variants_badge(&run, Some(&format!("{variant}: {step}"))),
+                None => step,
+            });
+        }
+        RunEvent::VariantStarted { variant, count, .. } => {
+            run.variant_count = *count;
+            run.badge = Some(variants_badge(&run, Some(&format!("{variant}: started…"))));
+        }
+        RunEvent::VariantFinished { .. } => {
+            run.variants_done += 1;
+            run.badge = Some(variants_badge(&run, None));
+        }
         RunEvent::CodingRepromptDispatched {
             agent_role,
             reprompt_index,
@@ -221,6 +236,16 @@ pub fn step(
         | RunEvent::ModuleIntent { .. } => return before.cloned(),
     }
     Some(run)
+}
+
+/// `Variants 1/3 done · B: Re-prompt 1/2…`: a module with variants, and
+/// what the last one heard of is doing.
+fn variants_badge(run: &ModuleRun, now: Option<&str>) -> String {
+    let progress = format!("Variants {}/{} done", run.variants_done, run.variant_count);
+    match now {
+        Some(now) => format!("{progress} · {now}"),
+        None => progress,
+    }
 }
 
 /// The number of re-prompts of the agent with this role in a coding module.
@@ -500,9 +525,56 @@ mod tests {
                 module_id: m2(),
                 reprompt_index: 2,
                 reprompt_count: 3,
+                variant: None,
             },
         ];
         assert_eq!(badge("m2", events, None).as_deref(), Some("Re-prompt 2/3…"));
+    }
+
+    #[test]
+    fn variants_show_how_many_are_done_and_what_the_latest_does() {
+        let started_variant = |name: &str, index| RunEvent::VariantStarted {
+            module_id: m2(),
+            activation: 1,
+            variant: name.to_owned(),
+            index,
+            count: 3,
+        };
+        let finished = |name: &str| RunEvent::VariantFinished {
+            module_id: m2(),
+            activation: 1,
+            variant: name.to_owned(),
+            status: "completed".to_owned(),
+            error: None,
+            cost: Some(0.0),
+            duration_ms: 10,
+        };
+        let re_prompt = |name: &str| RunEvent::RepromptDispatched {
+            module_id: m2(),
+            reprompt_index: 1,
+            reprompt_count: 2,
+            variant: Some(name.to_owned()),
+        };
+        let mut events = vec![
+            started(),
+            activated(1),
+            started_variant("A", 1),
+            started_variant("B", 2),
+        ];
+        assert_eq!(
+            badge("m2", events.clone(), None).as_deref(),
+            Some("Variants 0/3 done · B: started…")
+        );
+        events.extend([finished("A"), re_prompt("B")]);
+        assert_eq!(
+            badge("m2", events.clone(), None).as_deref(),
+            Some("Variants 1/3 done · B: Re-prompt 1/2…")
+        );
+        events.extend([finished("B")]);
+        assert_eq!(
+            badge("m2", events, None).as_deref(),
+            Some("Variants 2/3 done")
+        );
     }
 
     #[test]
@@ -659,6 +731,7 @@ mod tests {
             module_id: m2(),
             reprompt_index: 1,
             reprompt_count: 1,
+            variant: None,
         };
         let done = after(
             "m2",

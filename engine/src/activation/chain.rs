@@ -14,7 +14,7 @@ use crate::bundle::{PortValue, merged_bundle};
 use crate::named_outputs;
 use crate::prompt::{InputSelection, primary_turn, turn};
 use crate::provider::{ProviderInfo, ResponseSchema};
-use crate::session::{Session, SessionStore};
+use crate::session::Session;
 use wire::event::RunEvent;
 
 pub struct Chain<'a> {
@@ -45,7 +45,7 @@ pub async fn run_chain(
 ) -> Result<ChainResult, ActivationError> {
     let (info, provider, model) = context.provider_and_model(chain.agent)?;
     let module_id = &context.module.id;
-    let key = SessionStore::key(module_id, context.activation, chain.session_persist);
+    let key = context.session_key(chain.session_persist);
 
     // The session to continue: our own on re-activation (session_persist),
     // or the upstream module's (session_mode: continue).
@@ -129,6 +129,7 @@ pub async fn run_chain(
             module_id: module_id.clone(),
             reprompt_index: index,
             reprompt_count: u32::try_from(count).unwrap_or(u32::MAX),
+            variant: None,
         });
         let is_last = offset + 1 == count;
         let mut text = context.render(&re_prompt.text)?;
@@ -155,6 +156,7 @@ pub async fn run_chain(
             module_id: module_id.clone(),
             reprompt_index: index,
             token_count: response.usage.output_tokens,
+            variant: None,
         });
         responses.push(response.text);
         if !is_last {

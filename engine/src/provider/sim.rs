@@ -237,6 +237,49 @@ fn structured_reply(name: &str, schema: &Value, request: &ChatRequest) -> Value 
                 .collect();
             json!({"scores": scores, "summary": "Simulated verdict."})
         }
+        "judge_comparison" => {
+            let names = |pointer: &str| -> Vec<String> {
+                schema
+                    .pointer(pointer)
+                    .and_then(Value::as_array)
+                    .map(|names| {
+                        names
+                            .iter()
+                            .filter_map(Value::as_str)
+                            .map(str::to_owned)
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            };
+            let item = "/properties/variants/items/properties";
+            let variants = names(&format!("{item}/variant/enum"));
+            let criteria = names(&format!("{item}/scores/items/properties/criterion/enum"));
+            let maximum = schema
+                .pointer(&format!("{item}/scores/items/properties/score/maximum"))
+                .and_then(Value::as_u64)
+                .unwrap_or(10);
+            // Scored on the variant's own text, so that a different text
+            // may score differently.
+            let scored: Vec<Value> = variants
+                .iter()
+                .map(|variant| {
+                    let own = everything
+                        .split(&format!("## Variant \"{variant}\""))
+                        .nth(1)
+                        .and_then(|rest| rest.split("\n## Variant").next())
+                        .unwrap_or_default();
+                    let scores: Vec<Value> = criteria
+                        .iter()
+                        .map(|criterion| {
+                            let score = fingerprint(&format!("{criterion}|{own}")) % (maximum + 1);
+                            json!({"criterion": criterion, "score": score, "reasoning": format!("Simulated reasoning for {variant} on {criterion}.")})
+                        })
+                        .collect();
+                    json!({"variant": variant, "scores": scores})
+                })
+                .collect();
+            json!({"variants": scored, "summary": "Simulated comparison."})
+        }
         graph::intent::SCHEMA_NAME => intent_reply(schema, request),
         "claims" => {
             let last = last_user_text(request);

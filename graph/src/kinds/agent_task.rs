@@ -56,6 +56,10 @@ pub struct AgentTaskConfig {
     /// a failed one (PRODUCT §3.11).
     #[serde(flatten)]
     pub validation: crate::validators::Validation,
+    /// Variants compared side by side (DOC23 §7.2); set, each runs the
+    /// whole activation and `comparison_out` carries them all.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub variants: Vec<crate::experiment::Variant>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -124,6 +128,17 @@ impl KindConfig for AgentTaskConfig {
         if let Some(gate) = &self.intent_gate {
             outputs.extend(gate.ports());
         }
+        if !self.variants.is_empty() {
+            outputs.push(Port {
+                title: "Comparison".to_owned(),
+                ..output(bundle(
+                    crate::experiment::COMPARISON_OUT,
+                    "⚖ Variants",
+                    "Every variant's merged output, receipt, cost and duration, for a judge's \"Compare with\"",
+                    PortAccent::Amber,
+                ))
+            });
+        }
         ModulePorts {
             inputs: task_inputs(false),
             outputs: activation_outputs(outputs),
@@ -131,6 +146,22 @@ impl KindConfig for AgentTaskConfig {
     }
 
     fn validate(&self, findings: &mut ModuleFindings<'_>) {
+        let name = findings.name();
+        for (field, problem) in crate::experiment::problems(self) {
+            findings.report(
+                Code::ExperimentInvalid,
+                Some(format!("config.{field}")),
+                format!("\"{name}\": {problem}"),
+            );
+        }
+        for (index, variant) in self.variants.iter().enumerate() {
+            if let Some(provider) = &variant.config_overrides.provider {
+                findings.provider(
+                    provider,
+                    &format!("config.variants[{index}].config_overrides.provider"),
+                );
+            }
+        }
         let owner = format!("The instruction of \"{}\"", findings.name());
         findings.attachments(&self.attachments, "config.attachments", &owner);
         if let Some(gate) = &self.intent_gate {

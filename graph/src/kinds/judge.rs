@@ -66,9 +66,11 @@ impl KindConfig for JudgeConfig {
     fn ports(&self) -> ModulePorts {
         ModulePorts {
             inputs: vec![
+                // Required unless variants come in to be compared
+                // (validation asks for one of the two).
                 input(
                     bundle("target_in", "Target", "What is scored", PortAccent::Accent),
-                    true,
+                    false,
                     false,
                 ),
                 input(

@@ -53,6 +53,15 @@ impl Payload<'_> {
         }
     }
 
+    /// Text that may be absent or `null`.
+    fn optional_text(&mut self, field: &'static str) -> Result<Option<String>, Error> {
+        match self.fields.remove(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(Value::String(text)) => Ok(Some(text)),
+            Some(_) => Err(self.wrong(field, "a string")),
+        }
+    }
+
     fn flag(&mut self, field: &'static str) -> Result<bool, Error> {
         match self.take(field)? {
             Value::Bool(flag) => Ok(flag),
@@ -127,11 +136,29 @@ pub fn event(name: &str, payload: Value) -> Result<RunEvent, Error> {
             module_id: payload.text("module_id")?,
             reprompt_index: payload.number("reprompt_index")?,
             reprompt_count: payload.number("reprompt_count")?,
+            variant: payload.optional_text("variant")?,
         },
         "task.agent_task.reprompt_response" => RunEvent::RepromptResponse {
             module_id: payload.text("module_id")?,
             reprompt_index: payload.number("reprompt_index")?,
             token_count: payload.number("token_count")?,
+            variant: payload.optional_text("variant")?,
+        },
+        "module.variant_started" => RunEvent::VariantStarted {
+            module_id: payload.text("module_id")?,
+            activation: payload.number("activation")?,
+            variant: payload.text("variant")?,
+            index: payload.number("index")?,
+            count: payload.number("count")?,
+        },
+        "module.variant_finished" => RunEvent::VariantFinished {
+            module_id: payload.text("module_id")?,
+            activation: payload.number("activation")?,
+            variant: payload.text("variant")?,
+            status: payload.text("status")?,
+            error: payload.optional_text("error")?,
+            cost: payload.cost("cost")?,
+            duration_ms: payload.number("duration_ms")?,
         },
         "task.coding.agent_reprompt_dispatched" => RunEvent::CodingRepromptDispatched {
             module_id: payload.text("module_id")?,

@@ -71,6 +71,7 @@ pub fn agent_task(selected: Selected) -> impl IntoView {
         <IntentGateSection selected who="The last turn (the last re-prompt, or the instruction when there is none)"/>
         <super::validators::ValidatorsSection selected/>
         <AgentSettings selected/>
+        <super::variants::VariantsSection selected/>
         <fieldset>
             <legend>"Session"</legend>
             <SelectField

@@ -1,0 +1,298 @@
+//! An experiment's variants side by side in the run panel (and so on the
+//! run page, a shared experiment's report): each variant's response,
+//! tokens, cost, duration, the judge's score and the winner, and a line
+//! diff between two variants' outputs. Read from the module's
+//! `comparison_out` and from the judge the comparison went to.
+
+use leptos::prelude::*;
+use serde_json::Value;
+use wire::{ActivationRecord, RunRecord};
+
+use crate::canvas::model::duration_text;
+
+/// One variant as the comparison shows it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct VariantRow {
+    pub name: String,
+    /// What it changes (`its own instruction, 1 re-prompt`).
+    pub summary: String,
+    pub completed: bool,
+    /// Its merged output, or why it failed.
+    pub text: String,
+    pub tokens: u64,
+    pub cost: Option<f64>,
+    pub simulated: bool,
+    pub duration_ms: u64,
+    /// Its weighted score from the judge, when one scored it.
+    pub score: Option<f64>,
+    pub winner: bool,
+}
+
+/// The variants of `activation`'s comparison, with the scores of the judge
+/// its `comparison_out` fed in `record`; `None` for a module without
+/// variants.
+pub fn rows(activation: &ActivationRecord, record: Option<&RunRecord>) -> Option<Vec<VariantRow>> {
+    let comparison = activation
+        .outputs
+        .get(graph::experiment::COMPARISON_OUT)?
+        .as_bundle()?;
+    let scores = record.and_then(|record| judge_scores(record, &activation.module_id));
+    let winner = scores
+        .as_ref()
+        .and_then(|scores| scores["winner"].as_str().map(str::to_owned));
+    let score_of = |name: &str| {
+        scores.as_ref().and_then(|scores| {
+            scores["variants"]
+                .as_array()?
+                .iter()
+                .find(|entry| entry["variant"] == name)?["weighted_score"]
+                .as_f64()
+        })
+    };
+    let rows = comparison.content["variants"]
+        .as_array()?
+        .iter()
+        .map(|variant| {
+            let name = variant["name"].as_str().unwrap_or_default().to_owned();
+            let completed = variant["status"] == "completed";
+            let receipt = &variant["receipt"];
+            let count = |field: &str| receipt[field].as_u64().unwrap_or(0);
+            VariantRow {
+                summary: variant["summary"].as_str().unwrap_or_default().to_owned(),
+                completed,
+                text: if completed {
+                    variant["text"].as_str().unwrap_or_default().to_owned()
+                } else {
+                    variant["error"].as_str().unwrap_or("failed").to_owned()
+                },
+                tokens: count("tokens_in") + count("tokens_out"),
+                cost: variant["cost"].as_f64(),
+                simulated: receipt["simulated"].as_bool().unwrap_or(false),
+                duration_ms: variant["duration_ms"].as_u64().unwrap_or(0),
+                score: score_of(&name),
+                winner: winner.as_deref() == Some(name.as_str()),
+                name,
+            }
+        })
+        .collect();
+    Some(rows)
+}
+
+/// The scores of the judge that `module`'s comparison went to: its last
+/// activation's `scores_out`, when it scored variants.
+fn judge_scores(record: &RunRecord, module: &str) -> Option<Value> {
+    record
+        .graph
+        .cables
+        .iter()
+        .filter(|cable| {
+            cable.from.module == module
+                && cable.from.port == graph::experiment::COMPARISON_OUT
+                && cable.to.port == "comparison_in"
+        })
+        .find_map(|cable| {
+            let scores = record
+                .last(&cable.to.module)?
+                .outputs
+                .get("scores_out")?
+                .as_bundle()?
+                .content;
+            scores["variants"].is_array().then_some(scores)
+        })
+}
+
+/// A line of a diff between two texts.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum DiffLine {
+    Same(String),
+    /// Only in the first text.
+    Removed(String),
+    /// Only in the second.
+    Added(String),
+}
+
+/// The lines of `first` and `second`, the common ones once (the longest
+/// common subsequence of lines).
+pub fn line_diff(first: &str, second: &str) -> Vec<DiffLine> {
+    let a: Vec<&str> = first.lines().collect();
+    let b: Vec<&str> = second.lines().collect();
+    // common[i][j]: the longest common run of a[i..] and b[j..].
+    let mut common = vec![vec![0usize; b.len() + 1]; a.len() + 1];
+    for i in (0..a.len()).rev() {
+        for j in (0..b.len()).rev() {
+            common[i][j] = if a[i] == b[j] {
+                common[i + 1][j + 1] + 1
+            } else {
+                common[i + 1][j].max(common[i][j + 1])
+            };
+        }
+    }
+    let (mut i, mut j) = (0, 0);
+    let mut lines = Vec::new();
+    while i < a.len() && j < b.len() {
+        if a[i] == b[j] {
+            lines.push(DiffLine::Same(a[i].to_owned()));
+            i += 1;
+            j += 1;
+        } else if common[i + 1][j] >= common[i][j + 1] {
+            lines.push(DiffLine::Removed(a[i].to_owned()));
+            i += 1;
+        } else {
+            lines.push(DiffLine::Added(b[j].to_owned()));
+            j += 1;
+        }
+    }
+    lines.extend(
+        a[i..]
+            .iter()
+            .map(|line| DiffLine::Removed((*line).to_owned())),
+    );
+    lines.extend(
+        b[j..]
+            .iter()
+            .map(|line| DiffLine::Added((*line).to_owned())),
+    );
+    lines
+}
+
+/// What a variant cost, for its column.
+fn cost_text(row: &VariantRow) -> String {
+    if row.simulated {
+        "free (simulated)".to_owned()
+    } else {
+        wire::cost::cost_text(row.cost)
+    }
+}
+
+/// The variants side by side, and a diff of two of them.
+#[component]
+pub fn Comparison(rows: Signal<Vec<VariantRow>>) -> impl IntoView {
+    let first = RwSignal::new(0usize);
+    let second = RwSignal::new(1usize);
+    let diff = Memo::new(move |_| {
+        rows.with(|rows| {
+            let text = |index: usize| rows.get(index).map_or("", |row| row.text.as_str());
+            line_diff(text(first.get()), text(second.get()))
+        })
+    });
+    let picker = move |chosen: RwSignal<usize>, label: &'static str| {
+        view! {
+            <select aria-label=label on:change=move |event| {
+                if let Ok(index) = event_target_value(&event).parse::<usize>() {
+                    chosen.set(index);
+                }
+            }>
+                {move || rows.get().into_iter().enumerate().map(|(index, row)| {
+                    view! { <option value=index.to_string() selected=move || chosen.get() == index>{row.name}</option> }
+                }).collect_view()}
+            </select>
+        }
+    };
+    view! {
+        <div class="comparison" role="tabpanel">
+            <div class="variants" role="list" aria-label="Variants">
+                {move || rows.get().into_iter().map(|row| {
+                    let facts = format!(
+                        "{} tok · {} · {}",
+                        row.tokens,
+                        cost_text(&row),
+                        duration_text(row.duration_ms as f64)
+                    );
+                    view! {
+                        <section
+                            class="variant"
+                            class:winner=row.winner
+                            class:failed=!row.completed
+                            role="listitem"
+                            aria-label=format!("Variant {}", row.name)
+                        >
+                            <header>
+                                <strong>{row.name.clone()}</strong>
+                                {row.winner.then(|| view! { <span class="winner-mark">"🏆 winner"</span> })}
+                                {row.score.map(|score| view! { <span class="variant-score">{format!("{score:.1}")}</span> })}
+                            </header>
+                            <p class="hint">{row.summary.clone()}</p>
+                            <p class="variant-facts">{if row.completed { facts } else { "failed".to_owned() }}</p>
+                            <pre class="variant-text">{row.text.clone()}</pre>
+                        </section>
+                    }
+                }).collect_view()}
+            </div>
+            <Show when=move || rows.with(|rows| rows.len() >= 2)>
+                <div class="variant-diff">
+                    <div class="variant-diff-pick">
+                        "Diff "
+                        {picker(first, "First variant of the diff")}
+                        " → "
+                        {picker(second, "Second variant of the diff")}
+                    </div>
+                    <pre class="diff" aria-label="Diff between the two variants">
+                        {move || diff.get().into_iter().map(|line| match line {
+                            DiffLine::Same(text) => view! { <span class="diff-same">{format!("  {text}\n")}</span> },
+                            DiffLine::Removed(text) => view! { <span class="diff-removed">{format!("- {text}\n")}</span> },
+                            DiffLine::Added(text) => view! { <span class="diff-added">{format!("+ {text}\n")}</span> },
+                        }).collect_view()}
+                    </pre>
+                </div>
+            </Show>
+        </div>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+    use wire::{ContextBundle, PortValue};
+
+    fn experiment_activation() -> ActivationRecord {
+        let mut activation = ActivationRecord::new("m2", 1, 0);
+        let mut bundle = ContextBundle::json(
+            "m2",
+            json!({"module_id": "m2", "variants": [
+                {"name": "A", "summary": "as configured", "status": "completed", "text": "one\ntwo",
+                 "cost": 0.0, "duration_ms": 1500, "receipt": {"tokens_in": 10, "tokens_out": 5, "simulated": true}},
+                {"name": "B", "summary": "its own instruction", "status": "failed", "error": "the provider failed",
+                 "duration_ms": 20}
+            ]}),
+        );
+        bundle.content_type = graph::experiment::COMPARISON_CONTENT_TYPE.to_owned();
+        activation
+            .outputs
+            .insert("comparison_out".to_owned(), PortValue::Bundle(bundle));
+        activation
+    }
+
+    #[test]
+    fn a_comparison_reads_every_variant_with_what_it_cost_and_why_it_failed() {
+        let rows = rows(&experiment_activation(), None).unwrap();
+        assert_eq!(rows.len(), 2);
+        assert_eq!(rows[0].name, "A");
+        assert_eq!(rows[0].tokens, 15);
+        assert_eq!(cost_text(&rows[0]), "free (simulated)");
+        assert!(rows[0].completed);
+        assert_eq!(rows[1].text, "the provider failed");
+        assert!(!rows[1].completed);
+        assert_eq!(rows[0].score, None);
+        // A module without variants has no comparison.
+        assert_eq!(super::rows(&ActivationRecord::new("m2", 1, 0), None), None);
+    }
+
+    #[test]
+    fn a_line_diff_keeps_the_common_lines_once() {
+        assert_eq!(
+            line_diff("a\nb\nc", "a\nc\nd"),
+            [
+                DiffLine::Same("a".to_owned()),
+                DiffLine::Removed("b".to_owned()),
+                DiffLine::Same("c".to_owned()),
+                DiffLine::Added("d".to_owned()),
+            ]
+        );
+        assert_eq!(line_diff("", "x"), [DiffLine::Added("x".to_owned())]);
+        assert_eq!(
+            line_diff("same", "same"),
+            [DiffLine::Same("same".to_owned())]
+        );
+    }
+}

@@ -1,0 +1,209 @@
+//! An agent task's variants (DOC23 §7.2): each is the module as configured
+//! with its own instruction, re-prompts, model or temperature, runs the
+//! whole chain, and leaves with the others on `⚖ Variants` for a judge.
+
+use graph::ModuleConfig;
+use graph::experiment::{MAX_VARIANTS, Variant};
+use graph::reprompt::RePrompt;
+use leptos::prelude::*;
+
+use super::Selected;
+use super::fields::FieldProblems;
+
+fn variants(config: &ModuleConfig) -> Vec<Variant> {
+    match config {
+        ModuleConfig::AgentTask(task) => task.variants.clone(),
+        _ => Vec::new(),
+    }
+}
+
+/// Changes variant `index` of an agent task, if it has one.
+fn with_variant(config: &mut ModuleConfig, index: usize, change: impl FnOnce(&mut Variant)) {
+    if let ModuleConfig::AgentTask(task) = config
+        && let Some(variant) = task.variants.get_mut(index)
+    {
+        change(variant);
+    }
+}
+
+/// `A`, `B`, … the first letter no variant is called yet.
+fn next_name(taken: &[Variant]) -> String {
+    ('A'..='Z')
+        .map(String::from)
+        .find(|name| !taken.iter().any(|variant| variant.name == *name))
+        .unwrap_or_else(|| format!("Variant {}", taken.len() + 1))
+}
+
+/// Re-prompts as a text box shows them, one per line.
+fn lines_of(re_prompts: Option<&Vec<RePrompt>>) -> String {
+    re_prompts.map_or_else(String::new, |re_prompts| {
+        re_prompts
+            .iter()
+            .map(|re_prompt| re_prompt.text.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    })
+}
+
+#[component]
+pub fn VariantsSection(selected: Selected) -> impl IntoView {
+    let list = selected.read(variants);
+    let count = Memo::new(move |_| list.with(Vec::len));
+    let add = selected.act("Add variant", |config, (): ()| {
+        if let ModuleConfig::AgentTask(task) = config {
+            // An experiment compares: the first click makes two.
+            let wanted = if task.variants.is_empty() { 2 } else { 1 };
+            for _ in 0..wanted {
+                let name = next_name(&task.variants);
+                task.variants.push(Variant::new(name));
+            }
+        }
+    });
+    let remove = selected.act("Remove variant", |config, index: usize| {
+        if let ModuleConfig::AgentTask(task) = config
+            && index < task.variants.len()
+        {
+            task.variants.remove(index);
+        }
+    });
+    let rename = selected.update(
+        "Rename variant",
+        "variant_name",
+        |config, (index, name): (usize, String)| {
+            with_variant(config, index, |variant| variant.name = name);
+        },
+    );
+    let instruct = selected.update(
+        "Edit variant instruction",
+        "variant_instruction",
+        |config, (index, text): (usize, String)| {
+            with_variant(config, index, |variant| {
+                variant.instruction_override = (!text.trim().is_empty()).then_some(text);
+            });
+        },
+    );
+    let re_prompt = selected.update(
+        "Edit variant re-prompts",
+        "variant_re_prompts",
+        |config, (index, text): (usize, String)| {
+            with_variant(config, index, |variant| {
+                let lines: Vec<RePrompt> = text
+                    .lines()
+                    .filter(|line| !line.trim().is_empty())
+                    .map(RePrompt::new)
+                    .collect();
+                variant.config_overrides.re_prompts = (!lines.is_empty()).then_some(lines);
+            });
+        },
+    );
+    let model = selected.update(
+        "Edit variant model",
+        "variant_model",
+        |config, (index, text): (usize, String)| {
+            with_variant(config, index, |variant| {
+                variant.config_overrides.model =
+                    (!text.trim().is_empty()).then(|| text.trim().to_owned());
+            });
+        },
+    );
+    let temperature = selected.update(
+        "Edit variant temperature",
+        "variant_temperature",
+        |config, (index, value): (usize, Option<f64>)| {
+            with_variant(config, index, |variant| {
+                variant.config_overrides.temperature = value
+            });
+        },
+    );
+    view! {
+        <fieldset class="variants-section">
+            <legend>"Variants"</legend>
+            <p class="hint">"Compare versions of this module: each runs the whole chain, re-prompts included, in its own session on the same inputs. Wire ⚖ Variants to a judge's “Compare with” to score them. Empty fields keep the module's own."</p>
+            <For each=move || 0..count.get() key=|index| *index let:index>
+                {
+                    let field = move |read: fn(&Variant) -> String| {
+                        move || list.with(|list| list.get(index).map(read).unwrap_or_default())
+                    };
+                    let number = index + 1;
+                    view! {
+                        <div class="variant-card" role="group" aria-label=move || format!("Variant {}", list.with(|list| list.get(index).map(|variant| variant.name.clone()).unwrap_or_default()))>
+                            <div class="row">
+                                <input
+                                    type="text"
+                                    class="variant-name"
+                                    aria-label=format!("Name of variant {number}")
+                                    prop:value=field(|variant| variant.name.clone())
+                                    disabled=move || selected.disabled().get()
+                                    on:input=move |event| rename.run((index, event_target_value(&event)))
+                                />
+                                <button type="button" aria-label=format!("Remove variant {number}") disabled=move || selected.disabled().get() on:click=move |_| remove.run(index)>"✕"</button>
+                            </div>
+                            <label class="field">
+                                <span class="field-label">"Instruction"</span>
+                                <textarea
+                                    rows=2
+                                    aria-label=format!("Instruction of variant {number}")
+                                    placeholder="the module's instruction"
+                                    prop:value=field(|variant| variant.instruction_override.clone().unwrap_or_default())
+                                    disabled=move || selected.disabled().get()
+                                    on:input=move |event| instruct.run((index, event_target_value(&event)))
+                                ></textarea>
+                            </label>
+                            <label class="field">
+                                <span class="field-label">"Re-prompts, one per line"</span>
+                                <textarea
+                                    rows=2
+                                    aria-label=format!("Re-prompts of variant {number}")
+                                    placeholder="the module's re-prompts"
+                                    prop:value=field(|variant| lines_of(variant.config_overrides.re_prompts.as_ref()))
+                                    disabled=move || selected.disabled().get()
+                                    on:input=move |event| re_prompt.run((index, event_target_value(&event)))
+                                ></textarea>
+                            </label>
+                            <div class="row">
+                                <label class="field">
+                                    <span class="field-label">"Model"</span>
+                                    <input
+                                        type="text"
+                                        aria-label=format!("Model of variant {number}")
+                                        placeholder="the module's"
+                                        prop:value=field(|variant| variant.config_overrides.model.clone().unwrap_or_default())
+                                        disabled=move || selected.disabled().get()
+                                        on:input=move |event| model.run((index, event_target_value(&event)))
+                                    />
+                                </label>
+                                <label class="field field-number">
+                                    <span class="field-label">"Temperature"</span>
+                                    <input
+                                        type="number"
+                                        min=0
+                                        max=2
+                                        step=0.1
+                                        aria-label=format!("Temperature of variant {number}")
+                                        placeholder="the module's"
+                                        prop:value=field(|variant| variant.config_overrides.temperature.map(|value| value.to_string()).unwrap_or_default())
+                                        disabled=move || selected.disabled().get()
+                                        on:input=move |event| {
+                                            let input = event_target::<web_sys::HtmlInputElement>(&event);
+                                            let value = input.value_as_number();
+                                            temperature.run((index, (!input.value().trim().is_empty() && value.is_finite()).then_some(value.clamp(0.0, 2.0))));
+                                        }
+                                    />
+                                </label>
+                            </div>
+                        </div>
+                    }
+                }
+            </For>
+            <button
+                type="button"
+                class="add"
+                disabled=move || { selected.disabled().get() || count.get() >= MAX_VARIANTS }
+                on:click=move |_| add.run(())
+            >
+                {move || if count.get() == 0 { "+ Compare variants" } else { "+ Add variant" }}
+            </button>
+            <FieldProblems selected=selected codes=&[graph::Code::ExperimentInvalid]/>
+        </fieldset>
+    }
+}

@@ -1,0 +1,203 @@
+//! An agent task with variants (DOC23 §7.2): each variant is the module's
+//! configuration with its overrides and runs the whole activation — its
+//! re-prompt chain included, in a session of its own — on the same inputs,
+//! at most as many at once as the run's concurrency. `comparison_out`
+//! carries every variant (its merged `data_out`, receipt, cost, duration,
+//! or why it failed) for a judge's `comparison_in`; the module's other
+//! ports carry the first variant's, the baseline.
+
+use std::time::Instant;
+
+use futures::StreamExt;
+use graph::config::AgentTaskConfig;
+use graph::experiment::{COMPARISON_CONTENT_TYPE, COMPARISON_OUT, Variant};
+use serde_json::{Value, json};
+use wire::event::RunEvent;
+
+use super::{ActivationContext, ActivationError, ActivationOutput, Tally, chain};
+use crate::bundle::{ContextBundle, PortValue, Receipt};
+
+/// How one variant ended.
+struct VariantEnd {
+    variant: Variant,
+    result: Result<ActivationOutput, ActivationError>,
+    duration_ms: u64,
+}
+
+pub async fn experiment(
+    context: &ActivationContext,
+    config: &AgentTaskConfig,
+) -> Result<ActivationOutput, ActivationError> {
+    let count = u32::try_from(config.variants.len()).unwrap_or(u32::MAX);
+    let at_once = context.settings.max_concurrency.max(1);
+    // Futures made first and owning their variant: a stream's closure
+    // over borrowed variants is not `Send` for every lifetime.
+    let runs: Vec<_> = config
+        .variants
+        .iter()
+        .cloned()
+        .enumerate()
+        .map(|(index, variant)| run_variant(context, config, index, variant, count))
+        .collect();
+    let ends: Vec<VariantEnd> = futures::stream::iter(runs)
+        .buffered(at_once)
+        .collect()
+        .await;
+    if ends.iter().all(|end| end.result.is_err()) {
+        let why: Vec<String> = ends
+            .iter()
+            .filter_map(|end| {
+                let error = end.result.as_ref().err()?;
+                Some(format!("{}: {error}", end.variant.name))
+            })
+            .collect();
+        return Err(ActivationError(format!(
+            "\"{}\": every variant failed ({})",
+            context.module.display_label(),
+            why.join("; ")
+        )));
+    }
+    let comparison = comparison(context, &ends);
+    let mut ends = ends.into_iter();
+    // The first variant is the baseline the module's own ports carry.
+    let first = ends.next();
+    let mut output = match first.map(|end| end.result) {
+        Some(Ok(output)) => output,
+        _ => ActivationOutput::default(),
+    };
+    let mut receipts: Vec<Receipt> = output.receipt.iter().cloned().collect();
+    receipts.extend(ends.filter_map(|end| end.result.ok()?.receipt));
+    output.receipt = Some(total_receipt(context, config, &receipts));
+    output.ports.retain(|(port, _)| port != "receipt_out");
+    if let Some(receipt) = &output.receipt {
+        output.ports.push((
+            "receipt_out".to_owned(),
+            PortValue::Receipt(receipt.clone()),
+        ));
+    }
+    output
+        .ports
+        .push((COMPARISON_OUT.to_owned(), PortValue::Bundle(comparison)));
+    // A comparison continues no one session.
+    output.session_key = None;
+    Ok(output)
+}
+
+async fn run_variant(
+    context: &ActivationContext,
+    config: &AgentTaskConfig,
+    index: usize,
+    variant: Variant,
+    count: u32,
+) -> VariantEnd {
+    let position = u32::try_from(index).unwrap_or(u32::MAX);
+    let scoped = context.for_variant(position, &variant.name);
+    scoped.emit(RunEvent::VariantStarted {
+        module_id: context.module.id.clone(),
+        activation: context.activation,
+        variant: variant.name.clone(),
+        index: position + 1,
+        count,
+    });
+    let started = Instant::now();
+    let result = chain::agent_task(&scoped, &variant.apply(config)).await;
+    let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    scoped.emit(RunEvent::VariantFinished {
+        module_id: context.module.id.clone(),
+        activation: context.activation,
+        variant: variant.name.clone(),
+        status: if result.is_ok() {
+            "completed"
+        } else {
+            "failed"
+        }
+        .to_owned(),
+        error: result.as_ref().err().map(ToString::to_string),
+        cost: result
+            .as_ref()
+            .ok()
+            .and_then(|output| output.receipt.as_ref()?.cost),
+        duration_ms,
+    });
+    VariantEnd {
+        variant,
+        result,
+        duration_ms,
+    }
+}
+
+/// The ComparisonBundle: every variant, in the module's order.
+fn comparison(context: &ActivationContext, ends: &[VariantEnd]) -> ContextBundle {
+    let variants: Vec<Value> = ends
+        .iter()
+        .map(|end| {
+            let mut entry = json!({
+                "name": end.variant.name,
+                "summary": end.variant.summary(),
+                "duration_ms": end.duration_ms,
+            });
+            match &end.result {
+                Ok(output) => {
+                    let data_out = output.ports.iter().find_map(|(port, value)| {
+                        (port == "data_out").then(|| value.as_bundle()).flatten()
+                    });
+                    entry["status"] = json!("completed");
+                    entry["data_out"] = data_out.map_or(Value::Null, |bundle| bundle.content);
+                    entry["text"] = json!(output.output_text);
+                    entry["receipt"] = json!(output.receipt);
+                    entry["cost"] = json!(output.receipt.as_ref().and_then(|receipt| receipt.cost));
+                }
+                Err(error) => {
+                    entry["status"] = json!("failed");
+                    entry["error"] = json!(error.to_string());
+                }
+            }
+            entry
+        })
+        .collect();
+    let mut bundle = ContextBundle::json(
+        &context.module.id,
+        json!({ "module_id": context.module.id, "variants": variants }),
+    );
+    bundle.content_type = COMPARISON_CONTENT_TYPE.to_owned();
+    bundle
+}
+
+/// The activation's receipt: every variant's tokens and cost together.
+fn total_receipt(
+    context: &ActivationContext,
+    config: &AgentTaskConfig,
+    receipts: &[Receipt],
+) -> Receipt {
+    let mut tally = Tally::default();
+    for receipt in receipts {
+        tally.tokens_in += receipt.tokens_in;
+        tally.tokens_out += receipt.tokens_out;
+        tally.cost = wire::cost::add(tally.cost, receipt.cost);
+    }
+    let mut models: Vec<&str> = receipts
+        .iter()
+        .map(|receipt| receipt.model.as_str())
+        .collect();
+    models.sort_unstable();
+    models.dedup();
+    let mut providers: Vec<&str> = receipts
+        .iter()
+        .map(|receipt| receipt.provider.as_str())
+        .collect();
+    providers.sort_unstable();
+    providers.dedup();
+    let info = wire::providers::ProviderInfo {
+        id: providers.join(", "),
+        label: String::new(),
+        models: Vec::new(),
+        simulated: receipts.iter().all(|receipt| receipt.simulated),
+        prices: std::collections::BTreeMap::new(),
+    };
+    context.receipt(
+        &info,
+        &models.join(", "),
+        tally,
+        u32::try_from(config.re_prompts.len()).unwrap_or(u32::MAX),
+    )
+}
