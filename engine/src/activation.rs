@@ -114,9 +114,7 @@ pub struct VariantScope {
     pub name: String,
 }
 
-/// Each variant numbers its responses from `(index + 1) × this`: a chain
-/// is at most 11 turns.
-pub const RESPONSES_PER_VARIANT: u32 = 100;
+pub use graph::experiment::RESPONSES_PER_VARIANT;
 
 /// Streamed text is sent as events in pieces of about this size, or when
 /// this long has passed since the last piece.

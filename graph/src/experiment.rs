@@ -25,6 +25,9 @@ pub const COMPARISON_OUT: &str = "comparison_out";
 pub const COMPARISON_CONTENT_TYPE: &str = "application/vnd.patchbay.comparison+json";
 /// More would be a sweep, not a comparison a person reads side by side.
 pub const MAX_VARIANTS: usize = 8;
+/// Each variant numbers its responses from `(index + 1) × this` (a chain
+/// is at most 11 turns), so that the record and the log keep them apart.
+pub const RESPONSES_PER_VARIANT: u32 = 100;
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]

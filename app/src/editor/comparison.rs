@@ -23,8 +23,10 @@ pub struct VariantRow {
     pub cost: Option<f64>,
     pub simulated: bool,
     pub duration_ms: u64,
-    /// Its weighted score from the judge, when one scored it.
+    /// Its weighted score from the judge, when one scored it, out of
+    /// `scale_max`.
     pub score: Option<f64>,
+    pub scale_max: u64,
     pub winner: bool,
 }
 
@@ -40,6 +42,10 @@ pub fn rows(activation: &ActivationRecord, record: Option<&RunRecord>) -> Option
     let winner = scores
         .as_ref()
         .and_then(|scores| scores["winner"].as_str().map(str::to_owned));
+    let scale_max = scores
+        .as_ref()
+        .and_then(|scores| scores["scale_max"].as_u64())
+        .unwrap_or(10);
     let score_of = |name: &str| {
         scores.as_ref().and_then(|scores| {
             scores["variants"]
@@ -70,6 +76,7 @@ pub fn rows(activation: &ActivationRecord, record: Option<&RunRecord>) -> Option
                 simulated: receipt["simulated"].as_bool().unwrap_or(false),
                 duration_ms: variant["duration_ms"].as_u64().unwrap_or(0),
                 score: score_of(&name),
+                scale_max,
                 winner: winner.as_deref() == Some(name.as_str()),
                 name,
             }
@@ -208,8 +215,8 @@ pub fn Comparison(rows: Signal<Vec<VariantRow>>) -> impl IntoView {
                         >
                             <header>
                                 <strong>{row.name.clone()}</strong>
-                                {row.winner.then(|| view! { <span class="winner-mark">"🏆 winner"</span> })}
-                                {row.score.map(|score| view! { <span class="variant-score">{format!("{score:.1}")}</span> })}
+                                {row.winner.then(|| view! { <span class="winner-mark">"★ winner"</span> })}
+                                {row.score.map(|score| view! { <span class="variant-score" title="The judge's weighted score">{format!("{score:.1} / {}", row.scale_max)}</span> })}
                             </header>
                             <p class="hint">{row.summary.clone()}</p>
                             <p class="variant-facts">{if row.completed { facts } else { "failed".to_owned() }}</p>
@@ -276,6 +283,50 @@ mod tests {
         assert_eq!(rows[0].score, None);
         // A module without variants has no comparison.
         assert_eq!(super::rows(&ActivationRecord::new("m2", 1, 0), None), None);
+    }
+
+    #[test]
+    fn the_judge_the_comparison_went_to_gives_the_scores_and_the_winner() {
+        let example = graph::starter::example("which-prompt-is-better").unwrap();
+        let mut judge = ActivationRecord::new("judge", 1, 0);
+        judge.outputs.insert(
+            "scores_out".to_owned(),
+            PortValue::Bundle(ContextBundle::json(
+                "judge",
+                json!({"variants": [{"variant": "A", "weighted_score": 4.5}, {"variant": "B", "weighted_score": 7.0}],
+                       "winner": "B", "scale_max": 10}),
+            )),
+        );
+        let mut draft = experiment_activation();
+        draft.module_id = "draft".to_owned();
+        let mut modules = std::collections::BTreeMap::new();
+        modules.insert(
+            "judge".to_owned(),
+            wire::run::ModuleRecord {
+                activations: vec![judge],
+            },
+        );
+        let record = RunRecord {
+            id: "r_1".to_owned(),
+            graph_id: None,
+            graph_revision: None,
+            status: wire::RunStatus::Completed,
+            error: None,
+            created_at: 0,
+            started_at: None,
+            finished_at: None,
+            input: wire::RunInput::default(),
+            graph: example.graph,
+            modules,
+            state: std::collections::BTreeMap::new(),
+            last_event_id: 0,
+            budget_usd: None,
+        };
+        let rows = rows(&draft, Some(&record)).unwrap();
+        assert_eq!(rows[0].score, Some(4.5));
+        assert!(!rows[0].winner);
+        assert!(rows[1].winner);
+        assert_eq!(rows[1].scale_max, 10);
     }
 
     #[test]

@@ -92,16 +92,34 @@ fn work_text(port: &str, content: &Value) -> String {
 }
 
 /// The label of response `index` before the record names it.
-pub fn response_label(index: u32) -> String {
-    if index == 0 {
+/// A streaming response's label before the record has it; a variant's
+/// (numbered from `RESPONSES_PER_VARIANT`) says whose it is.
+pub fn response_label(index: u32, variants: &[String]) -> String {
+    let per = graph::experiment::RESPONSES_PER_VARIANT;
+    let turn = index % per;
+    let base = if turn == 0 {
         "Original".to_owned()
     } else {
-        format!("Re-prompt {index}")
+        format!("Re-prompt {turn}")
+    };
+    match (index / per).checked_sub(1) {
+        Some(variant) => {
+            let name = variants
+                .get(usize::try_from(variant).unwrap_or(usize::MAX))
+                .cloned()
+                .unwrap_or_else(|| format!("Variant {}", variant + 1));
+            format!("{name} · {base}")
+        }
+        None => base,
     }
 }
 
 /// The tabs of one module: what its record holds, and what streams now.
-pub fn tabs(activation: Option<&ActivationRecord>, streaming: &[u32]) -> Vec<(Tab, String)> {
+pub fn tabs(
+    activation: Option<&ActivationRecord>,
+    streaming: &[u32],
+    variants: &[String],
+) -> Vec<(Tab, String)> {
     let mut tabs = vec![(Tab::Merged, "Merged".to_owned())];
     if activation.is_some_and(|activation| {
         activation
@@ -121,7 +139,7 @@ pub fn tabs(activation: Option<&ActivationRecord>, streaming: &[u32]) -> Vec<(Ta
         .unwrap_or_default();
     for index in streaming {
         if !responses.iter().any(|(known, _)| known == index) {
-            responses.push((*index, response_label(*index)));
+            responses.push((*index, response_label(*index, variants)));
         }
     }
     graph::order::by_rank(&mut responses, |(index, _)| {
@@ -612,9 +630,27 @@ fn ModuleView(view_state: RunView) -> impl IntoView {
             .and_then(|node| node.run.get())
             .is_some_and(|run| run.state == ModuleRunState::Running)
     });
+    // A module with variants: their names label their streaming turns.
+    let variant_names = Memo::new(move |_| {
+        let focus = view_state.focus.get().unwrap_or_default();
+        editor.version.track();
+        editor.with_graph(
+            |graph| match graph.module(&focus).map(|module| &module.config) {
+                Some(graph::ModuleConfig::AgentTask(task)) => task
+                    .variants
+                    .iter()
+                    .map(|variant| variant.name.clone())
+                    .collect(),
+                _ => Vec::new(),
+            },
+        )
+    });
     let tab_list = Memo::new(move |_| {
-        activation
-            .with(|activation| streaming.with(|streaming| tabs(activation.as_ref(), streaming)))
+        activation.with(|activation| {
+            streaming.with(|streaming| {
+                variant_names.with(|names| tabs(activation.as_ref(), streaming, names))
+            })
+        })
     });
     let compared = Memo::new(move |_| {
         activation.with(|activation| {
@@ -1048,9 +1084,19 @@ mod tests {
     }
 
     #[test]
+    fn a_variant_streaming_turn_is_labelled_with_its_variant() {
+        let names = ["terse".to_owned(), "long".to_owned()];
+        assert_eq!(response_label(0, &names), "Original");
+        assert_eq!(response_label(2, &names), "Re-prompt 2");
+        assert_eq!(response_label(100, &names), "terse · Original");
+        assert_eq!(response_label(201, &names), "long · Re-prompt 1");
+        assert_eq!(response_label(301, &names), "Variant 3 · Re-prompt 1");
+    }
+
+    #[test]
     fn a_streaming_re_prompt_gets_its_tab_before_the_record_has_it() {
         let activation = activation();
-        let labels: Vec<String> = tabs(Some(&activation), &[1])
+        let labels: Vec<String> = tabs(Some(&activation), &[1], &[])
             .into_iter()
             .map(|(_, label)| label)
             .collect();
@@ -1098,7 +1144,7 @@ mod tests {
             ..Receipt::default()
         });
         activation.error = Some("the provider refused".to_owned());
-        let labels: Vec<String> = tabs(Some(&activation), &[])
+        let labels: Vec<String> = tabs(Some(&activation), &[], &[])
             .into_iter()
             .map(|(_, label)| label)
             .collect();
@@ -1142,7 +1188,7 @@ mod tests {
             "test_results_out".to_owned(),
             bundle(serde_json::json!({"ran": false, "reason": "no test tool call"})),
         );
-        let labels: Vec<String> = tabs(Some(&activation), &[])
+        let labels: Vec<String> = tabs(Some(&activation), &[], &[])
             .into_iter()
             .map(|(_, label)| label)
             .collect();

@@ -1,0 +1,67 @@
+// Experiments (DOC23 §7.2–7.3) through the UI only: the "Which prompt is
+// better?" example from the home page, its variants in the panel, their
+// progress on the badge, the comparison side by side with the judge's
+// scores, the winner and a diff, and the same comparison on the run's own
+// page for whoever has its link.
+import { test, expect } from '@playwright/test';
+import { find, check } from './support.mjs';
+
+const { node, panel, port, runPanel } = find;
+const { watchErrors, saved } = check;
+
+test('variants run side by side, a judge names the winner, and the run page shows the comparison', async ({ page, browser }) => {
+  test.setTimeout(120_000);
+  const errors = watchErrors(page, { consoleErrors: false });
+  await page.goto('/');
+  const example = page.locator('.home-example').filter({ hasText: 'Which prompt is better?' });
+  await example.getByRole('link', { name: 'Start from this example' }).click();
+  await expect(page.locator('.access-badge')).toHaveText('Editing');
+  await expect(port(page, 'draft', 'comparison_out')).toHaveAttribute('data-label', '⚖ Variants');
+
+  // The variants are in the module's panel; a fourth can be added.
+  await node(page, 'draft').locator('.module-header').click();
+  const variants = panel(page).locator('fieldset.variants-section');
+  await expect(variants.locator('.variant-card')).toHaveCount(3);
+  await expect(variants.getByLabel('Name of variant 2')).toHaveValue('Concrete');
+  await variants.getByRole('button', { name: '+ Add variant' }).click();
+  await expect(variants.locator('.variant-card')).toHaveCount(4);
+  await variants.getByLabel('Name of variant 4').fill('Terse');
+  await variants.getByLabel('Instruction of variant 4').fill('Write the essay above in five sentences.');
+  await saved(page);
+
+  // The run: the badge counts the variants as they end.
+  await page.locator('.pane').focus();
+  await page.keyboard.press('Control+Enter');
+  const dialog = page.getByRole('dialog', { name: 'Run the graph' });
+  await dialog.getByLabel('Run input').press('Control+Enter');
+  await expect(node(page, 'draft').locator('.run-badge')).toContainText(/Variants \d\/4 done/);
+  const run = runPanel(page);
+  await expect(run.locator('.run-status')).toHaveText('Completed', { timeout: 90_000 });
+
+  // Side by side: every variant with its tokens, cost and duration, the
+  // judge's scores, one winner; a diff of two.
+  await run.locator('.run-module-entry[data-module-id="draft"]').click();
+  await expect(run.getByRole('tab', { name: 'Variants' })).toHaveAttribute('aria-selected', 'true');
+  const columns = run.locator('.comparison .variant');
+  await expect(columns).toHaveCount(4);
+  await expect(columns.filter({ hasText: 'Terse' })).toContainText('its own instruction');
+  await expect(columns.first()).toContainText('free (simulated)');
+  await expect(columns.first().locator('.variant-score')).toContainText('/ 10');
+  await expect(run.locator('.comparison .variant.winner')).toHaveCount(1);
+  await run.getByLabel('Second variant of the diff').selectOption({ label: 'Terse' });
+  await expect(run.locator('.comparison .diff .diff-added').first()).toBeVisible();
+  // Its lines come from the second variant's output.
+  const terse = await columns.filter({ hasText: 'Terse' }).locator('.variant-text').textContent();
+  await expect(run.locator('.comparison .diff .diff-added').first()).toHaveText(`+ ${terse.split('\n')[0]}\n`);
+  const winner = (await run.locator('.comparison .variant.winner strong').textContent()).trim();
+
+  // The run page, opened by someone else, is the same report.
+  const href = await run.locator('.run-link').getAttribute('href');
+  const visitor = await (await browser.newContext()).newPage();
+  await visitor.goto(href);
+  await expect(visitor.locator('.access-badge')).toHaveText('Recorded run');
+  await runPanel(visitor).locator('.run-module-entry[data-module-id="draft"]').click();
+  await expect(runPanel(visitor).locator('.comparison .variant')).toHaveCount(4);
+  await expect(runPanel(visitor).locator('.comparison .variant.winner strong')).toHaveText(winner);
+  expect(errors).toEqual([]);
+});
