@@ -151,34 +151,14 @@ pub async fn judge(
     }
     prompt.push_str("\n\nReply with JSON only.");
 
-    let (info, provider, model) = context.provider_and_model(&config.agent_config)?;
-    let system = config
-        .agent_config
-        .system
-        .as_deref()
-        .map(|system| context.render(system))
-        .transpose()?;
-    let mut session = context.open_session(None, &model, &info.id, system);
-    context.say(&mut session, turn(None, prompt, &[]).await?);
-    let reply = context
-        .call(
-            provider.as_ref(),
-            &mut session,
-            0,
-            "Scores",
-            Some(schema(&criteria, config.scale_max)),
-            &config.agent_config,
-        )
-        .await?;
-    let mut tally = Tally::default();
-    tally.add(&reply);
-    let mut scores = parse_json_reply(&reply.text)
-        .filter(|value| value.get("scores").is_some_and(Value::is_array))
-        .ok_or_else(|| {
-            ActivationError(format!(
-                "\"{label}\": the scores are not the JSON asked for"
-            ))
-        })?;
+    let (mut scores, receipt) = ask(
+        context,
+        config,
+        prompt,
+        schema(&criteria, config.scale_max),
+        "scores",
+    )
+    .await?;
 
     // Weighted total on the same 0..scale_max scale, from the rubric weights.
     scores["weighted_score"] = json!(weighted_score(config, &scores["scores"]));
@@ -208,8 +188,58 @@ pub async fn judge(
             .and_then(Value::as_str)
             .unwrap_or_default(),
     );
-    let receipt = context.receipt(&info, &model, tally, 0);
-    Ok(ActivationOutput {
+    Ok(verdict_output(context, scores, verdict, receipt))
+}
+
+/// Asks the judge's model for scores in `schema`: its JSON reply, which
+/// must have the array `field`, and the receipt of the call.
+async fn ask(
+    context: &ActivationContext,
+    config: &JudgeConfig,
+    prompt: String,
+    schema: ResponseSchema,
+    field: &str,
+) -> Result<(Value, crate::bundle::Receipt), ActivationError> {
+    let (info, provider, model) = context.provider_and_model(&config.agent_config)?;
+    let system = config
+        .agent_config
+        .system
+        .as_deref()
+        .map(|system| context.render(system))
+        .transpose()?;
+    let mut session = context.open_session(None, &model, &info.id, system);
+    context.say(&mut session, turn(None, prompt, &[]).await?);
+    let reply = context
+        .call(
+            provider.as_ref(),
+            &mut session,
+            0,
+            "Scores",
+            Some(schema),
+            &config.agent_config,
+        )
+        .await?;
+    let mut tally = Tally::default();
+    tally.add(&reply);
+    let answer = parse_json_reply(&reply.text)
+        .filter(|value| value.get(field).is_some_and(Value::is_array))
+        .ok_or_else(|| {
+            ActivationError(format!(
+                "\"{}\": the scores are not the JSON asked for",
+                context.module.display_label()
+            ))
+        })?;
+    Ok((answer, context.receipt(&info, &model, tally, 0)))
+}
+
+/// The judge's outputs: the scores, the verdict as text, its signal.
+fn verdict_output(
+    context: &ActivationContext,
+    scores: Value,
+    verdict: String,
+    receipt: crate::bundle::Receipt,
+) -> ActivationOutput {
+    ActivationOutput {
         output_text: verdict.clone(),
         ports: vec![
             (
@@ -223,12 +253,8 @@ pub async fn judge(
             ("signal_out".to_owned(), context.signal()),
         ],
         receipt: Some(receipt),
-        session_key: None,
-        intent: None,
-        state_set: Vec::new(),
-        gates: Vec::new(),
-        checks_failed: None,
-    })
+        ..ActivationOutput::default()
+    }
 }
 
 fn comparison_schema(criteria: &[String], variants: &[String], scale_max: u32) -> ResponseSchema {
@@ -324,34 +350,14 @@ async fn compare(
     }
     prompt.push_str("\nScore every variant. Reply with JSON only.");
 
-    let (info, provider, model) = context.provider_and_model(&config.agent_config)?;
-    let system = config
-        .agent_config
-        .system
-        .as_deref()
-        .map(|system| context.render(system))
-        .transpose()?;
-    let mut session = context.open_session(None, &model, &info.id, system);
-    context.say(&mut session, turn(None, prompt, &[]).await?);
-    let reply = context
-        .call(
-            provider.as_ref(),
-            &mut session,
-            0,
-            "Scores",
-            Some(comparison_schema(&criteria, &names, config.scale_max)),
-            &config.agent_config,
-        )
-        .await?;
-    let mut tally = Tally::default();
-    tally.add(&reply);
-    let answer = parse_json_reply(&reply.text)
-        .filter(|value| value.get("variants").is_some_and(Value::is_array))
-        .ok_or_else(|| {
-            ActivationError(format!(
-                "\"{label}\": the scores are not the JSON asked for"
-            ))
-        })?;
+    let (answer, receipt) = ask(
+        context,
+        config,
+        prompt,
+        comparison_schema(&criteria, &names, config.scale_max),
+        "variants",
+    )
+    .await?;
     // Each variant in the comparison's order, with its weighted score.
     let mut scored: Vec<Value> = Vec::new();
     for name in &names {
@@ -403,21 +409,5 @@ async fn compare(
         "summary": summary,
         "scale_max": config.scale_max,
     });
-    let receipt = context.receipt(&info, &model, tally, 0);
-    Ok(ActivationOutput {
-        output_text: verdict.clone(),
-        ports: vec![
-            (
-                "scores_out".to_owned(),
-                PortValue::Bundle(ContextBundle::json(&context.module.id, scores)),
-            ),
-            (
-                "data_out".to_owned(),
-                PortValue::Bundle(context.text_bundle(verdict)),
-            ),
-            ("signal_out".to_owned(), context.signal()),
-        ],
-        receipt: Some(receipt),
-        ..ActivationOutput::default()
-    })
+    Ok(verdict_output(context, scores, verdict, receipt))
 }

@@ -196,6 +196,21 @@ fn directive_text(prompt: &str, opening: &str) -> Option<String> {
     Some(line[..end].trim().to_owned())
 }
 
+/// The values a schema's `enum` at `pointer` allows.
+fn enum_names(schema: &Value, pointer: &str) -> Vec<String> {
+    schema
+        .pointer(pointer)
+        .and_then(Value::as_array)
+        .map(|names| {
+            names
+                .iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
 /// A JSON reply for the schemas the engine asks for.
 fn structured_reply(name: &str, schema: &Value, request: &ChatRequest) -> Value {
     let everything: String = request
@@ -213,17 +228,7 @@ fn structured_reply(name: &str, schema: &Value, request: &ChatRequest) -> Value 
             }
         }
         "judge_scores" => {
-            let criteria: Vec<String> = schema
-                .pointer("/properties/scores/items/properties/criterion/enum")
-                .and_then(Value::as_array)
-                .map(|names| {
-                    names
-                        .iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_owned)
-                        .collect()
-                })
-                .unwrap_or_default();
+            let criteria = enum_names(schema, "/properties/scores/items/properties/criterion/enum");
             let maximum = schema
                 .pointer("/properties/scores/items/properties/score/maximum")
                 .and_then(Value::as_u64)
@@ -238,22 +243,12 @@ fn structured_reply(name: &str, schema: &Value, request: &ChatRequest) -> Value 
             json!({"scores": scores, "summary": "Simulated verdict."})
         }
         "judge_comparison" => {
-            let names = |pointer: &str| -> Vec<String> {
-                schema
-                    .pointer(pointer)
-                    .and_then(Value::as_array)
-                    .map(|names| {
-                        names
-                            .iter()
-                            .filter_map(Value::as_str)
-                            .map(str::to_owned)
-                            .collect()
-                    })
-                    .unwrap_or_default()
-            };
             let item = "/properties/variants/items/properties";
-            let variants = names(&format!("{item}/variant/enum"));
-            let criteria = names(&format!("{item}/scores/items/properties/criterion/enum"));
+            let variants = enum_names(schema, &format!("{item}/variant/enum"));
+            let criteria = enum_names(
+                schema,
+                &format!("{item}/scores/items/properties/criterion/enum"),
+            );
             let maximum = schema
                 .pointer(&format!("{item}/scores/items/properties/score/maximum"))
                 .and_then(Value::as_u64)
