@@ -1135,6 +1135,23 @@ fn experiment_invalid() {
     );
     assert_eq!(unknown.len(), 1, "{unknown:?}");
     assert_eq!(unknown[0].code, Code::UnknownProvider);
+    // A coding module does not take variants yet, and says so.
+    let coding = load(
+        vec![module(
+            "m1",
+            "step.coding",
+            json!({"agents": [{"role": "builder"}], "variants": [{"name": "A"}, {"name": "B"}]}),
+        )],
+        vec![],
+    );
+    let findings = validate(&coding, &ValidationContext::default());
+    assert!(
+        findings
+            .iter()
+            .any(|finding| finding.code == Code::ExperimentInvalid
+                && finding.message.contains("cannot compare variants yet")),
+        "{findings:?}"
+    );
     // Without variants, a judge fed on "Compare with" alone still needs a target.
     let plain = load(
         vec![

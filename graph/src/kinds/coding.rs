@@ -213,6 +213,20 @@ impl KindConfig for CodingConfig {
                 format!("Coding module \"{name}\" has no agents"),
             );
         }
+        // Not yet: a variant of a coding module needs a workspace of its own.
+        if self
+            .extra
+            .get("variants")
+            .is_some_and(|variants| variants.as_array().is_none_or(|list| !list.is_empty()))
+        {
+            findings.report(
+                Code::ExperimentInvalid,
+                Some("config.variants".to_owned()),
+                format!(
+                    "\"{name}\": coding modules cannot compare variants yet; compare agent tasks, or run the coding module once per agent profile"
+                ),
+            );
+        }
         if let Some(gate) = &self.intent_gate {
             findings.intent_gate(gate);
             if self.coordination == Coordination::Parallel {
