@@ -58,10 +58,11 @@ impl CodingModules {
             _ => None,
         };
         let folder = context.settings.run_folder(&context.run_id);
+        // A variant works in a workspace of its own.
         let workspace = Workspace::prepare(
             sandbox,
             &folder,
-            &context.module.id,
+            &context.own_name(),
             source.as_deref().map(|folder| Source {
                 folder,
                 max_bytes: self.sources.max_copy_bytes,

@@ -208,6 +208,15 @@ impl ActivationContext {
         }
     }
 
+    /// What names this activation's own things (a workspace, parked
+    /// agents): the module's id, and a variant's number after it.
+    pub fn own_name(&self) -> String {
+        match &self.variant {
+            Some(scope) => format!("{}--variant-{}", self.module.id, scope.index + 1),
+            None => self.module.id.clone(),
+        }
+    }
+
     /// The key of this activation's session: a variant's is its own.
     pub fn session_key(&self, persist: bool) -> String {
         let key = crate::session::SessionStore::key(&self.module.id, self.activation, persist);
@@ -218,7 +227,7 @@ impl ActivationContext {
     }
 
     /// A response's number and label as the record and the log keep them.
-    fn scoped(&self, index: u32, label: &str) -> (u32, String) {
+    pub fn scoped(&self, index: u32, label: &str) -> (u32, String) {
         match &self.variant {
             Some(scope) => (
                 (scope.index + 1) * RESPONSES_PER_VARIANT + index,
@@ -587,7 +596,10 @@ pub async fn activate(context: &ActivationContext) -> Result<ActivationOutput, A
         ModuleConfig::Input(_) => Ok(simple::input(context)),
         ModuleConfig::Output(_) => Ok(simple::output(context)),
         ModuleConfig::AgentTask(config) if !config.variants.is_empty() => {
-            experiment::experiment(context, config).await
+            experiment::experiment(context, &config.variants, config.re_prompts.len()).await
+        }
+        ModuleConfig::Coding(config) if !config.variants.is_empty() => {
+            experiment::experiment(context, &config.variants, 0).await
         }
         ModuleConfig::AgentTask(config) => chain::agent_task(context, config).await,
         ModuleConfig::ReviewGate(config) => review::review_gate(context, config).await,

@@ -1,4 +1,5 @@
-//! Experiments (DOC23 §7.2): variants of an agent task, compared. An
+//! Experiments (DOC23 §7.2): variants of an agent task or a coding module,
+//! compared. An
 //! experiment lives on the module it varies — a "Variants" section of the
 //! agent task — rather than in a module of its own that names a target:
 //! on the canvas the variants are where the prompt is, the module keeps
@@ -10,12 +11,20 @@
 //! Each variant is the module's configuration with its overrides: it runs
 //! the whole activation, re-prompt chain included, in its own session.
 //! `instruction_override` replaces only the primary instruction; the
-//! re-prompts change only through `config_overrides.re_prompts`.
+//! re-prompts change only through `config_overrides.re_prompts`. A coding
+//! module's variant may change its instruction and its agents' ACP
+//! profiles (`agent_profiles`, by role), and works in a workspace of its
+//! own.
+
+use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
 use crate::Extra;
+use crate::ModuleConfig;
 use crate::kinds::agent_task::AgentTaskConfig;
+use crate::kinds::coding::CodingConfig;
+use crate::ports::{Port, PortAccent, bundle, output};
 use crate::reprompt::RePrompt;
 use crate::validate::MAX_RE_PROMPTS;
 
@@ -56,8 +65,34 @@ pub struct ConfigOverrides {
     pub model: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f64>,
+    /// A coding module's agents' ACP profiles, by role.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub agent_profiles: Option<BTreeMap<String, String>>,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+/// The `⚖ Variants` port of a module with variants.
+pub fn comparison_port() -> Port {
+    Port {
+        title: "Comparison".to_owned(),
+        ..output(bundle(
+            COMPARISON_OUT,
+            "⚖ Variants",
+            "Every variant's merged output, receipt, cost and duration, for a judge's \"Compare with\"",
+            PortAccent::Amber,
+        ))
+    }
+}
+
+/// The kind of module whose variants are checked, and what it allows.
+#[derive(Clone, Copy, Debug)]
+pub enum VariedKind<'a> {
+    AgentTask,
+    /// A coding module with agents of these roles.
+    Coding {
+        roles: &'a [&'a str],
+    },
 }
 
 impl ConfigOverrides {
@@ -101,6 +136,31 @@ impl Variant {
         config
     }
 
+    /// A coding module's configuration as this variant runs it.
+    pub fn apply_coding(&self, base: &CodingConfig) -> CodingConfig {
+        let mut config = base.clone();
+        config.variants = Vec::new();
+        if let Some(instruction) = &self.instruction_override {
+            config.instruction.clone_from(instruction);
+        }
+        for (role, profile) in self.config_overrides.agent_profiles.iter().flatten() {
+            for agent in config.agents.iter_mut().filter(|agent| &agent.role == role) {
+                agent.acp_profile_id = Some(profile.clone());
+            }
+        }
+        config
+    }
+
+    /// The module's configuration as this variant runs it, for the kinds
+    /// that have variants; any other is returned as it is.
+    pub fn apply_to(&self, base: &ModuleConfig) -> ModuleConfig {
+        match base {
+            ModuleConfig::AgentTask(task) => ModuleConfig::AgentTask(self.apply(task)),
+            ModuleConfig::Coding(coding) => ModuleConfig::Coding(self.apply_coding(coding)),
+            other => other.clone(),
+        }
+    }
+
     /// What this variant changes, in a few words (`instruction, 3
     /// re-prompts, gpt-4o`), or "as configured".
     pub fn summary(&self) -> String {
@@ -132,6 +192,9 @@ impl Variant {
         if let Some(temperature) = overrides.temperature {
             parts.push(format!("temperature {temperature}"));
         }
+        for (role, profile) in overrides.agent_profiles.iter().flatten() {
+            parts.push(format!("{role} on {profile}"));
+        }
         if parts.is_empty() {
             "as configured".to_owned()
         } else {
@@ -140,10 +203,33 @@ impl Variant {
     }
 }
 
+/// The variants of a module, for the kinds that have them.
+pub fn variants_of(config: &ModuleConfig) -> &[Variant] {
+    match config {
+        ModuleConfig::AgentTask(task) => &task.variants,
+        ModuleConfig::Coding(coding) => &coding.variants,
+        _ => &[],
+    }
+}
+
+/// The variants of a module, to change, for the kinds that have them.
+pub fn variants_mut(config: &mut ModuleConfig) -> Option<&mut Vec<Variant>> {
+    match config {
+        ModuleConfig::AgentTask(task) => Some(&mut task.variants),
+        ModuleConfig::Coding(coding) => Some(&mut coding.variants),
+        _ => None,
+    }
+}
+
 /// What is wrong with a module's variants, each with the field it is
-/// about (under `config.`) and why.
-pub fn problems(config: &AgentTaskConfig) -> Vec<(String, String)> {
-    let variants = &config.variants;
+/// about (under `config.`) and why; `gated` and `validated`: the module
+/// has an intent gate, validators.
+pub fn problems(
+    variants: &[Variant],
+    kind: VariedKind<'_>,
+    gated: bool,
+    validated: bool,
+) -> Vec<(String, String)> {
     let mut found = Vec::new();
     if variants.is_empty() {
         return found;
@@ -201,6 +287,44 @@ pub fn problems(config: &AgentTaskConfig) -> Vec<(String, String)> {
                 ));
             }
         }
+        match kind {
+            VariedKind::AgentTask => {
+                if overrides.agent_profiles.is_some() {
+                    found.push((
+                        at("config_overrides.agent_profiles"),
+                        format!("variant \"{name}\": agents' profiles are a coding module's"),
+                    ));
+                }
+            }
+            VariedKind::Coding { roles } => {
+                let chat_only = overrides.re_prompts.is_some()
+                    || overrides.separate_outputs.is_some()
+                    || overrides.provider.is_some()
+                    || overrides.model.is_some()
+                    || overrides.temperature.is_some();
+                if chat_only {
+                    found.push((
+                        at("config_overrides"),
+                        format!(
+                            "variant \"{name}\": a coding module's variant changes its instruction and its agents' profiles (agent_profiles), not re-prompts, model or temperature"
+                        ),
+                    ));
+                }
+                for role in overrides
+                    .agent_profiles
+                    .iter()
+                    .flatten()
+                    .map(|(role, _)| role)
+                {
+                    if !roles.contains(&role.as_str()) {
+                        found.push((
+                            at(&format!("config_overrides.agent_profiles.{role}")),
+                            format!("variant \"{name}\": the module has no agent \"{role}\""),
+                        ));
+                    }
+                }
+            }
+        }
         if overrides
             .temperature
             .is_some_and(|temperature| !(0.0..=2.0).contains(&temperature))
@@ -212,13 +336,13 @@ pub fn problems(config: &AgentTaskConfig) -> Vec<(String, String)> {
         }
     }
     // Which variant's answer would choose the way on, or be checked?
-    if config.intent_gate.is_some() {
+    if gated {
         found.push((
             "intent_gate".to_owned(),
             "a module with variants has no intent gate: the comparison goes on to a judge, which decides".to_owned(),
         ));
     }
-    if !config.validation.validators.is_empty() {
+    if validated {
         found.push((
             "validators".to_owned(),
             "a module with variants has no validators: each variant is one activation, compared as it is".to_owned(),
@@ -282,7 +406,10 @@ mod tests {
     fn variants_need_names_of_their_own_and_sane_overrides() {
         let mut config = base();
         config.variants = vec![Variant::new("A")];
-        assert_eq!(problems(&config)[0].0, "variants");
+        assert_eq!(
+            problems(&config.variants, VariedKind::AgentTask, false, false)[0].0,
+            "variants"
+        );
         config.variants = vec![
             Variant::new("A"),
             Variant::new("A"),
@@ -296,7 +423,7 @@ mod tests {
                 ..Variant::new("D")
             },
         ];
-        let fields: Vec<String> = problems(&config)
+        let fields: Vec<String> = problems(&config.variants, VariedKind::AgentTask, false, false)
             .into_iter()
             .map(|(field, _)| field)
             .collect();
@@ -310,7 +437,77 @@ mod tests {
             ]
         );
         config.variants = vec![Variant::new("A"), Variant::new("B")];
-        assert!(problems(&config).is_empty());
+        assert!(problems(&config.variants, VariedKind::AgentTask, false, false).is_empty());
+    }
+
+    #[test]
+    fn a_coding_variant_changes_its_instruction_and_its_agents_profiles() {
+        let base = CodingConfig {
+            instruction: "Add a README.".to_owned(),
+            agents: vec![
+                crate::config::CodingAgentAssignment {
+                    role: "builder".to_owned(),
+                    ..crate::config::CodingAgentAssignment::default()
+                },
+                crate::config::CodingAgentAssignment {
+                    role: "reviewer".to_owned(),
+                    ..crate::config::CodingAgentAssignment::default()
+                },
+            ],
+            ..CodingConfig::default()
+        };
+        let variant = Variant {
+            config_overrides: ConfigOverrides {
+                agent_profiles: Some([("builder".to_owned(), "claude".to_owned())].into()),
+                ..ConfigOverrides::default()
+            },
+            ..Variant::new("Claude builds")
+        };
+        let applied = variant.apply_coding(&base);
+        assert_eq!(applied.agents[0].acp_profile_id.as_deref(), Some("claude"));
+        assert_eq!(applied.agents[1].acp_profile_id, None);
+        assert_eq!(applied.instruction, base.instruction);
+        assert_eq!(variant.summary(), "builder on claude");
+        let roles = ["builder", "reviewer"];
+        let coding = VariedKind::Coding { roles: &roles };
+        let wrong = vec![
+            Variant {
+                config_overrides: ConfigOverrides {
+                    agent_profiles: Some([("tester".to_owned(), "x".to_owned())].into()),
+                    ..ConfigOverrides::default()
+                },
+                ..Variant::new("A")
+            },
+            Variant {
+                config_overrides: ConfigOverrides {
+                    model: Some("gpt-4o".to_owned()),
+                    ..ConfigOverrides::default()
+                },
+                ..Variant::new("B")
+            },
+        ];
+        let fields: Vec<String> = problems(&wrong, coding, false, false)
+            .into_iter()
+            .map(|(field, _)| field)
+            .collect();
+        assert_eq!(
+            fields,
+            [
+                "variants[0].config_overrides.agent_profiles.tester",
+                "variants[1].config_overrides"
+            ]
+        );
+        // An agent task's variant cannot name agents' profiles.
+        assert_eq!(
+            problems(
+                &[variant.clone(), Variant::new("B")],
+                VariedKind::AgentTask,
+                false,
+                false
+            )[0]
+            .0,
+            "variants[0].config_overrides.agent_profiles"
+        );
     }
 
     #[test]

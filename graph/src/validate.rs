@@ -439,6 +439,22 @@ impl<'a> ModuleFindings<'a> {
         }
     }
 
+    /// An ACP profile the module names, which the server must have.
+    pub fn acp_profile(&mut self, profile: &str, path: &str) {
+        if let Some(profiles) = &self.context.acp_profiles
+            && !profiles.contains(&profile.to_owned())
+        {
+            let name = self.name();
+            self.report(
+                Code::UnknownAcpProfile,
+                Some(path.to_owned()),
+                format!(
+                    "\"{name}\" uses ACP profile \"{profile}\", which this server does not have"
+                ),
+            );
+        }
+    }
+
     pub fn intent_gate(&mut self, gate: &crate::intent::IntentGate) {
         let name = self.name();
         for problem in gate.problems() {

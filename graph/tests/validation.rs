@@ -1135,22 +1135,33 @@ fn experiment_invalid() {
     );
     assert_eq!(unknown.len(), 1, "{unknown:?}");
     assert_eq!(unknown[0].code, Code::UnknownProvider);
-    // A coding module does not take variants yet, and says so.
-    let coding = load(
-        vec![module(
-            "m1",
-            "step.coding",
-            json!({"agents": [{"role": "builder"}], "variants": [{"name": "A"}, {"name": "B"}]}),
-        )],
-        vec![],
+    // A coding module's variants change its instruction and agents' profiles.
+    let coding = |variants: Value| {
+        let graph = load(
+            vec![module(
+                "m1",
+                "step.coding",
+                json!({"agents": [{"role": "builder"}], "variants": variants}),
+            )],
+            vec![],
+        );
+        validate(&graph, &ValidationContext::default())
+            .into_iter()
+            .filter(|finding| finding.code == Code::ExperimentInvalid)
+            .map(|finding| finding.path.unwrap_or_default())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        coding(
+            json!([{"name": "A"}, {"name": "B", "config_overrides": {"agent_profiles": {"builder": "sim-agent"}}}])
+        ),
+        Vec::<String>::new()
     );
-    let findings = validate(&coding, &ValidationContext::default());
-    assert!(
-        findings
-            .iter()
-            .any(|finding| finding.code == Code::ExperimentInvalid
-                && finding.message.contains("cannot compare variants yet")),
-        "{findings:?}"
+    assert_eq!(
+        coding(
+            json!([{"name": "A"}, {"name": "B", "config_overrides": {"agent_profiles": {"tester": "sim-agent"}}}])
+        ),
+        ["modules[0].config.variants[1].config_overrides.agent_profiles.tester"]
     );
     // Without variants, a judge fed on "Compare with" alone still needs a target.
     let plain = load(

@@ -818,3 +818,59 @@ async fn an_agent_on_the_official_python_sdk_takes_a_prompt_and_re_prompts_in_on
     );
     assert!(transcript(&run).contains("permission allowed: Write python.txt"));
 }
+
+#[tokio::test]
+async fn a_coding_module_s_variants_work_in_workspaces_of_their_own() {
+    let setup = setup(None).await;
+    let mut config = config(
+        "write hello.txt: Hello from A",
+        vec![agent("builder", None, &["write notes.txt: checked"])],
+    );
+    config.variants = vec![
+        graph::experiment::Variant::new("A"),
+        graph::experiment::Variant {
+            instruction_override: Some("write hello.txt: Hello from B".to_owned()),
+            ..graph::experiment::Variant::new("B")
+        },
+        graph::experiment::Variant {
+            config_overrides: graph::experiment::ConfigOverrides {
+                agent_profiles: Some([("builder".to_owned(), "sim-agent".to_owned())].into()),
+                ..graph::experiment::ConfigOverrides::default()
+            },
+            ..graph::experiment::Variant::new("C")
+        },
+    ];
+    let run = run(&setup, config, "a greeting").await;
+    assert_eq!(run["status"], "completed", "{run}");
+    let labels = labels(&run);
+    for variant in ["A", "B", "C"] {
+        assert!(
+            labels.contains(&format!("{variant} · builder · Original")),
+            "{labels:?}"
+        );
+    }
+    // Each variant's agent is in a session of its own: its first turn is
+    // its session's first.
+    for (label, text) in responses(&run) {
+        if label.ends_with("builder · Original") {
+            assert!(
+                text.starts_with("Simulated agent, turn 1."),
+                "{label}: {text}"
+            );
+        }
+    }
+    let outputs = &activation(&run)["outputs"];
+    let variants = outputs["comparison_out"]["content"]["variants"]
+        .as_array()
+        .unwrap();
+    assert_eq!(variants.len(), 3);
+    for variant in variants {
+        assert_eq!(variant["status"], "completed", "{variant}");
+        assert_eq!(variant["cost"], 0.0, "the simulated agent reports $0");
+    }
+    assert_eq!(variants[2]["summary"], "builder on sim-agent");
+    // The baseline's workspace has its own file, not another variant's.
+    let diff = outputs["diff_out"]["content"].to_string();
+    assert!(diff.contains("Hello from A"), "{diff}");
+    assert!(!diff.contains("Hello from B"), "{diff}");
+}

@@ -21,7 +21,11 @@ impl CodingModules {
         profile: &AcpProfile,
         workspace: &Workspace,
     ) -> Result<std::sync::Arc<AgentSession>, ActivationError> {
-        let key = format!("{}/{}/{index}", work.context.run_id, work.module_id());
+        let key = format!(
+            "{}/{}/{index}",
+            work.context.run_id,
+            work.context.own_name()
+        );
         if work.config.session_style == SessionStyle::Park
             && let Some(session) = self
                 .parked
@@ -70,7 +74,11 @@ impl CodingModules {
             && let Ok(mut parked) = self.parked.lock()
         {
             parked.insert(
-                format!("{}/{}/{index}", work.context.run_id, work.module_id()),
+                format!(
+                    "{}/{}/{index}",
+                    work.context.run_id,
+                    work.context.own_name()
+                ),
                 session,
             );
         }

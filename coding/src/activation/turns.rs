@@ -82,7 +82,10 @@ impl Work<'_> {
                 self.context.module.display_label()
             )));
         }
-        let index = self.responses.fetch_add(1, Ordering::SeqCst);
+        // A variant's turns are numbered and labelled as its own.
+        let (index, label) = self
+            .context
+            .scoped(self.responses.fetch_add(1, Ordering::SeqCst), &label);
         let started = Instant::now();
         self.record(|record| {
             record.responses.push(ResponseRecord {

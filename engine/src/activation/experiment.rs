@@ -1,6 +1,7 @@
-//! An agent task with variants (DOC23 §7.2): each variant is the module's
-//! configuration with its overrides and runs the whole activation — its
-//! re-prompt chain included, in a session of its own — on the same inputs,
+//! A module with variants (DOC23 §7.2): each variant is the module's
+//! configuration with its overrides and runs the whole activation — an
+//! agent task's re-prompt chain in a session of its own, a coding module's
+//! agents in a workspace of its own — on the same inputs,
 //! at most as many at once as the run's concurrency. `comparison_out`
 //! carries every variant (its merged `data_out`, receipt, cost, duration,
 //! or why it failed) for a judge's `comparison_in`; the module's other
@@ -8,13 +9,15 @@
 
 use std::time::Instant;
 
+use std::future::Future;
+use std::pin::Pin;
+
 use futures::StreamExt;
-use graph::config::AgentTaskConfig;
 use graph::experiment::{COMPARISON_CONTENT_TYPE, COMPARISON_OUT, Variant};
 use serde_json::{Value, json};
 use wire::event::RunEvent;
 
-use super::{ActivationContext, ActivationError, ActivationOutput, Tally, chain};
+use super::{ActivationContext, ActivationError, ActivationOutput, Tally};
 use crate::bundle::{ContextBundle, PortValue, Receipt};
 
 /// How one variant ended.
@@ -26,18 +29,18 @@ struct VariantEnd {
 
 pub async fn experiment(
     context: &ActivationContext,
-    config: &AgentTaskConfig,
+    variants: &[Variant],
+    re_prompt_count: usize,
 ) -> Result<ActivationOutput, ActivationError> {
-    let count = u32::try_from(config.variants.len()).unwrap_or(u32::MAX);
+    let count = u32::try_from(variants.len()).unwrap_or(u32::MAX);
     let at_once = context.settings.max_concurrency.max(1);
     // Futures made first and owning their variant: a stream's closure
     // over borrowed variants is not `Send` for every lifetime.
-    let runs: Vec<_> = config
-        .variants
+    let runs: Vec<_> = variants
         .iter()
         .cloned()
         .enumerate()
-        .map(|(index, variant)| run_variant(context, config, index, variant, count))
+        .map(|(index, variant)| run_variant(context, index, variant, count))
         .collect();
     let ends: Vec<VariantEnd> = futures::stream::iter(runs)
         .buffered(at_once)
@@ -67,7 +70,7 @@ pub async fn experiment(
     };
     let mut receipts: Vec<Receipt> = output.receipt.iter().cloned().collect();
     receipts.extend(ends.filter_map(|end| end.result.ok()?.receipt));
-    output.receipt = Some(total_receipt(context, config, &receipts));
+    output.receipt = Some(total_receipt(context, re_prompt_count, &receipts));
     output.ports.retain(|(port, _)| port != "receipt_out");
     if let Some(receipt) = &output.receipt {
         output.ports.push((
@@ -83,15 +86,27 @@ pub async fn experiment(
     Ok(output)
 }
 
+/// One variant's activation: the module as the variant configures it.
+/// Boxed, as it runs the activation this experiment is part of.
+type VariantRun<'a> =
+    Pin<Box<dyn Future<Output = Result<ActivationOutput, ActivationError>> + Send + 'a>>;
+
+/// A plain function with its type written out: the activation an
+/// experiment runs is the experiment's own kind of future, and an `async`
+/// body could not prove it `Send` without knowing itself first.
+fn activate_variant(scoped: &ActivationContext) -> VariantRun<'_> {
+    Box::pin(super::activate(scoped))
+}
+
 async fn run_variant(
     context: &ActivationContext,
-    config: &AgentTaskConfig,
     index: usize,
     variant: Variant,
     count: u32,
 ) -> VariantEnd {
     let position = u32::try_from(index).unwrap_or(u32::MAX);
-    let scoped = context.for_variant(position, &variant.name);
+    let mut scoped = context.for_variant(position, &variant.name);
+    scoped.module.config = variant.apply_to(&context.module.config);
     scoped.emit(RunEvent::VariantStarted {
         module_id: context.module.id.clone(),
         activation: context.activation,
@@ -100,7 +115,7 @@ async fn run_variant(
         count,
     });
     let started = Instant::now();
-    let result = chain::agent_task(&scoped, &variant.apply(config)).await;
+    let result = activate_variant(&scoped).await;
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     scoped.emit(RunEvent::VariantFinished {
         module_id: context.module.id.clone(),
@@ -166,7 +181,7 @@ fn comparison(context: &ActivationContext, ends: &[VariantEnd]) -> ContextBundle
 /// The activation's receipt: every variant's tokens and cost together.
 fn total_receipt(
     context: &ActivationContext,
-    config: &AgentTaskConfig,
+    re_prompt_count: usize,
     receipts: &[Receipt],
 ) -> Receipt {
     let mut tally = Tally::default();
@@ -198,6 +213,6 @@ fn total_receipt(
         &info,
         &models.join(", "),
         tally,
-        u32::try_from(config.re_prompts.len()).unwrap_or(u32::MAX),
+        u32::try_from(re_prompt_count).unwrap_or(u32::MAX),
     )
 }

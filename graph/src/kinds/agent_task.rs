@@ -129,15 +129,7 @@ impl KindConfig for AgentTaskConfig {
             outputs.extend(gate.ports());
         }
         if !self.variants.is_empty() {
-            outputs.push(Port {
-                title: "Comparison".to_owned(),
-                ..output(bundle(
-                    crate::experiment::COMPARISON_OUT,
-                    "⚖ Variants",
-                    "Every variant's merged output, receipt, cost and duration, for a judge's \"Compare with\"",
-                    PortAccent::Amber,
-                ))
-            });
+            outputs.push(crate::experiment::comparison_port());
         }
         ModulePorts {
             inputs: task_inputs(false),
@@ -147,7 +139,13 @@ impl KindConfig for AgentTaskConfig {
 
     fn validate(&self, findings: &mut ModuleFindings<'_>) {
         let name = findings.name();
-        for (field, problem) in crate::experiment::problems(self) {
+        let problems = crate::experiment::problems(
+            &self.variants,
+            crate::experiment::VariedKind::AgentTask,
+            self.intent_gate.is_some(),
+            !self.validation.validators.is_empty(),
+        );
+        for (field, problem) in problems {
             findings.report(
                 Code::ExperimentInvalid,
                 Some(format!("config.{field}")),

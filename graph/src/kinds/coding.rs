@@ -97,6 +97,10 @@ pub struct CodingConfig {
     /// a failed one (PRODUCT §3.11).
     #[serde(flatten)]
     pub validation: crate::validators::Validation,
+    /// Variants compared side by side (DOC23 §7.2): each its own
+    /// instruction or agents' ACP profiles, in a workspace of its own.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub variants: Vec<crate::experiment::Variant>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -119,6 +123,7 @@ impl Default for CodingConfig {
             timeout_seconds: None,
             join: crate::join::Join::All,
             validation: crate::validators::Validation::default(),
+            variants: Vec::new(),
             extra: Extra::new(),
         }
     }
@@ -198,7 +203,8 @@ impl KindConfig for CodingConfig {
                     )),
                 ]
                 .into_iter()
-                .chain(intents),
+                .chain(intents)
+                .chain((!self.variants.is_empty()).then(crate::experiment::comparison_port)),
             ),
         }
     }
@@ -213,19 +219,32 @@ impl KindConfig for CodingConfig {
                 format!("Coding module \"{name}\" has no agents"),
             );
         }
-        // Not yet: a variant of a coding module needs a workspace of its own.
-        if self
-            .extra
-            .get("variants")
-            .is_some_and(|variants| variants.as_array().is_none_or(|list| !list.is_empty()))
-        {
+        let roles: Vec<&str> = self
+            .agents
+            .iter()
+            .map(|agent| agent.role.as_str())
+            .collect();
+        let kind = crate::experiment::VariedKind::Coding { roles: &roles };
+        let problems = crate::experiment::problems(
+            &self.variants,
+            kind,
+            self.intent_gate.is_some(),
+            !self.validation.validators.is_empty(),
+        );
+        for (field, problem) in problems {
             findings.report(
                 Code::ExperimentInvalid,
-                Some("config.variants".to_owned()),
-                format!(
-                    "\"{name}\": coding modules cannot compare variants yet; compare agent tasks, or run the coding module once per agent profile"
-                ),
+                Some(format!("config.{field}")),
+                format!("\"{name}\": {problem}"),
             );
+        }
+        for (index, variant) in self.variants.iter().enumerate() {
+            for (role, profile) in variant.config_overrides.agent_profiles.iter().flatten() {
+                findings.acp_profile(
+                    profile,
+                    &format!("config.variants[{index}].config_overrides.agent_profiles.{role}"),
+                );
+            }
         }
         if let Some(gate) = &self.intent_gate {
             findings.intent_gate(gate);

@@ -274,5 +274,6 @@ pub fn coding(selected: Selected) -> impl IntoView {
         </fieldset>
         <IntentGateSection selected who="After its work, the last agent (the reviewer of a review chain) is asked in a turn of its own and"/>
         <super::validators::ValidatorsSection selected/>
+        <super::variants::VariantsSection selected/>
     }
 }

@@ -1,9 +1,11 @@
-//! An agent task's variants (DOC23 §7.2): each is the module as configured
-//! with its own instruction, re-prompts, model or temperature, runs the
-//! whole chain, and leaves with the others on `⚖ Variants` for a judge.
+//! A module's variants (DOC23 §7.2): each is the module as configured with
+//! its own instruction and, for an agent task, re-prompts, model or
+//! temperature, for a coding module its agents' ACP profiles; it runs the
+//! whole activation, and leaves with the others on `⚖ Variants` for a
+//! judge.
 
 use graph::ModuleConfig;
-use graph::experiment::{MAX_VARIANTS, Variant};
+use graph::experiment::{MAX_VARIANTS, Variant, variants_mut, variants_of};
 use graph::reprompt::RePrompt;
 use leptos::prelude::*;
 
@@ -11,17 +13,12 @@ use super::Selected;
 use super::fields::FieldProblems;
 
 fn variants(config: &ModuleConfig) -> Vec<Variant> {
-    match config {
-        ModuleConfig::AgentTask(task) => task.variants.clone(),
-        _ => Vec::new(),
-    }
+    variants_of(config).to_vec()
 }
 
-/// Changes variant `index` of an agent task, if it has one.
+/// Changes variant `index` of the module, if it has one.
 fn with_variant(config: &mut ModuleConfig, index: usize, change: impl FnOnce(&mut Variant)) {
-    if let ModuleConfig::AgentTask(task) = config
-        && let Some(variant) = task.variants.get_mut(index)
-    {
+    if let Some(variant) = variants_mut(config).and_then(|variants| variants.get_mut(index)) {
         change(variant);
     }
 }
@@ -50,22 +47,64 @@ pub fn VariantsSection(selected: Selected) -> impl IntoView {
     let list = selected.read(variants);
     let count = Memo::new(move |_| list.with(Vec::len));
     let add = selected.act("Add variant", |config, (): ()| {
-        if let ModuleConfig::AgentTask(task) = config {
+        if let Some(variants) = variants_mut(config) {
             // An experiment compares: the first click makes two.
-            let wanted = if task.variants.is_empty() { 2 } else { 1 };
+            let wanted = if variants.is_empty() { 2 } else { 1 };
             for _ in 0..wanted {
-                let name = next_name(&task.variants);
-                task.variants.push(Variant::new(name));
+                let name = next_name(variants);
+                variants.push(Variant::new(name));
             }
         }
     });
     let remove = selected.act("Remove variant", |config, index: usize| {
-        if let ModuleConfig::AgentTask(task) = config
-            && index < task.variants.len()
+        if let Some(variants) = variants_mut(config)
+            && index < variants.len()
         {
-            task.variants.remove(index);
+            variants.remove(index);
         }
     });
+    // A coding module's variants choose its agents' profiles.
+    let roles = selected.read(|config| match config {
+        ModuleConfig::Coding(coding) => coding
+            .agents
+            .iter()
+            .map(|agent| agent.role.clone())
+            .collect(),
+        _ => Vec::<String>::new(),
+    });
+    let coding = selected.read(|config| matches!(config, ModuleConfig::Coding(_)));
+    let editor = selected.editor;
+    let profiles = Signal::derive(move || {
+        let mut options = vec![(String::new(), "the module's".to_owned())];
+        if let Some(catalogue) = editor.catalogue.get() {
+            options.extend(
+                catalogue
+                    .acp_profiles
+                    .iter()
+                    .map(|profile| (profile.id.clone(), profile.name.clone())),
+            );
+        }
+        options
+    });
+    let choose_profile = selected.act(
+        "Choose variant profile",
+        |config, (index, role, profile): (usize, String, String)| {
+            with_variant(config, index, |variant| {
+                let chosen = variant
+                    .config_overrides
+                    .agent_profiles
+                    .get_or_insert_with(Default::default);
+                if profile.is_empty() {
+                    chosen.remove(&role);
+                } else {
+                    chosen.insert(role, profile);
+                }
+                if chosen.is_empty() {
+                    variant.config_overrides.agent_profiles = None;
+                }
+            });
+        },
+    );
     let rename = selected.update(
         "Rename variant",
         "variant_name",
@@ -149,6 +188,36 @@ pub fn VariantsSection(selected: Selected) -> impl IntoView {
                                     on:input=move |event| instruct.run((index, event_target_value(&event)))
                                 ></textarea>
                             </label>
+                            <Show when=move || coding.get()>
+                                {move || roles.get().into_iter().map(|role| {
+                                    let shown = role.clone();
+                                    let chosen = role.clone();
+                                    let current = move || list.with(|list| {
+                                        list.get(index)
+                                            .and_then(|variant| variant.config_overrides.agent_profiles.as_ref()?.get(&role).cloned())
+                                            .unwrap_or_default()
+                                    });
+                                    view! {
+                                        <label class="field">
+                                            <span class="field-label">{format!("Profile of {shown}")}</span>
+                                            <select
+                                                aria-label=format!("Profile of {shown} in variant {number}")
+                                                disabled=move || selected.disabled().get()
+                                                on:change=move |event| choose_profile.run((index, chosen.clone(), event_target_value(&event)))
+                                            >
+                                                {move || {
+                                                    let now = current();
+                                                    profiles.get().into_iter().map(|(id, name)| {
+                                                        let selected = id == now;
+                                                        view! { <option value=id selected=selected>{name}</option> }
+                                                    }).collect_view()
+                                                }}
+                                            </select>
+                                        </label>
+                                    }
+                                }).collect_view()}
+                            </Show>
+                            <Show when=move || !coding.get()>
                             <label class="field">
                                 <span class="field-label">"Re-prompts, one per line"</span>
                                 <textarea
@@ -191,6 +260,7 @@ pub fn VariantsSection(selected: Selected) -> impl IntoView {
                                     />
                                 </label>
                             </div>
+                            </Show>
                         </div>
                     }
                 }
