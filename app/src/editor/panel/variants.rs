@@ -157,7 +157,14 @@ pub fn VariantsSection(selected: Selected) -> impl IntoView {
     view! {
         <fieldset class="variants-section">
             <legend>"Variants"</legend>
-            <p class="hint">"Compare versions of this module: each runs the whole chain, re-prompts included, in its own session on the same inputs. Wire ⚖ Variants to a judge's “Compare with” to score them. Empty fields keep the module's own."</p>
+            <p class="hint">
+                {move || if coding.get() {
+                    "Compare versions of this module: each runs its agents, re-prompts included, in a workspace of its own on the same inputs — with other agents' profiles or its own instruction."
+                } else {
+                    "Compare versions of this module: each runs the whole chain, re-prompts included, in its own session on the same inputs."
+                }}
+                " Wire ⚖ Variants to a judge's “Compare with” to score them. Empty fields keep the module's own."
+            </p>
             <For each=move || 0..count.get() key=|index| *index let:index>
                 {
                     let field = move |read: fn(&Variant) -> String| {
