@@ -36,7 +36,14 @@ test('variants run side by side, a judge names the winner, and the run page show
   await dialog.getByLabel('Run input').press('Control+Enter');
   await expect(node(page, 'draft').locator('.run-badge')).toContainText(/Variants \d\/4 done/);
   const run = runPanel(page);
+  // The run panel follows each variant.
+  await expect(run.locator('.run-module-entry[data-module-id="draft"] .entry-variant').filter({ hasText: /^Terse: / })).toBeVisible();
   await expect(run.locator('.run-status')).toHaveText('Completed', { timeout: 90_000 });
+  const lines = run.locator('.run-module-entry[data-module-id="draft"] .entry-variant');
+  await expect(lines).toHaveCount(4);
+  for (const name of ['As written', 'Concrete', "Devil's advocate", 'Terse']) {
+    await expect(lines.filter({ hasText: `${name}: ✓ done` })).toHaveCount(1);
+  }
 
   // Side by side: every variant with its tokens, cost and duration, the
   // judge's scores, one winner; a diff of two.

@@ -126,6 +126,23 @@ pub struct ModuleRun {
     /// A module with variants: how many there are and have ended.
     pub variant_count: u32,
     pub variants_done: u32,
+    /// Each variant heard of, in the order they started, and what it is
+    /// doing (`Re-prompt 1/2…`, `✓ done`, `✕ failed`).
+    pub variant_lines: Vec<(String, String)>,
+}
+
+impl ModuleRun {
+    /// Says what variant `name` is doing now.
+    pub fn set_variant_line(&mut self, name: &str, doing: String) {
+        match self
+            .variant_lines
+            .iter_mut()
+            .find(|(known, _)| known == name)
+        {
+            Some(line) => line.1 = doing,
+            None => self.variant_lines.push((name.to_owned(), doing)),
+        }
+    }
 }
 
 /// A duration for people: `3.2 s`, `12 s`, `2 min 5 s`.

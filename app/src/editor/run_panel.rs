@@ -885,6 +885,19 @@ pub fn RunPanel() -> impl IntoView {
                                             >
                                                 <span class="entry-label">{label}</span>
                                                 <span class="entry-badge">{badge}</span>
+                                                // A module with variants: each one's progress.
+                                                {move || {
+                                                    let lines = node_run
+                                                        .and_then(|run| run.with(|run| run.as_ref().map(|run| run.variant_lines.clone())))
+                                                        .unwrap_or_default();
+                                                    (!lines.is_empty()).then(|| view! {
+                                                        <span class="entry-variants">
+                                                            {lines.into_iter().map(|(name, doing)| view! {
+                                                                <span class="entry-variant">{format!("{name}: {doing}")}</span>
+                                                            }).collect_view()}
+                                                        </span>
+                                                    })
+                                                }}
                                             </button>
                                         }
                                     })

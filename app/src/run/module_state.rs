@@ -116,16 +116,28 @@ pub fn step(
         } => {
             let step = format!("Re-prompt {reprompt_index}/{reprompt_count}…");
             run.badge = Some(match variant {
-                Some(variant) => variants_badge(&run, Some(&format!("{variant}: {step}"))),
+                Some(variant) => {
+                    run.set_variant_line(variant, step.clone());
+                    variants_badge(&run, Some(&format!("{variant}: {step}")))
+                }
                 None => step,
             });
         }
         RunEvent::VariantStarted { variant, count, .. } => {
             run.variant_count = *count;
+            run.set_variant_line(variant, "started…".to_owned());
             run.badge = Some(variants_badge(&run, Some(&format!("{variant}: started…"))));
         }
-        RunEvent::VariantFinished { .. } => {
+        RunEvent::VariantFinished {
+            variant, status, ..
+        } => {
             run.variants_done += 1;
+            let ended = if status == "completed" {
+                "✓ done"
+            } else {
+                "✕ failed"
+            };
+            run.set_variant_line(variant, ended.to_owned());
             run.badge = Some(variants_badge(&run, None));
         }
         RunEvent::CodingRepromptDispatched {
@@ -569,6 +581,14 @@ mod tests {
         assert_eq!(
             badge("m2", events.clone(), None).as_deref(),
             Some("Variants 1/3 done · B: Re-prompt 1/2…")
+        );
+        // The run panel lists each variant's own progress.
+        assert_eq!(
+            after("m2", events.clone(), None).unwrap().variant_lines,
+            [
+                ("A".to_owned(), "✓ done".to_owned()),
+                ("B".to_owned(), "Re-prompt 1/2…".to_owned())
+            ]
         );
         events.extend([finished("B")]);
         assert_eq!(
