@@ -192,20 +192,32 @@ type Deferred = (
     std::pin::Pin<Box<dyn std::future::Future<Output = Finished> + Send>>,
 );
 
-/// How an activation ended, as the record keeps it for a resume.
+/// How an activation ended, as the record keeps it for a resume: a
+/// `RecordedEnding`, written from borrowed parts (an output can be large,
+/// and every activation's is written).
 fn encode_ending(order: u32, ending: &Ending) -> Option<String> {
+    #[derive(serde::Serialize)]
+    #[serde(tag = "ended", rename_all = "snake_case")]
+    enum EndedRef<'a> {
+        Output { output: &'a ActivationOutput },
+        Error { error: &'a str },
+        TimedOut { seconds: u32 },
+        Cancelled,
+    }
+    #[derive(serde::Serialize)]
+    struct RecordedEndingRef<'a> {
+        order: u32,
+        ended: EndedRef<'a>,
+    }
     let ended = match ending {
         Ending::Done(done) => match done.as_ref() {
-            Ok(output) => serde_json::json!({
-                "ended": "output",
-                "output": serde_json::to_value(output).ok()?,
-            }),
-            Err(error) => serde_json::json!({"ended": "error", "error": error.0}),
+            Ok(output) => EndedRef::Output { output },
+            Err(error) => EndedRef::Error { error: &error.0 },
         },
-        Ending::TimedOut(seconds) => serde_json::json!({"ended": "timed_out", "seconds": seconds}),
-        Ending::Cancelled => serde_json::json!({"ended": "cancelled"}),
+        Ending::TimedOut(seconds) => EndedRef::TimedOut { seconds: *seconds },
+        Ending::Cancelled => EndedRef::Cancelled,
     };
-    Some(serde_json::json!({"order": order, "ended": ended}).to_string())
+    serde_json::to_string(&RecordedEndingRef { order, ended }).ok()
 }
 
 impl From<Ended> for Ending {

@@ -20,6 +20,8 @@ use wire::event::{EventRecord, RunStatus};
 use crate::runs::recorder::StoreRecorder;
 use crate::store::{NewRun, Store};
 
+mod subscribers;
+
 /// Wraps a recorder and notes when each activation was saved.
 struct Timed<R> {
     inner: R,
@@ -165,19 +167,18 @@ fn milliseconds(duration: Duration) -> String {
 }
 
 async fn chain<R: Recorder>(
-    title: &str,
+    backend: &str,
     recorder: Arc<Timed<R>>,
+    run_id: String,
     length: usize,
     re_prompts: usize,
-    before: impl std::future::Future<Output = ()>,
 ) {
-    before.await;
     let engine = engine();
     let started = Instant::now();
     let outcome = engine::execute(
         &engine,
         RunSpec {
-            run_id: "r_benchchainAAAAAAAAAAAAAAAA".to_owned(),
+            run_id,
             graph: chain_graph(length, re_prompts),
             input: RunInput {
                 text: "A paragraph to improve.".to_owned(),
@@ -198,21 +199,16 @@ async fn chain<R: Recorder>(
     let mut intervals: Vec<Duration> = saves.windows(2).map(|pair| pair[1] - pair[0]).collect();
     intervals.sort_unstable();
     let events = recorder.events.lock().map_or(0, |count| *count);
-    println!("{title}");
     println!(
-        "  {} {} activations in {:.2} s: {:.0} activations/s, {} events, {:.0} events/s",
+        "  {backend:<11} {} {} activations in {:.2} s: {:.0} activations/s; per activation p50 {}, p99 {}, max {}; {:.0} events/s",
         outcome.status.as_str(),
         outcome.activations,
         elapsed.as_secs_f64(),
         per_second(u64::from(outcome.activations), elapsed),
-        events,
-        per_second(events, elapsed)
-    );
-    println!(
-        "  per activation (4 sim calls each): p50 {}, p99 {}, max {}",
         milliseconds(percentile(&intervals, 0.5)),
         milliseconds(percentile(&intervals, 0.99)),
-        milliseconds(intervals.last().copied().unwrap_or_default())
+        milliseconds(intervals.last().copied().unwrap_or_default()),
+        per_second(events, elapsed)
     );
 }
 
@@ -222,137 +218,194 @@ const BENCH_LEASE: crate::store::Lease<'static> = crate::store::Lease {
     until: i64::MAX,
 };
 
-async fn concurrent_runs(store: &Store, runs: usize) {
+/// Stores a run for the benchmark, held by it.
+async fn insert_run(store: &Store, run_id: &str, snapshot: &str) -> Result<(), String> {
+    store
+        .insert_run(NewRun {
+            id: run_id,
+            graph_id: None,
+            graph_revision: None,
+            snapshot,
+            input: "{}",
+            budget_usd: None,
+            lease: Some(BENCH_LEASE),
+        })
+        .await
+        .map_err(|error| format!("cannot store a run: {error}"))
+}
+
+fn store_recorder(store: &Store) -> Arc<Timed<StoreRecorder>> {
+    let (events, _) = tokio::sync::broadcast::channel(16);
+    timed(StoreRecorder {
+        store: store.clone(),
+        events,
+        owner: BENCH_LEASE.owner.to_owned(),
+    })
+}
+
+type RunEnding = (engine::RunOutcome, Duration, u64);
+
+/// Runs `graph`; with a `store`, stores the run first, as the API does.
+async fn one_run<R: Recorder + Send + Sync + 'static>(
+    engine: Engine,
+    graph: Graph,
+    store: Option<(Store, String)>,
+    recorder: Arc<Timed<R>>,
+) -> Result<RunEnding, String> {
+    let begun = Instant::now();
+    let run_id = crate::runs::new_run_id();
+    if let Some((store, snapshot)) = store {
+        insert_run(&store, &run_id, &snapshot).await?;
+    }
+    let outcome = engine::execute(
+        &engine,
+        RunSpec {
+            run_id,
+            graph,
+            input: RunInput {
+                text: "tides".to_owned(),
+                files: Vec::new(),
+            },
+            budget_usd: None,
+        },
+        Arc::clone(&recorder),
+        CancellationToken::new(),
+    )
+    .await;
+    let events = recorder.events.lock().map_or(0, |count| *count);
+    Ok((outcome, begun.elapsed(), events))
+}
+
+/// `runs` runs of the starter graph started at once, recorded in `store`
+/// (or in memory).
+async fn concurrent_runs(backend: &str, store: Option<&Store>, runs: usize) -> Result<(), String> {
     let engine = engine();
     let graph = starter_graph();
     let snapshot = graph.to_json().unwrap_or_default();
     let started = Instant::now();
-    let mut handles = Vec::new();
-    for _ in 0..runs {
-        let run_id = crate::runs::new_run_id();
-        if let Err(error) = store
-            .insert_run(NewRun {
-                id: &run_id,
-                graph_id: None,
-                graph_revision: None,
-                snapshot: &snapshot,
-                input: "{}",
-                budget_usd: None,
-                lease: Some(BENCH_LEASE),
-            })
-            .await
-        {
-            println!("  cannot store a run: {error}");
-            return;
-        }
-        let (events, _) = tokio::sync::broadcast::channel(16);
-        let recorder = timed(StoreRecorder {
-            store: store.clone(),
-            events,
-            owner: BENCH_LEASE.owner.to_owned(),
-        });
-        let engine = engine.clone();
-        let graph = graph.clone();
-        handles.push(tokio::spawn(async move {
-            let begun = Instant::now();
-            let outcome = engine::execute(
-                &engine,
-                RunSpec {
-                    run_id,
+    let handles: Vec<_> = (0..runs)
+        .map(|_| {
+            let (engine, graph) = (engine.clone(), graph.clone());
+            match store {
+                Some(store) => tokio::spawn(one_run(
+                    engine,
                     graph,
-                    input: RunInput {
-                        text: "tides".to_owned(),
-                        files: Vec::new(),
-                    },
-                    budget_usd: None,
-                },
-                Arc::clone(&recorder),
-                CancellationToken::new(),
-            )
-            .await;
-            let events = recorder.events.lock().map_or(0, |count| *count);
-            (outcome, begun.elapsed(), events)
-        }));
-    }
+                    Some((store.clone(), snapshot.clone())),
+                    store_recorder(store),
+                )),
+                None => tokio::spawn(one_run(
+                    engine,
+                    graph,
+                    None,
+                    timed(MemoryRecorder::default()),
+                )),
+            }
+        })
+        .collect();
     let mut latencies = Vec::new();
     let mut activations = 0u64;
     let mut events = 0u64;
     let mut completed = 0;
     for handle in handles {
-        if let Ok((outcome, latency, run_events)) = handle.await {
-            activations += u64::from(outcome.activations);
-            events += run_events;
-            completed += usize::from(outcome.status == RunStatus::Completed);
-            latencies.push(latency);
+        match handle.await {
+            Ok(Ok((outcome, latency, run_events))) => {
+                activations += u64::from(outcome.activations);
+                events += run_events;
+                completed += usize::from(outcome.status == RunStatus::Completed);
+                latencies.push(latency);
+            }
+            Ok(Err(error)) => return Err(error),
+            Err(error) => return Err(error.to_string()),
         }
     }
     let elapsed = started.elapsed();
     latencies.sort_unstable();
     println!(
-        "{runs} concurrent runs of the starter graph (input → task with 2 re-prompts → output), SQLite record:"
-    );
-    println!(
-        "  {completed}/{runs} completed in {:.2} s: {:.0} activations/s, {events} events, {:.0} events/s",
+        "  {backend:<11} {completed}/{runs} completed in {:.2} s: {:.0} runs/s, {:.0} activations/s, {:.0} events/s; run latency p50 {}, p99 {}",
         elapsed.as_secs_f64(),
+        per_second(completed as u64, elapsed),
         per_second(activations, elapsed),
-        per_second(events, elapsed)
-    );
-    println!(
-        "  run latency: p50 {}, p99 {}",
+        per_second(events, elapsed),
         milliseconds(percentile(&latencies, 0.5)),
         milliseconds(percentile(&latencies, 0.99))
     );
+    Ok(())
 }
 
-pub async fn run(length: usize, re_prompts: usize, runs: usize) -> Result<(), String> {
+/// What `patchbay bench` measures.
+pub struct Options {
+    pub chain: usize,
+    pub re_prompts: usize,
+    pub concurrent_runs: usize,
+    pub subscribers: usize,
+    /// A PostgreSQL database to measure beside SQLite (its tables are
+    /// created; runs are added).
+    pub postgres_url: Option<String>,
+}
+
+pub async fn run(options: Options) -> Result<(), String> {
     let folder = std::env::temp_dir().join(format!("patchbay-bench-{}", std::process::id()));
     std::fs::create_dir_all(&folder)
         .map_err(|error| format!("cannot create {}: {error}", folder.display()))?;
-    let url = format!("sqlite://{}/bench.db", folder.display());
-    let store = Store::connect(&url)
+    let outcome = measure(&options, &folder).await;
+    let _ = std::fs::remove_dir_all(&folder);
+    outcome
+}
+
+async fn measure(options: &Options, folder: &std::path::Path) -> Result<(), String> {
+    let sqlite = Store::connect(&format!("sqlite://{}/bench.db", folder.display()))
         .await
         .map_err(|error| error.to_string())?;
+    let postgres = match &options.postgres_url {
+        Some(url) => Some(
+            Store::connect(url)
+                .await
+                .map_err(|error| format!("PostgreSQL: {error}"))?,
+        ),
+        None => None,
+    };
+    let stores: Vec<(&str, &Store)> = std::iter::once(("SQLite", &sqlite))
+        .chain(postgres.as_ref().map(|store| ("PostgreSQL", store)))
+        .collect();
     println!(
         "Patchbay engine benchmark — simulated provider at zero latency, {} cores",
         std::thread::available_parallelism().map_or(1, usize::from)
     );
+    let (length, re_prompts) = (options.chain, options.re_prompts);
+    println!(
+        "chain of {length} agent tasks × {re_prompts} re-prompts ({} sim calls each), recorded in:",
+        re_prompts + 1
+    );
     chain(
-        &format!("chain of {length} agent tasks × {re_prompts} re-prompts, record in memory:"),
+        "memory",
         timed(MemoryRecorder::default()),
+        crate::runs::new_run_id(),
         length,
         re_prompts,
-        async {},
     )
     .await;
-    let (events, _) = tokio::sync::broadcast::channel(16);
-    let recorder = timed(StoreRecorder {
-        store: store.clone(),
-        events,
-        owner: BENCH_LEASE.owner.to_owned(),
-    });
-    let insert = store.insert_run(NewRun {
-        id: "r_benchchainAAAAAAAAAAAAAAAA",
-        graph_id: None,
-        graph_revision: None,
-        snapshot: "{}",
-        input: "{}",
-        budget_usd: None,
-        lease: Some(BENCH_LEASE),
-    });
-    chain(
-        &format!("chain of {length} agent tasks × {re_prompts} re-prompts, record in SQLite:"),
-        recorder,
-        length,
-        re_prompts,
-        async {
-            if let Err(error) = insert.await {
-                println!("  cannot store the run: {error}");
-            }
-        },
-    )
-    .await;
-    concurrent_runs(&store, runs).await;
-    store.close().await;
-    let _ = std::fs::remove_dir_all(&folder);
+    for (backend, store) in &stores {
+        let run_id = crate::runs::new_run_id();
+        insert_run(store, &run_id, "{}").await?;
+        chain(backend, store_recorder(store), run_id, length, re_prompts).await;
+    }
+    println!(
+        "{} concurrent runs of the starter graph (input → task with 2 re-prompts → output), recorded in:",
+        options.concurrent_runs
+    );
+    concurrent_runs("memory", None, options.concurrent_runs).await?;
+    for (backend, store) in &stores {
+        concurrent_runs(backend, Some(store), options.concurrent_runs).await?;
+    }
+    if postgres.is_none() {
+        println!("  PostgreSQL  not measured (give --postgres-url)");
+    }
+    sqlite.close().await;
+    if let Some(store) = postgres {
+        store.close().await;
+    }
+    if options.subscribers > 0 {
+        subscribers::fan_out(folder, options.subscribers, 1).await?;
+    }
     Ok(())
 }

@@ -62,8 +62,14 @@ enum Command {
         #[arg(long, default_value_t = 3)]
         re_prompts: usize,
         /// Runs of the starter graph started at once.
-        #[arg(long, default_value_t = 200)]
+        #[arg(long, default_value_t = 1000)]
         concurrent_runs: usize,
+        /// SSE clients following one run (0: not measured).
+        #[arg(long, default_value_t = 1000)]
+        subscribers: usize,
+        /// A PostgreSQL database to measure beside SQLite.
+        #[arg(long, env = "PATCHBAY_BENCH_POSTGRES_URL")]
+        postgres_url: Option<String>,
     },
 }
 
@@ -205,9 +211,17 @@ fn main() -> ExitCode {
             chain,
             re_prompts,
             concurrent_runs,
-        }) => match runtime()
-            .map(|runtime| runtime.block_on(server::bench::run(chain, re_prompts, concurrent_runs)))
-        {
+            subscribers,
+            postgres_url,
+        }) => match runtime().map(|runtime| {
+            runtime.block_on(server::bench::run(server::bench::Options {
+                chain,
+                re_prompts,
+                concurrent_runs,
+                subscribers,
+                postgres_url,
+            }))
+        }) {
             Ok(Ok(())) => ExitCode::SUCCESS,
             Ok(Err(message)) | Err(message) => {
                 eprintln!("patchbay: {message}");

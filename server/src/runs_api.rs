@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Json;
@@ -25,6 +26,7 @@ use crate::body::JsonBody;
 use crate::capability::require_edit_token;
 use crate::error::ApiError;
 use crate::rate_limit::ClientAddress;
+use crate::runs::hub::LiveEvent;
 use crate::runs::{is_run_id, start_run};
 use crate::state::AppState;
 use crate::store::{Store, StoredEvent, StoredRun};
@@ -253,21 +255,21 @@ pub async fn cancel(
     Err(ApiError::RunFinished(run.status))
 }
 
-fn sse_event(record: &EventRecord) -> Event {
+fn sse_event(event: &LiveEvent) -> Event {
     Event::default()
-        .id(record.seq.to_string())
-        .event(record.event.name())
-        .data(record.data().to_string())
+        .id(event.seq.to_string())
+        .event(event.name)
+        .data(&event.data)
 }
 
-fn from_stored(run_id: &str, stored: StoredEvent) -> Option<EventRecord> {
+fn from_stored(run_id: &str, stored: StoredEvent) -> Option<Arc<LiveEvent>> {
     let payload = serde_json::from_str(&stored.payload).ok()?;
-    Some(EventRecord {
+    Some(Arc::new(LiveEvent::of(&EventRecord {
         run_id: run_id.to_owned(),
         seq: u64::try_from(stored.seq).ok()?,
         ts: stored.ts,
         event: RunEvent::from_parts(&stored.name, payload).ok()?,
-    })
+    })))
 }
 
 /// `GET /api/runs/{id}/events`: the log after `Last-Event-ID` (or from the
@@ -308,7 +310,7 @@ pub async fn events(
             }
         };
         // Sends what is new; says whether the stream is over.
-        let send = |record: EventRecord, last: &mut u64| {
+        let send = |record: Arc<LiveEvent>, last: &mut u64| {
             let sender = sender.clone();
             let fresh = record.seq > *last;
             if fresh {
@@ -318,8 +320,7 @@ pub async fn events(
                 if !fresh {
                     return false;
                 }
-                let terminal = record.event.is_terminal();
-                sender.send(Ok(sse_event(&record))).await.is_err() || terminal
+                sender.send(Ok(sse_event(&record))).await.is_err() || record.terminal
             }
         };
         let Ok(backlog) = replay(last).await else {

@@ -6,6 +6,7 @@
 mod attachments;
 mod graphs;
 mod runs;
+mod writer;
 
 pub use attachments::{NewAttachment, StoredAttachment};
 pub use graphs::{GraphHeading, LastRun, NewGraph, SaveOutcome, StoredGraph};
@@ -48,6 +49,8 @@ pub enum StoreError {
 pub struct Store {
     pool: AnyPool,
     backend: Backend,
+    /// The run record's writes, committed in groups.
+    writer: writer::Writer,
 }
 
 impl Backend {
@@ -134,7 +137,12 @@ impl Store {
             Backend::Sqlite => SQLITE_MIGRATIONS.run(&pool).await?,
             Backend::Postgres => POSTGRES_MIGRATIONS.run(&pool).await?,
         }
-        Ok(Store { pool, backend })
+        let writer = writer::Writer::start(pool.clone(), backend, url);
+        Ok(Store {
+            pool,
+            backend,
+            writer,
+        })
     }
 
     pub fn backend(&self) -> Backend {

@@ -586,3 +586,79 @@ async fn two_processes_on_postgresql_follow_cancel_and_take_over_each_others_run
     wait_for_status(&c, &second_run, "cancelled").await;
     fixture.release();
 }
+
+/// input → "Chain" (original + 3 re-prompts, on the simulated provider) →
+/// output
+fn simulated_chain_graph() -> Value {
+    let mut graph = chain_graph();
+    graph["modules"][1]["config"]["agent_config"] = json!({"provider": "sim", "model": "sim-1"});
+    graph
+}
+
+#[tokio::test]
+async fn every_event_a_client_saw_survives_a_kill_9_in_the_middle_of_many_runs_writes() {
+    for database in support::databases().await {
+        let folder = tempfile::tempdir().unwrap();
+        let config = folder.path().join("patchbay.toml");
+        std::fs::write(&config, "").unwrap();
+        let config = config.display().to_string();
+        let mut first = Server::start(&database.url, &config, &["--sim-latency-ms", "4"]).await;
+        let (graph_id, token, run_id) = start_run(&first, simulated_chain_graph()).await;
+        let mut runs = vec![run_id];
+        for _ in 1..12 {
+            runs.push(run_again(&first, &graph_id, &token).await);
+        }
+        // A client follows each run: their events are committed in groups.
+        let seen: Vec<Arc<Mutex<Vec<Seen>>>> = runs
+            .iter()
+            .map(|_| Arc::new(Mutex::new(Vec::new())))
+            .collect();
+        let following: Vec<_> = runs
+            .iter()
+            .zip(&seen)
+            .map(|(run_id, seen)| {
+                tokio::spawn(follow(
+                    first.base.clone(),
+                    run_id.clone(),
+                    None,
+                    Arc::clone(seen),
+                ))
+            })
+            .collect();
+        let total = || {
+            seen.iter()
+                .map(|seen| seen.lock().unwrap().len())
+                .sum::<usize>()
+        };
+        for _ in 0..1200 {
+            if total() >= 300 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        assert!(total() >= 300, "the runs made {} events", total());
+        first.kill_9();
+        for stream in following {
+            stream.await.unwrap();
+        }
+
+        // Not resumed: the logs stay as the kill left them, plus their end.
+        let second = Server::start(&database.url, &config, &["--no-resume"]).await;
+        let mut unfinished = 0;
+        for (run_id, seen) in runs.iter().zip(&seen) {
+            let seen = seen.lock().unwrap().clone();
+            let log = whole_log(&second, run_id).await;
+            assert!(
+                log.len() >= seen.len() && log[..seen.len()] == seen[..],
+                "{}: run {run_id}: a client saw {seen:?}, the log after the kill has {log:?}",
+                database.name
+            );
+            unfinished += usize::from(log.last().unwrap().1 == "run.interrupted");
+        }
+        assert!(
+            unfinished > 0,
+            "{}: the kill came after every run had ended",
+            database.name
+        );
+    }
+}

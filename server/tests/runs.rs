@@ -480,7 +480,7 @@ async fn the_log_replays_after_a_restart_and_unfinished_runs_end_interrupted_whe
             .store
             .append_events(
                 &stuck,
-                &[
+                vec![
                     logged(
                         1,
                         RunEvent::RunStarted {

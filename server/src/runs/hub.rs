@@ -14,15 +14,40 @@ use tokio_util::sync::CancellationToken;
 /// Events a slow SSE client may fall behind before it re-reads the log.
 const BUFFER: usize = 1024;
 
+/// An event as SSE clients get it, written out once however many follow.
+#[derive(Debug)]
+pub struct LiveEvent {
+    pub seq: u64,
+    pub name: &'static str,
+    /// The `data:` of the SSE event (JSON).
+    pub data: String,
+    /// The run's last event.
+    pub terminal: bool,
+}
+
+impl LiveEvent {
+    pub fn of(record: &EventRecord) -> LiveEvent {
+        LiveEvent {
+            seq: record.seq,
+            name: record.event.name(),
+            data: record.data().to_string(),
+            terminal: record.event.is_terminal(),
+        }
+    }
+}
+
+/// Where a run's stored events are announced to its SSE clients.
+pub type LiveEvents = broadcast::Sender<Arc<LiveEvent>>;
+
 struct LiveRun {
-    events: broadcast::Sender<EventRecord>,
+    events: LiveEvents,
     cancel: CancellationToken,
     stop: CancellationToken,
 }
 
 /// What steers a run registered in the hub.
 pub struct Registered {
-    pub events: broadcast::Sender<EventRecord>,
+    pub events: LiveEvents,
     pub cancel: CancellationToken,
     pub stop: CancellationToken,
 }
@@ -56,7 +81,7 @@ impl RunHub {
     }
 
     /// Live events of a run in progress here; `None` once it has ended.
-    pub fn subscribe(&self, run_id: &str) -> Option<broadcast::Receiver<EventRecord>> {
+    pub fn subscribe(&self, run_id: &str) -> Option<broadcast::Receiver<Arc<LiveEvent>>> {
         self.runs
             .lock()
             .ok()?

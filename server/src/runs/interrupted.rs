@@ -125,7 +125,7 @@ pub async fn close(store: &Store, id: &str, reason: &str) -> Result<(), StoreErr
     store
         .append_events(
             id,
-            &[StoredEvent {
+            vec![StoredEvent {
                 seq: next,
                 name: event.name().to_owned(),
                 payload: serde_json::Value::Object(event.payload()).to_string(),

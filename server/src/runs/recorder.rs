@@ -2,17 +2,19 @@
 //! broadcast to SSE clients once it is stored, so a client never sees an
 //! event the log does not have.
 
+use std::sync::Arc;
+
 use engine::EventRecord;
 use engine::recorder::{RecordError, Recorder};
-use tokio::sync::broadcast;
 use wire::activation::ActivationRecord;
 use wire::event::RunStatus;
 
+use super::hub::{LiveEvent, LiveEvents};
 use crate::store::{Store, StoreError, StoredActivation, StoredEvent};
 
 pub struct StoreRecorder {
     pub store: Store,
-    pub events: broadcast::Sender<EventRecord>,
+    pub events: LiveEvents,
     /// The process that holds the run: on PostgreSQL, events are stored
     /// only while it does.
     pub owner: String,
@@ -63,12 +65,14 @@ impl Recorder for StoreRecorder {
             })
             .collect();
         self.store
-            .append_events(&first.run_id, &stored, Some(&self.owner))
+            .append_events(&first.run_id, stored, Some(&self.owner))
             .await
             .map_err(record_error)?;
-        for record in events {
-            // No subscribers is fine: nobody is watching.
-            let _ = self.events.send(record.clone());
+        // Written out for SSE only when someone follows the run.
+        if self.events.receiver_count() > 0 {
+            for record in events {
+                let _ = self.events.send(Arc::new(LiveEvent::of(record)));
+            }
         }
         Ok(())
     }

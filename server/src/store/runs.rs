@@ -4,6 +4,7 @@
 use sqlx::Row;
 use sqlx::any::AnyRow;
 
+use super::writer::{ActivationWrite, FINISHED, RunWrite, Write};
 use super::{LastRun, Store, StoreError, now_millis};
 
 pub struct NewRun<'a> {
@@ -95,9 +96,6 @@ fn run_from_row(row: &AnyRow) -> Result<StoredRun, sqlx::Error> {
     })
 }
 
-/// Statuses after which a run never changes.
-const FINISHED: [&str; 4] = ["completed", "failed", "cancelled", "interrupted"];
-
 impl StoredRun {
     /// When the run ended; `None` while it is queued or running.
     pub fn ended_at(&self) -> Option<i64> {
@@ -123,22 +121,19 @@ fn claimed_from(rows: &[AnyRow]) -> Result<Vec<Claimed>, StoreError> {
 
 impl Store {
     pub async fn insert_run(&self, run: NewRun<'_>) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO runs (id, graph_id, graph_revision, snapshot, input, status, created_at, owner, lease_until, budget_usd)
-             VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9)",
-        )
-        .bind(run.id)
-        .bind(run.graph_id)
-        .bind(run.graph_revision)
-        .bind(run.snapshot)
-        .bind(run.input)
-        .bind(now_millis())
-        .bind(run.lease.map(|lease| lease.owner))
-        .bind(run.lease.map(|lease| lease.until))
-        .bind(run.budget_usd)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
+        self.writer
+            .write(Write::Run(RunWrite {
+                id: run.id.to_owned(),
+                graph_id: run.graph_id.map(str::to_owned),
+                graph_revision: run.graph_revision,
+                snapshot: run.snapshot.to_owned(),
+                input: run.input.to_owned(),
+                created_at: now_millis(),
+                owner: run.lease.map(|lease| lease.owner.to_owned()),
+                lease_until: run.lease.map(|lease| lease.until),
+                budget_usd: run.budget_usd,
+            }))
+            .await
     }
 
     pub async fn run(&self, id: &str) -> Result<Option<StoredRun>, StoreError> {
@@ -193,95 +188,48 @@ impl Store {
         status: &str,
         error: Option<&str>,
     ) -> Result<(), StoreError> {
-        let now = now_millis();
-        let finished = FINISHED.contains(&status);
-        sqlx::query(
-            "UPDATE runs SET status = $1, error = $2,
-                started_at = CASE WHEN $3 = 'running' AND started_at IS NULL THEN $4 ELSE started_at END,
-                finished_at = CASE WHEN $5 = 1 THEN $4 ELSE finished_at END
-             WHERE id = $6 AND status NOT IN ('completed', 'failed', 'cancelled', 'interrupted')",
-        )
-        .bind(status)
-        .bind(error)
-        .bind(status)
-        .bind(now)
-        .bind(i64::from(finished))
-        .bind(id)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
+        self.writer
+            .write(Write::Status {
+                run_id: id.to_owned(),
+                status: status.to_owned(),
+                error: error.map(str::to_owned),
+                at: now_millis(),
+            })
+            .await
     }
 
-    /// Appends events in one transaction. With a `fence` (on PostgreSQL,
-    /// where several processes share runs), only while that process holds
-    /// the run: one that lost it to another cannot add to its log. Every
-    /// process following the run hears of the events when they commit.
+    /// Appends events, committed with other runs' writes (group commit).
+    /// With a `fence` (on PostgreSQL, where several processes share runs),
+    /// only while that process holds the run: one that lost it to another
+    /// cannot add to its log. Every process following the run hears of the
+    /// events when they commit.
     pub async fn append_events(
         &self,
         run_id: &str,
-        events: &[StoredEvent],
+        events: Vec<StoredEvent>,
         fence: Option<&str>,
     ) -> Result<(), StoreError> {
-        let mut transaction = self.pool.begin().await?;
-        if self.backend == super::Backend::Postgres {
-            if let Some(owner) = fence {
-                // Locks the run's row until the commit: a takeover waits.
-                let held =
-                    sqlx::query("UPDATE runs SET owner = owner WHERE id = $1 AND owner = $2")
-                        .bind(run_id)
-                        .bind(owner)
-                        .execute(&mut *transaction)
-                        .await?
-                        .rows_affected();
-                if held == 0 {
-                    return Err(StoreError::LeaseLost(run_id.to_owned()));
-                }
-            }
-            sqlx::query("SELECT pg_notify($1, $2)")
-                .bind(super::EVENTS_CHANNEL)
-                .bind(run_id)
-                .execute(&mut *transaction)
-                .await?;
-        }
-        for event in events {
-            sqlx::query("INSERT INTO run_events (run_id, seq, name, payload, ts) VALUES ($1, $2, $3, $4, $5)")
-                .bind(run_id)
-                .bind(event.seq)
-                .bind(&event.name)
-                .bind(&event.payload)
-                .bind(event.ts)
-                .execute(&mut *transaction)
-                .await?;
-        }
-        transaction.commit().await?;
-        Ok(())
+        self.writer
+            .write(Write::Events {
+                run_id: run_id.to_owned(),
+                events,
+                fence: fence.map(str::to_owned),
+            })
+            .await
     }
 
-    /// Sets keys of a run's state, in one statement.
+    /// Sets keys of a run's state.
     pub async fn save_state(
         &self,
         run_id: &str,
         changes: &[(String, String)],
     ) -> Result<(), StoreError> {
-        // Bound parameters per statement stay well under SQLite's limit.
-        // Numbered by hand: the `Any` query builder writes `?`, which
-        // PostgreSQL does not read.
-        for chunk in changes.chunks(300) {
-            let rows: Vec<String> = (0..chunk.len())
-                .map(|row| format!("(${}, ${}, ${})", row * 3 + 1, row * 3 + 2, row * 3 + 3))
-                .collect();
-            let sql = format!(
-                "INSERT INTO run_state (run_id, key, value) VALUES {} ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value",
-                rows.join(", ")
-            );
-            // Only placeholders are built into it, never a value.
-            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
-            for (key, value) in chunk {
-                query = query.bind(run_id).bind(key).bind(value);
-            }
-            query.execute(&self.pool).await?;
-        }
-        Ok(())
+        self.writer
+            .write(Write::State {
+                run_id: run_id.to_owned(),
+                changes: changes.to_vec(),
+            })
+            .await
     }
 
     /// A run's state, key by key.
@@ -326,24 +274,18 @@ impl Store {
         run_id: &str,
         activation: StoredActivation<'_>,
     ) -> Result<(), StoreError> {
-        sqlx::query(
-            "INSERT INTO activations (run_id, module_id, activation, status, record, started_at, finished_at, ending)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-             ON CONFLICT (run_id, module_id, activation)
-             DO UPDATE SET status = excluded.status, record = excluded.record, finished_at = excluded.finished_at,
-                ending = COALESCE(excluded.ending, activations.ending)",
-        )
-        .bind(run_id)
-        .bind(activation.module_id)
-        .bind(activation.activation)
-        .bind(activation.status)
-        .bind(activation.record)
-        .bind(activation.started_at)
-        .bind(activation.finished_at)
-        .bind(activation.ending)
-        .execute(&self.pool)
-        .await?;
-        Ok(())
+        self.writer
+            .write(Write::Activation(ActivationWrite {
+                run_id: run_id.to_owned(),
+                module_id: activation.module_id.to_owned(),
+                activation: activation.activation,
+                status: activation.status.to_owned(),
+                record: activation.record.to_owned(),
+                started_at: activation.started_at,
+                finished_at: activation.finished_at,
+                ending: activation.ending.map(str::to_owned),
+            }))
+            .await
     }
 
     /// Every activation record of a run (JSON), in the order they started.

@@ -1,0 +1,532 @@
+//! Group commit: the writes of every run's record (events, activation
+//! records, state, status) go to one task, which stores what has gathered
+//! while the previous transaction committed in one transaction, and answers
+//! each write only after that commit. A caller that has its answer has its
+//! write in the database, so broadcasting after it keeps "stored before
+//! seen"; many runs share a commit instead of queueing for the write lock
+//! one transaction at a time (SQLite has one writer).
+
+use std::collections::{BTreeSet, HashMap};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use sqlx::{AnyConnection, AnyPool, Connection, Executor};
+use tokio::sync::{mpsc, oneshot};
+
+use super::{Backend, EVENTS_CHANNEL, StoreError, StoredEvent};
+
+/// At most this many writes share a transaction.
+const MOST_PER_COMMIT: usize = 512;
+
+/// Rows per multi-row `INSERT` (3 to 8 bound values each). Kept small:
+/// sqlx looks up every bound value's name among all the statement's
+/// parameters, so a statement's binding costs the square of its size.
+const ROWS_PER_STATEMENT: usize = 25;
+
+/// Statuses after which a run never changes.
+pub(super) const FINISHED: [&str; 4] = ["completed", "failed", "cancelled", "interrupted"];
+
+/// One write of a run's record.
+pub(super) enum Write {
+    /// A new run (queued).
+    Run(RunWrite),
+    /// Events appended to the log; with a `fence` (PostgreSQL, where several
+    /// processes share runs), only while that process holds the run.
+    Events {
+        run_id: String,
+        events: Vec<StoredEvent>,
+        fence: Option<String>,
+    },
+    Activation(ActivationWrite),
+    State {
+        run_id: String,
+        changes: Vec<(String, String)>,
+    },
+    Status {
+        run_id: String,
+        status: String,
+        error: Option<String>,
+        at: i64,
+    },
+}
+
+pub(super) struct RunWrite {
+    pub id: String,
+    pub graph_id: Option<String>,
+    pub graph_revision: Option<i64>,
+    pub snapshot: String,
+    pub input: String,
+    pub created_at: i64,
+    pub owner: Option<String>,
+    pub lease_until: Option<i64>,
+    pub budget_usd: Option<f64>,
+}
+
+pub(super) struct ActivationWrite {
+    pub run_id: String,
+    pub module_id: String,
+    pub activation: i64,
+    pub status: String,
+    pub record: String,
+    pub started_at: i64,
+    pub finished_at: Option<i64>,
+    /// `None` keeps the ending stored before.
+    pub ending: Option<String>,
+}
+
+struct Request {
+    write: Write,
+    done: oneshot::Sender<Result<(), StoreError>>,
+}
+
+/// Where the store sends its writes.
+#[derive(Clone)]
+pub(super) struct Writer {
+    requests: mpsc::UnboundedSender<Request>,
+}
+
+impl Writer {
+    /// Starts the task that commits the writes; it ends with the last
+    /// `Writer`.
+    pub fn start(pool: AnyPool, backend: Backend, url: String) -> Writer {
+        let (requests, receiver) = mpsc::unbounded_channel();
+        tokio::spawn(commit_loop(pool, backend, url, receiver));
+        Writer { requests }
+    }
+
+    /// Stores `write`; returns once it is committed.
+    pub async fn write(&self, write: Write) -> Result<(), StoreError> {
+        let (done, answer) = oneshot::channel();
+        self.requests
+            .send(Request { write, done })
+            .map_err(|_| StoreError::Configuration("the store is closed".to_owned()))?;
+        answer.await.map_err(|_| {
+            StoreError::Configuration("the store stopped before the write was stored".to_owned())
+        })?
+    }
+}
+
+/// How often, at most, the SQLite log is copied into the database.
+const CHECKPOINT_EVERY: Duration = Duration::from_millis(250);
+
+/// Where the commits go: on SQLite, a connection of the writer's own that
+/// never copies the log into the database itself (a commit that does so
+/// waits for it, and every write of the group with it); that is done in
+/// the background instead. On PostgreSQL, the pool.
+struct Committer {
+    pool: AnyPool,
+    backend: Backend,
+    url: String,
+    own: Option<AnyConnection>,
+    last_checkpoint: Instant,
+    checkpointing: Arc<AtomicBool>,
+}
+
+impl Committer {
+    async fn commit(
+        &mut self,
+        writes: &[&Write],
+    ) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+        if self.backend == Backend::Postgres {
+            let mut connection = self.pool.acquire().await?;
+            return commit(&mut connection, self.backend, writes).await;
+        }
+        if self.own.is_none() {
+            self.own = Some(open_sqlite_writer(&self.url).await?);
+        }
+        let Some(connection) = self.own.as_mut() else {
+            return Err(StoreError::Configuration(
+                "no connection to write with".to_owned(),
+            ));
+        };
+        let committed = commit(connection, self.backend, writes).await;
+        if matches!(
+            committed,
+            Err(StoreError::Database(
+                sqlx::Error::Io(_) | sqlx::Error::WorkerCrashed
+            ))
+        ) {
+            self.own = None;
+        }
+        self.checkpoint();
+        committed
+    }
+
+    /// Copies the log into the database in the background (PASSIVE: it
+    /// waits for no reader or writer), one at a time.
+    fn checkpoint(&mut self) {
+        if self.last_checkpoint.elapsed() < CHECKPOINT_EVERY
+            || self.checkpointing.swap(true, Ordering::AcqRel)
+        {
+            return;
+        }
+        self.last_checkpoint = Instant::now();
+        let pool = self.pool.clone();
+        let checkpointing = Arc::clone(&self.checkpointing);
+        tokio::spawn(async move {
+            if let Err(error) = pool.execute("PRAGMA wal_checkpoint(PASSIVE)").await {
+                tracing::warn!(%error, "the SQLite log could not be copied into the database");
+            }
+            checkpointing.store(false, Ordering::Release);
+        });
+    }
+}
+
+async fn open_sqlite_writer(url: &str) -> Result<AnyConnection, StoreError> {
+    let mut connection = AnyConnection::connect(url).await?;
+    for pragma in [
+        "PRAGMA synchronous = NORMAL",
+        "PRAGMA foreign_keys = ON",
+        "PRAGMA busy_timeout = 10000",
+        "PRAGMA wal_autocheckpoint = 0",
+    ] {
+        connection.execute(pragma).await?;
+    }
+    Ok(connection)
+}
+
+async fn commit_loop(
+    pool: AnyPool,
+    backend: Backend,
+    url: String,
+    mut receiver: mpsc::UnboundedReceiver<Request>,
+) {
+    let mut committer = Committer {
+        pool,
+        backend,
+        url,
+        own: None,
+        last_checkpoint: Instant::now(),
+        checkpointing: Arc::new(AtomicBool::new(false)),
+    };
+    let mut batch = Vec::new();
+    while let Some(first) = receiver.recv().await {
+        batch.push(first);
+        while batch.len() < MOST_PER_COMMIT {
+            match receiver.try_recv() {
+                Ok(request) => batch.push(request),
+                Err(_) => break,
+            }
+        }
+        let writes: Vec<&Write> = batch.iter().map(|request| &request.write).collect();
+        match committer.commit(&writes).await {
+            Ok(outcomes) => {
+                for (request, outcome) in batch.drain(..).zip(outcomes) {
+                    // The caller may have gone (its run cancelled): fine.
+                    let _ = request.done.send(outcome);
+                }
+            }
+            // One write's error fails the whole transaction: each write is
+            // tried again alone, so only that one fails.
+            Err(error) if batch.len() > 1 => {
+                tracing::debug!(%error, writes = batch.len(), "a grouped commit failed; writing one by one");
+                for request in batch.drain(..) {
+                    let outcome = match committer.commit(&[&request.write]).await {
+                        Ok(mut outcomes) => outcomes.pop().unwrap_or(Ok(())),
+                        Err(error) => Err(error),
+                    };
+                    let _ = request.done.send(outcome);
+                }
+            }
+            // A write alone: its own error.
+            Err(error) => {
+                if let Some(request) = batch.pop() {
+                    let _ = request.done.send(Err(error));
+                }
+                batch.clear();
+            }
+        }
+    }
+}
+
+/// Stores `writes` in one transaction: each one's outcome, or the error
+/// that rolled them all back.
+async fn commit(
+    connection: &mut AnyConnection,
+    backend: Backend,
+    writes: &[&Write],
+) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+    // A write that is one statement is atomic alone: no BEGIN and COMMIT
+    // to wait for (what a single run's chain mostly does).
+    if let [write] = writes
+        && is_one_statement(write, backend)
+    {
+        return apply(connection, backend, writes).await;
+    }
+    let mut transaction = connection.begin().await?;
+    let outcomes = apply(&mut transaction, backend, writes).await?;
+    transaction.commit().await?;
+    Ok(outcomes)
+}
+
+fn is_one_statement(write: &Write, backend: Backend) -> bool {
+    match write {
+        Write::Run(_) | Write::Activation(_) | Write::Status { .. } => true,
+        Write::State { changes, .. } => changes.len() <= ROWS_PER_STATEMENT,
+        // PostgreSQL fences and notifies as well.
+        Write::Events { events, .. } => {
+            backend == Backend::Sqlite && events.len() <= ROWS_PER_STATEMENT
+        }
+    }
+}
+
+/// Stores `writes` on `connection`: each one's outcome, or the error that
+/// stopped them.
+async fn apply(
+    connection: &mut AnyConnection,
+    backend: Backend,
+    writes: &[&Write],
+) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+    // New runs first: the other writes may be of them.
+    for write in writes {
+        if let Write::Run(run) = write {
+            insert_run(connection, run).await?;
+        }
+    }
+    let lost = fence(connection, backend, writes).await?;
+    let mut outcomes = Vec::with_capacity(writes.len());
+    let mut rows = Vec::new();
+    let mut notify = BTreeSet::new();
+    for write in writes {
+        if let Write::Events { run_id, events, .. } = write {
+            if lost.contains(run_id.as_str()) {
+                outcomes.push(Err(StoreError::LeaseLost(run_id.clone())));
+                continue;
+            }
+            notify.insert(run_id.as_str());
+            rows.extend(events.iter().map(|event| (run_id.as_str(), event)));
+        }
+        outcomes.push(Ok(()));
+    }
+    insert_events(connection, &rows).await?;
+    save_activations(connection, writes).await?;
+    save_state(connection, writes).await?;
+    for write in writes {
+        if let Write::Status {
+            run_id,
+            status,
+            error,
+            at,
+        } = write
+        {
+            set_status(connection, run_id, status, error.as_deref(), *at).await?;
+        }
+    }
+    if backend == Backend::Postgres {
+        for run_id in notify {
+            sqlx::query("SELECT pg_notify($1, $2)")
+                .bind(EVENTS_CHANNEL)
+                .bind(run_id)
+                .execute(&mut *connection)
+                .await?;
+        }
+    }
+    Ok(outcomes)
+}
+
+/// On PostgreSQL, locks the row of each run whose events are fenced until
+/// the commit (a takeover waits), in one order so that two commits never
+/// wait on each other; returns the runs whose process no longer holds them.
+async fn fence<'a>(
+    connection: &mut AnyConnection,
+    backend: Backend,
+    writes: &'a [&Write],
+) -> Result<BTreeSet<&'a str>, StoreError> {
+    let mut lost = BTreeSet::new();
+    if backend != Backend::Postgres {
+        return Ok(lost);
+    }
+    let fenced: BTreeSet<(&str, &str)> = writes
+        .iter()
+        .filter_map(|write| match write {
+            Write::Events {
+                run_id,
+                fence: Some(owner),
+                ..
+            } => Some((run_id.as_str(), owner.as_str())),
+            _ => None,
+        })
+        .collect();
+    for (run_id, owner) in fenced {
+        let held = sqlx::query("UPDATE runs SET owner = owner WHERE id = $1 AND owner = $2")
+            .bind(run_id)
+            .bind(owner)
+            .execute(&mut *connection)
+            .await?
+            .rows_affected();
+        if held == 0 {
+            lost.insert(run_id);
+        }
+    }
+    Ok(lost)
+}
+
+async fn insert_run(connection: &mut AnyConnection, run: &RunWrite) -> Result<(), StoreError> {
+    sqlx::query(
+        "INSERT INTO runs (id, graph_id, graph_revision, snapshot, input, status, created_at, owner, lease_until, budget_usd)
+         VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9)",
+    )
+    .bind(run.id.as_str())
+    .bind(run.graph_id.as_deref())
+    .bind(run.graph_revision)
+    .bind(run.snapshot.as_str())
+    .bind(run.input.as_str())
+    .bind(run.created_at)
+    .bind(run.owner.as_deref())
+    .bind(run.lease_until)
+    .bind(run.budget_usd)
+    .execute(&mut *connection)
+    .await?;
+    Ok(())
+}
+
+async fn insert_events(
+    connection: &mut AnyConnection,
+    rows: &[(&str, &StoredEvent)],
+) -> Result<(), StoreError> {
+    for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+        let sql = format!(
+            "INSERT INTO run_events (run_id, seq, name, payload, ts) VALUES {}",
+            placeholders(chunk.len(), 5)
+        );
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for (run_id, event) in chunk {
+            query = query
+                .bind(*run_id)
+                .bind(event.seq)
+                .bind(event.name.as_str())
+                .bind(event.payload.as_str())
+                .bind(event.ts);
+        }
+        query.execute(&mut *connection).await?;
+    }
+    Ok(())
+}
+
+/// `count` rows of `columns` numbered placeholders: `($1, $2), ($3, $4)`.
+/// Only placeholders are built into a statement, never a value.
+fn placeholders(count: usize, columns: usize) -> String {
+    (0..count)
+        .map(|row| {
+            let numbers: Vec<String> = (1..=columns)
+                .map(|column| format!("${}", row * columns + column))
+                .collect();
+            format!("({})", numbers.join(", "))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Activation records, the last of each activation in the group (with the
+/// last ending given, as saving them one by one keeps it).
+async fn save_activations(
+    connection: &mut AnyConnection,
+    writes: &[&Write],
+) -> Result<(), StoreError> {
+    let mut rows: Vec<(&ActivationWrite, Option<&str>)> = Vec::new();
+    let mut index: HashMap<(&str, &str, i64), usize> = HashMap::new();
+    for write in writes {
+        let Write::Activation(activation) = write else {
+            continue;
+        };
+        let key = (
+            activation.run_id.as_str(),
+            activation.module_id.as_str(),
+            activation.activation,
+        );
+        match index.get(&key) {
+            Some(&at) => {
+                let (kept, ending): &mut (&ActivationWrite, Option<&str>) = &mut rows[at];
+                *ending = activation.ending.as_deref().or(*ending);
+                *kept = activation;
+            }
+            None => {
+                index.insert(key, rows.len());
+                rows.push((activation, activation.ending.as_deref()));
+            }
+        }
+    }
+    for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+        let sql = format!(
+            "INSERT INTO activations (run_id, module_id, activation, status, record, started_at, finished_at, ending)
+             VALUES {}
+             ON CONFLICT (run_id, module_id, activation)
+             DO UPDATE SET status = excluded.status, record = excluded.record, finished_at = excluded.finished_at,
+                ending = COALESCE(excluded.ending, activations.ending)",
+            placeholders(chunk.len(), 8)
+        );
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for (activation, ending) in chunk {
+            query = query
+                .bind(activation.run_id.as_str())
+                .bind(activation.module_id.as_str())
+                .bind(activation.activation)
+                .bind(activation.status.as_str())
+                .bind(activation.record.as_str())
+                .bind(activation.started_at)
+                .bind(activation.finished_at)
+                .bind(*ending);
+        }
+        query.execute(&mut *connection).await?;
+    }
+    Ok(())
+}
+
+/// Keys of runs' state, the last value of each in the group.
+async fn save_state(connection: &mut AnyConnection, writes: &[&Write]) -> Result<(), StoreError> {
+    let mut rows: Vec<(&str, &str, &str)> = Vec::new();
+    let mut index: HashMap<(&str, &str), usize> = HashMap::new();
+    for write in writes {
+        let Write::State { run_id, changes } = write else {
+            continue;
+        };
+        for (key, value) in changes {
+            match index.get(&(run_id.as_str(), key.as_str())) {
+                Some(&at) => rows[at].2 = value.as_str(),
+                None => {
+                    index.insert((run_id.as_str(), key.as_str()), rows.len());
+                    rows.push((run_id.as_str(), key.as_str(), value.as_str()));
+                }
+            }
+        }
+    }
+    for chunk in rows.chunks(ROWS_PER_STATEMENT) {
+        let sql = format!(
+            "INSERT INTO run_state (run_id, key, value) VALUES {} ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value",
+            placeholders(chunk.len(), 3)
+        );
+        let mut query = sqlx::query(sqlx::AssertSqlSafe(sql));
+        for (run_id, key, value) in chunk {
+            query = query.bind(*run_id).bind(*key).bind(*value);
+        }
+        query.execute(&mut *connection).await?;
+    }
+    Ok(())
+}
+
+/// Moves a run to `status`; a finished run stays as it finished.
+async fn set_status(
+    connection: &mut AnyConnection,
+    run_id: &str,
+    status: &str,
+    error: Option<&str>,
+    at: i64,
+) -> Result<(), StoreError> {
+    let finished = FINISHED.contains(&status);
+    sqlx::query(
+        "UPDATE runs SET status = $1, error = $2,
+            started_at = CASE WHEN $3 = 'running' AND started_at IS NULL THEN $4 ELSE started_at END,
+            finished_at = CASE WHEN $5 = 1 THEN $4 ELSE finished_at END
+         WHERE id = $6 AND status NOT IN ('completed', 'failed', 'cancelled', 'interrupted')",
+    )
+    .bind(status)
+    .bind(error)
+    .bind(status)
+    .bind(at)
+    .bind(i64::from(finished))
+    .bind(run_id)
+    .execute(&mut *connection)
+    .await?;
+    Ok(())
+}
