@@ -81,7 +81,9 @@ pub struct ActivationContext {
     pub attempt: Option<crate::attempts::Attempt>,
     pub inputs: Vec<InputValue>,
     pub run_input: Arc<RunInput>,
-    pub state: RunState,
+    /// The run state as the activation started: shared, not copied (it
+    /// grows with every module of the run).
+    pub state: Arc<RunState>,
     pub providers: Arc<ProviderRegistry>,
     pub sessions: Arc<SessionStore>,
     pub settings: Arc<EngineSettings>,
@@ -190,7 +192,7 @@ impl ActivationContext {
             attempt: self.attempt.clone(),
             inputs: self.inputs.clone(),
             run_input: Arc::clone(&self.run_input),
-            state: self.state.clone(),
+            state: Arc::clone(&self.state),
             providers: Arc::clone(&self.providers),
             sessions: Arc::clone(&self.sessions),
             settings: Arc::clone(&self.settings),

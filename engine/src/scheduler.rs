@@ -593,11 +593,14 @@ pub async fn execute_controlled<R: Recorder>(
             .push(index);
     }
 
-    let mut state: RunState = RunState::new();
-    state.insert("input".to_owned(), input.text.clone());
-    state.insert("run_id".to_owned(), run_id.clone());
-    let mut saved_state = state.clone();
-    let initial: Vec<(String, String)> = state.clone().into_iter().collect();
+    let mut first_state = RunState::new();
+    first_state.insert("input".to_owned(), input.text.clone());
+    first_state.insert("run_id".to_owned(), run_id.clone());
+    let mut saved_state = first_state.clone();
+    let initial: Vec<(String, String)> = first_state.clone().into_iter().collect();
+    // Shared with the activations in flight; changed in place once none
+    // holds it (a chain's, one at a time), copied only while one does.
+    let mut state: Arc<RunState> = Arc::new(first_state);
     if !replaying && let Err(error) = recorder.save_state(&run_id, &initial).await {
         tracing::error!(run = %run_id, %error, "the run state could not be recorded");
     }
@@ -741,7 +744,7 @@ pub async fn execute_controlled<R: Recorder>(
                     &exits,
                     &mut slots,
                     &mut record,
-                    &mut state,
+                    Arc::make_mut(&mut state),
                     &label,
                     max_attempts,
                     reason,
@@ -807,7 +810,7 @@ pub async fn execute_controlled<R: Recorder>(
                 None => (None, 0),
             };
             if activation > 1 {
-                keep_as_previous(&mut state, &label);
+                keep_as_previous(Arc::make_mut(&mut state), &label);
             }
             let inputs: Vec<InputValue> = incoming[module]
                 .iter()
@@ -863,7 +866,7 @@ pub async fn execute_controlled<R: Recorder>(
                 attempt,
                 inputs,
                 run_input: Arc::clone(&run_input),
-                state: state.clone(),
+                state: Arc::clone(&state),
                 providers: Arc::clone(&engine.providers),
                 sessions: Arc::clone(&sessions),
                 settings: Arc::clone(&settings),
@@ -1003,7 +1006,7 @@ pub async fn execute_controlled<R: Recorder>(
                 let error = format!("\"{label}\" chose to abort the run: {reason}");
                 record.status = ActivationStatus::Failed;
                 record.error = Some(error.clone());
-                state.insert(format!("{label}.status"), "failed".to_owned());
+                Arc::make_mut(&mut state).insert(format!("{label}.status"), "failed".to_owned());
                 emit(RunEvent::ModuleFailed {
                     module_id: module_id.clone(),
                     activation,
@@ -1017,7 +1020,13 @@ pub async fn execute_controlled<R: Recorder>(
                 for (port, value) in &output.ports {
                     record.outputs.insert(port.clone(), value.clone());
                 }
-                write_state(&mut state, &label, activation, &record, &output);
+                write_state(
+                    Arc::make_mut(&mut state),
+                    &label,
+                    activation,
+                    &record,
+                    &output,
+                );
                 emit(RunEvent::ModuleCompleted {
                     module_id: module_id.clone(),
                     activation,
@@ -1060,7 +1069,13 @@ pub async fn execute_controlled<R: Recorder>(
                         for (port, value) in &produced.ports {
                             record.outputs.insert(port.clone(), value.clone());
                         }
-                        write_state(&mut state, &label, activation, &record, &produced);
+                        write_state(
+                            Arc::make_mut(&mut state),
+                            &label,
+                            activation,
+                            &record,
+                            &produced,
+                        );
                         emit(RunEvent::ModuleCompleted {
                             module_id: module_id.clone(),
                             activation,
@@ -1070,8 +1085,10 @@ pub async fn execute_controlled<R: Recorder>(
                         let error = reason.clone();
                         record.status = ActivationStatus::Failed;
                         record.error = Some(error.clone());
-                        state.insert(format!("{label}.status"), "failed".to_owned());
-                        state.insert(format!("{label}.attempt"), activation.to_string());
+                        Arc::make_mut(&mut state)
+                            .insert(format!("{label}.status"), "failed".to_owned());
+                        Arc::make_mut(&mut state)
+                            .insert(format!("{label}.attempt"), activation.to_string());
                         emit(RunEvent::ModuleFailed {
                             module_id: module_id.clone(),
                             activation,
@@ -1126,7 +1143,8 @@ pub async fn execute_controlled<R: Recorder>(
                             max_attempts: retry.max_attempts,
                             delay_seconds,
                         });
-                        state.insert(format!("{label}.status"), "retrying".to_owned());
+                        Arc::make_mut(&mut state)
+                            .insert(format!("{label}.status"), "retrying".to_owned());
                         emit(RunEvent::ModuleRetrying {
                             module_id: module_id.clone(),
                             activation,
@@ -1168,7 +1186,7 @@ pub async fn execute_controlled<R: Recorder>(
                             &exits,
                             &mut slots,
                             &mut record,
-                            &mut state,
+                            Arc::make_mut(&mut state),
                             &label,
                             if spent {
                                 activation

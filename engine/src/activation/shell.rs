@@ -119,7 +119,7 @@ pub async fn run_in(
         ".patchbay-state-{module_hash:016x}-{}.json",
         context.activation
     ));
-    let state = serde_json::to_vec(&context.state).unwrap_or_default();
+    let state = serde_json::to_vec(&*context.state).unwrap_or_default();
     tokio::fs::write(&state_file, state)
         .await
         .map_err(|error| {
