@@ -351,6 +351,25 @@ pub fn problems(
     found
 }
 
+/// Reports the `problems` of a module's variants as its findings
+/// (`validation.experiment_invalid`).
+pub(crate) fn report(
+    findings: &mut crate::validate::ModuleFindings<'_>,
+    variants: &[Variant],
+    kind: VariedKind<'_>,
+    gated: bool,
+    validated: bool,
+) {
+    let name = findings.name();
+    for (field, problem) in problems(variants, kind, gated, validated) {
+        findings.report(
+            crate::validate::Code::ExperimentInvalid,
+            Some(format!("config.{field}")),
+            format!("\"{name}\": {problem}"),
+        );
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -177,15 +177,11 @@ async fn chain<R: Recorder>(
     let started = Instant::now();
     let outcome = engine::execute(
         &engine,
-        RunSpec {
+        run_spec(
             run_id,
-            graph: chain_graph(length, re_prompts),
-            input: RunInput {
-                text: "A paragraph to improve.".to_owned(),
-                files: Vec::new(),
-            },
-            budget_usd: None,
-        },
+            chain_graph(length, re_prompts),
+            "A paragraph to improve.",
+        ),
         Arc::clone(&recorder),
         CancellationToken::new(),
     )
@@ -210,6 +206,19 @@ async fn chain<R: Recorder>(
         milliseconds(intervals.last().copied().unwrap_or_default()),
         per_second(events, elapsed)
     );
+}
+
+/// A run of `graph` with `text` as its input.
+fn run_spec(run_id: String, graph: Graph, text: &str) -> RunSpec {
+    RunSpec {
+        run_id,
+        graph,
+        input: RunInput {
+            text: text.to_owned(),
+            files: Vec::new(),
+        },
+        budget_usd: None,
+    }
 }
 
 /// The benchmark holds its runs for good: no server takes them over.
@@ -259,15 +268,7 @@ async fn one_run<R: Recorder + Send + Sync + 'static>(
     }
     let outcome = engine::execute(
         &engine,
-        RunSpec {
-            run_id,
-            graph,
-            input: RunInput {
-                text: "tides".to_owned(),
-                files: Vec::new(),
-            },
-            budget_usd: None,
-        },
+        run_spec(run_id, graph, "tides"),
         Arc::clone(&recorder),
         CancellationToken::new(),
     )

@@ -1,11 +1,12 @@
-//! The store on SQLite and PostgreSQL: graphs, revisions, optimistic saves.
+//! The store on SQLite and PostgreSQL: graphs, revisions, optimistic saves;
+//! the run record's writes committed in groups.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
 mod support;
 
 use server::capability::{hash_token, new_graph_id};
-use server::store::{NewGraph, SaveOutcome};
+use server::store::{NewGraph, NewRun, SaveOutcome, StoredActivation, StoredEvent};
 
 fn document(id: &str, revision: i64, name: &str) -> String {
     format!(
@@ -146,4 +147,96 @@ async fn the_sqlite_file_and_its_folder_are_created_in_wal_mode() {
         .unwrap();
     assert_eq!(store.graph_count().await.unwrap(), 0);
     assert!(folder.path().join("nested/deeper/patchbay.db-wal").exists());
+}
+
+fn logged(seq: i64) -> StoredEvent {
+    StoredEvent {
+        seq,
+        name: "run.started".to_owned(),
+        payload: "{}".to_owned(),
+        ts: seq,
+    }
+}
+
+fn saved<'a>(record: &'a str, status: &'a str, ending: Option<&'a str>) -> StoredActivation<'a> {
+    StoredActivation {
+        module_id: "m1",
+        activation: 1,
+        status,
+        record,
+        started_at: 1,
+        finished_at: None,
+        ending,
+    }
+}
+
+#[tokio::test]
+async fn writes_committed_together_fail_alone_and_keep_each_activation_s_last_record_and_ending() {
+    for database in support::databases().await {
+        let store = support::store(&database).await;
+        let runs: Vec<String> = (0..20).map(|_| server::runs::new_run_id()).collect();
+        for id in &runs {
+            store
+                .insert_run(NewRun {
+                    id,
+                    graph_id: None,
+                    graph_revision: None,
+                    snapshot: "{}",
+                    input: "{}",
+                    budget_usd: None,
+                    lease: None,
+                })
+                .await
+                .unwrap();
+        }
+        store
+            .append_events(&runs[0], vec![logged(1)], None)
+            .await
+            .unwrap();
+
+        // Sent at once, so the writer takes them in one group: every run's
+        // event 2, and run 0's event 1 again (refused: it is in the log).
+        let appended = futures::future::join_all(runs.iter().enumerate().map(|(index, run)| {
+            let seq = if index == 5 { 1 } else { 2 };
+            let run = if index == 5 { &runs[0] } else { run };
+            store.append_events(run, vec![logged(seq)], None)
+        }))
+        .await;
+        for (index, outcome) in appended.iter().enumerate() {
+            assert_eq!(
+                outcome.is_err(),
+                index == 5,
+                "{}: write {index}: {outcome:?}",
+                database.name
+            );
+        }
+        // Three saves of one activation in one group: the last record, the
+        // last ending given.
+        let saved_all = futures::future::join_all([
+            store.save_activation(&runs[1], saved(r#"{"turn":1}"#, "running", Some("kept"))),
+            store.save_activation(&runs[1], saved(r#"{"turn":2}"#, "running", None)),
+            store.save_activation(&runs[1], saved(r#"{"turn":3}"#, "completed", None)),
+        ])
+        .await;
+        assert!(saved_all.iter().all(Result::is_ok), "{}", database.name);
+        for (index, run) in runs.iter().enumerate() {
+            let seqs: Vec<i64> = store
+                .events_after(run, 0)
+                .await
+                .unwrap()
+                .iter()
+                .map(|event| event.seq)
+                .collect();
+            let expected: &[i64] = match index {
+                0 => &[1, 2],
+                5 => &[],
+                _ => &[2],
+            };
+            assert_eq!(seqs, expected, "{}: run {index}", database.name);
+        }
+        let rows = store.activation_rows(&runs[1]).await.unwrap();
+        assert_eq!(rows.len(), 1, "{}", database.name);
+        assert_eq!(rows[0].record, r#"{"turn":3}"#, "{}", database.name);
+        assert_eq!(rows[0].ending.as_deref(), Some("kept"), "{}", database.name);
+    }
 }

@@ -138,20 +138,13 @@ impl KindConfig for AgentTaskConfig {
     }
 
     fn validate(&self, findings: &mut ModuleFindings<'_>) {
-        let name = findings.name();
-        let problems = crate::experiment::problems(
+        crate::experiment::report(
+            findings,
             &self.variants,
             crate::experiment::VariedKind::AgentTask,
             self.intent_gate.is_some(),
             !self.validation.validators.is_empty(),
         );
-        for (field, problem) in problems {
-            findings.report(
-                Code::ExperimentInvalid,
-                Some(format!("config.{field}")),
-                format!("\"{name}\": {problem}"),
-            );
-        }
         for (index, variant) in self.variants.iter().enumerate() {
             if let Some(provider) = &variant.config_overrides.provider {
                 findings.provider(

@@ -225,19 +225,13 @@ impl KindConfig for CodingConfig {
             .map(|agent| agent.role.as_str())
             .collect();
         let kind = crate::experiment::VariedKind::Coding { roles: &roles };
-        let problems = crate::experiment::problems(
+        crate::experiment::report(
+            findings,
             &self.variants,
             kind,
             self.intent_gate.is_some(),
             !self.validation.validators.is_empty(),
         );
-        for (field, problem) in problems {
-            findings.report(
-                Code::ExperimentInvalid,
-                Some(format!("config.{field}")),
-                format!("\"{name}\": {problem}"),
-            );
-        }
         for (index, variant) in self.variants.iter().enumerate() {
             for (role, profile) in variant.config_overrides.agent_profiles.iter().flatten() {
                 findings.acp_profile(

@@ -5,7 +5,6 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use engine::{RunInput, RunSpec};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 use tokio_util::sync::CancellationToken;
@@ -175,7 +174,19 @@ pub async fn fan_out(
         .collect();
     // Each has read the (empty) log and waits for live events once its
     // stream has a receiver; give the last ones time to get there.
+    let waiting = Instant::now();
     while registered.events.receiver_count() < subscribers {
+        if clients.iter().any(tokio::task::JoinHandle::is_finished) {
+            return Err(
+                "a subscriber stopped before the run began (too few file descriptors?)".to_owned(),
+            );
+        }
+        if waiting.elapsed() > Duration::from_secs(60) {
+            return Err(format!(
+                "only {} of {subscribers} subscribers were following after 60 s",
+                registered.events.receiver_count()
+            ));
+        }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     tokio::time::sleep(Duration::from_millis(200)).await;
@@ -188,15 +199,7 @@ pub async fn fan_out(
     let started = Instant::now();
     let outcome = engine::execute(
         &state.engine,
-        RunSpec {
-            run_id: run_id.clone(),
-            graph,
-            input: RunInput {
-                text: "tides".to_owned(),
-                files: Vec::new(),
-            },
-            budget_usd: None,
-        },
+        super::run_spec(run_id.clone(), graph, "tides"),
         recorder,
         CancellationToken::new(),
     )
