@@ -17,6 +17,7 @@ pub mod gesture;
 pub mod minimap;
 pub mod model;
 mod module_box;
+mod sketches;
 
 use std::sync::Arc;
 
@@ -31,7 +32,7 @@ use gesture::{
     SelectionBox,
 };
 use model::{CanvasModel, NodeHandle, Viewport};
-use module_box::{ModuleBox, ModuleSketch};
+use module_box::ModuleBox;
 
 /// A finished wiring gesture: from an output port to an input port.
 pub use graph::Connection;
@@ -455,14 +456,24 @@ pub fn Canvas(
             Vec::new()
         }
     });
-    // Zoomed out, modules near the view are sketched (a plain box).
-    let sketched_nodes = Memo::new(move |_| {
-        if detailed.get() {
-            Vec::new()
-        } else {
-            near_nodes.get()
+    // Zoomed out, modules near the view are sketched (a plain box), as
+    // markup: those being dragged apart, as their markup changes at every
+    // move and the rest's then does not.
+    let sketch_markup = move |dragged: bool| {
+        let mut markup = String::new();
+        if !detailed.get() {
+            near_nodes.with(|nodes| {
+                for node in nodes {
+                    if model.dragging.with(|dragging| dragging.contains(&node.id)) == dragged {
+                        sketches::write_module(node, &mut markup);
+                    }
+                }
+            });
         }
-    });
+        markup
+    };
+    let still_sketches = Memo::new(move |_| sketch_markup(false));
+    let dragged_sketches = Memo::new(move |_| sketch_markup(true));
     Effect::new(move |_| model.virtualize.set(true));
     // Modules coming into view are mounted a batch per frame, so panning or
     // zooming over a large graph never spends one long frame mounting
@@ -472,7 +483,7 @@ pub fn Canvas(
     let region_edges = Memo::new(move |_| model.region_edges());
     // Cables of dragged modules move to their own layer: a short list to
     // filter when a drag starts, not every cable of the graph.
-    let drawn_edges = Memo::new(move |_| {
+    let still_edges = Memo::new(move |_| {
         region_edges.with(|edges| {
             edges
                 .iter()
@@ -480,6 +491,25 @@ pub fn Canvas(
                 .cloned()
                 .collect::<Vec<_>>()
         })
+    });
+    // Zoomed out, cables are sketched too.
+    let drawn_edges = Memo::new(move |_| {
+        if detailed.get() {
+            still_edges.get()
+        } else {
+            Vec::new()
+        }
+    });
+    let cable_sketches = Memo::new(move |_| {
+        let mut markup = String::new();
+        if !detailed.get() {
+            still_edges.with(|edges| {
+                for edge in edges {
+                    sketches::write_cable(&model, edge, &mut markup);
+                }
+            });
+        }
+        markup
     });
 
     // The pane's size, for the minimap, fitting the view and placing new
@@ -569,6 +599,7 @@ pub fn Canvas(
                     <For each=move || drawn_edges.get() key=|edge| Arc::clone(&edge.id) let:edge>
                         <CableView model edge/>
                     </For>
+                    <g inner_html=move || cable_sketches.get()></g>
                     <path class="cable-preview" d=move || preview.get().unwrap_or_default()></path>
                 </svg>
                 // Cables of modules being dragged: redrawn every frame on a
@@ -581,9 +612,8 @@ pub fn Canvas(
                 <For each=move || drawn_nodes.get() key=|node| Arc::clone(&node.id) let:node>
                     <ModuleBox node model/>
                 </For>
-                <For each=move || sketched_nodes.get() key=|node| Arc::clone(&node.id) let:node>
-                    <ModuleSketch node/>
-                </For>
+                <div class="sketches" inner_html=move || still_sketches.get()></div>
+                <div class="sketches" inner_html=move || dragged_sketches.get()></div>
                 {move || {
                     boxing.get().map(|area| {
                         let style = format!(

@@ -4,6 +4,7 @@
 //! the curve of a cable being drawn, from its output to the pointer.
 
 use graph::Position;
+use graph::routing::CableOrder;
 use leptos::prelude::*;
 
 use super::geometry::{cable_path, header_anchor, input_anchor, output_anchor};
@@ -11,15 +12,15 @@ use super::model::{CableRoute, CanvasModel, EdgeHandle};
 
 /// Where a cable runs, in graph units.
 #[derive(Clone, Debug, PartialEq)]
-struct CableGeometry {
-    path: String,
+pub(super) struct CableGeometry {
+    pub path: String,
     /// One of its ports is gone.
-    dangling: bool,
+    pub dangling: bool,
     /// The middle of the curve, where its condition is written.
-    middle: (f64, f64),
+    pub middle: (f64, f64),
 }
 
-fn cable_geometry(model: &CanvasModel, edge: &EdgeHandle) -> Option<CableGeometry> {
+pub(super) fn cable_geometry(model: &CanvasModel, edge: &EdgeHandle) -> Option<CableGeometry> {
     let (from_module, from_port) = edge.from.get();
     let (to_module, to_port) = edge.to.get();
     let (source, target) = model.by_id.with(|nodes| {
@@ -67,6 +68,24 @@ fn ordinal(number: usize) -> String {
     format!("{number}{suffix}")
 }
 
+/// A conditional cable's label: short, written at its middle after its
+/// number, and in full, its tooltip.
+pub(super) fn condition_texts(order: &CableOrder) -> (String, String) {
+    match &order.condition {
+        Some(condition) => (
+            graph::routing::short_condition(condition, 28),
+            format!("Tried {}: {condition}", ordinal(order.number)),
+        ),
+        None => (
+            "otherwise".to_owned(),
+            format!(
+                "Tried {}: no condition, so it takes the value when no cable before it does",
+                ordinal(order.number)
+            ),
+        ),
+    }
+}
+
 /// The path of a cable being drawn from output `from` to graph point `to`.
 pub fn preview_path(model: CanvasModel, from: &(String, String), to: Position) -> Option<String> {
     let source = model.node(&from.0)?;
@@ -106,19 +125,7 @@ pub fn CableView(model: CanvasModel, edge: EdgeHandle) -> impl IntoView {
     };
     let label = move || {
         order.get().map(|order| {
-            let (short, full) = match &order.condition {
-                Some(condition) => (
-                    graph::routing::short_condition(condition, 28),
-                    format!("Tried {}: {condition}", ordinal(order.number)),
-                ),
-                None => (
-                    "otherwise".to_owned(),
-                    format!(
-                        "Tried {}: no condition, so it takes the value when no cable before it does",
-                        ordinal(order.number)
-                    ),
-                ),
-            };
+            let (short, full) = condition_texts(&order);
             view! {
                 <g class="cable-condition">
                     <title>{full}</title>

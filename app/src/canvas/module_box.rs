@@ -1,5 +1,5 @@
 //! How a module is drawn: its box with a header and a row per port, labels
-//! cut to fit; or, zoomed out, a sketch (its box and title only).
+//! cut to fit. (Zoomed out, a module is a sketch: sketches.rs.)
 
 use leptos::prelude::*;
 
@@ -158,43 +158,6 @@ pub fn ModuleBox(node: NodeHandle, model: CanvasModel) -> impl IntoView {
                         <PortRow port incoming=false limit=output_limit/>
                     </For>
                 </div>
-            </div>
-        </div>
-    }
-}
-
-/// A module far from the eye (zoomed out): its box and title only, which
-/// mount and draw a great deal faster. Cables still meet its ports' places.
-#[component]
-pub fn ModuleSketch(node: NodeHandle) -> impl IntoView {
-    let width = Memo::new({
-        let node = node.clone();
-        move |_| node.outer_width()
-    });
-    let NodeHandle {
-        id,
-        position,
-        title,
-        kind,
-        inputs,
-        outputs,
-        selected,
-        flagged,
-        ..
-    } = node;
-    view! {
-        <div
-            class=move || format!("module sketch kind-{}", kind.get())
-            class:selected=move || selected.get()
-            class:flagged=move || flagged.get()
-            data-node-id=id.to_string()
-            style:left=move || format!("{}px", position.get().x)
-            style:top=move || format!("{}px", position.get().y)
-            style:height=move || format!("{}px", geometry::module_height(inputs.with(Vec::len), outputs.with(Vec::len)))
-            style:width=move || (width.get() > geometry::MODULE_OUTER_WIDTH).then(|| format!("{}px", width.get()))
-        >
-            <div class="module-header">
-                <span class="module-label">{move || fit(&title.get(), 18)}</span>
             </div>
         </div>
     }

@@ -1,0 +1,129 @@
+//! The canvas zoomed out: modules as sketches (a box and its title) and
+//! cables as plain curves, written as markup and put in the page with one
+//! `innerHTML` each. Hundreds come into view at once when a zoom settles;
+//! as views, an effect per attribute each, that was one frame of about
+//! 100 ms of script at 2000 modules; the browser parses the markup in a few.
+//! A sketch is one element (a module's box holds its title as text; a cable
+//! is one path, hit where drawn), as styling and laying out thousands of
+//! elements was the other half of that frame. They carry the
+//! `data-node-id`/`data-edge-id` of the detailed drawing, so clicks and
+//! drags find sketches as they find modules and cables.
+
+use std::fmt::Write;
+
+use leptos::prelude::{Get, With};
+
+use super::cable_view::{cable_geometry, condition_texts};
+use super::geometry;
+use super::model::{CableRoute, CanvasModel, EdgeHandle, NodeHandle};
+use super::module_box::fit;
+
+/// Appends `text` with the characters markup gives a meaning escaped.
+fn escape(text: &str, markup: &mut String) {
+    for character in text.chars() {
+        match character {
+            '&' => markup.push_str("&amp;"),
+            '<' => markup.push_str("&lt;"),
+            '>' => markup.push_str("&gt;"),
+            '"' => markup.push_str("&quot;"),
+            '\'' => markup.push_str("&#39;"),
+            other => markup.push(other),
+        }
+    }
+}
+
+/// Appends the classes whose flag is on, each after a space.
+fn classes(flags: &[(&str, bool)], markup: &mut String) {
+    for (name, on) in flags {
+        if *on {
+            markup.push(' ');
+            markup.push_str(name);
+        }
+    }
+}
+
+/// Appends module `node`'s sketch as it is now (tracked: a memo of the
+/// markup is computed again when a module moves, is renamed or selected).
+pub fn write_module(node: &NodeHandle, markup: &mut String) {
+    markup.push_str("<div class=\"module sketch kind-");
+    node.kind.with(|kind| escape(kind, markup));
+    classes(
+        &[
+            ("selected", node.selected.get()),
+            ("flagged", node.flagged.get()),
+        ],
+        markup,
+    );
+    markup.push_str("\" data-node-id=\"");
+    escape(&node.id, markup);
+    let position = node.position.get();
+    let height = geometry::module_height(node.inputs.with(Vec::len), node.outputs.with(Vec::len));
+    let _ = write!(
+        markup,
+        "\" style=\"left: {}px; top: {}px; height: {height}px;",
+        position.x, position.y
+    );
+    // Cables meet its ports' places: a wide module stays as wide.
+    let width = node.outer_width();
+    if width > geometry::MODULE_OUTER_WIDTH {
+        let _ = write!(markup, " width: {width}px;");
+    }
+    markup.push_str("\">");
+    node.title.with(|title| escape(&fit(title, 18), markup));
+    markup.push_str("</div>");
+}
+
+/// Appends cable `edge`'s sketch as it is now (tracked).
+pub fn write_cable(model: &CanvasModel, edge: &EdgeHandle, markup: &mut String) {
+    let geometry = cable_geometry(model, edge);
+    let route = edge.route.get();
+    let Some(geometry) = geometry else {
+        // A port is gone and its module too: nothing to draw it between.
+        return;
+    };
+    markup.push_str("<path class=\"cable cable-line cable-sketch");
+    classes(
+        &[
+            ("dangling", geometry.dangling),
+            ("selected", edge.selected.get()),
+            ("flagged", edge.flagged.get()),
+            ("taken", route == CableRoute::Taken),
+            ("passed", route == CableRoute::Passed),
+        ],
+        markup,
+    );
+    markup.push_str("\" data-edge-id=\"");
+    escape(&edge.id, markup);
+    let _ = write!(markup, "\" d=\"{}\"></path>", geometry.path);
+    if let Some(order) = edge.order.get() {
+        let (short, full) = condition_texts(&order);
+        markup.push_str("<g class=\"cable-condition\" data-edge-id=\"");
+        escape(&edge.id, markup);
+        markup.push_str("\"><title>");
+        escape(&full, markup);
+        let _ = write!(
+            markup,
+            "</title><text x=\"{}\" y=\"{}\"><tspan class=\"cable-order\">{}</tspan> ",
+            geometry.middle.0,
+            geometry.middle.1 - 5.0,
+            order.number
+        );
+        escape(&short, markup);
+        markup.push_str("</text></g>");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn text_from_a_graph_cannot_become_markup() {
+        let mut markup = String::new();
+        escape(r#"<img src=x onerror="alert('x')"> & co"#, &mut markup);
+        assert_eq!(
+            markup,
+            "&lt;img src=x onerror=&quot;alert(&#39;x&#39;)&quot;&gt; &amp; co"
+        );
+    }
+}
