@@ -523,6 +523,37 @@ async fn a_provider_that_keeps_failing_fails_the_module_with_its_message() {
     );
 }
 
+/// What the README promises: a provider call that keeps failing is retried
+/// up to 4 times (5 calls in all), by the server's default
+/// policy (the fixture's `Retry-After: 0` makes it wait for nothing).
+#[tokio::test]
+async fn the_default_policy_retries_a_failing_call_four_times() {
+    let fixture = Arc::new(Fixture::default());
+    fixture
+        .script
+        .lock()
+        .unwrap()
+        .extend([Script::TooManyRequests; 10]);
+    let base = serve(Arc::clone(&fixture)).await;
+    let provider = OpenAiProvider::new(&format!("{base}/v1"), "k", Duration::from_secs(5)).unwrap();
+    let request = request(vec![ChatMessage::user("Hello")]);
+    let policy = EngineSettings::default().retry;
+    let error = engine::provider::retry::with_retries(policy, |_| async {
+        complete(&provider, &request)
+            .await
+            .map(|(response, _)| response)
+    })
+    .await
+    .map(|_| ())
+    .unwrap_err();
+    assert_eq!(fixture.requests.lock().unwrap().len(), 5);
+    assert!(
+        error.message.contains("after 5 attempts"),
+        "{}",
+        error.message
+    );
+}
+
 const PRICE: Price = Price {
     input_per_million: 1.0,
     output_per_million: 2.0,

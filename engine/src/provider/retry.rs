@@ -9,7 +9,8 @@ use super::{ChatResponse, ProviderError};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RetryPolicy {
-    /// Attempts in all, the first included.
+    /// Attempts in all, the first included (the README's "retried up to 4
+    /// times" is 5 of them).
     pub max_attempts: u32,
     pub initial_backoff: Duration,
     pub max_backoff: Duration,
@@ -20,7 +21,7 @@ pub struct RetryPolicy {
 impl Default for RetryPolicy {
     fn default() -> RetryPolicy {
         RetryPolicy {
-            max_attempts: 4,
+            max_attempts: 5,
             initial_backoff: Duration::from_millis(500),
             max_backoff: Duration::from_secs(8),
             max_retry_after: Duration::from_secs(60),
