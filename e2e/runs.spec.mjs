@@ -97,6 +97,34 @@ test('a run shows Re-prompt 1/2…, then 2/2…, then done, streaming, with the 
   expect(errors).toEqual([]);
 });
 
+test('a file attached to the instruction (📎) is kept and goes with the first turn only', async ({ page }) => {
+  const errors = watchErrors(page, { consoleErrors: false });
+  await newGraph(page);
+  await node(page, 'm2').locator('.module-header').click();
+  const details = find.panel(page);
+  const clip = details.getByLabel('Attach files to the instruction');
+  await clip.setInputFiles({ name: 'brief.md', mimeType: 'text/markdown', buffer: Buffer.from('Audience: harbour pilots.') });
+  const chips = details.locator('.attachments:has(input[aria-label="Attach files to the instruction"]) .attachment-chip');
+  await expect(chips).toContainText('brief.md');
+  await expect(details.locator('.reprompt .attachment-chip')).toHaveCount(0);
+  await check.saved(page);
+  await page.reload();
+  await node(page, 'm2').locator('.module-header').click();
+  await expect(chips).toContainText('brief.md');
+
+  await startRun(page, 'Why tide tables matter');
+  await expect(badge(page, 'm2')).toContainText('✓', { timeout: 30_000 });
+  const panel = runPanel(page);
+  await panel.locator('.run-module-entry[data-module-id="m2"]').click();
+  await panel.getByRole('tab', { name: 'Transcript' }).click();
+  const turns = panel.locator('.run-output');
+  await expect(turns).toContainText('Attached file `brief.md`');
+  await expect(turns).toContainText('Audience: harbour pilots.');
+  // Once: with the instruction, not again with each re-prompt.
+  expect((await turns.textContent()).split('Audience: harbour pilots.').length - 1).toBe(1);
+  expect(errors).toEqual([]);
+});
+
 test('cancel stops a run: the running module shows cancelled, what never started shows nothing', async ({ page }) => {
   await newGraph(page);
   await page.locator('.run-button').click();

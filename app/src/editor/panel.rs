@@ -3,6 +3,7 @@
 //! editor, so the canvas (ports appear and vanish), validation, undo and
 //! autosave follow at once.
 
+mod attachments;
 mod attempts;
 mod cable;
 mod coding;

@@ -5,6 +5,7 @@ use graph::config::{Criterion, Persona, RePromptOwner, SessionMode};
 use graph::port_moves;
 use leptos::prelude::*;
 
+use super::attachments::{AttachmentChips, AttachmentPlace};
 use super::fields::{CheckField, NumberField, SelectField, TextArea, TextField};
 use super::intent_gate::IntentGateSection;
 use super::reprompts::RePromptSection;
@@ -66,6 +67,7 @@ fn NamedOutputs(selected: Selected) -> impl IntoView {
 pub fn agent_task(selected: Selected) -> impl IntoView {
     view! {
         <Instruction selected placeholder="What the agent should do"/>
+        <AttachmentChips selected place=AttachmentPlace::Instruction/>
         <RePromptSection selected owner=RePromptOwner::Module separate_outputs=true/>
         <NamedOutputs selected/>
         <IntentGateSection selected who="The last turn (the last re-prompt, or the instruction when there is none)"/>

@@ -7,12 +7,12 @@
 use graph::config::RePromptOwner;
 use graph::port_moves;
 use graph::validate::MAX_RE_PROMPTS;
-use graph::{Attachment, ModuleConfig, RePrompt};
+use graph::{ModuleConfig, RePrompt};
 use leptos::prelude::*;
 
 use super::Selected;
+use super::attachments::{AttachmentChips, AttachmentPlace};
 use super::fields::CheckField;
-use crate::api::{self, ApiError};
 
 fn owner_key(owner: RePromptOwner) -> String {
     match owner {
@@ -58,91 +58,6 @@ fn reorder(selected: Selected, owner: RePromptOwner, from: usize, to: usize) {
     );
     let id = area_id(&selected.id(), owner, to);
     request_animation_frame(move || focus(&id));
-}
-
-#[component]
-fn AttachmentChips(selected: Selected, owner: RePromptOwner, index: usize) -> impl IntoView {
-    let attachments = selected.read(move |config| {
-        list(config, owner)
-            .get(index)
-            .map(|re_prompt| re_prompt.attachments.clone())
-            .unwrap_or_default()
-    });
-    let remove = selected.act("Remove attachment", move |config, attachment: String| {
-        if let Some(re_prompt) = config
-            .re_prompts_mut(owner)
-            .and_then(|list| list.get_mut(index))
-        {
-            re_prompt
-                .attachments
-                .retain(|existing| existing.id != attachment);
-        }
-    });
-    let attach = selected.act("Attach file", move |config, attachment: Attachment| {
-        if let Some(re_prompt) = config
-            .re_prompts_mut(owner)
-            .and_then(|list| list.get_mut(index))
-        {
-            re_prompt.attachments.push(attachment);
-        }
-    });
-    let editor = selected.editor;
-    let upload = move |event: web_sys::Event| {
-        let Some((input, files)) = crate::browser::chosen_files(&event) else {
-            return;
-        };
-        input.set_value("");
-        let graph_id = editor.graph_id();
-        if crate::edit_token::authorization(&graph_id).is_none() {
-            editor.notify("Only the graph's editor can attach files.");
-            return;
-        }
-        for file in files {
-            let graph_id = graph_id.clone();
-            leptos::task::spawn_local(async move {
-                match api::attach(&graph_id, &file).await {
-                    Ok(attachment) => attach.run(attachment),
-                    Err(ApiError::Unreadable(_)) => {
-                        editor.notify("The server's answer to the upload was not understood.")
-                    }
-                    Err(ApiError::Unreachable(_)) => {
-                        editor.notify("The server could not be reached; the file was not attached.")
-                    }
-                    Err(refused) => editor.notify(format!(
-                        "Could not attach {}: {}",
-                        file.name(),
-                        refused.message_or("the server refused it")
-                    )),
-                }
-            });
-        }
-    };
-    view! {
-        <div class="attachments">
-            <For each=move || attachments.get() key=|attachment| attachment.id.clone() let:attachment>
-                <span class="attachment-chip">
-                    <a href=api::attachment_address(&attachment.id) target="_blank" rel="noopener">
-                        {crate::icons::paperclip()}
-                        {attachment.name.clone()}
-                    </a>
-                    <button
-                        type="button"
-                        aria-label=format!("Remove attachment {}", attachment.name)
-                        disabled=move || selected.disabled().get()
-                        on:click={
-                            let id = attachment.id.clone();
-                            move |_| remove.run(id.clone())
-                        }
-                    >"✕"</button>
-                </span>
-            </For>
-            <label class="attach" class:disabled=move || selected.disabled().get()>
-                {crate::icons::paperclip()}
-                "Attach files"
-                <input type="file" multiple=true hidden=true disabled=move || selected.disabled().get() on:change=upload/>
-            </label>
-        </div>
-    }
 }
 
 #[component]
@@ -239,7 +154,7 @@ fn RePromptItem(
                     }
                 }
             ></textarea>
-            <AttachmentChips selected owner index/>
+            <AttachmentChips selected place=AttachmentPlace::RePrompt(owner, index)/>
         </li>
     }
 }
