@@ -459,19 +459,24 @@ async fn an_approving_gate_passes_the_work_on() {
 async fn a_revision_loop_goes_round_with_feedback_in_the_persisted_session() {
     let (outcome, recorder) =
         run(&sim_engine(), revision_loop("Review [sim:revise]", 3, true)).await;
+    // Out of rounds, with nothing wired to take it: the run fails there.
     assert_eq!(outcome.status, RunStatus::Failed);
     assert!(
-        outcome.error.as_deref().unwrap().contains("all 3 rounds"),
+        outcome
+            .error
+            .as_deref()
+            .unwrap()
+            .contains("\"gate\" ended with running out of rounds (exhausted_out)"),
         "{:?}",
         outcome.error
     );
     // Three rounds: the task ran three times, the gate three times.
     assert!(recorder.activation("task", 3).is_some());
     assert!(recorder.activation("task", 4).is_none());
-    assert_eq!(
-        recorder.activation("gate", 3).unwrap().status,
-        ActivationStatus::Failed
-    );
+    let last = recorder.activation("gate", 3).unwrap();
+    assert_eq!(last.status, ActivationStatus::Completed);
+    assert!(last.outputs.contains_key("exhausted_out"));
+    assert!(!last.outputs.contains_key("revise_out"));
     // The second round continues the task's session: the feedback arrives as
     // the only new input, and the re-prompt runs again.
     let second = recorder.activation("task", 2).unwrap();

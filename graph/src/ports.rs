@@ -132,6 +132,7 @@ pub fn failure_outcome(port_id: &str) -> Option<&'static str> {
         "fail_out" => Some("a failed check"),
         "revise_out" => Some("a request for revision"),
         "give_up_out" => Some("giving up"),
+        "exhausted_out" => Some("running out of rounds"),
         "timeout_out" => Some("a timeout"),
         _ => None,
     }
@@ -142,7 +143,10 @@ pub fn failure_outcome(port_id: &str) -> Option<&'static str> {
 /// up after the attempts they asked for; an unwired one is not warned
 /// about (see `validate`). A decision (a failed check, a revision) is.
 pub fn failure_without_warning(port_id: &str) -> bool {
-    matches!(port_id, "error_out" | "timeout_out" | "give_up_out")
+    matches!(
+        port_id,
+        "error_out" | "timeout_out" | "give_up_out" | "exhausted_out"
+    )
 }
 
 pub(crate) struct Spec {
@@ -253,6 +257,16 @@ const GIVE_UP_OUT: Spec = bundle(
     "give_up_out",
     "Gave up",
     "Why the module gave up, once its attempts are used",
+    PortAccent::Red,
+);
+/// One rule for every review loop that can run out of rounds (the review
+/// gate, a coding module's review chain): the work goes out here, with the
+/// last feedback, instead of on the ports that pass approved work on; like
+/// any failure outcome, with no cable it fails the run.
+pub(crate) const EXHAUSTED_OUT: Spec = bundle(
+    "exhausted_out",
+    "Out of rounds",
+    "The last work and feedback, when the rounds ran out unapproved",
     PortAccent::Red,
 );
 pub(crate) const TIMEOUT_OUT: Spec = bundle(

@@ -379,7 +379,7 @@ async fn turns_by_activation(setup: &Setup, session_style: SessionStyle) -> Vec<
         run["error"]
             .as_str()
             .unwrap_or_default()
-            .contains("2 rounds"),
+            .contains("running out of rounds (exhausted_out)"),
         "the gate never approves: {run}"
     );
     run["modules"]["build"]["activations"]
@@ -486,12 +486,37 @@ async fn the_review_chain_stops_at_max_rounds() {
     );
     config.coordination = Coordination::ReviewChain;
     config.max_rounds = 2;
-    let run = run(&setup, config, "parser").await;
-    assert_eq!(run["status"], "completed", "{run}");
-    assert_eq!(responses(&run).len(), 4);
-    let data = &activation(&run)["outputs"]["data_out"];
-    assert_eq!(data["meta"]["review_decision"], "revise");
-    assert_eq!(data["meta"]["review_rounds"], 2);
+    // Out of rounds with nothing wired to take it: as the review gate, the
+    // run fails there, and the work is on `exhausted_out`, not on the ports
+    // that pass approved work on.
+    let unwired = run(&setup, config.clone(), "parser").await;
+    assert_eq!(unwired["status"], "failed", "{unwired}");
+    assert!(
+        unwired["error"]
+            .as_str()
+            .unwrap()
+            .contains("\"Build\" ended with running out of rounds (exhausted_out)"),
+        "{unwired}"
+    );
+    assert_eq!(activation(&unwired)["status"], "completed");
+    assert_eq!(responses(&unwired).len(), 4);
+    let outputs = &activation(&unwired)["outputs"];
+    let exhausted = &outputs["exhausted_out"];
+    assert_eq!(exhausted["meta"]["review_decision"], "revise");
+    assert_eq!(exhausted["meta"]["review_rounds"], 2);
+    assert!(exhausted["meta"]["diff"].is_string(), "{exhausted}");
+    for port in ["data_out", "diff_out", "files_out", "summary_out"] {
+        assert!(outputs.get(port).is_none(), "{port}: {outputs}");
+    }
+    // Wired on, the run completes with the work where the cable leads.
+    let mut document = coding_graph(config);
+    document["cables"][1]["from"]["port"] = json!("exhausted_out");
+    let graph_id = create_graph(&setup.router, document).await;
+    let run_id = start(&setup.router, &graph_id, "parser").await;
+    let wired = wait_for(&setup.router, &run_id, &["completed", "failed"]).await;
+    assert_eq!(wired["status"], "completed", "{wired}");
+    let result = &wired["modules"]["result"]["activations"][0]["outputs"]["result_1"];
+    assert_eq!(result["meta"]["review_decision"], "revise", "{result}");
 }
 
 #[tokio::test]

@@ -625,6 +625,66 @@ async fn a_request_for_revision_with_no_cable_fails_the_run_and_says_where() {
     }
 }
 
+/// Out of rounds, a review gate ends as a coding review chain does: the
+/// reviewed work on `exhausted_out` with the last feedback; with no cable
+/// there the run fails naming that port, wired on it completes.
+#[tokio::test]
+async fn a_review_gate_out_of_rounds_sends_the_work_on_exhausted_out() {
+    for database in support::databases().await {
+        let (router, _) = app(&database, 0).await;
+        let document = |wired: bool| {
+            let from = if wired {
+                "exhausted_out"
+            } else {
+                "approved_out"
+            };
+            json!({
+                "name": "One round",
+                "modules": [
+                    {"id": "m1", "kind": "step.input", "label": "Topic", "position": {"x": 0, "y": 0}, "config": {}},
+                    {"id": "m2", "kind": "step.agent_review_gate", "label": "Check", "position": {"x": 300, "y": 0},
+                     "config": {"instruction": "Review [sim:revise]", "agent_config": {"provider": "sim"}, "max_rounds": 1}},
+                    {"id": "m3", "kind": "step.output", "label": "Result", "position": {"x": 600, "y": 0}, "config": {}}
+                ],
+                "cables": [
+                    {"id": "c1", "from": {"module": "m1", "port": "data_out"}, "to": {"module": "m2", "port": "data_in"}},
+                    {"id": "c2", "from": {"module": "m2", "port": from}, "to": {"module": "m3", "port": "data_in"}}
+                ]
+            })
+        };
+        let graph_id = create_graph(&router, document(false)).await;
+        let run_id = start(&router, &graph_id, "a draft").await;
+        let run = wait_for(&router, &run_id, &["completed", "failed"]).await;
+        assert_eq!(run["status"], "failed", "{}: {run}", database.name);
+        let error = run["error"].as_str().unwrap();
+        assert!(
+            error.contains("\"Check\" ended with running out of rounds (exhausted_out)"),
+            "{}: {error}",
+            database.name
+        );
+        let gate = &run["modules"]["m2"]["activations"][0];
+        assert_eq!(gate["status"], "completed");
+        assert!(gate["outputs"].get("revise_out").is_none(), "{gate}");
+
+        let graph_id = create_graph(&router, document(true)).await;
+        let run_id = start(&router, &graph_id, "a draft").await;
+        let run = wait_for(&router, &run_id, &["completed", "failed"]).await;
+        assert_eq!(run["status"], "completed", "{}: {run}", database.name);
+        let result = &run["modules"]["m3"]["activations"][0]["outputs"]["result_1"];
+        assert!(
+            result["content"].as_str().unwrap().contains("a draft"),
+            "{}: {result}",
+            database.name
+        );
+        assert_eq!(result["meta"]["decision"], "revise");
+        assert!(
+            result["meta"]["feedback"]
+                .as_str()
+                .is_some_and(|feedback| !feedback.is_empty())
+        );
+    }
+}
+
 /// Asks the graph's editor's way to start a run, and returns the answer.
 async fn try_start(router: &Router, graph_id: &str) -> (StatusCode, Value) {
     call(

@@ -102,6 +102,9 @@ pub(super) fn outputs(
             PortValue::Bundle(ContextBundle::json(module_id, results)),
         ));
     }
+    if review.as_ref().is_some_and(|review| !review.approved) {
+        ports = exhausted(ports);
+    }
     let tally = work.tally.lock().map(|tally| *tally).unwrap_or_default();
     let provider = ProviderInfo {
         id: format!(
@@ -145,4 +148,29 @@ pub(super) fn outputs(
         gates: Vec::new(),
         checks_failed: None,
     }
+}
+
+/// Out of rounds (graph::ports::EXHAUSTED_OUT, the review gate's rule too):
+/// the work goes out on `exhausted_out` alone, not on the ports that pass
+/// approved work on: the merged replies with the review's verdict, and the
+/// diff, files, summary and test results beside them in its meta.
+fn exhausted(ports: Vec<(String, PortValue)>) -> Vec<(String, PortValue)> {
+    let mut carrier = None;
+    let mut beside = serde_json::Map::new();
+    for (port, value) in ports {
+        match (port.as_str(), value) {
+            ("data_out", PortValue::Bundle(bundle)) => carrier = Some(bundle),
+            (other, PortValue::Bundle(bundle)) => {
+                let name = other.strip_suffix("_out").unwrap_or(other);
+                beside.insert(name.to_owned(), bundle.content);
+            }
+            _ => {}
+        }
+    }
+    carrier
+        .map(|mut bundle| {
+            bundle.meta.extend(beside);
+            vec![("exhausted_out".to_owned(), PortValue::Bundle(bundle))]
+        })
+        .unwrap_or_default()
 }

@@ -2,7 +2,8 @@
 //! decision (`approve` or `revise` with feedback). Approval passes the
 //! reviewed input on `approved_out`; revision sends the feedback on
 //! `revise_out`, usually wired back upstream. After `max_rounds` requests
-//! for revision the gate fails rather than loop on.
+//! for revision the reviewed input goes out on `exhausted_out` with the last
+//! feedback, rather than loop on (the same rule as a coding review chain's).
 
 use graph::config::{ReviewGateConfig, SessionMode};
 use serde_json::{Value, json};
@@ -99,16 +100,14 @@ pub async fn review_gate(
             )));
         }
     };
-    if !approved && context.activation >= config.max_rounds.max(1) {
+    // Out of rounds (graph::ports::EXHAUSTED_OUT): the work goes out on a
+    // port of its own, which fails the run when nothing takes it.
+    let exhausted = !approved && context.activation >= config.max_rounds.max(1);
+    if exhausted {
         context.transcript(
             TranscriptRole::System,
             &format!("Not approved after {} rounds.", config.max_rounds),
         );
-        return Err(ActivationError(format!(
-            "\"{}\" asked for revision in all {} rounds allowed (max_rounds); last feedback: {feedback}",
-            context.module.display_label(),
-            config.max_rounds
-        )));
     }
 
     let mut output = standard_outputs(context, &result, config.re_prompts.len());
@@ -118,7 +117,7 @@ pub async fn review_gate(
             .meta
             .insert("round".to_owned(), json!(context.activation));
     };
-    if approved {
+    if approved || exhausted {
         // What was reviewed, passed on unchanged.
         let reviewed: Vec<String> = context
             .bundles_on("data_in")
@@ -131,9 +130,14 @@ pub async fn review_gate(
         };
         meta(&mut bundle);
         bundle.meta.insert("feedback".to_owned(), json!(feedback));
+        let port = if approved {
+            "approved_out"
+        } else {
+            "exhausted_out"
+        };
         output
             .ports
-            .push(("approved_out".to_owned(), PortValue::Bundle(bundle)));
+            .push((port.to_owned(), PortValue::Bundle(bundle)));
     } else {
         let mut bundle = context.text_bundle(feedback.clone());
         meta(&mut bundle);

@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 use crate::config::{AgentConfig, RePromptList, RePromptOwner};
 use crate::intent::IntentGate;
 use crate::kinds::{KindConfig, KindDefinition, RePromptLevel, standard_fields};
-use crate::ports::{ModulePorts, PortAccent, activation_outputs, bundle, output, task_inputs};
+use crate::ports::{
+    EXHAUSTED_OUT, ModulePorts, PortAccent, activation_outputs, bundle, output, task_inputs,
+};
 use crate::validate::{Code, ModuleFindings};
 use crate::{Extra, RePrompt};
 
@@ -203,6 +205,9 @@ impl KindConfig for CodingConfig {
                     )),
                 ]
                 .into_iter()
+                .chain(
+                    (self.coordination == Coordination::ReviewChain).then(|| output(EXHAUSTED_OUT)),
+                )
                 .chain(intents)
                 .chain((!self.variants.is_empty()).then(crate::experiment::comparison_port)),
             ),

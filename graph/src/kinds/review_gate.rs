@@ -5,7 +5,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::AgentConfig;
 use crate::kinds::{KindConfig, KindDefinition, RePromptLevel, standard_fields};
-use crate::ports::{ModulePorts, PortAccent, activation_outputs, bundle, output, task_inputs};
+use crate::ports::{
+    EXHAUSTED_OUT, ModulePorts, PortAccent, activation_outputs, bundle, output, task_inputs,
+};
 use crate::{Extra, RePrompt};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -70,6 +72,7 @@ impl KindConfig for ReviewGateConfig {
                     "Feedback for another round",
                     PortAccent::Amber,
                 )),
+                output(EXHAUSTED_OUT),
                 output(bundle(
                     "data_out",
                     "Review",
