@@ -32,7 +32,7 @@ test('a run shows Re-prompt 1/2…, then 2/2…, then done, streaming, with the 
   await expect(page).toHaveURL(/\?run=r_/);
   await expect(badge(page, 'm2')).toContainText('Re-prompt 1/2…');
   await expect(node(page, 'm2')).toHaveClass(/run-running/);
-  await expect(badge(page, 'm3')).toHaveText('queued');
+  await expect(badge(page, 'm3')).toHaveText('not reached');
   await expect(page.locator('.run-button')).toBeDisabled();
 
   // The panel follows the running module and streams its current response.

@@ -350,7 +350,8 @@ impl RunView {
                 );
                 self.refresh_soon(0);
             }
-            RunEvent::RepromptDispatched { .. }
+            RunEvent::ModuleQueued { .. }
+            | RunEvent::RepromptDispatched { .. }
             | RunEvent::ModuleUsage { .. }
             | RunEvent::VariantStarted { .. }
             | RunEvent::VariantFinished { .. }

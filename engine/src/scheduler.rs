@@ -610,6 +610,9 @@ pub async fn execute_controlled<R: Recorder>(
     let mut activations = vec![0u32; modules.len()];
     let mut in_flight = vec![false; modules.len()];
     let mut queued = vec![false; modules.len()];
+    // Modules recorded as queued (waiting for a slot) for their next
+    // activation, until it starts or the run ends.
+    let mut waiting = vec![false; modules.len()];
     // Modules that run again on the values they had, whatever else arrives
     // (a failed attempt with attempts left, or a reply that chose
     // `repeat`): what the attempt before left, and the wait before it.
@@ -780,6 +783,14 @@ pub async fn execute_controlled<R: Recorder>(
             activations[module] += 1;
             in_flight[module] = true;
             let activation = activations[module];
+            // Its queued record says running from now (not only when it
+            // ends or first checkpoints, as one that never waited).
+            if std::mem::take(&mut waiting[module]) {
+                let record = ActivationRecord::new(&modules[module].id, activation, now_millis());
+                if let Err(error) = recorder.save_activation(&run_id, &record, None).await {
+                    tracing::error!(run = %run_id, %error, "activation could not be recorded");
+                }
+            }
             let (attempt, delay_seconds) = match pending {
                 Some((attempt, delay)) => (Some(attempt), delay),
                 // A loop brought a module that retries new input: a later
@@ -898,6 +909,33 @@ pub async fn execute_controlled<R: Recorder>(
                 deferred.push((kept, Box::pin(task)));
             } else {
                 running.spawn(task);
+            }
+        }
+        // What is ready but has no slot is recorded as queued (PRODUCT
+        // §3.1), once. What starts at once is not: one write per activation
+        // on the common path. One whose attempts are used never runs; a
+        // stopping run starts nothing more, so nothing waits on a slot.
+        if !replaying && !stopping {
+            for &module in &ready {
+                let max_attempts = modules[module].config.max_attempts();
+                let gives_up = retries[module].is_none()
+                    && max_attempts > 1
+                    && activations[module] >= max_attempts;
+                if waiting[module] || gives_up {
+                    continue;
+                }
+                waiting[module] = true;
+                let activation = activations[module] + 1;
+                let mut record =
+                    ActivationRecord::new(&modules[module].id, activation, now_millis());
+                record.status = ActivationStatus::Queued;
+                if let Err(error) = recorder.save_activation(&run_id, &record, None).await {
+                    tracing::error!(run = %run_id, %error, "activation could not be recorded");
+                }
+                emit(RunEvent::ModuleQueued {
+                    module_id: modules[module].id.clone(),
+                    activation,
+                });
             }
         }
         if replaying && to_replay.is_empty() && failure.is_none() && !stopping {
@@ -1295,6 +1333,17 @@ pub async fn execute_controlled<R: Recorder>(
         } else {
             ActivationStatus::Interrupted
         };
+        if let Err(error) = recorder.save_activation(&run_id, &record, None).await {
+            tracing::error!(run = %run_id, %error, "activation could not be recorded");
+        }
+    }
+    // What waited for a slot when the run ended never started.
+    for module in (0..modules.len()).filter(|&module| waiting[module]) {
+        let mut record =
+            ActivationRecord::new(&modules[module].id, activations[module] + 1, now_millis());
+        record.status = ActivationStatus::Cancelled;
+        record.finished_at = record.started_at.into();
+        record.error = Some("the run ended before it had a slot to start in".to_owned());
         if let Err(error) = recorder.save_activation(&run_id, &record, None).await {
             tracing::error!(run = %run_id, %error, "activation could not be recorded");
         }

@@ -685,6 +685,86 @@ async fn a_review_gate_out_of_rounds_sends_the_work_on_exhausted_out() {
     }
 }
 
+/// PRODUCT §3.1: an activation ready while every concurrency slot is taken
+/// is `queued` in the run record and says so on the stream
+/// (`module.queued`), then `running`, then ends; one that never waited is
+/// never called queued.
+#[tokio::test]
+async fn an_activation_waiting_for_a_slot_is_recorded_queued_then_runs() {
+    let database = support::databases().await.remove(0);
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join("patchbay.toml");
+    std::fs::write(
+        &file,
+        "[sim]\nlatency_ms_per_token = 15\n[engine]\nmax_concurrency = 1\n",
+    )
+    .unwrap();
+    let mut settings = support::settings(&database, Limits::default());
+    settings.config_file = Some(file);
+    settings.sim_latency_ms = None;
+    let router = server::router::router(server::build_state(settings).await.unwrap());
+    let task = |id: &str, x: f64| {
+        json!({"id": id, "kind": "step.agent_task", "label": id, "position": {"x": x, "y": 0},
+               "config": {"instruction": "Write a line.", "agent_config": {"provider": "sim"}}})
+    };
+    let document = json!({
+        "name": "Two branches, one slot",
+        "modules": [
+            {"id": "m1", "kind": "step.input", "label": "Topic", "position": {"x": 0, "y": 0}, "config": {}},
+            task("left", 300.0),
+            task("right", 600.0)
+        ],
+        "cables": [
+            {"id": "c1", "from": {"module": "m1", "port": "data_out"}, "to": {"module": "left", "port": "data_in"}},
+            {"id": "c2", "from": {"module": "m1", "port": "data_out"}, "to": {"module": "right", "port": "data_in"}}
+        ]
+    });
+    let graph_id = create_graph(&router, document).await;
+    let run_id = start(&router, &graph_id, "tides").await;
+    // One of the two branches waits while the other has the only slot.
+    let mut waiting = None;
+    for _ in 0..500 {
+        let (_, run) = call(&router, get(&format!("/api/runs/{run_id}"))).await;
+        waiting = ["left", "right"]
+            .into_iter()
+            .find(|module| run["modules"][module]["activations"][0]["status"] == "queued");
+        if waiting.is_some() || ["completed", "failed"].contains(&run["status"].as_str().unwrap()) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let waiting = waiting.expect("no activation was recorded as queued");
+    let run = wait_for(&router, &run_id, &["completed", "failed"]).await;
+    assert_eq!(run["status"], "completed", "{run}");
+    for module in ["left", "right"] {
+        assert_eq!(
+            run["modules"][module]["activations"][0]["status"],
+            "completed"
+        );
+    }
+    let base = serve(router).await;
+    let (events, _) = read_events(
+        &reqwest::Client::new(),
+        &format!("{base}/api/runs/{run_id}/events"),
+        None,
+        1000,
+    )
+    .await;
+    let about = |name: &str, module: &str| {
+        events.iter().position(|event| {
+            event.event.as_deref() == Some(name)
+                && serde_json::from_str::<Value>(&event.data).unwrap()["module_id"] == module
+        })
+    };
+    let queued = about("module.queued", waiting).expect("module.queued");
+    let activated = about("module.activated", waiting).expect("module.activated");
+    assert!(queued < activated);
+    // The input and the branch that had the slot never waited.
+    let other = if waiting == "left" { "right" } else { "left" };
+    assert_eq!(about("module.queued", other), None);
+    assert_eq!(about("module.queued", "m1"), None);
+}
+
 /// Asks the graph's editor's way to start a run, and returns the answer.
 async fn try_start(router: &Router, graph_id: &str) -> (StatusCode, Value) {
     call(

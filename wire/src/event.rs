@@ -39,6 +39,12 @@ pub enum RunEvent {
     #[serde(rename = "run.resumed")]
     #[strum(serialize = "run.resumed")]
     RunResumed { status: RunStatus, replayed: u32 },
+    /// Activation `activation` of the module is ready and waits for a
+    /// concurrency slot (PRODUCT §3.1); `module.activated` follows when it
+    /// starts. Sent only when it waits.
+    #[serde(rename = "module.queued")]
+    #[strum(serialize = "module.queued")]
+    ModuleQueued { module_id: String, activation: u32 },
     #[serde(rename = "module.activated")]
     #[strum(serialize = "module.activated")]
     ModuleActivated { module_id: String, activation: u32 },
@@ -294,7 +300,8 @@ impl RunEvent {
             | RunEvent::RunCancelled { .. }
             | RunEvent::RunInterrupted { .. }
             | RunEvent::RunResumed { .. } => None,
-            RunEvent::ModuleActivated { module_id, .. }
+            RunEvent::ModuleQueued { module_id, .. }
+            | RunEvent::ModuleActivated { module_id, .. }
             | RunEvent::ModuleCompleted { module_id, .. }
             | RunEvent::ModuleFailed { module_id, .. }
             | RunEvent::ModuleOutputDelta { module_id, .. }
@@ -360,6 +367,10 @@ impl RunEvent {
             RunEvent::RunResumed {
                 status: RunStatus::Running,
                 replayed: 4,
+            },
+            RunEvent::ModuleQueued {
+                module_id: module_id(),
+                activation: 2,
             },
             RunEvent::ModuleActivated {
                 module_id: module_id(),

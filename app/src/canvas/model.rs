@@ -81,7 +81,10 @@ impl Viewport {
 /// Where a module is in a run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ModuleRunState {
+    /// Nothing has activated it yet in this run (its inputs have not come).
     #[default]
+    NotReached,
+    /// Ready, waiting for a concurrency slot (PRODUCT §3.1).
     Queued,
     Running,
     Done,
@@ -92,6 +95,7 @@ pub enum ModuleRunState {
 impl ModuleRunState {
     pub fn class(self) -> &'static str {
         match self {
+            ModuleRunState::NotReached => "run-not-reached",
             ModuleRunState::Queued => "run-queued",
             ModuleRunState::Running => "run-running",
             ModuleRunState::Done => "run-done",
@@ -180,6 +184,7 @@ impl ModuleRun {
             _ => String::new(),
         };
         match self.state {
+            ModuleRunState::NotReached => "not reached".to_owned(),
             ModuleRunState::Queued => "queued".to_owned(),
             ModuleRunState::Running => match self.waiting_until_ms {
                 // A poll between polls counts down to the next.
@@ -868,7 +873,7 @@ mod tests {
         assert_eq!(costing(0.0123, 2, 0), "✓ 12 s · 120 tok · $0.0123");
         assert_eq!(costing(0.0, 0, 1), "✓ 12 s · 120 tok · no price");
         assert_eq!(costing(0.0, 3, 0), "✓ 12 s · 120 tok · free");
-        assert_eq!(ModuleRun::default().badge_text(0.0), "queued");
+        assert_eq!(ModuleRun::default().badge_text(0.0), "not reached");
     }
 
     #[test]

@@ -29,7 +29,7 @@ pub fn step(
     match event {
         RunEvent::RunStarted { .. } => {
             return Some(ModuleRun {
-                state: ModuleRunState::Queued,
+                state: ModuleRunState::NotReached,
                 ..ModuleRun::default()
             });
         }
@@ -70,9 +70,19 @@ pub fn step(
                     finished_ms: at,
                     ..run.clone()
                 }),
-                Some(run) if run.state == ModuleRunState::Queued => None,
+                Some(run) if run.state == ModuleRunState::NotReached => None,
+                // It waited for a slot and never had one (as its record says).
+                Some(run) if run.state == ModuleRunState::Queued => Some(ModuleRun {
+                    state: ModuleRunState::Cancelled,
+                    badge: Some("never started".to_owned()),
+                    ..run.clone()
+                }),
                 other => other.cloned(),
             };
+        }
+        RunEvent::ModuleQueued { .. } => {
+            run.state = ModuleRunState::Queued;
+            run.badge = None;
         }
         RunEvent::ModuleActivated { activation, .. } => {
             // A module that retries counts its attempts; another, the
@@ -322,6 +332,13 @@ mod tests {
         }
     }
 
+    fn queued(activation: u32) -> RunEvent {
+        RunEvent::ModuleQueued {
+            module_id: m2(),
+            activation,
+        }
+    }
+
     fn started() -> RunEvent {
         RunEvent::RunStarted {
             status: RunStatus::Running,
@@ -344,20 +361,30 @@ mod tests {
     }
 
     #[test]
-    fn a_started_run_queues_every_module_and_an_activation_runs_it() {
-        let queued = after("m3", vec![started()], None).unwrap();
-        assert_eq!(queued.state, ModuleRunState::Queued);
-        assert_eq!(queued.badge, None);
+    fn a_started_run_has_every_module_not_reached_until_queued_or_activated() {
+        let waiting = after("m3", vec![started()], None).unwrap();
+        assert_eq!(waiting.state, ModuleRunState::NotReached);
+        assert_eq!(waiting.badge, None);
+        let waiting_for_a_slot = after("m2", vec![started(), queued(1)], None).unwrap();
+        assert_eq!(waiting_for_a_slot.state, ModuleRunState::Queued);
+        assert_eq!(waiting_for_a_slot.badge_text(0.0), "queued");
         let running = after("m2", vec![started(), activated(1)], None).unwrap();
         assert_eq!(running.state, ModuleRunState::Running);
         assert_eq!(running.started_ms, Some(1001.0));
         assert_eq!(running.badge, None);
-        // Another module's activation leaves it queued.
+        // Another module's activation leaves it not reached.
         assert_eq!(
             after("m3", vec![started(), activated(1)], None)
                 .unwrap()
                 .state,
-            ModuleRunState::Queued
+            ModuleRunState::NotReached
+        );
+        // Queued, then activated: running.
+        assert_eq!(
+            after("m2", vec![started(), queued(1), activated(1)], None)
+                .unwrap()
+                .state,
+            ModuleRunState::Running
         );
     }
 

@@ -15,8 +15,8 @@ use crate::store::{Store, StoreError, StoredEvent};
 /// Why the run and its activations stopped.
 pub const REASON: &str = "the server stopped while the run was in progress";
 
-/// The activations a log shows started and not ended, with what they
-/// streamed, by (module, activation).
+/// The activations a log shows queued or started and not ended, with what
+/// they streamed, by (module, activation).
 pub fn in_flight(events: &[StoredEvent]) -> Vec<ActivationRecord> {
     let mut open: BTreeMap<(String, u32), ActivationRecord> = BTreeMap::new();
     for stored in events {
@@ -27,7 +27,11 @@ pub fn in_flight(events: &[StoredEvent]) -> Vec<ActivationRecord> {
             continue;
         };
         match event {
-            RunEvent::ModuleActivated {
+            RunEvent::ModuleQueued {
+                module_id,
+                activation,
+            }
+            | RunEvent::ModuleActivated {
                 module_id,
                 activation,
             } => {
@@ -179,13 +183,22 @@ mod tests {
             logged(5, activated("review", 1)),
             logged(6, delta("draft", 0, "again")),
             logged(7, delta("draft", 1, "and more")),
+            // Waiting for a slot when the server stopped: it never started.
+            logged(
+                8,
+                RunEvent::ModuleQueued {
+                    module_id: "summary".to_owned(),
+                    activation: 1,
+                },
+            ),
         ];
         let open = in_flight(&events);
         let keys: Vec<(&str, u32)> = open
             .iter()
             .map(|record| (record.module_id.as_str(), record.activation))
             .collect();
-        assert_eq!(keys, [("draft", 2), ("review", 1)]);
+        assert_eq!(keys, [("draft", 2), ("review", 1), ("summary", 1)]);
+        assert_eq!(open[2].status, ActivationStatus::Interrupted);
         let draft = &open[0];
         assert_eq!(draft.status, ActivationStatus::Interrupted);
         assert_eq!(draft.started_at, 40);

@@ -107,6 +107,10 @@ pub fn event(name: &str, payload: Value) -> Result<RunEvent, Error> {
             status: payload.status()?,
             replayed: payload.number("replayed")?,
         },
+        "module.queued" => RunEvent::ModuleQueued {
+            module_id: payload.text("module_id")?,
+            activation: payload.number("activation")?,
+        },
         "module.activated" => RunEvent::ModuleActivated {
             module_id: payload.text("module_id")?,
             activation: payload.number("activation")?,
