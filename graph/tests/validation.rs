@@ -130,6 +130,43 @@ fn reprompt_unsupported() {
     );
 }
 
+/// The other kinds that take no re-prompts (PRODUCT §1.2): the same code,
+/// and nothing else changes.
+#[test]
+fn reprompt_unsupported_on_panel_judge_and_claim_extractor() {
+    for (kind, port) in [
+        ("step.panel", "data_in"),
+        ("step.judge", "target_in"),
+        ("step.claim_extractor", "data_in"),
+    ] {
+        let with = |config: Value| {
+            load(
+                vec![
+                    module("m1", "step.input", json!({})),
+                    module("m2", kind, config),
+                ],
+                vec![cable("c1", ("m1", "data_out"), ("m2", port))],
+            )
+        };
+        let good = codes(&with(json!({"instruction": "Weigh it"})));
+        let mut bad = codes(&with(
+            json!({"instruction": "Weigh it", "re_prompts": ["Again"]}),
+        ));
+        let at = bad
+            .iter()
+            .position(|code| *code == Code::RepromptUnsupported)
+            .unwrap_or_else(|| panic!("{kind}: no reprompt_unsupported in {bad:?}"));
+        bad.remove(at);
+        assert_eq!(bad, good, "{kind}");
+        // An empty list is no re-prompt.
+        assert_eq!(
+            codes(&with(json!({"instruction": "Weigh it", "re_prompts": []}))),
+            good,
+            "{kind}"
+        );
+    }
+}
+
 fn wired_to_reprompt_port(separate_outputs: bool, re_prompts: Value) -> Graph {
     load(
         vec![

@@ -193,6 +193,22 @@ async fn an_agent_reads_back_in_a_later_turn_the_file_it_wrote_before() {
     assert!(transcript(&run).contains("read "), "{}", transcript(&run));
 }
 
+/// DOC23 §2.3: asked to capture test results when no test ran, the port
+/// carries the sentinel, not nothing and not a made-up pass.
+#[tokio::test]
+async fn capturing_test_results_when_no_test_ran_sends_the_sentinel() {
+    let setup = setup(None).await;
+    let mut config = config("Write the notes.", vec![agent("builder", None, &[])]);
+    config.capture_test_results = true;
+    let run = run(&setup, config, "x").await;
+    assert_eq!(run["status"], "completed", "{run}");
+    let tests = &activation(&run)["outputs"]["test_results_out"]["content"];
+    assert_eq!(
+        tests,
+        &json!({"ran": false, "passed": null, "message": "The agents ran no tests."})
+    );
+}
+
 #[tokio::test]
 async fn sequential_agents_hand_off_in_array_order() {
     let setup = setup(None).await;

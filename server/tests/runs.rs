@@ -765,6 +765,94 @@ async fn an_activation_waiting_for_a_slot_is_recorded_queued_then_runs() {
     assert_eq!(about("module.queued", "m1"), None);
 }
 
+/// A review gate and a red team run their re-prompts in their session
+/// before anything else (DOC23 §3.2): the gate decides only after its last
+/// re-prompt's reply, and the transcript shows every turn in order.
+#[tokio::test]
+async fn a_review_gate_and_a_red_team_run_their_re_prompts_before_the_decision() {
+    let database = support::databases().await.remove(0);
+    let (router, _) = app(&database, 0).await;
+    let document = json!({
+        "name": "Checked twice",
+        "modules": [
+            {"id": "m1", "kind": "step.input", "label": "Topic", "position": {"x": 0, "y": 0}, "config": {}},
+            {"id": "gate", "kind": "step.agent_review_gate", "label": "Check", "position": {"x": 300, "y": 0},
+             "config": {"instruction": "Review the draft.", "agent_config": {"provider": "sim"},
+                        "re_prompts": ["Check the numbers.", "Check the tone."]}},
+            {"id": "attack", "kind": "step.red_team", "label": "Attack", "position": {"x": 600, "y": 0},
+             "config": {"instruction": "Attack the draft.", "agent_config": {"provider": "sim"},
+                        "re_prompts": ["Attack its sources."]}}
+        ],
+        "cables": [
+            {"id": "c1", "from": {"module": "m1", "port": "data_out"}, "to": {"module": "gate", "port": "data_in"}},
+            {"id": "c2", "from": {"module": "gate", "port": "approved_out"}, "to": {"module": "attack", "port": "data_in"}}
+        ]
+    });
+    let graph_id = create_graph(&router, document).await;
+    let run_id = start(&router, &graph_id, "a draft about tides").await;
+    let run = wait_for(&router, &run_id, &["completed", "failed"]).await;
+    assert_eq!(run["status"], "completed", "{run}");
+    let turns = |module: &str| -> Vec<(String, String)> {
+        run["modules"][module]["activations"][0]["transcript"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|entry| entry["role"] != "system")
+            .map(|entry| {
+                (
+                    entry["role"].as_str().unwrap().to_owned(),
+                    entry["text"].as_str().unwrap().to_owned(),
+                )
+            })
+            .collect()
+    };
+    let labels = |module: &str| -> Vec<String> {
+        run["modules"][module]["activations"][0]["responses"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|response| response["label"].as_str().unwrap().to_owned())
+            .collect()
+    };
+
+    let gate = turns("gate");
+    let roles: Vec<&str> = gate.iter().map(|(role, _)| role.as_str()).collect();
+    assert_eq!(
+        roles,
+        [
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "user",
+            "assistant"
+        ],
+        "{gate:?}"
+    );
+    assert!(gate[0].1.contains("Review the draft.") && gate[0].1.contains("a draft about tides"));
+    assert_eq!(gate[2].1, "Check the numbers.");
+    assert_eq!(gate[4].1, "Check the tone.");
+    assert!(gate[6].1.starts_with("Now decide."), "{}", gate[6].1);
+    assert!(gate[7].1.contains("approve"), "{}", gate[7].1);
+    assert_eq!(
+        labels("gate"),
+        ["Original", "Re-prompt 1", "Re-prompt 2", "Decision"]
+    );
+
+    let attack = turns("attack");
+    let users: Vec<&str> = attack
+        .iter()
+        .filter(|(role, _)| role == "user")
+        .map(|(_, text)| text.as_str())
+        .collect();
+    assert_eq!(users.len(), 2, "{attack:?}");
+    assert!(users[0].contains("Attack the draft."));
+    assert_eq!(users[1], "Attack its sources.");
+    assert_eq!(labels("attack"), ["Original", "Re-prompt 1"]);
+}
+
 /// Asks the graph's editor's way to start a run, and returns the answer.
 async fn try_start(router: &Router, graph_id: &str) -> (StatusCode, Value) {
     call(
