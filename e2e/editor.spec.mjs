@@ -331,3 +331,87 @@ test('the palette finds kinds whatever the case, and a number field keeps only n
   await saved(page);
   expect(errors).toEqual([]);
 });
+
+test('the view pans by dragging the empty canvas, Fit brings every module back, and Ctrl+D duplicates', async ({ page }) => {
+  const errors = watchErrors(page, { consoleErrors: false });
+  const id = await newGraph(page);
+  const pane = page.locator('.pane');
+  const before = await node(page, 'm2').boundingBox();
+
+  // Pan: an empty point dragged by (-300, +120) moves every module with it.
+  const area = await pane.boundingBox();
+  const start = { x: area.x + area.width / 2, y: area.y + area.height - 60 };
+  await page.mouse.move(start.x, start.y);
+  await page.mouse.down();
+  await page.mouse.move(start.x - 150, start.y + 60, { steps: 4 });
+  await page.mouse.move(start.x - 300, start.y + 120, { steps: 4 });
+  await page.mouse.up();
+  const panned = await node(page, 'm2').boundingBox();
+  expect(Math.round(panned.x - before.x)).toBe(-300);
+  expect(Math.round(panned.y - before.y)).toBe(120);
+  await expect(page.locator('.module.selected')).toHaveCount(0);
+
+  // Far away, then Fit: every module is inside the pane again.
+  for (let drag = 0; drag < 3; drag++) {
+    await page.mouse.move(start.x, start.y);
+    await page.mouse.down();
+    await page.mouse.move(start.x - 400, start.y - 200, { steps: 4 });
+    await page.mouse.up();
+  }
+  await expect.poll(async () => (await node(page, 'm1').boundingBox()).x + 300 < area.x).toBe(true);
+  await page.getByRole('button', { name: 'Fit view' }).click();
+  for (const module of ['m1', 'm2', 'm3']) {
+    await expect.poll(async () => {
+      const box = await node(page, module).boundingBox();
+      return box.x >= area.x && box.y >= area.y && box.x + box.width <= area.x + area.width && box.y + box.height <= area.y + area.height;
+    }, { message: `${module} in view` }).toBe(true);
+  }
+
+  // Ctrl+D: a copy of the selected module, 40 px right and down, selected;
+  // undo takes it away.
+  await node(page, 'm2').locator('.module-header').click();
+  await pane.focus();
+  await page.keyboard.press('Control+d');
+  await expect(page.locator('[data-node-id]')).toHaveCount(4);
+  const copy = page.locator('.module.selected');
+  await expect(copy).toHaveCount(1);
+  const copyId = await copy.getAttribute('data-node-id');
+  expect(copyId).not.toBe('m2');
+  await expect(copy.locator('.module-header')).toContainText('Draft');
+  let document = await (async () => { await saved(page); return (await page.request.get(`/api/graphs/${id}`)).json(); })();
+  const original = document.modules.find((module) => module.id === 'm2');
+  const duplicate = document.modules.find((module) => module.id === copyId);
+  expect(duplicate.kind).toBe(original.kind);
+  expect(duplicate.config).toEqual(original.config);
+  expect(duplicate.position).toEqual({ x: original.position.x + 40, y: original.position.y + 40 });
+  await page.keyboard.press('Control+z');
+  await expect(page.locator('[data-node-id]')).toHaveCount(3);
+  expect(errors).toEqual([]);
+});
+
+test('with separate outputs on, the output popup offers each response; off, only the merged output', async ({ page }) => {
+  const id = await newGraph(page);
+  await node(page, 'm2').locator('.module-header').click();
+  const choices = () => page.getByRole('dialog', { name: 'Outputs of Draft' }).locator('.output-choice');
+  const ids = async () => choices().evaluateAll((buttons) => buttons.map((button) => button.dataset.portId));
+  await page.locator('.pane').focus();
+  await page.keyboard.press('o');
+  await expect(choices().first()).toBeVisible();
+  expect(await ids()).not.toContain('original_out');
+  await page.keyboard.press('Escape');
+
+  await node(page, 'm2').locator('.module-header').click();
+  await panel(page).getByLabel('Send responses to separate outputs').check();
+  await page.locator('.pane').focus();
+  await page.keyboard.press('o');
+  await expect(choices().first()).toBeVisible();
+  const offered = await ids();
+  expect(offered.slice(0, 4)).toEqual(['data_out', 'original_out', 'reprompt_1_out', 'reprompt_2_out']);
+  await expect(choices().filter({ hasText: 'Original Response' })).toHaveCount(1);
+  // Choosing one starts a cable from it, finished from the target list.
+  await page.getByRole('dialog', { name: 'Outputs of Draft' }).locator('[data-port-id="reprompt_1_out"]').press('Enter');
+  await page.getByRole('dialog', { name: 'Connect to' }).getByRole('button', { name: 'Final essay · Results' }).press('Enter');
+  await saved(page);
+  const document = await (await page.request.get(`/api/graphs/${id}`)).json();
+  expect(document.cables.some((cable) => cable.from.module === 'm2' && cable.from.port === 'reprompt_1_out' && cable.to.module === 'm3')).toBe(true);
+});

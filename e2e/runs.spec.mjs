@@ -102,9 +102,9 @@ test('a file attached to the instruction (📎) is kept and goes with the first 
   await newGraph(page);
   await node(page, 'm2').locator('.module-header').click();
   const details = find.panel(page);
-  const clip = details.getByLabel('Attach files to the instruction');
+  const clip = details.getByLabel('Attach files to the first prompt');
   await clip.setInputFiles({ name: 'brief.md', mimeType: 'text/markdown', buffer: Buffer.from('Audience: harbour pilots.') });
-  const chips = details.locator('.attachments:has(input[aria-label="Attach files to the instruction"]) .attachment-chip');
+  const chips = details.locator('.attachments:has(input[aria-label="Attach files to the first prompt"]) .attachment-chip');
   await expect(chips).toContainText('brief.md');
   await expect(details.locator('.reprompt .attachment-chip')).toHaveCount(0);
   await check.saved(page);

@@ -49,7 +49,7 @@ impl AttachmentPlace {
     /// What the paper clip says to a screen reader.
     fn label(self) -> String {
         match self {
-            AttachmentPlace::Instruction => "Attach files to the instruction".to_owned(),
+            AttachmentPlace::Instruction => "Attach files to the first prompt".to_owned(),
             AttachmentPlace::RePrompt(_, index) => {
                 format!("Attach files to re-prompt {}", index + 1)
             }
