@@ -244,3 +244,36 @@ test('the run dialog estimates from past runs and refuses a budget that is not a
   await expect(dialog.locator('.estimate')).toHaveText('Estimated cost: about $0 (its last run).');
   expect(errors).toEqual([]);
 });
+
+test('a coding agent\'s model and mode, set in its card, reach its ACP session', async ({ page }) => {
+  const id = await newGraph(page);
+  const document = await (await page.request.get(`/api/graphs/${id}`)).json();
+  const module = document.modules.find((candidate) => candidate.id === 'm2');
+  module.kind = 'step.coding';
+  module.label = 'Build';
+  module.config = { instruction: 'write notes.txt: notes', agents: [{ role: 'builder' }] };
+  const created = await (await page.request.post('/api/graphs', { data: document })).json();
+  await page.goto(created.edit_url);
+  await expect(page.locator('.access-badge')).toHaveText('Editing');
+  await node(page, 'm2').locator('.module-header').click();
+  const card = find.panel(page).locator('.agent-card').first();
+  await card.getByLabel('Model', { exact: true }).fill('sim-careful');
+  await card.getByLabel('Mode', { exact: true }).fill('ask');
+  await check.saved(page);
+
+  await startRun(page, 'notes');
+  await expect(badge(page, 'm2')).toContainText('✓');
+  const panel = runPanel(page);
+  await panel.locator('.run-module-entry[data-module-id="m2"]').click();
+  await panel.getByRole('tab', { name: 'builder · Original' }).click();
+  await expect(panel.locator('.run-output')).toContainText('(Chosen for this session: mode ask, model sim-careful.)');
+
+  // One the agent does not offer: the module fails and says what it offers.
+  await node(page, 'm2').locator('.module-header').click();
+  await card.getByLabel('Model', { exact: true }).fill('gpt-9');
+  await check.saved(page);
+  await startRun(page, 'notes');
+  await expect(badge(page, 'm2')).toContainText('✕');
+  await panel.locator('.run-module-entry[data-module-id="m2"]').click();
+  await expect(panel).toContainText('it offers "sim-standard", "sim-careful"');
+});

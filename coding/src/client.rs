@@ -7,12 +7,14 @@
 //! session cancels the turn in flight (`session/cancel`) and stops the
 //! process.
 
+mod choices;
 mod driver;
 mod handlers;
 mod session;
 mod test_runs;
 mod turn;
 
+pub use choices::SessionChoices;
 pub use session::{AgentSession, Place};
 pub use test_runs::{TestRun, looks_like_tests};
 pub use turn::{TurnEvent, TurnOutcome};

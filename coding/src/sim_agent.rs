@@ -54,6 +54,23 @@ struct SessionState {
     /// The attempt a repeated activation's note named (1 when none did).
     attempt: u32,
     cancel: CancellationToken,
+    /// What the client chose for the session (`mode ask`, `model …`), said
+    /// back in every reply so tests see it arrived.
+    chosen: Vec<String>,
+}
+
+/// The session modes the simulated agent offers.
+const MODES: [&str; 2] = ["code", "ask"];
+/// The models it offers, through its `model` configuration option.
+const MODELS: [&str; 2] = ["sim-standard", "sim-careful"];
+
+/// Its configuration options, with the model currently chosen.
+fn config_options(model: &str) -> Value {
+    json!([{
+        "id": "model", "name": "Model", "category": "model", "type": "select",
+        "currentValue": model,
+        "options": MODELS.iter().map(|value| json!({"value": value, "name": value})).collect::<Vec<_>>(),
+    }])
 }
 
 struct Peer {
@@ -237,7 +254,30 @@ async fn handle(peer: &Arc<Peer>, method: &str, params: Value) -> Result<Value, 
                     },
                 );
             }
-            Ok(json!({ "sessionId": session_id }))
+            Ok(json!({
+                "sessionId": session_id,
+                "modes": {
+                    "currentModeId": MODES[0],
+                    "availableModes": MODES.iter().map(|id| json!({"id": id, "name": id})).collect::<Vec<_>>(),
+                },
+                "configOptions": config_options(MODELS[0]),
+            }))
+        }
+        "session/set_mode" => {
+            let mode = params["modeId"].as_str().unwrap_or_default();
+            if !MODES.contains(&mode) {
+                return Err(error(-32602, &format!("no mode {mode}")));
+            }
+            choose(peer, &params, format!("mode {mode}"))?;
+            Ok(json!({}))
+        }
+        "session/set_config_option" => {
+            let value = params["value"].as_str().unwrap_or_default();
+            if params["configId"] != "model" || !MODELS.contains(&value) {
+                return Err(error(-32602, &format!("no such option value {value}")));
+            }
+            choose(peer, &params, format!("model {value}"))?;
+            Ok(json!({ "configOptions": config_options(value) }))
         }
         "session/prompt" => prompt(peer, &params).await,
         _ => Err(error(-32601, &format!("method not found: {method}"))),
@@ -252,6 +292,21 @@ struct Turn {
     cancel: CancellationToken,
     /// The answer to an intent gate's question, when that is the prompt.
     gate_reply: Option<String>,
+    /// What the client chose for the session, if anything.
+    chosen: String,
+}
+
+/// Notes what the client chose for the session `params` names.
+fn choose(peer: &Arc<Peer>, params: &Value, choice: String) -> Result<(), Value> {
+    let session_id = params["sessionId"].as_str().unwrap_or_default();
+    let Ok(mut sessions) = peer.sessions.lock() else {
+        return Err(error(-32603, "internal error"));
+    };
+    let Some(session) = sessions.get_mut(session_id) else {
+        return Err(error(-32602, &format!("unknown session {session_id}")));
+    };
+    session.chosen.push(choice);
+    Ok(())
 }
 
 async fn prompt(peer: &Arc<Peer>, params: &Value) -> Result<Value, Value> {
@@ -316,6 +371,7 @@ async fn prompt(peer: &Arc<Peer>, params: &Value) -> Result<Value, Value> {
             review_round: asks_decision.then_some((session.reviews, session.approve_on)),
             cancel: session.cancel.clone(),
             gate_reply,
+            chosen: session.chosen.join(", "),
         }
     };
 
@@ -337,6 +393,9 @@ async fn prompt(peer: &Arc<Peer>, params: &Value) -> Result<Value, Value> {
         return Ok(json!({ "stopReason": "end_turn" }));
     }
     let mut reply = vec![format!("Simulated agent, turn {}.", turn.number)];
+    if !turn.chosen.is_empty() {
+        reply.push(format!("(Chosen for this session: {}.)", turn.chosen));
+    }
     if lower.contains("sim: slow") {
         peer.say(&session_id, &reply.join(" "));
         for _ in 0..300 {

@@ -209,6 +209,57 @@ async fn capturing_test_results_when_no_test_ran_sends_the_sentinel() {
     );
 }
 
+/// PRODUCT §1.2: a coding agent's `agent_config.model` and `acp_mode` go
+/// to its ACP session (`session/set_config_option` on the agent's model
+/// option, `session/set_mode`), and the agent works with them; one it does
+/// not offer fails the module saying what it does offer.
+#[tokio::test]
+async fn the_agents_model_and_mode_reach_its_acp_session() {
+    let setup = setup(None).await;
+    let mut builder = agent("builder", None, &["Again."]);
+    builder.agent_config.model = "sim-careful".to_owned();
+    builder.acp_mode = Some("ask".to_owned());
+    let run = run(
+        &setup,
+        config("Write the notes.", vec![builder.clone()]),
+        "x",
+    )
+    .await;
+    assert_eq!(run["status"], "completed", "{run}");
+    for (label, text) in responses(&run) {
+        assert!(
+            text.contains("(Chosen for this session: mode ask, model sim-careful.)"),
+            "{label}: {text}"
+        );
+    }
+
+    builder.agent_config.model = "gpt-9".to_owned();
+    let run = run_with_model_refused(&setup, builder.clone()).await;
+    assert!(
+        run.contains(
+            "the agent has no model \"gpt-9\"; it offers \"sim-standard\", \"sim-careful\""
+        ),
+        "{run}"
+    );
+    builder.agent_config.model = String::new();
+    builder.acp_mode = Some("plan".to_owned());
+    let run = run_with_model_refused(&setup, builder).await;
+    assert!(
+        run.contains("the agent has no session mode \"plan\"; it offers \"code\", \"ask\""),
+        "{run}"
+    );
+}
+
+/// Runs one agent that should be refused; returns the run's error.
+async fn run_with_model_refused(
+    setup: &Setup,
+    builder: graph::config::CodingAgentAssignment,
+) -> String {
+    let run = run(setup, config("Write the notes.", vec![builder]), "x").await;
+    assert_eq!(run["status"], "failed", "{run}");
+    run["error"].as_str().unwrap().to_owned()
+}
+
 #[tokio::test]
 async fn sequential_agents_hand_off_in_array_order() {
     let setup = setup(None).await;

@@ -7,7 +7,7 @@ use graph::config::SessionStyle;
 
 use super::turns::{Work, role_of};
 use crate::CodingModules;
-use crate::client::{AgentSession, Place};
+use crate::client::{AgentSession, Place, SessionChoices};
 use crate::profile::AcpProfile;
 use crate::workspace::Workspace;
 
@@ -50,6 +50,7 @@ impl CodingModules {
                 commands_enabled: settings.commands_enabled,
             },
             self.idle_timeout,
+            choices(work, index),
         )
         .await
         .map_err(|error| {
@@ -83,5 +84,19 @@ impl CodingModules {
             );
         }
         // Otherwise dropping the last handle closes the session and stops the agent.
+    }
+}
+
+/// The model and ACP mode agent `index`'s assignment asks its session for.
+fn choices(work: &Work<'_>, index: usize) -> SessionChoices {
+    let assignment = work.config.agents.get(index);
+    let given = |value: Option<&String>| {
+        value
+            .map(|value| value.trim().to_owned())
+            .filter(|value| !value.is_empty())
+    };
+    SessionChoices {
+        model: given(assignment.map(|agent| &agent.agent_config.model)),
+        mode: given(assignment.and_then(|agent| agent.acp_mode.as_ref())),
     }
 }

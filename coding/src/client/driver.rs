@@ -11,12 +11,14 @@ use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::SessionSetup;
 use agent_client_protocol::v1::schema::{
     ClientCapabilities, FileSystemCapabilities, Implementation, InitializeRequest,
-    ReadTextFileRequest, RequestPermissionRequest, WriteTextFileRequest,
+    ReadTextFileRequest, RequestPermissionRequest, SessionConfigOptionValue,
+    SetSessionConfigOptionRequest, SetSessionModeRequest, WriteTextFileRequest,
 };
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::AgentError;
+use super::choices::{self, SessionChoices};
 use super::handlers::{NoteSink, answer_permission, read_text_file, write_text_file};
 use super::turn::{TurnRequest, run_turn};
 use crate::confine::Confinement;
@@ -28,6 +30,8 @@ pub(super) struct Driver {
     pub(super) confinement: Confinement,
     pub(super) idle_timeout: Duration,
     pub(super) cancel: CancellationToken,
+    /// The model and mode the assignment asks the session for.
+    pub(super) choices: SessionChoices,
 }
 
 impl Driver {
@@ -49,6 +53,7 @@ impl Driver {
         let cancel = self.cancel.clone();
         let idle_timeout = self.idle_timeout;
         let mut ready = Some(ready);
+        let wanted = self.choices.clone();
         let result = Client
             .v1()
             .name("patchbay")
@@ -111,7 +116,11 @@ impl Driver {
                     .block_task()
                     .start_session()
                     .await;
-                let SessionSetup { mut session, .. } = match setup {
+                let SessionSetup {
+                    mut session,
+                    response,
+                    ..
+                } = match setup {
                     Ok(setup) => setup,
                     Err(error) => {
                         if let Some(ready) = ready.take() {
@@ -120,6 +129,50 @@ impl Driver {
                         return Ok(());
                     }
                 };
+                let offered = serde_json::to_value(&response).unwrap_or_default();
+                let chosen = match choices::requests(&wanted, &offered) {
+                    Ok(chosen) => chosen,
+                    Err(message) => {
+                        if let Some(ready) = ready.take() {
+                            let _ = ready.send(Err(message));
+                        }
+                        return Ok(());
+                    }
+                };
+                if let Some(mode) = chosen.mode {
+                    let set = connection
+                        .send_request(SetSessionModeRequest::new(
+                            response.session_id.clone(),
+                            mode.clone(),
+                        ))
+                        .block_task()
+                        .await;
+                    if let Err(error) = set {
+                        if let Some(ready) = ready.take() {
+                            let _ = ready
+                                .send(Err(format!("session/set_mode \"{mode}\" failed: {error}")));
+                        }
+                        return Ok(());
+                    }
+                }
+                if let Some((option, value)) = chosen.option {
+                    let set = connection
+                        .send_request(SetSessionConfigOptionRequest::new(
+                            response.session_id.clone(),
+                            option.clone(),
+                            SessionConfigOptionValue::value_id(value.clone()),
+                        ))
+                        .block_task()
+                        .await;
+                    if let Err(error) = set {
+                        if let Some(ready) = ready.take() {
+                            let _ = ready.send(Err(format!(
+                                "session/set_config_option {option} = \"{value}\" failed: {error}"
+                            )));
+                        }
+                        return Ok(());
+                    }
+                }
                 if let Some(ready) = ready.take() {
                     let _ = ready.send(Ok(name));
                 }

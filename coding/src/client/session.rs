@@ -18,6 +18,7 @@ use tokio_util::sync::CancellationToken;
 use engine::sandbox::{Reach, RunFolder, Sandbox};
 
 use super::AgentError;
+use super::choices::SessionChoices;
 use super::driver::Driver;
 use super::turn::{CANCEL_GRACE, TurnEvent, TurnOutcome, TurnRequest};
 use crate::confine::Confinement;
@@ -80,6 +81,7 @@ impl AgentSession {
         profile: &AcpProfile,
         place: &Place<'_>,
         idle_timeout: Duration,
+        choices: SessionChoices,
     ) -> Result<AgentSession, AgentError> {
         let confinement = Confinement::new(place.workspace)
             .map_err(|refusal| AgentError::Failed(format!("workspace: {refusal}")))?;
@@ -144,6 +146,7 @@ impl AgentSession {
             confinement,
             idle_timeout,
             cancel: cancel.clone(),
+            choices,
         };
         let ended_by_driver = ended.clone();
         let stop = cancel.clone();

@@ -59,6 +59,12 @@ pub struct CodingAgentAssignment {
     pub acp_profile_id: Option<String>,
     pub instruction_override: Option<String>,
     pub re_prompts: Vec<RePrompt>,
+    /// The ACP session mode to select (`session/set_mode`), one the agent
+    /// offers (e.g. `code`, `ask`); `null` leaves the agent's default. The
+    /// model is `agent_config.model`, chosen through the agent's model
+    /// option.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub acp_mode: Option<String>,
     #[serde(flatten)]
     pub extra: Extra,
 }

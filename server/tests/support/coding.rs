@@ -70,6 +70,7 @@ pub fn agent(role: &str, instruction: Option<&str>, re_prompts: &[&str]) -> Codi
         acp_profile_id: None,
         instruction_override: instruction.map(str::to_owned),
         re_prompts: re_prompts.iter().map(|text| RePrompt::new(*text)).collect(),
+        acp_mode: None,
         extra: Extra::new(),
     }
 }

@@ -191,8 +191,10 @@ pub async fn start(router: &Router, graph_id: &str, text: &str) -> String {
     body["id"].as_str().unwrap().to_owned()
 }
 
+/// Waits up to 30 s for the run to reach one of `wanted`: a provider that
+/// keeps timing out is tried 5 times with backoff between, about 15 s.
 pub async fn wait_for(router: &Router, run_id: &str, wanted: &[&str]) -> Value {
-    for _ in 0..500 {
+    for _ in 0..1500 {
         let (_, run) = call(router, get(&format!("/api/runs/{run_id}"))).await;
         if wanted.contains(&run["status"].as_str().unwrap_or_default()) {
             return run;

@@ -101,6 +101,29 @@ fn AgentCard(selected: Selected, index: usize, count: Signal<usize>) -> impl Int
                 })
                 disabled=selected.disabled()
             />
+            <TextField
+                label="Model"
+                placeholder="The agent's own"
+                value=Signal::derive(move || agent.get().agent_config.model)
+                on_input=selected.update("Edit agent model", "agent_model", move |config, value: String| {
+                    if let Some(agent) = agent_mut(config, index) {
+                        agent.agent_config.model = value;
+                    }
+                })
+                disabled=selected.disabled()
+            />
+            <TextField
+                label="Mode"
+                placeholder="The agent's own (e.g. code, ask)"
+                value=Signal::derive(move || agent.get().acp_mode.unwrap_or_default())
+                on_input=selected.update("Edit agent mode", "agent_mode", move |config, value: String| {
+                    if let Some(agent) = agent_mut(config, index) {
+                        agent.acp_mode = (!value.trim().is_empty()).then_some(value);
+                    }
+                })
+                disabled=selected.disabled()
+            />
+            <p class="hint">"Chosen over ACP when the agent's session opens; empty leaves the agent's own. One the agent does not offer fails the module and names what it offers."</p>
             <TextArea
                 label="Instruction override"
                 rows=3

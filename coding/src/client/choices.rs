@@ -1,0 +1,173 @@
+//! What a coding agent's assignment asks of its ACP session — a model
+//! (`agent_config.model`) and a session mode (`acp_mode`) — matched against
+//! what the agent offered when the session opened: its modes
+//! (`session/set_mode`) and its configuration options, of which one in the
+//! `model` category picks the model (`session/set_config_option`). Asking
+//! for something the agent does not offer is an error that says what it
+//! does offer, never a silent default.
+
+use serde_json::Value;
+
+/// What the assignment asks for; `None` leaves the agent's own default.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SessionChoices {
+    pub model: Option<String>,
+    pub mode: Option<String>,
+}
+
+/// What to send once the session is open.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ChoiceRequests {
+    /// A mode id for `session/set_mode`.
+    pub mode: Option<String>,
+    /// A configuration option and the value for `session/set_config_option`.
+    pub option: Option<(String, String)>,
+}
+
+/// Matches `choices` against the agent's `session/new` response (as JSON).
+pub fn requests(choices: &SessionChoices, response: &Value) -> Result<ChoiceRequests, String> {
+    let mut requests = ChoiceRequests::default();
+    if let Some(mode) = &choices.mode {
+        let offered: Vec<&str> = response
+            .pointer("/modes/availableModes")
+            .and_then(Value::as_array)
+            .map(|modes| {
+                modes
+                    .iter()
+                    .filter_map(|mode| mode["id"].as_str())
+                    .collect()
+            })
+            .unwrap_or_default();
+        if offered.is_empty() {
+            return Err(format!(
+                "the agent offers no session modes, so mode \"{mode}\" cannot be chosen; leave the mode empty"
+            ));
+        }
+        if !offered.contains(&mode.as_str()) {
+            return Err(format!(
+                "the agent has no session mode \"{mode}\"; it offers {}",
+                quoted(&offered)
+            ));
+        }
+        requests.mode = Some(mode.clone());
+    }
+    if let Some(model) = &choices.model {
+        let option = response
+            .get("configOptions")
+            .and_then(Value::as_array)
+            .and_then(|options| {
+                options
+                    .iter()
+                    .find(|option| option["category"] == "model" && option["type"] == "select")
+            });
+        let Some(option) = option else {
+            return Err(format!(
+                "the agent offers no model choice over ACP, so model \"{model}\" cannot be chosen; leave the model empty to use the agent's own"
+            ));
+        };
+        let values = select_values(option);
+        if !values.contains(&model.as_str()) {
+            return Err(format!(
+                "the agent has no model \"{model}\"; it offers {}",
+                quoted(&values)
+            ));
+        }
+        let id = option["id"].as_str().unwrap_or_default().to_owned();
+        requests.option = Some((id, model.clone()));
+    }
+    Ok(requests)
+}
+
+/// The values a select option offers, its groups' included.
+fn select_values(option: &Value) -> Vec<&str> {
+    let mut values = Vec::new();
+    for entry in option["options"].as_array().into_iter().flatten() {
+        match entry.get("options").and_then(Value::as_array) {
+            Some(group) => values.extend(group.iter().filter_map(|item| item["value"].as_str())),
+            None => values.extend(entry["value"].as_str()),
+        }
+    }
+    values
+}
+
+fn quoted(items: &[&str]) -> String {
+    items
+        .iter()
+        .map(|item| format!("\"{item}\""))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn offered() -> Value {
+        json!({
+            "sessionId": "s1",
+            "modes": {"currentModeId": "code", "availableModes": [{"id": "code", "name": "Code"}, {"id": "ask", "name": "Ask"}]},
+            "configOptions": [
+                {"id": "effort", "name": "Effort", "type": "select", "currentValue": "low", "options": [{"value": "low", "name": "Low"}]},
+                {"id": "model", "name": "Model", "category": "model", "type": "select", "currentValue": "a",
+                 "options": [{"group": "fast", "name": "Fast", "options": [{"value": "a", "name": "A"}]}, {"value": "b", "name": "B"}]}
+            ]
+        })
+    }
+
+    fn choose(
+        model: Option<&str>,
+        mode: Option<&str>,
+        response: &Value,
+    ) -> Result<ChoiceRequests, String> {
+        requests(
+            &SessionChoices {
+                model: model.map(str::to_owned),
+                mode: mode.map(str::to_owned),
+            },
+            response,
+        )
+    }
+
+    #[test]
+    fn a_model_and_a_mode_the_agent_offers_are_sent() {
+        assert_eq!(
+            choose(Some("a"), Some("ask"), &offered()),
+            Ok(ChoiceRequests {
+                mode: Some("ask".to_owned()),
+                option: Some(("model".to_owned(), "a".to_owned())),
+            })
+        );
+        assert_eq!(
+            choose(Some("b"), None, &offered()).unwrap().option,
+            Some(("model".to_owned(), "b".to_owned()))
+        );
+        assert_eq!(
+            choose(None, None, &json!({"sessionId": "s"})),
+            Ok(ChoiceRequests::default())
+        );
+    }
+
+    #[test]
+    fn what_the_agent_does_not_offer_is_refused_saying_what_it_does() {
+        assert_eq!(
+            choose(Some("c"), None, &offered()),
+            Err("the agent has no model \"c\"; it offers \"a\", \"b\"".to_owned())
+        );
+        assert_eq!(
+            choose(None, Some("plan"), &offered()),
+            Err("the agent has no session mode \"plan\"; it offers \"code\", \"ask\"".to_owned())
+        );
+        let bare = json!({"sessionId": "s"});
+        assert!(
+            choose(Some("a"), None, &bare)
+                .unwrap_err()
+                .contains("offers no model choice")
+        );
+        assert!(
+            choose(None, Some("ask"), &bare)
+                .unwrap_err()
+                .contains("offers no session modes")
+        );
+    }
+}
