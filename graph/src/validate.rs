@@ -108,10 +108,13 @@ pub enum Code {
     #[serde(rename = "validation.experiment_invalid")]
     #[strum(serialize = "validation.experiment_invalid")]
     ExperimentInvalid,
+    #[serde(rename = "validation.session_not_continuable")]
+    #[strum(serialize = "validation.session_not_continuable")]
+    SessionNotContinuable,
 }
 
 impl Code {
-    pub const ALL: [Code; 28] = [
+    pub const ALL: [Code; 29] = [
         Code::RepromptEmpty,
         Code::RepromptTooMany,
         Code::RepromptUnsupported,
@@ -140,6 +143,7 @@ impl Code {
         Code::ValidatorInvalid,
         Code::BudgetInvalid,
         Code::ExperimentInvalid,
+        Code::SessionNotContinuable,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -155,7 +159,8 @@ impl Code {
             | Code::ConditionNoCatchAll
             | Code::ConditionUnreachable
             | Code::IntentUnwired
-            | Code::RepeatWithoutAttempts => Severity::Warning,
+            | Code::RepeatWithoutAttempts
+            | Code::SessionNotContinuable => Severity::Warning,
             _ => Severity::Error,
         }
     }
@@ -688,7 +693,56 @@ fn check_module(
         );
     }
 
+    check_session_continued(&mut findings, topology);
     check_templates(&mut findings, topology);
+}
+
+/// An agent task that continues its input's session (`session_mode:
+/// continue`) continues a model's chat; a coding module's session is an ACP
+/// agent's, of another kind, which it cannot take up. Fed only by coding
+/// modules, it would start a new session: said here rather than found out
+/// from the run.
+fn check_session_continued(findings: &mut ModuleFindings<'_>, topology: &Topology<'_>) {
+    let (index, module) = (findings.index, findings.module);
+    let crate::ModuleConfig::AgentTask(task) = &module.config else {
+        return;
+    };
+    if task.session_mode != crate::config::SessionMode::Continue {
+        return;
+    }
+    let sources: Vec<&Module> = topology
+        .live
+        .iter()
+        .filter(|(cable, _, to)| {
+            *to == index && matches!(cable.to.port.as_str(), "data_in" | "context_in")
+        })
+        .filter_map(|(_, from, _)| topology.graph.modules.get(*from))
+        .collect();
+    let chats = sources.iter().any(|source| {
+        matches!(
+            source.config,
+            crate::ModuleConfig::AgentTask(_)
+                | crate::ModuleConfig::ReviewGate(_)
+                | crate::ModuleConfig::RedTeam(_)
+        )
+    });
+    let coding: Vec<String> = sources
+        .iter()
+        .filter(|source| matches!(source.config, crate::ModuleConfig::Coding(_)))
+        .map(|source| format!("\"{}\"", source.display_label()))
+        .collect();
+    if chats || coding.is_empty() {
+        return;
+    }
+    findings.report(
+        Code::SessionNotContinuable,
+        Some("config.session_mode".to_owned()),
+        format!(
+            "\"{}\" continues its input's session, but {} is a coding module, whose session is a coding agent's (ACP) and cannot be continued by an agent task: it starts a new session",
+            module.display_label(),
+            coding.join(", ")
+        ),
+    );
 }
 
 fn check_templates(findings: &mut ModuleFindings<'_>, topology: &Topology<'_>) {

@@ -1003,6 +1003,58 @@ fn intent_unwired() {
 }
 
 #[test]
+fn session_not_continuable() {
+    // input → coding → agent task that continues its input's session.
+    let after = |between: Option<Value>, session_mode: &str| {
+        let mut modules = vec![
+            module("m1", "step.input", json!({})),
+            module(
+                "build",
+                "step.coding",
+                json!({"instruction": "Build", "agents": [{"role": "builder"}]}),
+            ),
+            module(
+                "m3",
+                "step.agent_task",
+                json!({"instruction": "Explain it", "session_mode": session_mode}),
+            ),
+        ];
+        let mut cables = vec![cable("c1", ("m1", "data_out"), ("build", "data_in"))];
+        match between {
+            Some(task) => {
+                modules.push(module("chat", "step.agent_task", task));
+                cables.push(cable("c2", ("build", "data_out"), ("chat", "data_in")));
+                cables.push(cable("c3", ("chat", "data_out"), ("m3", "data_in")));
+            }
+            None => cables.push(cable("c2", ("build", "data_out"), ("m3", "data_in"))),
+        }
+        load(modules, cables)
+    };
+    let bad = validate(&after(None, "continue"), &ValidationContext::default());
+    assert_eq!(bad.len(), 1, "{bad:?}");
+    assert_eq!(bad[0].code, Code::SessionNotContinuable);
+    assert_eq!(bad[0].severity, Severity::Warning);
+    assert_eq!(
+        bad[0].path.as_deref(),
+        Some("modules[2].config.session_mode")
+    );
+    assert!(
+        bad[0].message.contains("\"build\" is a coding module"),
+        "{}",
+        bad[0].message
+    );
+    // A new session, or a chat to continue: nothing to say.
+    assert_eq!(codes(&after(None, "new")), []);
+    assert_eq!(
+        codes(&after(
+            Some(json!({"instruction": "Sum it up"})),
+            "continue"
+        )),
+        []
+    );
+}
+
+#[test]
 fn every_code_is_exercised_above() {
     // Keeps this file honest when a code is added: each code must appear in a
     // test of its own name.

@@ -314,6 +314,38 @@ async fn validate_returns_findings_for_a_posted_document() {
     }
 }
 
+/// An agent task set to continue its input's session, fed by a coding
+/// module: validation says it cannot (a coding agent's ACP session).
+#[tokio::test]
+async fn validate_says_an_agent_task_cannot_continue_a_coding_session() {
+    let database = support::databases().await.remove(0);
+    let (router, _) = app(&database, Limits::default()).await;
+    let mut document = starter_json();
+    document["modules"][1]["kind"] = json!("step.coding");
+    document["modules"][1]["config"] =
+        json!({"instruction": "Build it", "agents": [{"role": "builder"}]});
+    document["modules"].as_array_mut().unwrap().push(json!({
+        "id": "m4", "kind": "step.agent_task", "label": "Explain", "position": {"x": 600, "y": 200},
+        "config": {"instruction": "Explain what was built", "session_mode": "continue", "agent_config": {"provider": "sim"}}
+    }));
+    document["cables"].as_array_mut().unwrap().push(json!({
+        "id": "c9", "from": {"module": "m2", "port": "data_out"}, "to": {"module": "m4", "port": "data_in"}
+    }));
+    let body = send(&router, post_json("/api/validate", &document))
+        .await
+        .json();
+    let finding = body["findings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|finding| finding["code"] == "validation.session_not_continuable")
+        .unwrap_or_else(|| panic!("{body}"))
+        .clone();
+    assert_eq!(finding["module_id"], "m4");
+    assert_eq!(finding["severity"], "warning");
+    assert_eq!(body["has_errors"], false, "{body}");
+}
+
 #[tokio::test]
 async fn bad_input_gets_a_clear_4xx_and_writes_nothing() {
     for database in support::databases().await {
