@@ -258,7 +258,9 @@ test('a coding agent\'s model and mode, set in its card, reach its ACP session',
   await node(page, 'm2').locator('.module-header').click();
   const card = find.panel(page).locator('.agent-card').first();
   await card.getByLabel('Model', { exact: true }).fill('sim-careful');
-  await card.getByLabel('Mode', { exact: true }).fill('ask');
+  // The Mode menu offers what the operator allows for the agent, no more.
+  expect(await card.getByLabel(/^Mode(?!l)/).locator('option').allTextContents()).toEqual(["The agent's own", 'code', 'ask']);
+  await card.getByLabel(/^Mode(?!l)/).selectOption('ask');
   await check.saved(page);
 
   await startRun(page, 'notes');

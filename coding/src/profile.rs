@@ -52,6 +52,14 @@ pub struct AcpProfile {
     pub network: bool,
     #[serde(default)]
     pub permissions: PermissionPolicy,
+    /// The session modes a graph may choose for this agent (ACP
+    /// `session/set_mode`, a coding agent's `acp_mode`). A mode can change
+    /// what the agent does without asking — some agents have one that skips
+    /// permission requests, and with them this profile's `permissions` and
+    /// the operator's `--enable-commands` — so modes are the operator's to
+    /// allow: none by default.
+    #[serde(default)]
+    pub modes: Vec<String>,
     /// Shown as "Simulated" wherever the profile is listed.
     #[serde(default)]
     pub simulated: bool,
@@ -78,6 +86,8 @@ impl AcpProfile {
             read_only: Vec::new(),
             network: false,
             permissions: PermissionPolicy::WorkspaceEdits,
+            // What it offers; neither changes what it may do.
+            modes: vec!["code".to_owned(), "ask".to_owned()],
             simulated: true,
         }
     }

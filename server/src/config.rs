@@ -191,6 +191,8 @@ mod tests {
             coding::PermissionPolicy::WorkspaceEditsAndCommands
         );
         assert!(!profile.simulated);
+        // No session mode a graph may choose unless the operator lists it.
+        assert!(profile.modes.is_empty());
         let settings = crate::settings::Settings::for_database("sqlite::memory:");
         let ids: Vec<String> = crate::acp_profiles(&settings, &config)
             .into_iter()

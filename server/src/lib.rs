@@ -185,6 +185,7 @@ pub async fn build_state(settings: Settings) -> Result<AppState, StoreError> {
                 id: profile.id,
                 name: profile.name,
                 simulated: profile.simulated,
+                modes: profile.modes,
             })
             .collect(),
     })

@@ -241,11 +241,14 @@ async fn the_agents_model_and_mode_reach_its_acp_session() {
         ),
         "{run}"
     );
+    // A mode the operator did not allow for the profile is refused before
+    // the agent starts, whatever the graph says (a mode can let an agent
+    // skip its permission requests).
     builder.agent_config.model = String::new();
-    builder.acp_mode = Some("plan".to_owned());
+    builder.acp_mode = Some("bypassPermissions".to_owned());
     let run = run_with_model_refused(&setup, builder).await;
     assert!(
-        run.contains("the agent has no session mode \"plan\"; it offers \"code\", \"ask\""),
+        run.contains("the server's operator allows no session mode \"bypassPermissions\" for \"Simulated agent\"; allowed: \"code\", \"ask\""),
         "{run}"
     );
 }

@@ -13,10 +13,9 @@ use std::time::{Duration, Instant};
 use axum::Router;
 use axum::body::{Body, Bytes};
 use axum::response::Response;
-use graph::Limits;
 use graph::starter::starter_graph;
 use serde_json::{Value, json};
-use support::{create_graph, start, wait_for};
+use support::{create_graph, router_with_config, start, wait_for};
 
 /// An OpenAI-compatible server that answers every chat completion with a
 /// stream that sends a word every `every` (or, with `None`, nothing after
@@ -55,19 +54,6 @@ fn starter_on(provider: &str) -> Value {
     let mut graph = serde_json::to_value(starter_graph()).unwrap();
     graph["modules"][1]["config"]["agent_config"] = json!({"provider": provider, "model": "m"});
     graph
-}
-
-async fn router_with_config(text: &str) -> (Router, tempfile::TempDir, support::TestDatabase) {
-    let database = support::databases().await.remove(0);
-    let folder = tempfile::tempdir().unwrap();
-    let file = folder.path().join("patchbay.toml");
-    std::fs::write(&file, text).unwrap();
-    let mut settings = support::settings(&database, Limits::default());
-    settings.config_file = Some(file);
-    // The file's simulator pace, not the tests' instant one.
-    settings.sim_latency_ms = None;
-    let router = server::router::router(server::build_state(settings).await.unwrap());
-    (router, folder, database)
 }
 
 async fn failure_of_the_draft(router: &Router, graph: Value) -> (String, Duration) {

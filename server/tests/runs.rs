@@ -297,7 +297,7 @@ async fn providers_are_listed_without_secrets() {
         body,
         json!({
             "providers": [{"id": "sim", "label": "Simulated", "models": ["sim-1", "sim-long"], "simulated": true}],
-            "acp_profiles": [{"id": "sim-agent", "name": "Simulated agent", "simulated": true}],
+            "acp_profiles": [{"id": "sim-agent", "name": "Simulated agent", "simulated": true, "modes": ["code", "ask"]}],
             "workspace_roots": [],
             "commands_enabled": false,
         })
@@ -691,18 +691,10 @@ async fn a_review_gate_out_of_rounds_sends_the_work_on_exhausted_out() {
 /// never called queued.
 #[tokio::test]
 async fn an_activation_waiting_for_a_slot_is_recorded_queued_then_runs() {
-    let database = support::databases().await.remove(0);
-    let folder = tempfile::tempdir().unwrap();
-    let file = folder.path().join("patchbay.toml");
-    std::fs::write(
-        &file,
+    let (router, _folder, _database) = support::router_with_config(
         "[sim]\nlatency_ms_per_token = 15\n[engine]\nmax_concurrency = 1\n",
     )
-    .unwrap();
-    let mut settings = support::settings(&database, Limits::default());
-    settings.config_file = Some(file);
-    settings.sim_latency_ms = None;
-    let router = server::router::router(server::build_state(settings).await.unwrap());
+    .await;
     let task = |id: &str, x: f64| {
         json!({"id": id, "kind": "step.agent_task", "label": id, "position": {"x": x, "y": 0},
                "config": {"instruction": "Write a line.", "agent_config": {"provider": "sim"}}})

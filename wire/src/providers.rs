@@ -40,6 +40,9 @@ pub struct AcpProfileInfo {
     pub id: String,
     pub name: String,
     pub simulated: bool,
+    /// The session modes the operator lets graphs choose for it.
+    #[serde(default)]
+    pub modes: Vec<String>,
 }
 
 /// Everything `GET /api/providers` says.

@@ -118,6 +118,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_module_sketch_keeps_a_graphs_text_as_text() {
+        let model = CanvasModel::new();
+        let node = model.node_handle(
+            "m1\" onclick=\"x",
+            graph::Position { x: 10.0, y: 20.0 },
+            super::super::model::NodeLook {
+                title: "<script>alert(1)</script>".to_owned(),
+                subtitle: String::new(),
+                kind: "agent_task\" onmouseover=\"x".to_owned(),
+                note: String::new(),
+                inputs: Vec::new(),
+                outputs: Vec::new(),
+            },
+        );
+        let mut markup = String::new();
+        write_module(&node, &mut markup);
+        assert!(!markup.contains("<script"), "{markup}");
+        assert!(!markup.contains("\" onclick"), "{markup}");
+        assert!(!markup.contains("\" onmouseover"), "{markup}");
+        assert!(
+            markup.contains("data-node-id=\"m1&quot; onclick=&quot;x\""),
+            "{markup}"
+        );
+        assert!(markup.contains("left: 10px; top: 20px;"), "{markup}");
+    }
+
+    #[test]
     fn text_from_a_graph_cannot_become_markup() {
         let mut markup = String::new();
         escape(r#"<img src=x onerror="alert('x')"> & co"#, &mut markup);

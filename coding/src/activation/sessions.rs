@@ -36,6 +36,19 @@ impl CodingModules {
         {
             return Ok(session);
         }
+        let choices = choices(work, index);
+        let role_and_name = || {
+            let role = work
+                .config
+                .agents
+                .get(index)
+                .map(role_of)
+                .unwrap_or_default();
+            format!("{role} ({})", profile.name)
+        };
+        choices
+            .allowed_by(profile)
+            .map_err(|refusal| ActivationError(format!("{}: {refusal}", role_and_name())))?;
         let settings = &work.context.settings;
         let sandbox = settings
             .sandbox
@@ -50,18 +63,10 @@ impl CodingModules {
                 commands_enabled: settings.commands_enabled,
             },
             self.idle_timeout,
-            choices(work, index),
+            choices,
         )
         .await
-        .map_err(|error| {
-            let role = work
-                .config
-                .agents
-                .get(index)
-                .map(role_of)
-                .unwrap_or_default();
-            ActivationError(format!("{role} ({}): {error}", profile.name))
-        })?;
+        .map_err(|error| ActivationError(format!("{}: {error}", role_and_name())))?;
         Ok(std::sync::Arc::new(session))
     }
 

@@ -24,6 +24,30 @@ pub struct ChoiceRequests {
     pub option: Option<(String, String)>,
 }
 
+impl SessionChoices {
+    /// Refuses a mode the operator did not allow for `profile` (its
+    /// `modes`), before the agent is even started: a graph never picks how
+    /// much an agent may do without asking.
+    pub fn allowed_by(&self, profile: &crate::profile::AcpProfile) -> Result<(), String> {
+        match &self.mode {
+            Some(mode) if !profile.modes.contains(mode) => Err(if profile.modes.is_empty() {
+                format!(
+                    "the server's operator allows no session mode for \"{}\", so mode \"{mode}\" cannot be chosen; leave the mode empty",
+                    profile.name
+                )
+            } else {
+                let allowed: Vec<&str> = profile.modes.iter().map(String::as_str).collect();
+                format!(
+                    "the server's operator allows no session mode \"{mode}\" for \"{}\"; allowed: {}",
+                    profile.name,
+                    quoted(&allowed)
+                )
+            }),
+            _ => Ok(()),
+        }
+    }
+}
+
 /// Matches `choices` against the agent's `session/new` response (as JSON).
 pub fn requests(choices: &SessionChoices, response: &Value) -> Result<ChoiceRequests, String> {
     let mut requests = ChoiceRequests::default();
@@ -145,6 +169,30 @@ mod tests {
         assert_eq!(
             choose(None, None, &json!({"sessionId": "s"})),
             Ok(ChoiceRequests::default())
+        );
+    }
+
+    #[test]
+    fn a_mode_is_the_operators_to_allow() {
+        let mut profile = crate::profile::AcpProfile::simulated(std::path::Path::new("patchbay"));
+        profile.name = "Claude Code".to_owned();
+        profile.modes = vec!["default".to_owned(), "plan".to_owned()];
+        let asking = |mode: Option<&str>| SessionChoices {
+            model: Some("any".to_owned()),
+            mode: mode.map(str::to_owned),
+        };
+        assert_eq!(asking(Some("plan")).allowed_by(&profile), Ok(()));
+        assert_eq!(asking(None).allowed_by(&profile), Ok(()));
+        assert_eq!(
+            asking(Some("bypassPermissions")).allowed_by(&profile),
+            Err("the server's operator allows no session mode \"bypassPermissions\" for \"Claude Code\"; allowed: \"default\", \"plan\"".to_owned())
+        );
+        profile.modes.clear();
+        assert!(
+            asking(Some("plan"))
+                .allowed_by(&profile)
+                .unwrap_err()
+                .contains("allows no session mode for \"Claude Code\"")
         );
     }
 

@@ -95,6 +95,21 @@ pub fn settings(database: &TestDatabase, limits: Limits) -> Settings {
     settings
 }
 
+/// A router on the first test database, with configuration file `text`
+/// (its folder and the database kept alive by what is returned) and the
+/// file's simulator pace rather than the tests' instant one.
+pub async fn router_with_config(text: &str) -> (Router, tempfile::TempDir, TestDatabase) {
+    let database = databases().await.remove(0);
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join("patchbay.toml");
+    std::fs::write(&file, text).unwrap();
+    let mut settings = settings(&database, Limits::default());
+    settings.config_file = Some(file);
+    settings.sim_latency_ms = None;
+    let router = server::router::router(server::build_state(settings).await.unwrap());
+    (router, folder, database)
+}
+
 pub async fn state(database: &TestDatabase, limits: Limits) -> AppState {
     server::build_state(settings(database, limits))
         .await

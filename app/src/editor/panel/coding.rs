@@ -48,6 +48,35 @@ fn AgentCard(selected: Selected, index: usize, count: Signal<usize>) -> impl Int
         }
         options
     });
+    // The modes the operator allows for the agent's profile (the server's
+    // default profile is listed first), and the one chosen even if not.
+    let modes = Signal::derive(move || {
+        let chosen = agent.get();
+        let mut options = vec![(String::new(), "The agent's own".to_owned())];
+        if let Some(catalogue) = editor.catalogue.get() {
+            let profile = match &chosen.acp_profile_id {
+                Some(id) => catalogue
+                    .acp_profiles
+                    .iter()
+                    .find(|profile| &profile.id == id),
+                None => catalogue.acp_profiles.first(),
+            };
+            if let Some(profile) = profile {
+                options.extend(
+                    profile
+                        .modes
+                        .iter()
+                        .map(|mode| (mode.clone(), mode.clone())),
+                );
+            }
+        }
+        if let Some(mode) = chosen.acp_mode
+            && !options.iter().any(|(id, _)| *id == mode)
+        {
+            options.push((mode.clone(), format!("{mode} (not allowed on this server)")));
+        }
+        options
+    });
     let move_agent = selected.act("Reorder agents", move |config, to: usize| {
         if let ModuleConfig::Coding(coding) = config
             && index < coding.agents.len()
@@ -112,18 +141,24 @@ fn AgentCard(selected: Selected, index: usize, count: Signal<usize>) -> impl Int
                 })
                 disabled=selected.disabled()
             />
-            <TextField
+            <SelectField
                 label="Mode"
-                placeholder="The agent's own (e.g. code, ask)"
                 value=Signal::derive(move || agent.get().acp_mode.unwrap_or_default())
-                on_input=selected.update("Edit agent mode", "agent_mode", move |config, value: String| {
+                options=modes
+                on_change=selected.act("Change agent mode", move |config, value: String| {
                     if let Some(agent) = agent_mut(config, index) {
-                        agent.acp_mode = (!value.trim().is_empty()).then_some(value);
+                        agent.acp_mode = (!value.is_empty()).then_some(value);
                     }
                 })
                 disabled=selected.disabled()
             />
-            <p class="hint">"Chosen over ACP when the agent's session opens; empty leaves the agent's own. One the agent does not offer fails the module and names what it offers."</p>
+            <p class="hint">{move || {
+                let allowed = modes.get().len() > 1;
+                format!(
+                    "Chosen over ACP when the agent's session opens; empty leaves the agent's own. A model the agent does not offer fails the module and names what it offers.{}",
+                    if allowed { "" } else { " This server's operator allows no mode choice for this agent." }
+                )
+            }}</p>
             <TextArea
                 label="Instruction override"
                 rows=3
