@@ -119,6 +119,11 @@ mod tests {
 
     #[test]
     fn a_module_sketch_keeps_a_graphs_text_as_text() {
+        // Signals live in an owner's arena (the server build requires one).
+        leptos::prelude::Owner::new().with(hostile_module_sketch);
+    }
+
+    fn hostile_module_sketch() {
         let model = CanvasModel::new();
         let node = model.node_handle(
             "m1\" onclick=\"x",
