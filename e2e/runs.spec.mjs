@@ -245,6 +245,50 @@ test('the run dialog estimates from past runs and refuses a budget that is not a
   expect(errors).toEqual([]);
 });
 
+test('a coding agent set in its card to continue the upstream session takes it up, and the card says when it cannot', async ({ page }) => {
+  const id = await newGraph(page);
+  const document = await (await page.request.get(`/api/graphs/${id}`)).json();
+  const build = document.modules.find((candidate) => candidate.id === 'm2');
+  build.kind = 'step.coding';
+  build.label = 'Build';
+  build.config = { instruction: 'write plan.txt: the plan', agents: [{ role: 'builder' }] };
+  const output = document.modules.find((candidate) => candidate.id === 'm3');
+  document.modules.push({
+    id: 'm4', kind: 'step.coding', label: 'Fix', position: { x: output.position.x, y: output.position.y },
+    config: { instruction: 'Fix what is left.', agents: [{ role: 'fixer' }] },
+  });
+  output.position.x += 320;
+  document.cables = [
+    { id: 'c1', from: { module: 'm1', port: 'data_out' }, to: { module: 'm2', port: 'data_in' } },
+    { id: 'c2', from: { module: 'm2', port: 'data_out' }, to: { module: 'm4', port: 'data_in' } },
+    { id: 'c3', from: { module: 'm4', port: 'data_out' }, to: { module: 'm3', port: 'data_in' } },
+  ];
+  const created = await (await page.request.post('/api/graphs', { data: document })).json();
+  await page.goto(created.edit_url);
+  await expect(page.locator('.access-badge')).toHaveText('Editing');
+  await node(page, 'm4').locator('.module-header').click();
+  const card = find.panel(page).locator('.agent-card').first();
+  await card.getByLabel(/^Session/).selectOption('continue');
+  await expect(card.getByRole('alert')).toHaveCount(0);
+  await check.saved(page);
+
+  await startRun(page, 'plans');
+  await expect(badge(page, 'm4')).toContainText('✓');
+  const panel = runPanel(page);
+  await panel.locator('.run-module-entry[data-module-id="m4"]').click();
+  await panel.getByRole('tab', { name: 'fixer · Original' }).click();
+  // The builder's one turn, then the fixer's, in one conversation.
+  await expect(panel.locator('.run-output')).toContainText('Simulated agent, turn 2.');
+  await expect(panel.locator('.run-output')).toContainText(': 1 earlier turns; first asked:');
+
+  // Build's agents in parallel hand on no session: the fixer's card says so.
+  await node(page, 'm2').locator('.module-header').click();
+  await find.panel(page).getByLabel(/^Coordination/).selectOption('parallel');
+  await node(page, 'm4').locator('.module-header').click();
+  await expect(card.getByRole('alert')).toContainText('"Build" runs its agents in parallel, which hands on no session');
+  await expect(card.getByRole('alert')).toContainText('it starts a new session');
+});
+
 test('a coding agent\'s model and mode, set in its card, reach its ACP session', async ({ page }) => {
   const id = await newGraph(page);
   const document = await (await page.request.get(`/api/graphs/${id}`)).json();

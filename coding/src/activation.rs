@@ -81,6 +81,8 @@ impl CodingModules {
             decision: std::sync::Mutex::new(None),
             gates: std::sync::Mutex::new(Vec::new()),
             checks_failed: std::sync::Mutex::new(None),
+            handed_on: std::sync::Mutex::new(None),
+            continued: std::sync::Mutex::new(None),
         };
         let (phases, review) = match config.coordination {
             Coordination::Sequential => {

@@ -5,9 +5,11 @@
 //! The agent's file requests are confined to the workspace and its
 //! permission requests answered by the profile's policy. Dropping the
 //! session cancels the turn in flight (`session/cancel`) and stops the
-//! process.
+//! process. A session can also be taken up from an earlier process
+//! (`session/load`), when a downstream module continues it.
 
 mod choices;
+mod continuation;
 mod driver;
 mod handlers;
 mod session;
@@ -15,6 +17,7 @@ mod test_runs;
 mod turn;
 
 pub use choices::SessionChoices;
+pub use continuation::Continuation;
 pub use session::{AgentSession, Place};
 pub use test_runs::{TestRun, looks_like_tests};
 pub use turn::{TurnEvent, TurnOutcome};

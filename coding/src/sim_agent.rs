@@ -22,6 +22,13 @@
 //!   with an error; `sim: malformed` first sends an update no client can
 //!   parse.
 //!
+//! Its sessions are kept on disk under its HOME (the run's), a turn per
+//! line, so a later process of the same run can take one up with
+//! `session/load`: it replays the conversation, and its first reply after
+//! says which session it continued and what it was first asked there.
+//! With `PATCHBAY_SIM_LOAD_SESSION=off` in its environment it does not
+//! offer `session/load`, as many agents do not.
+//!
 //! It streams its reply a word at a time, `PATCHBAY_SIM_LATENCY_MS` apart
 //! (the server passes its simulator's pace), so progress shows on a canvas.
 
@@ -57,6 +64,71 @@ struct SessionState {
     /// What the client chose for the session (`mode ask`, `model …`), said
     /// back in every reply so tests see it arrived.
     chosen: Vec<String>,
+    /// Said in the first reply after `session/load`: the session taken up.
+    loaded: Option<String>,
+}
+
+/// The environment variable that turns `session/load` off.
+pub const LOAD_SESSION_VARIABLE: &str = "PATCHBAY_SIM_LOAD_SESSION";
+
+fn offers_load() -> bool {
+    std::env::var(LOAD_SESSION_VARIABLE).map_or(true, |value| value != "off")
+}
+
+/// One turn as the session's file keeps it.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Remembered {
+    user: String,
+    agent: String,
+}
+
+/// Where a session's turns are kept: under the agent's HOME, which the
+/// server makes per run, so only the run's own agents see them.
+fn session_file(session_id: &str) -> Option<PathBuf> {
+    let safe = !session_id.is_empty()
+        && session_id
+            .chars()
+            .all(|character| character.is_ascii_alphanumeric() || character == '-');
+    let home = std::env::var_os("HOME").map(PathBuf::from)?;
+    safe.then(|| {
+        home.join(".patchbay-sim-agent")
+            .join("sessions")
+            .join(format!("{session_id}.jsonl"))
+    })
+}
+
+fn remember(session_id: &str, user: &str, agent: &str) {
+    use std::io::Write;
+    let Some(path) = session_file(session_id) else {
+        return;
+    };
+    let line = serde_json::to_string(&Remembered {
+        user: user.to_owned(),
+        agent: agent.to_owned(),
+    })
+    .unwrap_or_default();
+    let written = path
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| {
+            std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+        })
+        .and_then(|mut file| writeln!(file, "{line}"));
+    if let Err(error) = written {
+        eprintln!("sim-agent: could not keep the turn of {session_id}: {error}");
+    }
+}
+
+fn remembered(session_id: &str) -> Option<Vec<Remembered>> {
+    let text = std::fs::read_to_string(session_file(session_id)?).ok()?;
+    Some(
+        text.lines()
+            .filter_map(|line| serde_json::from_str(line).ok())
+            .collect(),
+    )
 }
 
 /// The session modes the simulated agent offers.
@@ -230,7 +302,7 @@ async fn handle(peer: &Arc<Peer>, method: &str, params: Value) -> Result<Value, 
     match method {
         "initialize" => Ok(json!({
             "protocolVersion": 1,
-            "agentCapabilities": { "loadSession": false, "promptCapabilities": {} },
+            "agentCapabilities": { "loadSession": offers_load(), "promptCapabilities": {} },
             "authMethods": [],
             "agentInfo": { "name": "patchbay-sim-agent", "title": "Simulated agent", "version": env!("CARGO_PKG_VERSION") },
         })),
@@ -243,7 +315,13 @@ async fn handle(peer: &Arc<Peer>, method: &str, params: Value) -> Result<Value, 
                 return Err(error(-32602, "cwd must be an absolute path"));
             }
             let number = peer.session_count.fetch_add(1, Ordering::Relaxed) + 1;
-            let session_id = format!("sim-session-{number}");
+            // Unique across the run's agent processes, whose sessions share
+            // one folder.
+            let since_epoch = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default()
+                .as_micros();
+            let session_id = format!("sim-{since_epoch}-{}-{number}", std::process::id());
             if let Ok(mut sessions) = peer.sessions.lock() {
                 sessions.insert(
                     session_id.clone(),
@@ -263,6 +341,7 @@ async fn handle(peer: &Arc<Peer>, method: &str, params: Value) -> Result<Value, 
                 "configOptions": config_options(MODELS[0]),
             }))
         }
+        "session/load" => load(peer, &params).await,
         "session/set_mode" => {
             let mode = params["modeId"].as_str().unwrap_or_default();
             if !MODES.contains(&mode) {
@@ -284,6 +363,66 @@ async fn handle(peer: &Arc<Peer>, method: &str, params: Value) -> Result<Value, 
     }
 }
 
+/// Takes up a session kept on disk: replays it to the client, then
+/// answers as `session/new` does, in the `cwd` it is given now.
+async fn load(peer: &Arc<Peer>, params: &Value) -> Result<Value, Value> {
+    if !offers_load() {
+        return Err(error(-32601, "method not found: session/load"));
+    }
+    let session_id = params["sessionId"].as_str().unwrap_or_default().to_owned();
+    let cwd = params["cwd"].as_str().unwrap_or_default();
+    if !Path::new(cwd).is_absolute() {
+        return Err(error(-32602, "cwd must be an absolute path"));
+    }
+    let Some(turns) = remembered(&session_id) else {
+        return Err(error(
+            RESOURCE_NOT_FOUND,
+            &format!("no session {session_id} here"),
+        ));
+    };
+    for turn in &turns {
+        peer.notify(
+            &session_id,
+            json!({ "sessionUpdate": "user_message_chunk", "content": { "type": "text", "text": turn.user } }),
+        );
+        peer.say(&session_id, &turn.agent);
+    }
+    let first: String = turns
+        .first()
+        .map(|turn| {
+            turn.user
+                .lines()
+                .next()
+                .unwrap_or_default()
+                .chars()
+                .take(80)
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Ok(mut sessions) = peer.sessions.lock() {
+        sessions.insert(
+            session_id.clone(),
+            SessionState {
+                cwd: PathBuf::from(cwd),
+                turns: u32::try_from(turns.len()).unwrap_or(u32::MAX),
+                approve_on: 1,
+                loaded: Some(format!(
+                    "(Continued session {session_id}: {} earlier turns; first asked: “{first}”.)",
+                    turns.len()
+                )),
+                ..SessionState::default()
+            },
+        );
+    }
+    Ok(json!({
+        "modes": {
+            "currentModeId": MODES[0],
+            "availableModes": MODES.iter().map(|id| json!({"id": id, "name": id})).collect::<Vec<_>>(),
+        },
+        "configOptions": config_options(MODELS[0]),
+    }))
+}
+
 struct Turn {
     session_id: String,
     cwd: PathBuf,
@@ -294,6 +433,8 @@ struct Turn {
     gate_reply: Option<String>,
     /// What the client chose for the session, if anything.
     chosen: String,
+    /// The session this one continues, said in its first reply.
+    loaded: Option<String>,
 }
 
 /// Notes what the client chose for the session `params` names.
@@ -372,6 +513,7 @@ async fn prompt(peer: &Arc<Peer>, params: &Value) -> Result<Value, Value> {
             cancel: session.cancel.clone(),
             gate_reply,
             chosen: session.chosen.join(", "),
+            loaded: session.loaded.take(),
         }
     };
 
@@ -390,11 +532,15 @@ async fn prompt(peer: &Arc<Peer>, params: &Value) -> Result<Value, Value> {
     }
     if let Some(answer) = &turn.gate_reply {
         peer.say(&session_id, answer);
+        remember(&session_id, &text, answer);
         return Ok(json!({ "stopReason": "end_turn" }));
     }
     let mut reply = vec![format!("Simulated agent, turn {}.", turn.number)];
     if !turn.chosen.is_empty() {
         reply.push(format!("(Chosen for this session: {}.)", turn.chosen));
+    }
+    if let Some(loaded) = &turn.loaded {
+        reply.push(loaded.clone());
     }
     if lower.contains("sim: slow") {
         peer.say(&session_id, &reply.join(" "));
@@ -465,6 +611,7 @@ async fn prompt(peer: &Arc<Peer>, params: &Value) -> Result<Value, Value> {
             }
         }
     }
+    remember(&session_id, &text, &reply);
     let input_tokens = text.split_whitespace().count();
     let output_tokens = reply.split_whitespace().count();
     // What the session has cost, as agents that know report it: nothing.

@@ -58,6 +58,11 @@ pub struct ActivationOutput {
     pub output_text: String,
     pub receipt: Option<Receipt>,
     pub session_key: Option<String>,
+    /// The coding agent's ACP session its `data_out` names by key
+    /// (`source_session_key`), for a downstream coding agent to continue.
+    /// Kept with the record, so a resumed run still knows it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent_session: Option<(String, crate::session::AgentSessionReference)>,
     /// The intent its structured gate read, with the reply's reason; the
     /// scheduler acts on `repeat` and `abort`.
     pub intent: Option<(graph::intent::Intent, String)>,

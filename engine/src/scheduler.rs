@@ -1017,6 +1017,14 @@ pub async fn execute_controlled<R: Recorder>(
                 .and_then(|output| output.session_key.clone()),
             _ => None,
         };
+        // A coding agent's session, fresh or replayed, for the coding
+        // agents downstream that continue it.
+        if let Ending::Done(done) = &ending
+            && let Ok(output) = done.as_ref()
+            && let Some((key, reference)) = &output.agent_session
+        {
+            sessions.put_agent_session(key, reference.clone());
+        }
         record.ignored_inputs.append(&mut ignored[module]);
         let module_id = modules[module].id.clone();
         let exits = Exits {

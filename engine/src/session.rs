@@ -1,10 +1,14 @@
 //! Chat sessions of a run. A re-prompt is a new user turn in the same
 //! session; `session_mode: continue` picks up an upstream module's session
 //! by its key, and `session_persist` continues a module's own session when
-//! a revision loop activates it again.
+//! a revision loop activates it again. A coding agent's session is held by
+//! the agent, not here: the run keeps only a reference to it, for a
+//! downstream coding agent that continues it over ACP (`session/load`).
 
 use std::collections::HashMap;
 use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
 
 use crate::provider::ChatMessage;
 
@@ -16,10 +20,25 @@ pub struct Session {
     pub messages: Vec<ChatMessage>,
 }
 
-/// The sessions of one run, by key.
+/// A coding agent's ACP session, as a downstream coding agent of the same
+/// run continues it: the profile whose agent holds it and the session id
+/// that agent gave it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AgentSessionReference {
+    pub profile_id: String,
+    pub session_id: String,
+    /// Who held it: the module's label and the agent's role, for the
+    /// transcript of the one that continues it.
+    pub held_by: String,
+}
+
+/// The sessions of one run, by key: models' chats, and references to
+/// coding agents' sessions. The two are kept apart, so an agent task never
+/// takes up an ACP session as a chat, nor a coding agent a chat.
 #[derive(Default)]
 pub struct SessionStore {
     sessions: Mutex<HashMap<String, Session>>,
+    agent_sessions: Mutex<HashMap<String, AgentSessionReference>>,
 }
 
 impl SessionStore {
@@ -40,6 +59,16 @@ impl SessionStore {
     pub fn put(&self, key: &str, session: Session) {
         if let Ok(mut sessions) = self.sessions.lock() {
             sessions.insert(key.to_owned(), session);
+        }
+    }
+
+    pub fn agent_session(&self, key: &str) -> Option<AgentSessionReference> {
+        self.agent_sessions.lock().ok()?.get(key).cloned()
+    }
+
+    pub fn put_agent_session(&self, key: &str, reference: AgentSessionReference) {
+        if let Ok(mut sessions) = self.agent_sessions.lock() {
+            sessions.insert(key.to_owned(), reference);
         }
     }
 }

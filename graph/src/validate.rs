@@ -697,19 +697,15 @@ fn check_module(
     check_templates(&mut findings, topology);
 }
 
-/// An agent task that continues its input's session (`session_mode:
-/// continue`) continues a model's chat; a coding module's session is an ACP
-/// agent's, of another kind, which it cannot take up. Fed only by coding
-/// modules, it would start a new session: said here rather than found out
-/// from the run.
+/// Whether a module set to continue its input's session (`session_mode:
+/// continue`) will find one; when it will not, it starts a new session,
+/// which is said here rather than found out from the run. A model's chat
+/// and a coding agent's ACP session are of different kinds: an agent task
+/// continues only a chat, a coding agent only the session an upstream
+/// coding module hands on (`CodingConfig::session_holder`), held by an
+/// agent of the same ACP profile.
 fn check_session_continued(findings: &mut ModuleFindings<'_>, topology: &Topology<'_>) {
     let (index, module) = (findings.index, findings.module);
-    let crate::ModuleConfig::AgentTask(task) = &module.config else {
-        return;
-    };
-    if task.session_mode != crate::config::SessionMode::Continue {
-        return;
-    }
     let sources: Vec<&Module> = topology
         .live
         .iter()
@@ -718,20 +714,57 @@ fn check_session_continued(findings: &mut ModuleFindings<'_>, topology: &Topolog
         })
         .filter_map(|(_, from, _)| topology.graph.modules.get(*from))
         .collect();
-    let chats = sources.iter().any(|source| {
-        matches!(
-            source.config,
-            crate::ModuleConfig::AgentTask(_)
-                | crate::ModuleConfig::ReviewGate(_)
-                | crate::ModuleConfig::RedTeam(_)
-        )
-    });
-    let coding: Vec<String> = sources
-        .iter()
-        .filter(|source| matches!(source.config, crate::ModuleConfig::Coding(_)))
-        .map(|source| format!("\"{}\"", source.display_label()))
-        .collect();
-    if chats || coding.is_empty() {
+    match &module.config {
+        crate::ModuleConfig::AgentTask(task) if !task.session_mode.is_new() => {
+            check_chat_continued(findings, &sources);
+        }
+        crate::ModuleConfig::Coding(coding) => {
+            for (position, agent) in coding.agents.iter().enumerate() {
+                if agent.session_mode.is_new() {
+                    continue;
+                }
+                if let Some(reason) = coding_session_problem(coding, position, &sources) {
+                    findings.report(
+                        Code::SessionNotContinuable,
+                        Some(format!("config.agents[{position}].session_mode")),
+                        format!(
+                            "Agent {} of \"{}\" continues its input's session, but {reason}: it starts a new session",
+                            position + 1,
+                            module.display_label()
+                        ),
+                    );
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+fn quoted_labels<'a>(modules: impl Iterator<Item = &'a Module>) -> String {
+    modules
+        .map(|module| format!("\"{}\"", module.display_label()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn is_chat(module: &Module) -> bool {
+    matches!(
+        module.config,
+        crate::ModuleConfig::AgentTask(_)
+            | crate::ModuleConfig::ReviewGate(_)
+            | crate::ModuleConfig::RedTeam(_)
+    )
+}
+
+fn check_chat_continued(findings: &mut ModuleFindings<'_>, sources: &[&Module]) {
+    let module = findings.module;
+    let coding = || {
+        sources
+            .iter()
+            .copied()
+            .filter(|source| matches!(source.config, crate::ModuleConfig::Coding(_)))
+    };
+    if sources.iter().any(|source| is_chat(source)) || coding().next().is_none() {
         return;
     }
     findings.report(
@@ -740,9 +773,82 @@ fn check_session_continued(findings: &mut ModuleFindings<'_>, topology: &Topolog
         format!(
             "\"{}\" continues its input's session, but {} is a coding module, whose session is a coding agent's (ACP) and cannot be continued by an agent task: it starts a new session",
             module.display_label(),
-            coding.join(", ")
+            quoted_labels(coding())
         ),
     );
+}
+
+/// Why agent `position` of `coding` will find no session to continue among
+/// `sources`, when it will not.
+fn coding_session_problem(
+    coding: &crate::config::CodingConfig,
+    position: usize,
+    sources: &[&Module],
+) -> Option<String> {
+    if let Some(refusal) = coding.continue_refusal(position) {
+        return Some(refusal.to_owned());
+    }
+    let agent = coding.agents.get(position)?;
+    let upstream: Vec<(&Module, &crate::config::CodingAgentAssignment)> = sources
+        .iter()
+        .filter_map(|source| match &source.config {
+            crate::ModuleConfig::Coding(upstream) => upstream
+                .session_holder()
+                .and_then(|holder| upstream.agents.get(holder))
+                .map(|holder| (*source, holder)),
+            _ => None,
+        })
+        .collect();
+    if upstream.is_empty() {
+        let chats: Vec<&Module> = sources
+            .iter()
+            .copied()
+            .filter(|source| is_chat(source))
+            .collect();
+        let parallel: Vec<&Module> = sources
+            .iter()
+            .copied()
+            .filter(|source| matches!(source.config, crate::ModuleConfig::Coding(_)))
+            .collect();
+        return Some(if !chats.is_empty() {
+            format!(
+                "{} is a model's chat, which a coding agent cannot take up",
+                quoted_labels(chats.into_iter())
+            )
+        } else if !parallel.is_empty() {
+            format!(
+                "{} runs its agents in parallel, which hands on no session",
+                quoted_labels(parallel.into_iter())
+            )
+        } else if sources.is_empty() {
+            "nothing is wired to its data or context input".to_owned()
+        } else {
+            format!(
+                "{} is not a coding module and has no session to hand on",
+                quoted_labels(sources.iter().copied())
+            )
+        });
+    }
+    // The profile the server picks for an unnamed one is not known here,
+    // so only two named, different profiles are certain to differ.
+    let named = |assignment: &crate::config::CodingAgentAssignment| {
+        assignment
+            .acp_profile_id
+            .clone()
+            .filter(|id| !id.trim().is_empty())
+    };
+    let mine = named(agent)?;
+    let others: Vec<String> = upstream
+        .iter()
+        .filter_map(|(_, holder)| named(holder))
+        .collect();
+    (others.len() == upstream.len() && others.iter().all(|other| *other != mine)).then(|| {
+        format!(
+            "its agent ({mine}) is not the one that holds the session of {} ({}): a session continues only with the same agent",
+            quoted_labels(upstream.iter().map(|(source, _)| *source)),
+            others.join(", ")
+        )
+    })
 }
 
 fn check_templates(findings: &mut ModuleFindings<'_>, topology: &Topology<'_>) {

@@ -1055,6 +1055,158 @@ fn session_not_continuable() {
 }
 
 #[test]
+fn session_not_continuable_on_a_coding_agent() {
+    // input → `upstream` → coding module whose agents are given.
+    let fed_by = |upstream: Value, downstream: Value| {
+        load(
+            vec![
+                module("m1", "step.input", json!({})),
+                module(
+                    "first",
+                    upstream["kind"].as_str().unwrap_or_default(),
+                    upstream["config"].clone(),
+                ),
+                module("second", "step.coding", downstream),
+            ],
+            vec![
+                cable("c1", ("m1", "data_out"), ("first", "data_in")),
+                cable("c2", ("first", "data_out"), ("second", "data_in")),
+            ],
+        )
+    };
+    let coding = |coordination: &str, agents: Value| json!({"kind": "step.coding", "config": {"instruction": "Build", "coordination": coordination, "agents": agents}});
+    let continuing = |coordination: &str, agents: Value| json!({"instruction": "Go on", "coordination": coordination, "agents": agents});
+    let builder = json!([{"role": "builder"}]);
+    let continues = json!([{"role": "fixer", "session_mode": "continue"}]);
+    let found = |graph: &Graph| validate(graph, &ValidationContext::default());
+
+    // A sequential or review chain upstream hands on its session.
+    assert_eq!(
+        codes(&fed_by(
+            coding("sequential", builder.clone()),
+            continuing("sequential", continues.clone())
+        )),
+        []
+    );
+    assert_eq!(
+        codes(&fed_by(
+            coding(
+                "review_chain",
+                json!([{"role": "builder"}, {"role": "reviewer"}])
+            ),
+            continuing(
+                "review_chain",
+                json!([{"role": "fixer", "session_mode": "continue"}, {"role": "reviewer"}])
+            )
+        )),
+        []
+    );
+    // A parallel module upstream hands on none.
+    let bad = found(&fed_by(
+        coding("parallel", builder.clone()),
+        continuing("sequential", continues.clone()),
+    ));
+    assert_eq!(bad.len(), 1, "{bad:?}");
+    assert_eq!(bad[0].code, Code::SessionNotContinuable);
+    assert_eq!(bad[0].severity, Severity::Warning);
+    assert_eq!(
+        bad[0].path.as_deref(),
+        Some("modules[2].config.agents[0].session_mode")
+    );
+    assert!(
+        bad[0]
+            .message
+            .contains("\"first\" runs its agents in parallel, which hands on no session"),
+        "{}",
+        bad[0].message
+    );
+    // A chat is not an ACP session.
+    let bad = found(&fed_by(
+        json!({"kind": "step.agent_task", "config": {"instruction": "Plan"}}),
+        continuing("sequential", continues.clone()),
+    ));
+    assert!(
+        bad[0].message.contains("\"first\" is a model's chat"),
+        "{}",
+        bad[0].message
+    );
+    // Parallel agents, and a later agent of a chain, cannot take one up.
+    let bad = found(&fed_by(
+        coding("sequential", builder.clone()),
+        continuing("parallel", continues.clone()),
+    ));
+    assert!(
+        bad[0].message.contains("parallel agents work at once"),
+        "{}",
+        bad[0].message
+    );
+    let bad = found(&fed_by(
+        coding("sequential", builder.clone()),
+        continuing(
+            "sequential",
+            json!([{"role": "builder"}, {"role": "fixer", "session_mode": "continue"}]),
+        ),
+    ));
+    assert_eq!(bad.len(), 1, "{bad:?}");
+    assert_eq!(
+        bad[0].path.as_deref(),
+        Some("modules[2].config.agents[1].session_mode")
+    );
+    assert!(
+        bad[0].message.contains("only the first agent"),
+        "{}",
+        bad[0].message
+    );
+    // Two named, different ACP profiles: a session continues only with its agent.
+    let bad = found(&fed_by(
+        coding(
+            "sequential",
+            json!([{"role": "builder", "acp_profile_id": "claude"}]),
+        ),
+        continuing(
+            "sequential",
+            json!([{"role": "fixer", "session_mode": "continue", "acp_profile_id": "sim"}]),
+        ),
+    ));
+    assert!(
+        bad[0]
+            .message
+            .contains("a session continues only with the same agent"),
+        "{}",
+        bad[0].message
+    );
+    assert_eq!(
+        codes(&fed_by(
+            coding(
+                "sequential",
+                json!([{"role": "builder", "acp_profile_id": "sim"}])
+            ),
+            continuing(
+                "sequential",
+                json!([{"role": "fixer", "session_mode": "continue", "acp_profile_id": "sim"}])
+            )
+        )),
+        []
+    );
+    // The last agent of a sequential chain holds the session it hands on.
+    let bad = found(&fed_by(
+        coding(
+            "sequential",
+            json!([{"role": "builder", "acp_profile_id": "sim"}, {"role": "tester", "acp_profile_id": "claude"}]),
+        ),
+        continuing(
+            "sequential",
+            json!([{"role": "fixer", "session_mode": "continue", "acp_profile_id": "sim"}]),
+        ),
+    ));
+    assert_eq!(codes_of(&bad), [Code::SessionNotContinuable]);
+}
+
+fn codes_of(findings: &[graph::Finding]) -> Vec<Code> {
+    findings.iter().map(|finding| finding.code).collect()
+}
+
+#[test]
 fn every_code_is_exercised_above() {
     // Keeps this file honest when a code is added: each code must appear in a
     // test of its own name.

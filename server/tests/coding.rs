@@ -18,8 +18,8 @@ use graph::{Extra, Graph, Module, ModuleConfig, Position};
 use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use support::coding::{
-    Setup, activation, agent, cable, coding_graph, config, labels, responses, run, setup,
-    setup_running_commands, transcript,
+    Setup, activation, activation_of, agent, cable, coding_graph, config, labels, responses,
+    responses_of, run, setup, setup_running_commands, transcript, transcript_of,
 };
 use support::{as_editor, call, create_graph, get, post, start, wait_for};
 use tower::ServiceExt;
@@ -250,6 +250,153 @@ async fn the_agents_model_and_mode_reach_its_acp_session() {
     assert!(
         run.contains("the server's operator allows no session mode \"bypassPermissions\" for \"Simulated agent\"; allowed: \"code\", \"ask\""),
         "{run}"
+    );
+}
+
+/// DOC23 §7.1 for coding modules: the module names the session of the
+/// agent that holds its work (the last of a sequential chain) on
+/// `data_out`, and a downstream coding agent set to continue takes it up
+/// with ACP `session/load` — the conversation goes on (the simulated agent
+/// replays it and says so), while the work is in the downstream module's
+/// own workspace. Where it cannot, the transcript says why and the agent
+/// works in a new session.
+#[tokio::test]
+async fn a_downstream_coding_agent_continues_the_upstream_agents_session() {
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join("patchbay.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[[acp_profiles]]\nid = \"sim-two\"\nname = \"Second simulated agent\"\ncommand = {program:?}\nargs = [\"sim-agent\"]\n\n\
+             [[acp_profiles]]\nid = \"sim-no-load\"\nname = \"Simulated agent without session/load\"\ncommand = {program:?}\nargs = [\"sim-agent\"]\nenv = {{ PATCHBAY_SIM_LOAD_SESSION = \"off\" }}\n",
+            program = env!("CARGO_BIN_EXE_patchbay")
+        ),
+    )
+    .unwrap();
+    let setup = support::coding::setup_with(Some(file), Some(folder), false).await;
+    let upstream = || {
+        config(
+            "Write the plan.",
+            vec![
+                agent("planner", None, &[]),
+                agent("builder", Some("write plan.txt: the plan"), &["Check it."]),
+            ],
+        )
+    };
+    let mut fixer = agent("fixer", Some("Fix what the builder left."), &["Once more."]);
+    fixer.session_mode = graph::config::SessionMode::Continue;
+    let chained = |upstream: graph::config::CodingConfig,
+                   fixer: graph::config::CodingAgentAssignment| {
+        support::coding::coding_chain_graph(vec![
+            ("build", "Build", upstream),
+            ("fix", "Fix", config("Go on.", vec![fixer])),
+        ])
+    };
+    let run_graph = |graph: Value| {
+        let router = setup.router.clone();
+        async move {
+            let graph_id = create_graph(&router, graph).await;
+            let run_id = start(&router, &graph_id, "x").await;
+            wait_for(&router, &run_id, &["completed", "failed", "cancelled"]).await
+        }
+    };
+    let fix_responses = |run: &Value| -> Vec<String> {
+        responses_of(run, "fix")
+            .into_iter()
+            .map(|(_, text)| text)
+            .collect()
+    };
+    let fix_transcript = |run: &Value| transcript_of(run, "fix");
+
+    let run = run_graph(chained(upstream(), fixer.clone())).await;
+    assert_eq!(run["status"], "completed", "{run}");
+    let data_out = &activation(&run)["outputs"]["data_out"];
+    assert_eq!(data_out["source_session_key"], "build#1/acp", "{data_out}");
+    // The builder's session had two turns; the fixer's are the third and
+    // fourth of the same conversation, its first reply saying what it took up.
+    let replies = fix_responses(&run);
+    assert!(
+        replies[0].starts_with("Simulated agent, turn 3."),
+        "{}",
+        replies[0]
+    );
+    assert!(
+        replies[0].contains(": 2 earlier turns; first asked: “## Input from \"Task\"”.)"),
+        "{}",
+        replies[0]
+    );
+    assert!(
+        replies[1].starts_with("Simulated agent, turn 4."),
+        "{}",
+        replies[1]
+    );
+    let transcript = fix_transcript(&run);
+    assert!(
+        transcript
+            .contains("[fixer] continues the session of \"Build\" (builder) (ACP session sim-")
+            && transcript.contains(", 2 earlier turns)"),
+        "{transcript}"
+    );
+    // Build's output is not repeated to the fixer: its conversation holds
+    // it. The work is in the fixer's own workspace: its notes, not the plan.
+    assert!(
+        replies[0].contains("I was asked: “Fix what the builder left.”"),
+        "{}",
+        replies[0]
+    );
+    let diff = activation_of(&run, "fix")["outputs"]["diff_out"]["content"]
+        .as_str()
+        .unwrap();
+    assert!(
+        diff.contains("+- turn 3: Fix what the builder left."),
+        "{diff}"
+    );
+    assert!(!diff.contains("plan.txt"), "{diff}");
+
+    // A parallel module hands on no session.
+    let mut parallel = upstream();
+    parallel.coordination = Coordination::Parallel;
+    let run = run_graph(chained(parallel, fixer.clone())).await;
+    assert_eq!(run["status"], "completed", "{run}");
+    assert!(
+        activation(&run)["outputs"]["data_out"]
+            .get("source_session_key")
+            .is_none(),
+        "{run}"
+    );
+    assert!(fix_responses(&run)[0].starts_with("Simulated agent, turn 1."));
+    assert!(
+        fix_transcript(&run).contains("[fixer] cannot continue its input's session: nothing on its inputs hands on a coding agent's session"),
+        "{}",
+        fix_transcript(&run)
+    );
+
+    // Another agent cannot take up the session.
+    let mut other = fixer.clone();
+    other.acp_profile_id = Some("sim-two".to_owned());
+    let run = run_graph(chained(upstream(), other)).await;
+    assert_eq!(run["status"], "completed", "{run}");
+    assert!(fix_responses(&run)[0].starts_with("Simulated agent, turn 1."));
+    assert!(
+        fix_transcript(&run).contains("the session of \"Build\" (builder) is held by another agent (profile \"sim-agent\", not \"sim-two\")"),
+        "{}",
+        fix_transcript(&run)
+    );
+
+    // An agent that does not offer session/load: a new session, and why.
+    let mut without_load = upstream();
+    for agent in &mut without_load.agents {
+        agent.acp_profile_id = Some("sim-no-load".to_owned());
+    }
+    let mut other = fixer;
+    other.acp_profile_id = Some("sim-no-load".to_owned());
+    let run = run_graph(chained(without_load, other)).await;
+    assert_eq!(run["status"], "completed", "{run}");
+    assert!(fix_responses(&run)[0].starts_with("Simulated agent, turn 1."));
+    assert!(
+        fix_transcript(&run).contains("[fixer] could not continue the session of \"Build\" (builder): the agent does not offer to load a session (ACP loadSession); it works in a new session"),
+        "{}",
+        fix_transcript(&run)
     );
 }
 

@@ -48,7 +48,14 @@ impl CodingModules {
         let mut phases: Vec<Phase> = Vec::new();
         for (index, (agent, profile)) in work.config.agents.iter().zip(profiles).enumerate() {
             let session = self.session(work, index, profile, workspace).await?;
-            let prompt = agent_prompt(work.context, work.config, agent, phases.last())?;
+            let continued = work.continued_source(index);
+            let prompt = agent_prompt(
+                work.context,
+                work.config,
+                agent,
+                phases.last(),
+                continued.as_deref(),
+            )?;
             let phase = work
                 .phase(&session, agent, workspace, prompt, 1, None)
                 .await?;
@@ -92,7 +99,7 @@ impl CodingModules {
             .enumerate()
             .map(|(index, ((agent, profile), worktree))| async move {
                 let session = self.session(work, index, profile, &worktree).await?;
-                let prompt = agent_prompt(work.context, work.config, agent, None)?;
+                let prompt = agent_prompt(work.context, work.config, agent, None, None)?;
                 let phase = work
                     .phase(&session, agent, &worktree, prompt, 1, None)
                     .await?;
@@ -150,7 +157,14 @@ impl CodingModules {
         let builder_session = self.session(work, 0, builder_profile, workspace).await?;
         let reviewer_session = self.session(work, 1, reviewer_profile, workspace).await?;
         let mut phases = Vec::new();
-        let mut builder_prompt = agent_prompt(work.context, work.config, builder, None)?;
+        let continued = work.continued_source(0);
+        let mut builder_prompt = agent_prompt(
+            work.context,
+            work.config,
+            builder,
+            None,
+            continued.as_deref(),
+        )?;
         let mut round = 1;
         let review = loop {
             let built = work
@@ -168,7 +182,7 @@ impl CodingModules {
                 .await
                 .map_err(ActivationError)?;
             let mut reviewer_prompt =
-                agent_prompt(work.context, work.config, reviewer, Some(&built))?;
+                agent_prompt(work.context, work.config, reviewer, Some(&built), None)?;
             reviewer_prompt.push_str(&format!(
                 "\n\n## The builder's changes so far (git diff)\n\n```diff\n{}\n```",
                 cut(&diff, PROMPT_DIFF_CHARACTERS)

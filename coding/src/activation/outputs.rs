@@ -36,6 +36,14 @@ pub(super) fn outputs(
         .agents
         .iter()
         .any(|agent| !agent.re_prompts.is_empty());
+    // The session of the agent that holds the module's, named on
+    // `data_out` for a coding agent downstream to continue.
+    let handed_on = work
+        .handed_on
+        .lock()
+        .ok()
+        .and_then(|handed_on| handed_on.clone())
+        .map(|reference| (format!("{}/acp", context.session_key(false)), reference));
     let mut data = ContextBundle {
         content: json!({
             "merged_content": merged_content,
@@ -44,7 +52,7 @@ pub(super) fn outputs(
         }),
         content_type: content_type::MERGED.to_owned(),
         source_module: module_id.clone(),
-        source_session_key: None,
+        source_session_key: handed_on.as_ref().map(|(key, _)| key.clone()),
         meta: serde_json::Map::new(),
     };
     if let Some(review) = &review {
@@ -147,6 +155,7 @@ pub(super) fn outputs(
         state_set: Vec::new(),
         gates: Vec::new(),
         checks_failed: None,
+        agent_session: handed_on,
     }
 }
 

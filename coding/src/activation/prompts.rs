@@ -12,13 +12,16 @@ use crate::workspace::ChangedFile;
 /// Diffs longer than this are cut in prompts (never in `diff_out`).
 pub(super) const PROMPT_DIFF_CHARACTERS: usize = 20_000;
 
-/// The first turn of an agent: the module's inputs, then its instruction
-/// (the agent's override, or the module's), then what it is handed.
+/// The first turn of an agent: the module's inputs (but the output of the
+/// module whose session it `continued`, already in its conversation), then
+/// its instruction (the agent's override, or the module's), then what it is
+/// handed.
 pub(super) fn agent_prompt(
     context: &ActivationContext,
     config: &CodingConfig,
     agent: &CodingAgentAssignment,
     handoff: Option<&Phase>,
+    continued: Option<&str>,
 ) -> Result<String, ActivationError> {
     // An agent's own instruction stays its own on a retry; the module's
     // gives way to the retry instruction when it has one.
@@ -30,7 +33,8 @@ pub(super) fn agent_prompt(
         Some(own) => context.render(own)?,
         None => context.render_instruction(&config.instruction)?,
     };
-    let mut prompt = primary_turn(context, &instruction, InputSelection::All);
+    let selection = continued.map_or(InputSelection::All, InputSelection::AllBut);
+    let mut prompt = primary_turn(context, &instruction, selection);
     if let Some(previous) = handoff {
         prompt.push_str(&format!(
             "\n\n## Handoff from {} ({})\n\n{}",

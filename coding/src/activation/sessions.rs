@@ -1,13 +1,19 @@
 //! Where each agent's session comes from: a session parked by an earlier
 //! activation of the module when it parks them, else a new agent started
-//! in the workspace; and where it goes when the agent is done.
+//! in the workspace — in a new session, or, for an agent set to continue
+//! its input's session, the upstream coding module's taken up with
+//! `session/load` (DOC23 §7.1); and where it goes when the agent is done:
+//! parked or closed, and, for the agent that holds the module's session,
+//! named for the modules downstream.
 
 use engine::activation::ActivationError;
+use engine::session::AgentSessionReference;
 use graph::config::SessionStyle;
+use wire::activation::TranscriptRole;
 
 use super::turns::{Work, role_of};
 use crate::CodingModules;
-use crate::client::{AgentSession, Place, SessionChoices};
+use crate::client::{AgentSession, Continuation, Place, SessionChoices};
 use crate::profile::AcpProfile;
 use crate::workspace::Workspace;
 
@@ -36,16 +42,12 @@ impl CodingModules {
         {
             return Ok(session);
         }
-        let choices = choices(work, index);
-        let role_and_name = || {
-            let role = work
-                .config
-                .agents
-                .get(index)
-                .map(role_of)
-                .unwrap_or_default();
-            format!("{role} ({})", profile.name)
-        };
+        let mut choices = choices(work, index);
+        let upstream = self.upstream_session(work, index, profile);
+        choices.continue_session = upstream
+            .as_ref()
+            .map(|(_, reference)| reference.session_id.clone());
+        let role_and_name = || format!("{} ({})", role_of_index(work, index), profile.name);
         choices
             .allowed_by(profile)
             .map_err(|refusal| ActivationError(format!("{}: {refusal}", role_and_name())))?;
@@ -67,7 +69,79 @@ impl CodingModules {
         )
         .await
         .map_err(|error| ActivationError(format!("{}: {error}", role_and_name())))?;
+        if let Some((source, reference)) = &upstream {
+            let role = role_of_index(work, index);
+            let note = match &session.continuation {
+                Continuation::Loaded { earlier_turns } => {
+                    if let Ok(mut continued) = work.continued.lock() {
+                        *continued = Some((index, source.clone()));
+                    }
+                    format!(
+                        "[{role}] continues the session of {} (ACP session {}, {earlier_turns} earlier turns)",
+                        reference.held_by, session.session_id
+                    )
+                }
+                Continuation::NotLoaded(reason) => format!(
+                    "[{role}] could not continue the session of {}: {reason}; it works in a new session",
+                    reference.held_by
+                ),
+                Continuation::New => String::new(),
+            };
+            if !note.is_empty() {
+                work.context.transcript(TranscriptRole::System, &note);
+            }
+        }
         Ok(std::sync::Arc::new(session))
+    }
+
+    /// The upstream coding agent's session agent `index` takes up, when it
+    /// is set to continue one and can; when it cannot, the transcript says
+    /// why and it starts a new session.
+    fn upstream_session(
+        &self,
+        work: &Work<'_>,
+        index: usize,
+        profile: &AcpProfile,
+    ) -> Option<(String, AgentSessionReference)> {
+        let agent = work.config.agents.get(index)?;
+        if agent.session_mode.is_new() {
+            return None;
+        }
+        let context = work.context;
+        let found = context
+            .bundles_on("data_in")
+            .into_iter()
+            .chain(context.bundles_on("context_in"))
+            .filter_map(|(input, bundle)| {
+                let reference = context
+                    .sessions
+                    .agent_session(bundle.source_session_key.as_deref()?)?;
+                Some((input.source_module.clone(), reference))
+            })
+            .collect::<Vec<_>>();
+        let refusal = if let Some(refusal) = work.config.continue_refusal(index) {
+            refusal.to_owned()
+        } else if let Some(found) = found
+            .iter()
+            .find(|(_, reference)| reference.profile_id == profile.id)
+        {
+            return Some(found.clone());
+        } else if let Some((_, other)) = found.first() {
+            format!(
+                "the session of {} is held by another agent (profile \"{}\", not \"{}\")",
+                other.held_by, other.profile_id, profile.id
+            )
+        } else {
+            "nothing on its inputs hands on a coding agent's session (a coding module with parallel agents, or a module of another kind, hands on none)".to_owned()
+        };
+        context.transcript(
+            TranscriptRole::System,
+            &format!(
+                "[{}] cannot continue its input's session: {refusal}; it works in a new session",
+                role_of(agent)
+            ),
+        );
+        None
     }
 
     pub(super) fn release(
@@ -76,6 +150,19 @@ impl CodingModules {
         index: usize,
         session: std::sync::Arc<AgentSession>,
     ) {
+        if work.config.session_holder() == Some(index)
+            && let Ok(mut handed_on) = work.handed_on.lock()
+        {
+            *handed_on = Some(AgentSessionReference {
+                profile_id: session.profile_id.clone(),
+                session_id: session.session_id.clone(),
+                held_by: format!(
+                    "\"{}\" ({})",
+                    work.context.module.display_label(),
+                    role_of_index(work, index)
+                ),
+            });
+        }
         if work.config.session_style == SessionStyle::Park
             && let Ok(mut parked) = self.parked.lock()
         {
@@ -103,5 +190,14 @@ fn choices(work: &Work<'_>, index: usize) -> SessionChoices {
     SessionChoices {
         model: given(assignment.map(|agent| &agent.agent_config.model)),
         mode: given(assignment.and_then(|agent| agent.acp_mode.as_ref())),
+        continue_session: None,
     }
+}
+
+fn role_of_index(work: &Work<'_>, index: usize) -> String {
+    work.config
+        .agents
+        .get(index)
+        .map(role_of)
+        .unwrap_or_default()
 }

@@ -52,6 +52,25 @@ pub(super) struct Work<'a> {
     pub(super) gates: std::sync::Mutex<Vec<(String, bool)>>,
     /// Why the validators still failed when the fix turns were used.
     pub(super) checks_failed: std::sync::Mutex<Option<String>>,
+    /// The session the module hands on with its `data_out`, once the agent
+    /// that holds it is done (`CodingConfig::session_holder`).
+    pub(super) handed_on: std::sync::Mutex<Option<engine::session::AgentSessionReference>>,
+    /// The agent that took up an upstream module's session, and that
+    /// module: its output is already in the conversation.
+    pub(super) continued: std::sync::Mutex<Option<(usize, String)>>,
+}
+
+impl Work<'_> {
+    /// The module whose output agent `index`'s conversation already holds,
+    /// when it continues that module's session.
+    pub(super) fn continued_source(&self, index: usize) -> Option<String> {
+        self.continued
+            .lock()
+            .ok()
+            .and_then(|continued| continued.clone())
+            .filter(|(agent, _)| *agent == index)
+            .map(|(_, source)| source)
+    }
 }
 
 impl Work<'_> {

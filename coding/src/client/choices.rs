@@ -1,5 +1,6 @@
 //! What a coding agent's assignment asks of its ACP session — a model
-//! (`agent_config.model`) and a session mode (`acp_mode`) — matched against
+//! (`agent_config.model`), a session mode (`acp_mode`), and the session to
+//! take up when it continues one — with the model and mode matched against
 //! what the agent offered when the session opened: its modes
 //! (`session/set_mode`) and its configuration options, of which one in the
 //! `model` category picks the model (`session/set_config_option`). Asking
@@ -13,6 +14,9 @@ use serde_json::Value;
 pub struct SessionChoices {
     pub model: Option<String>,
     pub mode: Option<String>,
+    /// The id of an ACP session of the same agent to take up with
+    /// `session/load` rather than open a new one.
+    pub continue_session: Option<String>,
 }
 
 /// What to send once the session is open.
@@ -148,6 +152,7 @@ mod tests {
             &SessionChoices {
                 model: model.map(str::to_owned),
                 mode: mode.map(str::to_owned),
+                continue_session: None,
             },
             response,
         )
@@ -180,6 +185,7 @@ mod tests {
         let asking = |mode: Option<&str>| SessionChoices {
             model: Some("any".to_owned()),
             mode: mode.map(str::to_owned),
+            continue_session: None,
         };
         assert_eq!(asking(Some("plan")).allowed_by(&profile), Ok(()));
         assert_eq!(asking(None).allowed_by(&profile), Ok(()));

@@ -1,6 +1,7 @@
 //! The driver: the task that holds the ACP connection to the agent. It
 //! answers the agent's requests with the handlers, initializes the
-//! connection, opens the session, then runs the turns it is handed one
+//! connection, opens the session (or loads the one it is to continue),
+//! then runs the turns it is handed one
 //! after another until the session is idle too long, cancelled or dropped.
 
 use std::sync::{Arc, Mutex};
@@ -11,7 +12,7 @@ use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::SessionSetup;
 use agent_client_protocol::v1::schema::{
     ClientCapabilities, FileSystemCapabilities, Implementation, InitializeRequest,
-    ReadTextFileRequest, RequestPermissionRequest, SessionConfigOptionValue,
+    ReadTextFileRequest, RequestPermissionRequest, SessionConfigOptionValue, SessionId,
     SetSessionConfigOptionRequest, SetSessionModeRequest, WriteTextFileRequest,
 };
 use tokio::sync::{mpsc, oneshot};
@@ -19,10 +20,19 @@ use tokio_util::sync::CancellationToken;
 
 use super::AgentError;
 use super::choices::{self, SessionChoices};
+use super::continuation::{Continuation, read_replay};
 use super::handlers::{NoteSink, answer_permission, read_text_file, write_text_file};
 use super::turn::{TurnRequest, run_turn};
 use crate::confine::Confinement;
 use crate::profile::AcpProfile;
+
+/// A session opened and ready for turns.
+pub(super) struct Opened {
+    /// The agent's name as it introduced itself.
+    pub(super) agent_name: String,
+    pub(super) session_id: String,
+    pub(super) continuation: Continuation,
+}
 
 pub(super) struct Driver {
     pub(super) profile: AcpProfile,
@@ -39,7 +49,7 @@ impl Driver {
         self,
         transport: impl agent_client_protocol::ConnectTo<Client> + 'static,
         mut turn_requests: mpsc::UnboundedReceiver<TurnRequest>,
-        ready: oneshot::Sender<Result<String, String>>,
+        ready: oneshot::Sender<Result<Opened, String>>,
     ) -> Result<(), String> {
         let sink: NoteSink = Arc::new(Mutex::new(None));
         let policy = self.profile.permissions;
@@ -111,25 +121,65 @@ impl Driver {
                     .agent_info
                     .map(|info| info.title.unwrap_or(info.name))
                     .unwrap_or_default();
-                let setup = connection
-                    .build_session(self.confinement.root())
-                    .block_task()
-                    .start_session()
-                    .await;
-                let SessionSetup {
-                    mut session,
-                    response,
-                    ..
-                } = match setup {
-                    Ok(setup) => setup,
-                    Err(error) => {
-                        if let Some(ready) = ready.take() {
-                            let _ = ready.send(Err(format!("session/new failed: {error}")));
+                // The session asked for, when the agent can load it; else a
+                // new one, with the reason kept for the transcript.
+                let mut continuation = Continuation::New;
+                let mut loaded = None;
+                if let Some(id) = &wanted.continue_session {
+                    if initialize.agent_capabilities.load_session {
+                        let setup = connection
+                            .load_session(id.clone(), self.confinement.root())
+                            .block_task()
+                            .start_session()
+                            .await;
+                        match setup {
+                            Ok(SessionSetup {
+                                mut session,
+                                response,
+                                ..
+                            }) => {
+                                let earlier_turns = read_replay(&mut session).await;
+                                continuation = Continuation::Loaded { earlier_turns };
+                                let offered = serde_json::to_value(&response).unwrap_or_default();
+                                loaded = Some((session, SessionId::new(id.clone()), offered));
+                            }
+                            Err(error) => {
+                                continuation = Continuation::NotLoaded(format!(
+                                    "the agent could not load session {id} ({error})"
+                                ));
+                            }
                         }
-                        return Ok(());
+                    } else {
+                        continuation = Continuation::NotLoaded(
+                            "the agent does not offer to load a session (ACP loadSession)"
+                                .to_owned(),
+                        );
+                    }
+                }
+                let (mut session, session_id, offered) = match loaded {
+                    Some(loaded) => loaded,
+                    None => {
+                        let setup = connection
+                            .build_session(self.confinement.root())
+                            .block_task()
+                            .start_session()
+                            .await;
+                        match setup {
+                            Ok(SessionSetup {
+                                session, response, ..
+                            }) => {
+                                let offered = serde_json::to_value(&response).unwrap_or_default();
+                                (session, response.session_id, offered)
+                            }
+                            Err(error) => {
+                                if let Some(ready) = ready.take() {
+                                    let _ = ready.send(Err(format!("session/new failed: {error}")));
+                                }
+                                return Ok(());
+                            }
+                        }
                     }
                 };
-                let offered = serde_json::to_value(&response).unwrap_or_default();
                 let chosen = match choices::requests(&wanted, &offered) {
                     Ok(chosen) => chosen,
                     Err(message) => {
@@ -141,10 +191,7 @@ impl Driver {
                 };
                 if let Some(mode) = chosen.mode {
                     let set = connection
-                        .send_request(SetSessionModeRequest::new(
-                            response.session_id.clone(),
-                            mode.clone(),
-                        ))
+                        .send_request(SetSessionModeRequest::new(session_id.clone(), mode.clone()))
                         .block_task()
                         .await;
                     if let Err(error) = set {
@@ -158,7 +205,7 @@ impl Driver {
                 if let Some((option, value)) = chosen.option {
                     let set = connection
                         .send_request(SetSessionConfigOptionRequest::new(
-                            response.session_id.clone(),
+                            session_id.clone(),
                             option.clone(),
                             SessionConfigOptionValue::value_id(value.clone()),
                         ))
@@ -174,7 +221,11 @@ impl Driver {
                     }
                 }
                 if let Some(ready) = ready.take() {
-                    let _ = ready.send(Ok(name));
+                    let _ = ready.send(Ok(Opened {
+                        agent_name: name,
+                        session_id: session_id.to_string(),
+                        continuation,
+                    }));
                 }
                 loop {
                     let request = tokio::select! {

@@ -19,6 +19,7 @@ use engine::sandbox::{Reach, RunFolder, Sandbox};
 
 use super::AgentError;
 use super::choices::SessionChoices;
+use super::continuation::Continuation;
 use super::driver::Driver;
 use super::turn::{CANCEL_GRACE, TurnEvent, TurnOutcome, TurnRequest};
 use crate::confine::Confinement;
@@ -40,6 +41,12 @@ pub struct AgentSession {
     /// The agent's name as it introduced itself.
     pub agent_name: String,
     pub process_id: Option<u32>,
+    /// The profile whose agent it is, and the ACP session's id: what a
+    /// downstream module needs to continue it.
+    pub profile_id: String,
+    pub session_id: String,
+    /// Whether it is the session it was asked to continue.
+    pub continuation: Continuation,
     /// The session's cost as last reported, so that each turn's is what
     /// it added.
     reported_cost: Mutex<Option<f64>>,
@@ -189,8 +196,8 @@ impl AgentSession {
             }
         });
 
-        let agent_name = match tokio::time::timeout(START_TIMEOUT, ready).await {
-            Ok(Ok(Ok(name))) => name,
+        let opened = match tokio::time::timeout(START_TIMEOUT, ready).await {
+            Ok(Ok(Ok(opened))) => opened,
             Ok(Ok(Err(message))) => {
                 // Why it could not start is usually on its stderr.
                 tokio::time::sleep(Duration::from_millis(200)).await;
@@ -221,12 +228,15 @@ impl AgentSession {
             cancel,
             ended,
             reported_cost: Mutex::new(None),
-            agent_name: if agent_name.is_empty() {
+            agent_name: if opened.agent_name.is_empty() {
                 profile.name.clone()
             } else {
-                agent_name
+                opened.agent_name
             },
             process_id,
+            profile_id: profile.id.clone(),
+            session_id: opened.session_id,
+            continuation: opened.continuation,
         })
     }
 

@@ -320,6 +320,7 @@ pub fn standard_outputs(
         state_set: Vec::new(),
         gates: Vec::new(),
         checks_failed: None,
+        agent_session: None,
     }
 }
 

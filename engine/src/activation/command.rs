@@ -40,5 +40,6 @@ pub async fn command(
         state_set: ran.state_set,
         gates: Vec::new(),
         checks_failed: None,
+        agent_session: None,
     })
 }

@@ -130,5 +130,6 @@ pub async fn panel(
         state_set: Vec::new(),
         gates: Vec::new(),
         checks_failed: None,
+        agent_session: None,
     })
 }

@@ -115,6 +115,7 @@ pub async fn poll(
                 state_set: state_set.clone(),
                 gates: Vec::new(),
                 checks_failed: None,
+                agent_session: None,
             }
         };
         match outcome {

@@ -48,6 +48,7 @@ pub fn input(context: &ActivationContext) -> ActivationOutput {
         state_set: Vec::new(),
         gates: Vec::new(),
         checks_failed: None,
+        agent_session: None,
     }
 }
 
@@ -79,6 +80,7 @@ pub fn output(context: &ActivationContext) -> ActivationOutput {
         state_set: Vec::new(),
         gates: Vec::new(),
         checks_failed: None,
+        agent_session: None,
     }
 }
 
@@ -142,6 +144,7 @@ fn finish(
         state_set: Vec::new(),
         gates: Vec::new(),
         checks_failed: None,
+        agent_session: None,
     }
 }
 

@@ -24,6 +24,12 @@ pub enum SessionMode {
     Continue,
 }
 
+impl SessionMode {
+    pub fn is_new(&self) -> bool {
+        *self == SessionMode::New
+    }
+}
+
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct AgentTaskConfig {

@@ -65,6 +65,12 @@ pub struct CodingAgentAssignment {
     /// option.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub acp_mode: Option<String>,
+    /// `continue` takes up the ACP session of the upstream coding module
+    /// that fed it (its `data_out`'s `source_session_key`) with
+    /// `session/load`: the first agent of a sequential or review chain
+    /// module only, with the same ACP profile (DOC23 §7.1).
+    #[serde(skip_serializing_if = "crate::config::SessionMode::is_new")]
+    pub session_mode: crate::config::SessionMode,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -133,6 +139,36 @@ impl Default for CodingConfig {
             validation: crate::validators::Validation::default(),
             variants: Vec::new(),
             extra: Extra::new(),
+        }
+    }
+}
+
+impl CodingConfig {
+    /// The agent whose ACP session the module hands on with its `data_out`
+    /// (DOC23 §7.1): the last of a sequential chain, the builder of a
+    /// review chain; parallel agents none, since no one session holds
+    /// their work.
+    pub fn session_holder(&self) -> Option<usize> {
+        match self.coordination {
+            Coordination::Sequential => self.agents.len().checked_sub(1),
+            Coordination::ReviewChain => (!self.agents.is_empty()).then_some(0),
+            Coordination::Parallel => None,
+        }
+    }
+
+    /// Why agent `index` may not take up an upstream session
+    /// (`session_mode: continue`), when it may not: only the first of a
+    /// sequential or review chain may, since parallel agents work at once,
+    /// and a later agent of a chain works on what the one before it did.
+    pub fn continue_refusal(&self, index: usize) -> Option<&'static str> {
+        if self.coordination == Coordination::Parallel {
+            Some("parallel agents work at once, so none of them can take up one session")
+        } else if index > 0 {
+            Some(
+                "only the first agent (the builder of a review chain) can take up an upstream session; the others work in sessions of their own",
+            )
+        } else {
+            None
         }
     }
 }

@@ -71,6 +71,7 @@ pub fn agent(role: &str, instruction: Option<&str>, re_prompts: &[&str]) -> Codi
         instruction_override: instruction.map(str::to_owned),
         re_prompts: re_prompts.iter().map(|text| RePrompt::new(*text)).collect(),
         acp_mode: None,
+        session_mode: graph::config::SessionMode::New,
         extra: Extra::new(),
     }
 }
@@ -82,6 +83,12 @@ pub fn cable(id: &str, from: (&str, &str), to: (&str, &str)) -> Cable {
 
 /// Task (input) → Build (coding) → Result (output).
 pub fn coding_graph(config: CodingConfig) -> Value {
+    coding_chain_graph(vec![("build", "Build", config)])
+}
+
+/// Task (input) → each coding module in turn, its `data_out` into the
+/// next's `data_in` → Result (output).
+pub fn coding_chain_graph(coding: Vec<(&str, &str, CodingConfig)>) -> Value {
     let module = |id: &str, label: &str, x: f64, config: ModuleConfig| Module {
         id: id.to_owned(),
         label: label.to_owned(),
@@ -89,27 +96,40 @@ pub fn coding_graph(config: CodingConfig) -> Value {
         config,
         extra: Extra::new(),
     };
+    let mut modules = vec![module(
+        "task",
+        "Task",
+        0.0,
+        ModuleConfig::Input(InputConfig::default()),
+    )];
+    let mut cables = Vec::new();
+    let mut previous = "task".to_owned();
+    let mut x = 0.0;
+    for (id, label, config) in coding {
+        x += 300.0;
+        modules.push(module(id, label, x, ModuleConfig::Coding(config)));
+        cables.push(cable(
+            &format!("c{}", cables.len() + 1),
+            (&previous, "data_out"),
+            (id, "data_in"),
+        ));
+        previous = id.to_owned();
+    }
+    modules.push(module(
+        "result",
+        "Result",
+        x + 300.0,
+        ModuleConfig::Output(OutputConfig::default()),
+    ));
+    cables.push(cable(
+        &format!("c{}", cables.len() + 1),
+        (&previous, "data_out"),
+        ("result", "data_in"),
+    ));
     let graph = Graph {
         name: "Coding".to_owned(),
-        modules: vec![
-            module(
-                "task",
-                "Task",
-                0.0,
-                ModuleConfig::Input(InputConfig::default()),
-            ),
-            module("build", "Build", 300.0, ModuleConfig::Coding(config)),
-            module(
-                "result",
-                "Result",
-                600.0,
-                ModuleConfig::Output(OutputConfig::default()),
-            ),
-        ],
-        cables: vec![
-            cable("c1", ("task", "data_out"), ("build", "data_in")),
-            cable("c2", ("build", "data_out"), ("result", "data_in")),
-        ],
+        modules,
+        cables,
         ..Graph::default()
     };
     serde_json::to_value(graph).unwrap()
@@ -135,11 +155,21 @@ pub async fn run(setup: &Setup, config: CodingConfig, input: &str) -> Value {
 }
 
 pub fn activation(run: &Value) -> &Value {
-    &run["modules"]["build"]["activations"][0]
+    activation_of(run, "build")
+}
+
+/// The first activation of module `id`.
+pub fn activation_of<'a>(run: &'a Value, id: &str) -> &'a Value {
+    &run["modules"][id]["activations"][0]
 }
 
 pub fn responses(run: &Value) -> Vec<(String, String)> {
-    activation(run)["responses"]
+    responses_of(run, "build")
+}
+
+/// The label and text of each response of module `id`'s first activation.
+pub fn responses_of(run: &Value, id: &str) -> Vec<(String, String)> {
+    activation_of(run, id)["responses"]
         .as_array()
         .unwrap()
         .iter()
@@ -158,7 +188,12 @@ pub fn labels(run: &Value) -> Vec<String> {
 }
 
 pub fn transcript(run: &Value) -> String {
-    activation(run)["transcript"]
+    transcript_of(run, "build")
+}
+
+/// The transcript of module `id`'s first activation, an entry a line.
+pub fn transcript_of(run: &Value, id: &str) -> String {
+    activation_of(run, id)["transcript"]
         .as_array()
         .unwrap()
         .iter()

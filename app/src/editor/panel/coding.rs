@@ -1,13 +1,16 @@
 //! The coding module's panel (DOC23 §6.2): one card per agent — ACP profile,
-//! role, instruction override and that agent's re-prompts — and the module's
+//! role, model and mode, the session it continues, instruction override and
+//! that agent's re-prompts — and the module's
 //! coordination settings. There is no test command: an agent runs tests
 //! because a re-prompt asks it to. A module migrated from R3.1 says so once.
 
 use graph::ModuleConfig;
-use graph::config::{CodingAgentAssignment, Coordination, RePromptOwner, SessionStyle};
+use graph::config::{
+    CodingAgentAssignment, Coordination, RePromptOwner, SessionMode, SessionStyle,
+};
 use leptos::prelude::*;
 
-use super::fields::{CheckField, NumberField, SelectField, TextArea, TextField};
+use super::fields::{CheckField, FieldProblems, NumberField, SelectField, TextArea, TextField};
 use super::intent_gate::IntentGateSection;
 use super::reprompts::RePromptSection;
 use super::{Instruction, Selected};
@@ -77,6 +80,13 @@ fn AgentCard(selected: Selected, index: usize, count: Signal<usize>) -> impl Int
         }
         options
     });
+    // Only the first agent of a chain can take up an upstream session; the
+    // choice shows elsewhere only to be undone.
+    let continuable = selected.read(move |config| match config {
+        ModuleConfig::Coding(coding) => coding.continue_refusal(index).is_none(),
+        _ => false,
+    });
+    let continues = Signal::derive(move || !agent.get().session_mode.is_new());
     let move_agent = selected.act("Reorder agents", move |config, to: usize| {
         if let ModuleConfig::Coding(coding) = config
             && index < coding.agents.len()
@@ -159,6 +169,24 @@ fn AgentCard(selected: Selected, index: usize, count: Signal<usize>) -> impl Int
                     if allowed { "" } else { " This server's operator allows no mode choice for this agent." }
                 )
             }}</p>
+            <Show when=move || continuable.get() || continues.get()>
+                <SelectField
+                    label="Session"
+                    value=Signal::derive(move || if continues.get() { "continue".to_owned() } else { "new".to_owned() })
+                    options=Signal::derive(|| vec![
+                        ("new".to_owned(), "New session".to_owned()),
+                        ("continue".to_owned(), "Continue the upstream session".to_owned()),
+                    ])
+                    on_change=selected.act("Change agent session", move |config, value: String| {
+                        if let Some(agent) = agent_mut(config, index) {
+                            agent.session_mode = if value == "continue" { SessionMode::Continue } else { SessionMode::New };
+                        }
+                    })
+                    disabled=selected.disabled()
+                />
+                <p class="hint">"Continue takes up the conversation of the coding module wired to this one's input (ACP session/load), when it is the same agent and the agent can. The work is done in this module's own workspace."</p>
+                <FieldProblems selected codes=&[graph::Code::SessionNotContinuable] at=format!("agents[{index}].session_mode")/>
+            </Show>
             <TextArea
                 label="Instruction override"
                 rows=3

@@ -146,10 +146,14 @@ pub fn SelectField(
 }
 
 /// The findings of the shared `validate()` with one of `codes` about the
-/// selected module, where the fields they are about are edited; nothing
-/// when there are none.
+/// selected module (about the field whose path ends with `at`, when given),
+/// where the fields they are about are edited; nothing when there are none.
 #[component]
-pub fn FieldProblems(selected: super::Selected, codes: &'static [graph::Code]) -> impl IntoView {
+pub fn FieldProblems(
+    selected: super::Selected,
+    codes: &'static [graph::Code],
+    #[prop(optional, into)] at: Option<String>,
+) -> impl IntoView {
     let editor = selected.editor;
     let problems = Memo::new(move |_| {
         let id = selected.id();
@@ -159,6 +163,12 @@ pub fn FieldProblems(selected: super::Selected, codes: &'static [graph::Code]) -
                 .filter(|finding| {
                     finding.module_id.as_deref() == Some(id.as_str())
                         && codes.contains(&finding.code)
+                        && at.as_deref().is_none_or(|at| {
+                            finding
+                                .path
+                                .as_deref()
+                                .is_some_and(|path| path.ends_with(at))
+                        })
                 })
                 .map(|finding| finding.message.clone())
                 .collect::<Vec<_>>()

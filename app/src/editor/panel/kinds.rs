@@ -93,6 +93,7 @@ pub fn agent_task(selected: Selected) -> impl IntoView {
                 })
                 disabled=selected.disabled()
             />
+            <super::fields::FieldProblems selected codes=&[graph::Code::SessionNotContinuable]/>
             <CheckField
                 label="Keep the session across revision rounds"
                 hint="On re-activation (a revision loop) the module continues its own session"
