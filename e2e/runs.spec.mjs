@@ -314,9 +314,13 @@ test('a coding agent\'s model and mode, set in its card, reach its ACP session',
   await panel.getByRole('tab', { name: 'builder · Original' }).click();
   await expect(panel.locator('.run-output')).toContainText('(Chosen for this session: mode ask, model sim-careful.)');
 
-  // One the agent does not offer: the module fails and says what it offers.
+  // Once the agent has run here, its card says what it offers, and what it
+  // does not before a run finds out.
   await node(page, 'm2').locator('.module-header').click();
+  await expect(card).toContainText('This agent offers the models sim-standard, sim-careful, and can continue a session.');
+  await expect(card.getByRole('alert')).toHaveCount(0);
   await card.getByLabel('Model', { exact: true }).fill('gpt-9');
+  await expect(card.getByRole('alert')).toContainText('This agent has no model "gpt-9" (it offers sim-standard, sim-careful): the module would fail.');
   await check.saved(page);
   await startRun(page, 'notes');
   await expect(badge(page, 'm2')).toContainText('✕');

@@ -39,6 +39,15 @@ use transfer::ImportButton;
 use validation::{ValidationBadge, ValidationPanel};
 use wire::RunRecord;
 
+/// Asks the server what it offers (`GET /api/providers`).
+fn load_catalogue(editor: EditorState) {
+    leptos::task::spawn_local(async move {
+        if let Ok(catalogue) = api::providers().await {
+            editor.catalogue.set(Some(catalogue));
+        }
+    });
+}
+
 /// Runs validation a moment after the last edit, and marks what has errors.
 fn watch_validation(editor: EditorState) {
     let timer = StoredValue::new(None::<TimeoutHandle>);
@@ -122,10 +131,15 @@ fn start(editor: EditorState) {
                 }
             }
         }
-        leptos::task::spawn_local(async move {
-            if let Ok(catalogue) = api::providers().await {
-                editor.catalogue.set(Some(catalogue));
+        load_catalogue(editor);
+        // What coding agents offer is learned when they run, so a run that
+        // ends may have taught the server more.
+        Effect::new(move |was_live: Option<bool>| {
+            let live = editor.run.is_live();
+            if was_live == Some(true) && !live {
+                load_catalogue(editor);
             }
+            live
         });
         let keys = window_event_listener(leptos::ev::keydown, move |event| {
             keyboard::handle(editor, &event)

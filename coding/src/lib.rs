@@ -50,6 +50,8 @@ pub struct CodingModules {
     idle_timeout: Duration,
     /// Sessions of `session_style: park` modules, by run, module and agent.
     parked: Mutex<HashMap<String, Arc<AgentSession>>>,
+    /// What each profile's agent offered when a session of it last opened.
+    offers: Mutex<HashMap<String, wire::providers::AgentOffers>>,
 }
 
 impl CodingModules {
@@ -65,6 +67,7 @@ impl CodingModules {
             sources,
             idle_timeout: DEFAULT_IDLE_TIMEOUT,
             parked: Mutex::new(HashMap::new()),
+            offers: Mutex::new(HashMap::new()),
         }
     }
 
@@ -79,5 +82,9 @@ impl CodingRunner for CodingModules {
         context: &'a ActivationContext,
     ) -> Pin<Box<dyn Future<Output = Result<ActivationOutput, ActivationError>> + Send + 'a>> {
         Box::pin(self.activate(context))
+    }
+
+    fn offers(&self, profile_id: &str) -> Option<wire::providers::AgentOffers> {
+        self.offers.lock().ok()?.get(profile_id).cloned()
     }
 }

@@ -42,6 +42,12 @@ pub trait CodingRunner: Send + Sync {
         &'a self,
         context: &'a ActivationContext,
     ) -> Pin<Box<dyn Future<Output = Result<ActivationOutput, ActivationError>> + Send + 'a>>;
+
+    /// What the agent of ACP profile `profile_id` offered when a session of
+    /// it last opened; `None` until one has.
+    fn offers(&self, _profile_id: &str) -> Option<wire::providers::AgentOffers> {
+        None
+    }
 }
 
 pub struct EngineSettings {

@@ -186,6 +186,7 @@ pub async fn build_state(settings: Settings) -> Result<AppState, StoreError> {
                 name: profile.name,
                 simulated: profile.simulated,
                 modes: profile.modes,
+                offers: None,
             })
             .collect(),
     })

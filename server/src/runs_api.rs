@@ -16,7 +16,7 @@ use engine::RunInput;
 use graph::{Graph, has_errors, validate};
 use tokio::sync::{broadcast, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
-use wire::providers::Catalogue;
+use wire::providers::{AcpProfileInfo, Catalogue};
 use wire::run::{Cancelling, ModuleRecord, RunList, RunStarted, RunSummary, StartRun};
 use wire::{ActivationRecord, EventRecord, RunEvent, RunRecord, RunStatus};
 
@@ -398,7 +398,19 @@ pub async fn events(
 pub async fn providers(State(state): State<AppState>) -> Json<Catalogue> {
     Json(Catalogue {
         providers: state.engine.providers.infos(),
-        acp_profiles: state.acp_profiles.clone(),
+        acp_profiles: state
+            .acp_profiles
+            .iter()
+            .map(|profile| AcpProfileInfo {
+                offers: state
+                    .engine
+                    .settings
+                    .coding
+                    .as_ref()
+                    .and_then(|coding| coding.offers(&profile.id)),
+                ..profile.clone()
+            })
+            .collect(),
         workspace_roots: state.workspace_roots(),
         commands_enabled: state.commands_enabled(),
     })

@@ -216,6 +216,13 @@ async fn capturing_test_results_when_no_test_ran_sends_the_sentinel() {
 #[tokio::test]
 async fn the_agents_model_and_mode_reach_its_acp_session() {
     let setup = setup(None).await;
+    // What the agent offers is known once a session of it has opened.
+    let offers = || async {
+        let (status, catalogue) = call(&setup.router, get("/api/providers")).await;
+        assert_eq!(status, StatusCode::OK);
+        catalogue["acp_profiles"][0]["offers"].clone()
+    };
+    assert_eq!(offers().await, Value::Null);
     let mut builder = agent("builder", None, &["Again."]);
     builder.agent_config.model = "sim-careful".to_owned();
     builder.acp_mode = Some("ask".to_owned());
@@ -232,6 +239,10 @@ async fn the_agents_model_and_mode_reach_its_acp_session() {
             "{label}: {text}"
         );
     }
+    assert_eq!(
+        offers().await,
+        json!({"models": ["sim-standard", "sim-careful"], "modes": ["code", "ask"], "load_session": true})
+    );
 
     builder.agent_config.model = "gpt-9".to_owned();
     let run = run_with_model_refused(&setup, builder.clone()).await;

@@ -43,6 +43,20 @@ pub struct AcpProfileInfo {
     /// The session modes the operator lets graphs choose for it.
     #[serde(default)]
     pub modes: Vec<String>,
+    /// What the agent offers, as it said when a session of it last opened
+    /// on this server; `null` until one has.
+    #[serde(default)]
+    pub offers: Option<AgentOffers>,
+}
+
+/// What an ACP agent offers a session: the models of its model option,
+/// its session modes (all of them, whether or not the operator allows
+/// them), and whether it can take up an earlier session (`session/load`).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AgentOffers {
+    pub models: Vec<String>,
+    pub modes: Vec<String>,
+    pub load_session: bool,
 }
 
 /// Everything `GET /api/providers` says.

@@ -69,6 +69,9 @@ impl CodingModules {
         )
         .await
         .map_err(|error| ActivationError(format!("{}: {error}", role_and_name())))?;
+        if let Ok(mut offers) = self.offers.lock() {
+            offers.insert(profile.id.clone(), session.offers.clone());
+        }
         if let Some((source, reference)) = &upstream {
             let role = role_of_index(work, index);
             let note = match &session.continuation {

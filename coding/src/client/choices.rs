@@ -56,16 +56,7 @@ impl SessionChoices {
 pub fn requests(choices: &SessionChoices, response: &Value) -> Result<ChoiceRequests, String> {
     let mut requests = ChoiceRequests::default();
     if let Some(mode) = &choices.mode {
-        let offered: Vec<&str> = response
-            .pointer("/modes/availableModes")
-            .and_then(Value::as_array)
-            .map(|modes| {
-                modes
-                    .iter()
-                    .filter_map(|mode| mode["id"].as_str())
-                    .collect()
-            })
-            .unwrap_or_default();
+        let offered = offered_modes(response);
         if offered.is_empty() {
             return Err(format!(
                 "the agent offers no session modes, so mode \"{mode}\" cannot be chosen; leave the mode empty"
@@ -80,14 +71,7 @@ pub fn requests(choices: &SessionChoices, response: &Value) -> Result<ChoiceRequ
         requests.mode = Some(mode.clone());
     }
     if let Some(model) = &choices.model {
-        let option = response
-            .get("configOptions")
-            .and_then(Value::as_array)
-            .and_then(|options| {
-                options
-                    .iter()
-                    .find(|option| option["category"] == "model" && option["type"] == "select")
-            });
+        let option = model_option(response);
         let Some(option) = option else {
             return Err(format!(
                 "the agent offers no model choice over ACP, so model \"{model}\" cannot be chosen; leave the model empty to use the agent's own"
@@ -104,6 +88,45 @@ pub fn requests(choices: &SessionChoices, response: &Value) -> Result<ChoiceRequ
         requests.option = Some((id, model.clone()));
     }
     Ok(requests)
+}
+
+/// The session modes the agent offers (`modes.availableModes`).
+fn offered_modes(response: &Value) -> Vec<&str> {
+    response
+        .pointer("/modes/availableModes")
+        .and_then(Value::as_array)
+        .map(|modes| {
+            modes
+                .iter()
+                .filter_map(|mode| mode["id"].as_str())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The agent's configuration option that picks the model: a select of
+/// the `model` category.
+fn model_option(response: &Value) -> Option<&Value> {
+    response
+        .get("configOptions")
+        .and_then(Value::as_array)?
+        .iter()
+        .find(|option| option["category"] == "model" && option["type"] == "select")
+}
+
+/// What the agent said it offers when its session opened, as
+/// `GET /api/providers` lists it for the editor.
+pub fn offers(response: &Value, load_session: bool) -> wire::providers::AgentOffers {
+    let owned = |items: Vec<&str>| items.into_iter().map(str::to_owned).collect();
+    wire::providers::AgentOffers {
+        models: owned(
+            model_option(response)
+                .map(select_values)
+                .unwrap_or_default(),
+        ),
+        modes: owned(offered_modes(response)),
+        load_session,
+    }
 }
 
 /// The values a select option offers, its groups' included.

@@ -32,6 +32,7 @@ pub(super) struct Opened {
     pub(super) agent_name: String,
     pub(super) session_id: String,
     pub(super) continuation: Continuation,
+    pub(super) offers: wire::providers::AgentOffers,
 }
 
 pub(super) struct Driver {
@@ -180,6 +181,7 @@ impl Driver {
                         }
                     }
                 };
+                let offers = choices::offers(&offered, initialize.agent_capabilities.load_session);
                 let chosen = match choices::requests(&wanted, &offered) {
                     Ok(chosen) => chosen,
                     Err(message) => {
@@ -225,6 +227,7 @@ impl Driver {
                         agent_name: name,
                         session_id: session_id.to_string(),
                         continuation,
+                        offers,
                     }));
                 }
                 loop {

@@ -47,6 +47,8 @@ pub struct AgentSession {
     pub session_id: String,
     /// Whether it is the session it was asked to continue.
     pub continuation: Continuation,
+    /// What the agent offered when the session opened.
+    pub offers: wire::providers::AgentOffers,
     /// The session's cost as last reported, so that each turn's is what
     /// it added.
     reported_cost: Mutex<Option<f64>>,
@@ -237,6 +239,7 @@ impl AgentSession {
             profile_id: profile.id.clone(),
             session_id: opened.session_id,
             continuation: opened.continuation,
+            offers: opened.offers,
         })
     }
 

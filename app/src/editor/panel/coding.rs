@@ -9,6 +9,7 @@ use graph::config::{
     CodingAgentAssignment, Coordination, RePromptOwner, SessionMode, SessionStyle,
 };
 use leptos::prelude::*;
+use wire::providers::AgentOffers;
 
 use super::fields::{CheckField, FieldProblems, NumberField, SelectField, TextArea, TextField};
 use super::intent_gate::IntentGateSection;
@@ -51,27 +52,30 @@ fn AgentCard(selected: Selected, index: usize, count: Signal<usize>) -> impl Int
         }
         options
     });
-    // The modes the operator allows for the agent's profile (the server's
-    // default profile is listed first), and the one chosen even if not.
+    // The agent's profile as the server lists it (its default first).
+    let profile = Signal::derive(move || {
+        let id = agent.get().acp_profile_id;
+        editor.catalogue.get().and_then(|catalogue| match &id {
+            Some(id) => catalogue
+                .acp_profiles
+                .iter()
+                .find(|profile| &profile.id == id)
+                .cloned(),
+            None => catalogue.acp_profiles.first().cloned(),
+        })
+    });
+    // The modes the operator allows for the agent's profile, and the one
+    // chosen even if not.
     let modes = Signal::derive(move || {
         let chosen = agent.get();
         let mut options = vec![(String::new(), "The agent's own".to_owned())];
-        if let Some(catalogue) = editor.catalogue.get() {
-            let profile = match &chosen.acp_profile_id {
-                Some(id) => catalogue
-                    .acp_profiles
+        if let Some(profile) = profile.get() {
+            options.extend(
+                profile
+                    .modes
                     .iter()
-                    .find(|profile| &profile.id == id),
-                None => catalogue.acp_profiles.first(),
-            };
-            if let Some(profile) = profile {
-                options.extend(
-                    profile
-                        .modes
-                        .iter()
-                        .map(|mode| (mode.clone(), mode.clone())),
-                );
-            }
+                    .map(|mode| (mode.clone(), mode.clone())),
+            );
         }
         if let Some(mode) = chosen.acp_mode
             && !options.iter().any(|(id, _)| *id == mode)
@@ -165,10 +169,22 @@ fn AgentCard(selected: Selected, index: usize, count: Signal<usize>) -> impl Int
             <p class="hint">{move || {
                 let allowed = modes.get().len() > 1;
                 format!(
-                    "Chosen over ACP when the agent's session opens; empty leaves the agent's own. A model the agent does not offer fails the module and names what it offers.{}",
+                    "Chosen over ACP when the agent's session opens; empty leaves the agent's own. {}{}",
+                    profile.get().and_then(|profile| profile.offers).map_or_else(
+                        || "What the agent offers shows here once it has run on this server.".to_owned(),
+                        |offers| offers_text(&offers),
+                    ),
                     if allowed { "" } else { " This server's operator allows no mode choice for this agent." }
                 )
             }}</p>
+            {move || {
+                let problems = unsupported(&agent.get(), profile.get().and_then(|profile| profile.offers).as_ref());
+                (!problems.is_empty()).then(|| view! {
+                    <ul class="field-problems" role="alert">
+                        {problems.into_iter().map(|problem| view! { <li>{problem}</li> }).collect_view()}
+                    </ul>
+                })
+            }}
             <Show when=move || continuable.get() || continues.get()>
                 <SelectField
                     label="Session"
@@ -202,6 +218,48 @@ fn AgentCard(selected: Selected, index: usize, count: Signal<usize>) -> impl Int
             <RePromptSection selected owner=RePromptOwner::Agent(index)/>
         </div>
     }
+}
+
+/// What an agent offers, as its card says it.
+fn offers_text(offers: &AgentOffers) -> String {
+    let models = if offers.models.is_empty() {
+        "no model choice over ACP".to_owned()
+    } else {
+        format!("the models {}", offers.models.join(", "))
+    };
+    let load = if offers.load_session {
+        "can continue a session"
+    } else {
+        "cannot continue a session (no session/load)"
+    };
+    format!("This agent offers {models}, and {load}.")
+}
+
+/// What the card asks of the agent that it said it does not offer (known
+/// once a session of it has opened on this server): the run would fail on
+/// the model, and start a new session instead of continuing one.
+fn unsupported(agent: &CodingAgentAssignment, offers: Option<&AgentOffers>) -> Vec<String> {
+    let Some(offers) = offers else {
+        return Vec::new();
+    };
+    let mut problems = Vec::new();
+    let model = agent.agent_config.model.trim();
+    if !model.is_empty() && !offers.models.iter().any(|offered| offered == model) {
+        problems.push(if offers.models.is_empty() {
+            format!("This agent offers no model choice, so \"{model}\" would fail the module.")
+        } else {
+            format!(
+                "This agent has no model \"{model}\" (it offers {}): the module would fail.",
+                offers.models.join(", ")
+            )
+        });
+    }
+    if !agent.session_mode.is_new() && !offers.load_session {
+        problems.push(
+            "This agent cannot continue a session (it does not offer session/load): it will work in a new one.".to_owned(),
+        );
+    }
+    problems
 }
 
 pub fn coding(selected: Selected) -> impl IntoView {
@@ -361,5 +419,36 @@ pub fn coding(selected: Selected) -> impl IntoView {
         <IntentGateSection selected who="After its work, the last agent (the reviewer of a review chain) is asked in a turn of its own and"/>
         <super::validators::ValidatorsSection selected/>
         <super::variants::VariantsSection selected/>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_card_says_what_the_agent_does_not_offer() {
+        let offers = AgentOffers {
+            models: vec!["sim-standard".to_owned(), "sim-careful".to_owned()],
+            modes: vec!["code".to_owned()],
+            load_session: false,
+        };
+        let mut agent = CodingAgentAssignment::default();
+        assert!(unsupported(&agent, Some(&offers)).is_empty());
+        agent.agent_config.model = "gpt-9".to_owned();
+        agent.session_mode = SessionMode::Continue;
+        assert_eq!(
+            unsupported(&agent, Some(&offers)),
+            [
+                "This agent has no model \"gpt-9\" (it offers sim-standard, sim-careful): the module would fail.",
+                "This agent cannot continue a session (it does not offer session/load): it will work in a new one.",
+            ]
+        );
+        // Not known until the agent has run here: nothing is claimed.
+        assert!(unsupported(&agent, None).is_empty());
+        assert_eq!(
+            offers_text(&offers),
+            "This agent offers the models sim-standard, sim-careful, and cannot continue a session (no session/load)."
+        );
     }
 }
