@@ -32,6 +32,13 @@ pub trait Recorder: Send + Sync + 'static {
         ending: Option<&str>,
     ) -> impl Future<Output = Result<(), RecordError>> + Send;
 
+    /// Saves the record of an activation as it starts (PRODUCT §3.1:
+    /// `running`), without waiting for it to be stored: the activation
+    /// starts at once, and a later save of it is stored after this one. A
+    /// crash before it is stored loses nothing the event log does not hold
+    /// (`module.activated`).
+    fn activation_started(&self, run_id: &str, record: &ActivationRecord);
+
     fn set_status(
         &self,
         run_id: &str,
@@ -153,6 +160,15 @@ impl Recorder for MemoryRecorder {
         Ok(())
     }
 
+    fn activation_started(&self, _run_id: &str, record: &ActivationRecord) {
+        if let Ok(mut activations) = self.activations.lock() {
+            activations.insert(
+                (record.module_id.clone(), record.activation),
+                record.clone(),
+            );
+        }
+    }
+
     async fn set_status(
         &self,
         _run_id: &str,
@@ -191,6 +207,10 @@ impl<R: Recorder> Recorder for std::sync::Arc<R> {
         ending: Option<&str>,
     ) -> impl Future<Output = Result<(), RecordError>> + Send {
         (**self).save_activation(run_id, record, ending)
+    }
+
+    fn activation_started(&self, run_id: &str, record: &ActivationRecord) {
+        (**self).activation_started(run_id, record);
     }
 
     fn set_status(

@@ -783,14 +783,7 @@ pub async fn execute_controlled<R: Recorder>(
             activations[module] += 1;
             in_flight[module] = true;
             let activation = activations[module];
-            // Its queued record says running from now (not only when it
-            // ends or first checkpoints, as one that never waited).
-            if std::mem::take(&mut waiting[module]) {
-                let record = ActivationRecord::new(&modules[module].id, activation, now_millis());
-                if let Err(error) = recorder.save_activation(&run_id, &record, None).await {
-                    tracing::error!(run = %run_id, %error, "activation could not be recorded");
-                }
-            }
+            waiting[module] = false;
             let (attempt, delay_seconds) = match pending {
                 Some((attempt, delay)) => (Some(attempt), delay),
                 // A loop brought a module that retries new input: a later
@@ -862,13 +855,18 @@ pub async fn execute_controlled<R: Recorder>(
             let recovered = replay
                 .as_mut()
                 .and_then(|replay| replay.take_in_progress(&module_id, activation));
-            let record = Arc::new(Mutex::new(ActivationRecord::new(
+            let started = ActivationRecord::new(
                 &module_id,
                 activation,
                 recovered
                     .as_ref()
                     .map_or_else(now_millis, |recovered| recovered.started_at),
-            )));
+            );
+            // Stored as running from now (PRODUCT §3.1), its queued record
+            // if it waited for a slot replaced; not waited for, so starting
+            // costs no commit.
+            recorder.activation_started(&run_id, &started);
+            let record = Arc::new(Mutex::new(started));
             let timeout_seconds = modules[module].config.effective_timeout_seconds();
             let context = ActivationContext {
                 run_id: run_id.clone(),
@@ -912,9 +910,8 @@ pub async fn execute_controlled<R: Recorder>(
             }
         }
         // What is ready but has no slot is recorded as queued (PRODUCT
-        // §3.1), once. What starts at once is not: one write per activation
-        // on the common path. One whose attempts are used never runs; a
-        // stopping run starts nothing more, so nothing waits on a slot.
+        // §3.1), once. One whose attempts are used never runs; a stopping
+        // run starts nothing more, so nothing waits on a slot.
         if !replaying && !stopping {
             for &module in &ready {
                 let max_attempts = modules[module].config.max_attempts();

@@ -53,6 +53,10 @@ impl<R: Recorder> Recorder for Timed<R> {
         result
     }
 
+    fn activation_started(&self, run_id: &str, record: &ActivationRecord) {
+        self.inner.activation_started(run_id, record);
+    }
+
     async fn set_status(
         &self,
         run_id: &str,

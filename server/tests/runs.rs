@@ -297,7 +297,7 @@ async fn providers_are_listed_without_secrets() {
         body,
         json!({
             "providers": [{"id": "sim", "label": "Simulated", "models": ["sim-1", "sim-long"], "simulated": true}],
-            "acp_profiles": [{"id": "sim-agent", "name": "Simulated agent", "simulated": true, "modes": ["code", "ask"]}],
+            "acp_profiles": [{"id": "sim-agent", "name": "Simulated agent", "simulated": true, "modes": ["code", "ask"], "offers": null}],
             "workspace_roots": [],
             "commands_enabled": false,
         })
@@ -713,19 +713,28 @@ async fn an_activation_waiting_for_a_slot_is_recorded_queued_then_runs() {
     });
     let graph_id = create_graph(&router, document).await;
     let run_id = start(&router, &graph_id, "tides").await;
-    // One of the two branches waits while the other has the only slot.
+    // One of the two branches waits while the other has the only slot,
+    // and is recorded running from its start, not only when it ends.
     let mut waiting = None;
+    let mut seen = Value::Null;
     for _ in 0..500 {
         let (_, run) = call(&router, get(&format!("/api/runs/{run_id}"))).await;
         waiting = ["left", "right"]
             .into_iter()
             .find(|module| run["modules"][module]["activations"][0]["status"] == "queued");
-        if waiting.is_some() || ["completed", "failed"].contains(&run["status"].as_str().unwrap()) {
+        let ended = ["completed", "failed"].contains(&run["status"].as_str().unwrap());
+        seen = run;
+        if waiting.is_some() || ended {
             break;
         }
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     let waiting = waiting.expect("no activation was recorded as queued");
+    let other = if waiting == "left" { "right" } else { "left" };
+    assert_eq!(
+        seen["modules"][other]["activations"][0]["status"], "running",
+        "{seen}"
+    );
     let run = wait_for(&router, &run_id, &["completed", "failed"]).await;
     assert_eq!(run["status"], "completed", "{run}");
     for module in ["left", "right"] {
@@ -752,7 +761,6 @@ async fn an_activation_waiting_for_a_slot_is_recorded_queued_then_runs() {
     let activated = about("module.activated", waiting).expect("module.activated");
     assert!(queued < activated);
     // The input and the branch that had the slot never waited.
-    let other = if waiting == "left" { "right" } else { "left" };
     assert_eq!(about("module.queued", other), None);
     assert_eq!(about("module.queued", "m1"), None);
 }

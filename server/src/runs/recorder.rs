@@ -31,23 +31,31 @@ pub async fn save_record(
     record: &ActivationRecord,
     ending: Option<&str>,
 ) -> Result<(), StoreError> {
-    let json = serde_json::to_string(record).map_err(|error| {
-        StoreError::Configuration(format!("a record cannot be written: {error}"))
-    })?;
+    let json = record_json(record)?;
     store
-        .save_activation(
-            run_id,
-            StoredActivation {
-                module_id: &record.module_id,
-                activation: i64::from(record.activation),
-                status: record.status.as_str(),
-                record: &json,
-                started_at: record.started_at,
-                finished_at: record.finished_at,
-                ending,
-            },
-        )
+        .save_activation(run_id, stored(record, &json, ending))
         .await
+}
+
+fn record_json(record: &ActivationRecord) -> Result<String, StoreError> {
+    serde_json::to_string(record)
+        .map_err(|error| StoreError::Configuration(format!("a record cannot be written: {error}")))
+}
+
+fn stored<'a>(
+    record: &'a ActivationRecord,
+    json: &'a str,
+    ending: Option<&'a str>,
+) -> StoredActivation<'a> {
+    StoredActivation {
+        module_id: &record.module_id,
+        activation: i64::from(record.activation),
+        status: record.status.as_str(),
+        record: json,
+        started_at: record.started_at,
+        finished_at: record.finished_at,
+        ending,
+    }
 }
 
 impl Recorder for StoreRecorder {
@@ -86,6 +94,16 @@ impl Recorder for StoreRecorder {
         save_record(&self.store, run_id, record, ending)
             .await
             .map_err(record_error)
+    }
+
+    fn activation_started(&self, run_id: &str, record: &ActivationRecord) {
+        let queued = record_json(record).and_then(|json| {
+            self.store
+                .queue_activation(run_id, stored(record, &json, None))
+        });
+        if let Err(error) = queued {
+            tracing::error!(run = %run_id, %error, "activation could not be recorded");
+        }
     }
 
     async fn set_status(

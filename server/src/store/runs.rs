@@ -275,17 +275,18 @@ impl Store {
         activation: StoredActivation<'_>,
     ) -> Result<(), StoreError> {
         self.writer
-            .write(Write::Activation(ActivationWrite {
-                run_id: run_id.to_owned(),
-                module_id: activation.module_id.to_owned(),
-                activation: activation.activation,
-                status: activation.status.to_owned(),
-                record: activation.record.to_owned(),
-                started_at: activation.started_at,
-                finished_at: activation.finished_at,
-                ending: activation.ending.map(str::to_owned),
-            }))
+            .write(activation_write(run_id, activation))
             .await
+    }
+
+    /// Saves an activation without waiting for it to be stored (in order
+    /// with the writes before and after it).
+    pub fn queue_activation(
+        &self,
+        run_id: &str,
+        activation: StoredActivation<'_>,
+    ) -> Result<(), StoreError> {
+        self.writer.queue(activation_write(run_id, activation))
     }
 
     /// Every activation record of a run (JSON), in the order they started.
@@ -436,4 +437,17 @@ impl Store {
         .await?
         .unwrap_or(0))
     }
+}
+
+fn activation_write(run_id: &str, activation: StoredActivation<'_>) -> Write {
+    Write::Activation(ActivationWrite {
+        run_id: run_id.to_owned(),
+        module_id: activation.module_id.to_owned(),
+        activation: activation.activation,
+        status: activation.status.to_owned(),
+        record: activation.record.to_owned(),
+        started_at: activation.started_at,
+        finished_at: activation.finished_at,
+        ending: activation.ending.map(str::to_owned),
+    })
 }

@@ -96,6 +96,15 @@ impl Writer {
     }
 
     /// Stores `write`; returns once it is committed.
+    /// Queues `write` without waiting for it to be stored: it is stored in
+    /// order with the writes queued before and after it.
+    pub fn queue(&self, write: Write) -> Result<(), StoreError> {
+        let (done, _) = oneshot::channel();
+        self.requests
+            .send(Request { write, done })
+            .map_err(|_| StoreError::Configuration("the store is closed".to_owned()))
+    }
+
     pub async fn write(&self, write: Write) -> Result<(), StoreError> {
         let (done, answer) = oneshot::channel();
         self.requests
