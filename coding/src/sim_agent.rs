@@ -102,11 +102,12 @@ fn remember(session_id: &str, user: &str, agent: &str) {
     let Some(path) = session_file(session_id) else {
         return;
     };
-    let line = serde_json::to_string(&Remembered {
+    let Ok(line) = serde_json::to_string(&Remembered {
         user: user.to_owned(),
         agent: agent.to_owned(),
-    })
-    .unwrap_or_default();
+    }) else {
+        return;
+    };
     let written = path
         .parent()
         .map_or(Ok(()), std::fs::create_dir_all)

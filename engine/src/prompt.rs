@@ -33,6 +33,10 @@ pub enum InputSelection<'a> {
     FreshOnly,
     /// Continuing an upstream module's session: its output is already there.
     AllBut(&'a str),
+    /// Continuing a coding agent's session: the bundle that named it
+    /// (`source_session_key`) is already there, the module's other ports
+    /// (its diff, say) are not.
+    AllButSession(&'a str),
 }
 
 /// The first user turn: `## Context from "…"` and `## Input from "…"`
@@ -45,15 +49,17 @@ pub fn primary_turn(
     instruction: &str,
     selection: InputSelection<'_>,
 ) -> String {
-    let included = |fresh: bool, source: &str| match selection {
-        InputSelection::All => true,
-        InputSelection::FreshOnly => fresh,
-        InputSelection::AllBut(skipped) => source != skipped,
-    };
+    let included =
+        |fresh: bool, source: &str, bundle: &crate::bundle::ContextBundle| match selection {
+            InputSelection::All => true,
+            InputSelection::FreshOnly => fresh,
+            InputSelection::AllBut(skipped) => source != skipped,
+            InputSelection::AllButSession(key) => bundle.source_session_key.as_deref() != Some(key),
+        };
     let mut sections = Vec::new();
     for (port, heading) in [("context_in", "Context"), ("data_in", "Input")] {
         for (input, bundle) in context.bundles_on(port) {
-            if included(input.fresh, &input.source_module) {
+            if included(input.fresh, &input.source_module, &bundle) {
                 sections.push(format!(
                     "## {heading} from \"{}\"\n\n{}",
                     input.source_label,

@@ -30,6 +30,12 @@ pub struct AgentSessionReference {
     /// Who held it: the module's label and the agent's role, for the
     /// transcript of the one that continues it.
     pub held_by: String,
+    /// Whether the module's whole `data_out` is in the session (one agent
+    /// did all the work), so one who continues it need not be given it
+    /// again; a chain's other agents' replies and a reviewer's verdict are
+    /// not.
+    #[serde(default)]
+    pub holds_whole_output: bool,
 }
 
 /// The sessions of one run, by key: models' chats, and references to
@@ -39,6 +45,10 @@ pub struct AgentSessionReference {
 pub struct SessionStore {
     sessions: Mutex<HashMap<String, Session>>,
     agent_sessions: Mutex<HashMap<String, AgentSessionReference>>,
+    /// Who took up each agent session. Taking one up continues it (ACP
+    /// has no copy): a second module, or a second variant, would write
+    /// into the first one's conversation.
+    agent_session_takers: Mutex<HashMap<String, String>>,
 }
 
 impl SessionStore {
@@ -66,9 +76,45 @@ impl SessionStore {
         self.agent_sessions.lock().ok()?.get(key).cloned()
     }
 
+    /// Takes up the agent session under `key` for `taker` (a module, or a
+    /// module's variant): the first to ask, and the same taker again (a
+    /// repeated activation goes on with it), get it; anyone else is told
+    /// who has it.
+    pub fn take_agent_session(&self, key: &str, taker: &str) -> Result<(), String> {
+        let mut takers = self
+            .agent_session_takers
+            .lock()
+            .map_err(|_| "the run's sessions are unavailable".to_owned())?;
+        match takers.get(key) {
+            Some(holder) if holder != taker => Err(holder.clone()),
+            Some(_) => Ok(()),
+            None => {
+                takers.insert(key.to_owned(), taker.to_owned());
+                Ok(())
+            }
+        }
+    }
+
     pub fn put_agent_session(&self, key: &str, reference: AgentSessionReference) {
         if let Ok(mut sessions) = self.agent_sessions.lock() {
             sessions.insert(key.to_owned(), reference);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_agent_session_is_taken_up_by_one_taker_only() {
+        let store = SessionStore::default();
+        assert_eq!(store.take_agent_session("build#1/acp", "fix"), Ok(()));
+        assert_eq!(store.take_agent_session("build#1/acp", "fix"), Ok(()));
+        assert_eq!(
+            store.take_agent_session("build#1/acp", "fix--variant-2"),
+            Err("fix".to_owned())
+        );
+        assert_eq!(store.take_agent_session("build#2/acp", "other"), Ok(()));
     }
 }

@@ -706,31 +706,40 @@ fn check_module(
 /// agent of the same ACP profile.
 fn check_session_continued(findings: &mut ModuleFindings<'_>, topology: &Topology<'_>) {
     let (index, module) = (findings.index, findings.module);
-    let sources: Vec<&Module> = topology
-        .live
-        .iter()
-        .filter(|(cable, _, to)| {
-            *to == index && matches!(cable.to.port.as_str(), "data_in" | "context_in")
-        })
-        .filter_map(|(_, from, _)| topology.graph.modules.get(*from))
+    let sources: Vec<&Module> = session_sources(topology, index, false)
+        .into_iter()
+        .map(|(_, source)| source)
         .collect();
     match &module.config {
         crate::ModuleConfig::AgentTask(task) if !task.session_mode.is_new() => {
             check_chat_continued(findings, &sources);
         }
         crate::ModuleConfig::Coding(coding) => {
+            let handing: Vec<&Module> = session_sources(topology, index, true)
+                .into_iter()
+                .map(|(_, source)| source)
+                .collect();
             for (position, agent) in coding.agents.iter().enumerate() {
                 if agent.session_mode.is_new() {
                     continue;
                 }
-                if let Some(reason) = coding_session_problem(coding, position, &sources) {
+                let path = Some(format!("config.agents[{position}].session_mode"));
+                let name = module.display_label();
+                if let Some(reason) = coding_session_problem(coding, position, &sources, &handing) {
                     findings.report(
                         Code::SessionNotContinuable,
-                        Some(format!("config.agents[{position}].session_mode")),
+                        path,
                         format!(
-                            "Agent {} of \"{}\" continues its input's session, but {reason}: it starts a new session",
-                            position + 1,
-                            module.display_label()
+                            "Agent {} of \"{name}\" continues its input's session, but {reason}: it starts a new session",
+                            position + 1
+                        ),
+                    );
+                } else if let Some(others) = session_rivals(topology, index, coding) {
+                    findings.report(
+                        Code::SessionNotContinuable,
+                        path,
+                        format!(
+                            "Agent 1 of \"{name}\" continues its input's session, as {others}: taking it up continues it, so only the first to start does, and the others work in new sessions"
                         ),
                     );
                 }
@@ -738,6 +747,66 @@ fn check_session_continued(findings: &mut ModuleFindings<'_>, topology: &Topolog
         }
         _ => {}
     }
+}
+
+/// The modules feeding module `index`'s data and context inputs, with the
+/// port they come from; with `handing`, only the ports that name a coding
+/// agent's session (`data_out`, and `exhausted_out` which carries it).
+fn session_sources<'a>(
+    topology: &Topology<'a>,
+    index: usize,
+    handing: bool,
+) -> Vec<(usize, &'a Module)> {
+    topology
+        .live
+        .iter()
+        .filter(|(cable, _, to)| {
+            *to == index
+                && matches!(cable.to.port.as_str(), "data_in" | "context_in")
+                && (!handing || matches!(cable.from.port.as_str(), "data_out" | "exhausted_out"))
+        })
+        .filter_map(|(_, from, _)| Some((*from, topology.graph.modules.get(*from)?)))
+        .collect()
+}
+
+/// Who else would take up the session module `index` continues: its own
+/// variants, and other coding modules continuing the same upstream one.
+fn session_rivals(
+    topology: &Topology<'_>,
+    index: usize,
+    coding: &crate::config::CodingConfig,
+) -> Option<String> {
+    if !coding.variants.is_empty() {
+        return Some("each of its variants does".to_owned());
+    }
+    let upstream: Vec<usize> = session_sources(topology, index, true)
+        .into_iter()
+        .map(|(from, _)| from)
+        .collect();
+    let others: Vec<&Module> = topology
+        .graph
+        .modules
+        .iter()
+        .enumerate()
+        .filter(|(other, module)| {
+            *other != index
+                && matches!(&module.config, crate::ModuleConfig::Coding(config)
+                    if config.agents.first().is_some_and(|agent| !agent.session_mode.is_new()))
+                && session_sources(topology, *other, true)
+                    .iter()
+                    .any(|(from, _)| upstream.contains(from))
+        })
+        .map(|(_, module)| module)
+        .collect();
+    (!others.is_empty()).then(|| format!("{} also does", quoted_labels(others.into_iter())))
+}
+
+fn coding_modules<'a>(modules: &[&'a Module]) -> Vec<&'a Module> {
+    modules
+        .iter()
+        .copied()
+        .filter(|module| matches!(module.config, crate::ModuleConfig::Coding(_)))
+        .collect()
 }
 
 fn quoted_labels<'a>(modules: impl Iterator<Item = &'a Module>) -> String {
@@ -784,12 +853,13 @@ fn coding_session_problem(
     coding: &crate::config::CodingConfig,
     position: usize,
     sources: &[&Module],
+    handing: &[&Module],
 ) -> Option<String> {
     if let Some(refusal) = coding.continue_refusal(position) {
         return Some(refusal.to_owned());
     }
     let agent = coding.agents.get(position)?;
-    let upstream: Vec<(&Module, &crate::config::CodingAgentAssignment)> = sources
+    let upstream: Vec<(&Module, &crate::config::CodingAgentAssignment)> = handing
         .iter()
         .filter_map(|source| match &source.config {
             crate::ModuleConfig::Coding(upstream) => upstream
@@ -805,11 +875,8 @@ fn coding_session_problem(
             .copied()
             .filter(|source| is_chat(source))
             .collect();
-        let parallel: Vec<&Module> = sources
-            .iter()
-            .copied()
-            .filter(|source| matches!(source.config, crate::ModuleConfig::Coding(_)))
-            .collect();
+        let parallel = coding_modules(handing);
+        let other_ports = coding_modules(sources);
         return Some(if !chats.is_empty() {
             format!(
                 "{} is a model's chat, which a coding agent cannot take up",
@@ -819,6 +886,11 @@ fn coding_session_problem(
             format!(
                 "{} runs its agents in parallel, which hands on no session",
                 quoted_labels(parallel.into_iter())
+            )
+        } else if !other_ports.is_empty() {
+            format!(
+                "{} is wired to it from a port that names no session (its Output, data_out, does)",
+                quoted_labels(other_ports.into_iter())
             )
         } else if sources.is_empty() {
             "nothing is wired to its data or context input".to_owned()

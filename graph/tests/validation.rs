@@ -1200,6 +1200,63 @@ fn session_not_continuable_on_a_coding_agent() {
         ),
     ));
     assert_eq!(codes_of(&bad), [Code::SessionNotContinuable]);
+
+    // Wired from a port that names no session.
+    let mut graph = fed_by(
+        coding("sequential", builder.clone()),
+        continuing("sequential", continues.clone()),
+    );
+    graph.cables[1].from.port = "diff_out".to_owned();
+    let bad = found(&graph);
+    assert!(
+        bad[0]
+            .message
+            .contains("\"first\" is wired to it from a port that names no session"),
+        "{}",
+        bad[0].message
+    );
+
+    // Taking a session up continues it: variants, or two modules, would
+    // share it.
+    let mut with_variants = continuing("sequential", continues.clone());
+    with_variants["variants"] = json!([{"name": "a"}, {"name": "b"}]);
+    let bad = found(&fed_by(
+        coding("sequential", builder.clone()),
+        with_variants,
+    ));
+    assert!(
+        bad.iter()
+            .any(|finding| finding.message.contains("as each of its variants does")),
+        "{bad:?}"
+    );
+    let mut graph = fed_by(
+        coding("sequential", builder),
+        continuing("sequential", continues.clone()),
+    );
+    let twin = load(
+        vec![module(
+            "third",
+            "step.coding",
+            continuing("sequential", continues),
+        )],
+        vec![],
+    );
+    graph.modules.extend(twin.modules);
+    graph.cables.push(
+        serde_json::from_value(cable("c3", ("first", "data_out"), ("third", "data_in"))).unwrap(),
+    );
+    let bad = found(&graph);
+    assert_eq!(bad.len(), 2, "{bad:?}");
+    assert!(
+        bad[0].message.contains("as \"third\" also does"),
+        "{}",
+        bad[0].message
+    );
+    assert!(
+        bad[1].message.contains("as \"second\" also does"),
+        "{}",
+        bad[1].message
+    );
 }
 
 fn codes_of(findings: &[graph::Finding]) -> Vec<Code> {

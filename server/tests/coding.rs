@@ -288,10 +288,11 @@ async fn a_downstream_coding_agent_continues_the_upstream_agents_session() {
     let upstream = || {
         config(
             "Write the plan.",
-            vec![
-                agent("planner", None, &[]),
-                agent("builder", Some("write plan.txt: the plan"), &["Check it."]),
-            ],
+            vec![agent(
+                "builder",
+                Some("write plan.txt: the plan"),
+                &["Check it."],
+            )],
         )
     };
     let mut fixer = agent("fixer", Some("Fix what the builder left."), &["Once more."]);
@@ -363,6 +364,54 @@ async fn a_downstream_coding_agent_continues_the_upstream_agents_session() {
         "{diff}"
     );
     assert!(!diff.contains("plan.txt"), "{diff}");
+
+    // In a chain, the last agent holds the module's session; its output
+    // (the planner's reply too, which the builder never had) is given
+    // again.
+    let mut chain = upstream();
+    chain.agents.insert(0, agent("planner", None, &[]));
+    let run = run_graph(chained(chain, fixer.clone())).await;
+    assert_eq!(run["status"], "completed", "{run}");
+    let replies = fix_responses(&run);
+    assert!(
+        replies[0].contains(": 2 earlier turns; first asked: “## Input from \"Task\"”.)"),
+        "{}",
+        replies[0]
+    );
+    assert!(
+        replies[0].contains("I was asked: “## Input from \"Build\"”."),
+        "{}",
+        replies[0]
+    );
+
+    // Taking a session up continues it, so only one taker may: of two
+    // variants, the second works in a new session and says why.
+    let mut compared = config("Go on.", vec![fixer.clone()]);
+    compared.variants = ["a", "b"]
+        .into_iter()
+        .map(|name| graph::experiment::Variant {
+            name: name.to_owned(),
+            ..graph::experiment::Variant::default()
+        })
+        .collect();
+    let graph = support::coding::coding_chain_graph(vec![
+        ("build", "Build", upstream()),
+        ("fix", "Fix", compared),
+    ]);
+    let run = run_graph(graph).await;
+    assert_eq!(run["status"], "completed", "{run}");
+    let transcript = fix_transcript(&run);
+    assert_eq!(
+        transcript
+            .matches("[fixer] continues the session of \"Build\"")
+            .count(),
+        1,
+        "{transcript}"
+    );
+    assert!(
+        transcript.contains("was taken up by \"fix--variant-"),
+        "{transcript}"
+    );
 
     // A parallel module hands on no session.
     let mut parallel = upstream();

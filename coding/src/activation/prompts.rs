@@ -12,8 +12,8 @@ use crate::workspace::ChangedFile;
 /// Diffs longer than this are cut in prompts (never in `diff_out`).
 pub(super) const PROMPT_DIFF_CHARACTERS: usize = 20_000;
 
-/// The first turn of an agent: the module's inputs (but the output of the
-/// module whose session it `continued`, already in its conversation), then
+/// The first turn of an agent: the module's inputs (but the one that named
+/// the session it `continued`, already in its conversation), then
 /// its instruction (the agent's override, or the module's), then what it is
 /// handed.
 pub(super) fn agent_prompt(
@@ -33,7 +33,7 @@ pub(super) fn agent_prompt(
         Some(own) => context.render(own)?,
         None => context.render_instruction(&config.instruction)?,
     };
-    let selection = continued.map_or(InputSelection::All, InputSelection::AllBut);
+    let selection = continued.map_or(InputSelection::All, InputSelection::AllButSession);
     let mut prompt = primary_turn(context, &instruction, selection);
     if let Some(previous) = handoff {
         prompt.push_str(&format!(

@@ -32,6 +32,8 @@ impl CodingModules {
             work.context.run_id,
             work.context.own_name()
         );
+        // A parked session goes on first: it already holds what it was
+        // given before, an upstream session it continued included.
         if work.config.session_style == SessionStyle::Park
             && let Some(session) = self
                 .parked
@@ -72,12 +74,14 @@ impl CodingModules {
         if let Ok(mut offers) = self.offers.lock() {
             offers.insert(profile.id.clone(), session.offers.clone());
         }
-        if let Some((source, reference)) = &upstream {
+        if let Some((key, reference)) = &upstream {
             let role = role_of_index(work, index);
             let note = match &session.continuation {
                 Continuation::Loaded { earlier_turns } => {
-                    if let Ok(mut continued) = work.continued.lock() {
-                        *continued = Some((index, source.clone()));
+                    if reference.holds_whole_output
+                        && let Ok(mut continued) = work.continued.lock()
+                    {
+                        *continued = Some((index, key.clone()));
                     }
                     format!(
                         "[{role}] continues the session of {} (ACP session {}, {earlier_turns} earlier turns)",
@@ -97,9 +101,9 @@ impl CodingModules {
         Ok(std::sync::Arc::new(session))
     }
 
-    /// The upstream coding agent's session agent `index` takes up, when it
-    /// is set to continue one and can; when it cannot, the transcript says
-    /// why and it starts a new session.
+    /// The upstream coding agent's session agent `index` takes up, with the
+    /// key its input named it by, when it is set to continue one and can;
+    /// when it cannot, the transcript says why and it starts a new session.
     fn upstream_session(
         &self,
         work: &Work<'_>,
@@ -115,20 +119,29 @@ impl CodingModules {
             .bundles_on("data_in")
             .into_iter()
             .chain(context.bundles_on("context_in"))
-            .filter_map(|(input, bundle)| {
-                let reference = context
-                    .sessions
-                    .agent_session(bundle.source_session_key.as_deref()?)?;
-                Some((input.source_module.clone(), reference))
+            .filter_map(|(_, bundle)| {
+                let key = bundle.source_session_key?;
+                let reference = context.sessions.agent_session(&key)?;
+                Some((key, reference))
             })
             .collect::<Vec<_>>();
+        let same_agent = found
+            .iter()
+            .find(|(_, reference)| reference.profile_id == profile.id);
         let refusal = if let Some(refusal) = work.config.continue_refusal(index) {
             refusal.to_owned()
-        } else if let Some(found) = found
-            .iter()
-            .find(|(_, reference)| reference.profile_id == profile.id)
-        {
-            return Some(found.clone());
+        } else if let Some((key, reference)) = same_agent {
+            // Taking it up continues it: one module (or variant) only.
+            match context
+                .sessions
+                .take_agent_session(key, &context.own_name())
+            {
+                Ok(()) => return Some((key.clone(), reference.clone())),
+                Err(taker) => format!(
+                    "the session of {} was taken up by \"{taker}\" first, and continuing it here would write into that conversation",
+                    reference.held_by
+                ),
+            }
         } else if let Some((_, other)) = found.first() {
             format!(
                 "the session of {} is held by another agent (profile \"{}\", not \"{}\")",
@@ -164,6 +177,7 @@ impl CodingModules {
                     work.context.module.display_label(),
                     role_of_index(work, index)
                 ),
+                holds_whole_output: work.config.agents.len() == 1,
             });
         }
         if work.config.session_style == SessionStyle::Park

@@ -55,14 +55,15 @@ pub(super) struct Work<'a> {
     /// The session the module hands on with its `data_out`, once the agent
     /// that holds it is done (`CodingConfig::session_holder`).
     pub(super) handed_on: std::sync::Mutex<Option<engine::session::AgentSessionReference>>,
-    /// The agent that took up an upstream module's session, and that
-    /// module: its output is already in the conversation.
+    /// The agent that took up an upstream module's session, and the key it
+    /// was named by, when the output that named it is already in the
+    /// conversation.
     pub(super) continued: std::sync::Mutex<Option<(usize, String)>>,
 }
 
 impl Work<'_> {
-    /// The module whose output agent `index`'s conversation already holds,
-    /// when it continues that module's session.
+    /// The session key of the input agent `index`'s conversation already
+    /// holds, when it continues that session.
     pub(super) fn continued_source(&self, index: usize) -> Option<String> {
         self.continued
             .lock()

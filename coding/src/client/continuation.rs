@@ -35,6 +35,9 @@ pub(super) async fn read_replay(session: &mut ActiveSession<'static, Agent>) -> 
             continue;
         };
         let mut user_chunk = false;
+        // Only counted: an update that cannot be read, or a request the
+        // agent makes while replaying (it has no turn to ask in), changes
+        // nothing here.
         let _ = MatchDispatch::new(dispatch.into_raw())
             .if_notification(async |notification: SessionNotification| {
                 user_chunk = matches!(notification.update, SessionUpdate::UserMessageChunk(_));

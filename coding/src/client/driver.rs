@@ -173,8 +173,14 @@ impl Driver {
                                 (session, response.session_id, offered)
                             }
                             Err(error) => {
+                                // Why no session could be loaded first, too.
+                                let before = match &continuation {
+                                    Continuation::NotLoaded(reason) => format!("{reason}; then "),
+                                    _ => String::new(),
+                                };
                                 if let Some(ready) = ready.take() {
-                                    let _ = ready.send(Err(format!("session/new failed: {error}")));
+                                    let _ = ready
+                                        .send(Err(format!("{before}session/new failed: {error}")));
                                 }
                                 return Ok(());
                             }

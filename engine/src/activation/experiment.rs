@@ -81,7 +81,9 @@ pub async fn experiment(
     output
         .ports
         .push((COMPARISON_OUT.to_owned(), PortValue::Bundle(comparison)));
-    // A comparison continues no one session.
+    // A comparison continues no one chat session. A coding agent's session
+    // it names (`agent_session`, the baseline's) stays: only one taker may
+    // take it up downstream.
     output.session_key = None;
     Ok(output)
 }
