@@ -739,7 +739,8 @@ fn check_session_continued(findings: &mut ModuleFindings<'_>, topology: &Topolog
                         Code::SessionNotContinuable,
                         path,
                         format!(
-                            "Agent 1 of \"{name}\" continues its input's session, as {others}: taking it up continues it, so only the first to start does, and the others work in new sessions"
+                            "Agent {} of \"{name}\" continues its input's session, as {others}: taking it up continues it, so only the first to start does, and the others work in new sessions",
+                            position + 1
                         ),
                     );
                 }

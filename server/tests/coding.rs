@@ -19,7 +19,7 @@ use http_body_util::BodyExt;
 use serde_json::{Value, json};
 use support::coding::{
     Setup, activation, activation_of, agent, cable, coding_graph, config, labels, responses,
-    responses_of, run, setup, setup_running_commands, transcript, transcript_of,
+    responses_of, run, run_document, setup, setup_running_commands, transcript, transcript_of,
 };
 use support::{as_editor, call, create_graph, get, post, start, wait_for};
 use tower::ServiceExt;
@@ -304,14 +304,6 @@ async fn a_downstream_coding_agent_continues_the_upstream_agents_session() {
             ("fix", "Fix", config("Go on.", vec![fixer])),
         ])
     };
-    let run_graph = |graph: Value| {
-        let router = setup.router.clone();
-        async move {
-            let graph_id = create_graph(&router, graph).await;
-            let run_id = start(&router, &graph_id, "x").await;
-            wait_for(&router, &run_id, &["completed", "failed", "cancelled"]).await
-        }
-    };
     let fix_responses = |run: &Value| -> Vec<String> {
         responses_of(run, "fix")
             .into_iter()
@@ -320,7 +312,7 @@ async fn a_downstream_coding_agent_continues_the_upstream_agents_session() {
     };
     let fix_transcript = |run: &Value| transcript_of(run, "fix");
 
-    let run = run_graph(chained(upstream(), fixer.clone())).await;
+    let run = run_document(&setup, chained(upstream(), fixer.clone()), "x").await;
     assert_eq!(run["status"], "completed", "{run}");
     let data_out = &activation(&run)["outputs"]["data_out"];
     assert_eq!(data_out["source_session_key"], "build#1/acp", "{data_out}");
@@ -370,7 +362,7 @@ async fn a_downstream_coding_agent_continues_the_upstream_agents_session() {
     // again.
     let mut chain = upstream();
     chain.agents.insert(0, agent("planner", None, &[]));
-    let run = run_graph(chained(chain, fixer.clone())).await;
+    let run = run_document(&setup, chained(chain, fixer.clone()), "x").await;
     assert_eq!(run["status"], "completed", "{run}");
     let replies = fix_responses(&run);
     assert!(
@@ -398,7 +390,7 @@ async fn a_downstream_coding_agent_continues_the_upstream_agents_session() {
         ("build", "Build", upstream()),
         ("fix", "Fix", compared),
     ]);
-    let run = run_graph(graph).await;
+    let run = run_document(&setup, graph, "x").await;
     assert_eq!(run["status"], "completed", "{run}");
     let transcript = fix_transcript(&run);
     assert_eq!(
@@ -416,7 +408,7 @@ async fn a_downstream_coding_agent_continues_the_upstream_agents_session() {
     // A parallel module hands on no session.
     let mut parallel = upstream();
     parallel.coordination = Coordination::Parallel;
-    let run = run_graph(chained(parallel, fixer.clone())).await;
+    let run = run_document(&setup, chained(parallel, fixer.clone()), "x").await;
     assert_eq!(run["status"], "completed", "{run}");
     assert!(
         activation(&run)["outputs"]["data_out"]
@@ -434,7 +426,7 @@ async fn a_downstream_coding_agent_continues_the_upstream_agents_session() {
     // Another agent cannot take up the session.
     let mut other = fixer.clone();
     other.acp_profile_id = Some("sim-two".to_owned());
-    let run = run_graph(chained(upstream(), other)).await;
+    let run = run_document(&setup, chained(upstream(), other), "x").await;
     assert_eq!(run["status"], "completed", "{run}");
     assert!(fix_responses(&run)[0].starts_with("Simulated agent, turn 1."));
     assert!(
@@ -450,7 +442,7 @@ async fn a_downstream_coding_agent_continues_the_upstream_agents_session() {
     }
     let mut other = fixer;
     other.acp_profile_id = Some("sim-no-load".to_owned());
-    let run = run_graph(chained(without_load, other)).await;
+    let run = run_document(&setup, chained(without_load, other), "x").await;
     assert_eq!(run["status"], "completed", "{run}");
     assert!(fix_responses(&run)[0].starts_with("Simulated agent, turn 1."));
     assert!(

@@ -144,7 +144,12 @@ pub fn config(instruction: &str, agents: Vec<CodingAgentAssignment>) -> CodingCo
 }
 
 pub async fn run(setup: &Setup, config: CodingConfig, input: &str) -> Value {
-    let graph_id = create_graph(&setup.router, coding_graph(config)).await;
+    run_document(setup, coding_graph(config), input).await
+}
+
+/// Creates the graph `document`, runs it with `input` and waits for the end.
+pub async fn run_document(setup: &Setup, document: Value, input: &str) -> Value {
+    let graph_id = create_graph(&setup.router, document).await;
     let run_id = start(&setup.router, &graph_id, input).await;
     wait_for(
         &setup.router,
