@@ -415,3 +415,50 @@ test('with separate outputs on, the output popup offers each response; off, only
   const document = await (await page.request.get(`/api/graphs/${id}`)).json();
   expect(document.cables.some((cable) => cable.from.module === 'm2' && cable.from.port === 'reprompt_1_out' && cable.to.module === 'm3')).toBe(true);
 });
+
+test('zoomed out, modules are sketched and cables drawn on a canvas; a click where a cable is drawn selects it', async ({ page }) => {
+  const errors = watchErrors(page, { consoleErrors: false });
+  const id = await newGraph(page);
+  await expect(page.locator('[data-edge-id]')).toHaveCount(2);
+  const zoomOut = page.getByRole('button', { name: 'Zoom out' });
+  for (let click = 0; click < 3; click++) await zoomOut.click();
+  // Below 60 %: a sketch per module, no detailed cable left in the page.
+  await expect(page.locator('.module.sketch')).toHaveCount(3);
+  await expect(page.locator('.module:not(.sketch)')).toHaveCount(0);
+  await expect(page.locator('.cable')).toHaveCount(0);
+  const zoom = await page.locator('.viewport-scale').evaluate((element) => Number(/scale\(([^)]+)\)/.exec(element.style.transform)[1]));
+  expect(zoom).toBeLessThan(0.6);
+
+  // The middle of cable c1 (m1's output, row 0, to m2's input, row 0): the
+  // middle of its ends, as its control points sit level with them.
+  const from = await node(page, 'm1').boundingBox();
+  const to = await node(page, 'm2').boundingBox();
+  const rowCentre = (1 + 24 + 4 + 10) * zoom;
+  const middle = { x: (from.x + from.width + to.x) / 2, y: (from.y + to.y) / 2 + rowCentre };
+  // Drawn there: the canvas has ink at that point.
+  await expect.poll(() => page.locator('canvas.cable-sketches').evaluate((canvas, point) => {
+    const box = canvas.getBoundingClientRect();
+    const x = Math.round((point.x - box.left) * canvas.width / box.width);
+    const y = Math.round((point.y - box.top) * canvas.height / box.height);
+    const pixels = canvas.getContext('2d').getImageData(x - 2, y - 2, 5, 5).data;
+    return pixels.some((value, index) => index % 4 === 3 && value > 0);
+  }, middle)).toBe(true);
+
+  // A click on empty canvas selects no cable: Delete removes nothing.
+  await page.mouse.click(middle.x, middle.y - 60);
+  await page.keyboard.press('Delete');
+  // A click a pixel or two off the curve selects c1; Delete removes it.
+  await page.mouse.click(middle.x, middle.y + 2);
+  await page.keyboard.press('Delete');
+  await saved(page);
+  const document = await (await page.request.get(`/api/graphs/${id}`)).json();
+  expect(document.cables.map((cable) => cable.id)).toEqual(['c2']);
+
+  // Zoomed in again, modules and cables are drawn in detail.
+  const zoomIn = page.getByRole('button', { name: 'Zoom in' });
+  for (let click = 0; click < 3; click++) await zoomIn.click();
+  await expect(page.locator('.module.sketch')).toHaveCount(0);
+  await expect(page.locator('[data-edge-id]')).toHaveCount(1);
+  await expect(page.locator('canvas.cable-sketches')).toHaveAttribute('width', '0');
+  expect(errors).toEqual([]);
+});

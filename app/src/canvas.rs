@@ -11,6 +11,7 @@
 //! through [`CanvasEvents`].
 
 mod batched;
+mod cable_sketches;
 mod cable_view;
 pub mod geometry;
 pub mod gesture;
@@ -26,13 +27,15 @@ use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
 use batched::batched;
+use cable_sketches::{CableSketches, SketchedCable};
 use cable_view::{CableView, preview_path};
 use gesture::{
     Action, Context, GestureMachine, Input, PluggedCable, Pointer, Press, PressedModule,
     SelectionBox,
 };
-use model::{CanvasModel, NodeHandle, Viewport};
+use model::{CanvasModel, EdgeHandle, NodeHandle, Viewport};
 use module_box::ModuleBox;
+use sketches::SketchChunk;
 
 /// A finished wiring gesture: from an output port to an input port.
 pub use graph::Connection;
@@ -194,6 +197,9 @@ fn select_inside(model: CanvasModel, area: SelectionBox, additive: bool) {
 /// Below this zoom modules are drawn as sketches.
 const SKETCH_BELOW_ZOOM: f64 = 0.6;
 
+/// How near (screen pixels) a press must be to a sketched cable to press it.
+const CABLE_REACH: f64 = 5.0;
+
 /// The pane: everything drawn, and every gesture.
 #[component]
 pub fn Canvas(
@@ -341,6 +347,111 @@ pub fn Canvas(
         }
     };
 
+    // Large graphs are drawn near the view only, once hydrated (the server
+    // drew them whole, and hydration must find what it drew).
+    let detailed = Memo::new(move |_| model.drawn_view.with(|view| view.zoom >= SKETCH_BELOW_ZOOM));
+    let near_nodes = Memo::new(move |_| model.drawn_nodes());
+    let wanted_nodes = Memo::new(move |_| {
+        if detailed.get() {
+            near_nodes.get()
+        } else {
+            Vec::new()
+        }
+    });
+    // Zoomed out, modules near the view are sketched (a plain box), as
+    // markup: those being dragged apart, as their markup changes at every
+    // move and the rest's then does not.
+    let drawn_region = Memo::new(move |_| model.drawn_region());
+    let is_dragged =
+        move |node: &NodeHandle| model.dragging.with(|dragging| dragging.contains(&node.id));
+    let sketch_chunks = Memo::new(move |_| {
+        if detailed.get() {
+            return Vec::new();
+        }
+        let (left, top, right, bottom) = drawn_region.get();
+        near_nodes.with(|nodes| {
+            let still: Vec<&NodeHandle> = nodes.iter().filter(|node| !is_dragged(node)).collect();
+            sketches::module_chunks(&still, ((left + right) / 2.0, (top + bottom) / 2.0))
+        })
+    });
+    let drawn_sketches = batched(sketch_chunks, 1, |chunk: &SketchChunk| {
+        Arc::clone(&chunk.key)
+    });
+    let dragged_sketches = Memo::new(move |_| {
+        let mut markup = String::new();
+        if !detailed.get() {
+            near_nodes.with(|nodes| {
+                for node in nodes.iter().filter(|node| is_dragged(node)) {
+                    sketches::write_module(node, &mut markup);
+                }
+            });
+        }
+        markup
+    });
+    Effect::new(move |_| model.virtualize.set(true));
+    // Modules coming into view are mounted a batch per frame, so panning or
+    // zooming over a large graph never spends one long frame mounting
+    // hundreds. Sketches come a chunk per frame too; the sketched cables
+    // are drawn on a canvas the frame after a zoom settles.
+    let drawn_nodes = batched(wanted_nodes, 40, |node: &NodeHandle| Arc::clone(&node.id));
+    let region_edges = Memo::new(move |_| model.region_edges());
+    // Cables of dragged modules move to their own layer: a short list to
+    // filter when a drag starts, not every cable of the graph.
+    let still_edges = Memo::new(move |_| {
+        region_edges.with(|edges| {
+            edges
+                .iter()
+                .filter(|edge| !model.moving(edge))
+                .cloned()
+                .collect::<Vec<_>>()
+        })
+    });
+    // Zoomed out, cables are sketched too: on a canvas, their conditions
+    // as markup.
+    let drawn_edges = Memo::new(move |_| {
+        if detailed.get() {
+            still_edges.get()
+        } else {
+            Vec::new()
+        }
+    });
+    // The cables to sketch follow a frame behind (the next frame's, as a
+    // zoom settles in a timer, before the frame it is drawn in): that
+    // frame has the modules to take out and sketch.
+    let sketch_edges = RwSignal::new(Vec::<EdgeHandle>::new());
+    Effect::new(move |_| {
+        if detailed.get() {
+            model::set_if_changed(sketch_edges, Vec::new());
+            return;
+        }
+        let edges = still_edges.get();
+        request_animation_frame(move || {
+            request_animation_frame(move || {
+                // Unless zoomed in meanwhile.
+                if !detailed.get_untracked() {
+                    model::set_if_changed(sketch_edges, edges);
+                }
+            });
+        });
+    });
+    let sketched_cables = Memo::new(move |_| {
+        sketch_edges.with(|edges| {
+            edges
+                .iter()
+                .filter_map(|edge| cable_sketches::sketch_of(&model, edge))
+                .collect::<Vec<SketchedCable>>()
+        })
+    });
+    let condition_sketches = Memo::new(move |_| {
+        let mut markup = String::new();
+        sketch_edges.with(|edges| {
+            for edge in edges {
+                sketches::write_condition(&model, edge, &mut markup);
+            }
+        });
+        markup
+    });
+
     let on_pointer_down = move |event: web_sys::PointerEvent| {
         if event.button() != 0 {
             return;
@@ -348,10 +459,20 @@ pub fn Canvas(
         let Some(target) = element_of(event.target()) else {
             return;
         };
-        let press = press_at(&target, model);
         let client = (f64::from(event.client_x()), f64::from(event.client_y()));
         measure_pane();
         let point = graph_point(client.0, client.1);
+        let mut press = press_at(&target, model);
+        if press == Press::Background {
+            // Zoomed out, cables are drawn on a canvas: found by their
+            // curves, within a few pixels.
+            let within = CABLE_REACH / model.drawn_view.with_untracked(|view| view.zoom);
+            if let Some(cable) = sketched_cables.with_untracked(|cables| {
+                cable_sketches::cable_at(cables, (point.x, point.y), within)
+            }) {
+                press = Press::Cable(cable.to_string());
+            }
+        }
         let shift = event.shift_key();
         let actions = step(Input::Down {
             press,
@@ -445,73 +566,6 @@ pub fn Canvas(
         }
     };
 
-    // Large graphs are drawn near the view only, once hydrated (the server
-    // drew them whole, and hydration must find what it drew).
-    let detailed = Memo::new(move |_| model.drawn_view.with(|view| view.zoom >= SKETCH_BELOW_ZOOM));
-    let near_nodes = Memo::new(move |_| model.drawn_nodes());
-    let wanted_nodes = Memo::new(move |_| {
-        if detailed.get() {
-            near_nodes.get()
-        } else {
-            Vec::new()
-        }
-    });
-    // Zoomed out, modules near the view are sketched (a plain box), as
-    // markup: those being dragged apart, as their markup changes at every
-    // move and the rest's then does not.
-    let sketch_markup = move |dragged: bool| {
-        let mut markup = String::new();
-        if !detailed.get() {
-            near_nodes.with(|nodes| {
-                for node in nodes {
-                    if model.dragging.with(|dragging| dragging.contains(&node.id)) == dragged {
-                        sketches::write_module(node, &mut markup);
-                    }
-                }
-            });
-        }
-        markup
-    };
-    let still_sketches = Memo::new(move |_| sketch_markup(false));
-    let dragged_sketches = Memo::new(move |_| sketch_markup(true));
-    Effect::new(move |_| model.virtualize.set(true));
-    // Modules coming into view are mounted a batch per frame, so panning or
-    // zooming over a large graph never spends one long frame mounting
-    // hundreds. Sketches and cables come at once: drawing them again is
-    // what costs (raster), and one frame of it beats several.
-    let drawn_nodes = batched(wanted_nodes, 40, |node: &NodeHandle| Arc::clone(&node.id));
-    let region_edges = Memo::new(move |_| model.region_edges());
-    // Cables of dragged modules move to their own layer: a short list to
-    // filter when a drag starts, not every cable of the graph.
-    let still_edges = Memo::new(move |_| {
-        region_edges.with(|edges| {
-            edges
-                .iter()
-                .filter(|edge| !model.moving(edge))
-                .cloned()
-                .collect::<Vec<_>>()
-        })
-    });
-    // Zoomed out, cables are sketched too.
-    let drawn_edges = Memo::new(move |_| {
-        if detailed.get() {
-            still_edges.get()
-        } else {
-            Vec::new()
-        }
-    });
-    let cable_sketches = Memo::new(move |_| {
-        let mut markup = String::new();
-        if !detailed.get() {
-            still_edges.with(|edges| {
-                for edge in edges {
-                    sketches::write_cable(&model, edge, &mut markup);
-                }
-            });
-        }
-        markup
-    });
-
     // The pane's size, for the minimap, fitting the view and placing new
     // modules. It changes with the window and as side panels open and close.
     Effect::new(move |_| {
@@ -595,11 +649,12 @@ pub fn Canvas(
                 class:zooming=move || wheel_zooming.get()
                 style:transform=move || model.viewport.with(|view| format!("scale({})", view.zoom))
             >
+                <CableSketches model cables=sketched_cables/>
                 <svg class="cables" aria-hidden="true">
                     <For each=move || drawn_edges.get() key=|edge| Arc::clone(&edge.id) let:edge>
                         <CableView model edge/>
                     </For>
-                    <g inner_html=move || cable_sketches.get()></g>
+                    <g inner_html=move || condition_sketches.get()></g>
                     <path class="cable-preview" d=move || preview.get().unwrap_or_default()></path>
                 </svg>
                 // Cables of modules being dragged: redrawn every frame on a
@@ -612,7 +667,20 @@ pub fn Canvas(
                 <For each=move || drawn_nodes.get() key=|node| Arc::clone(&node.id) let:node>
                     <ModuleBox node model/>
                 </For>
-                <div class="sketches" inner_html=move || still_sketches.get()></div>
+                <For each=move || drawn_sketches.get() key=|chunk| Arc::clone(&chunk.key) let:chunk>
+                    <div
+                        class="sketches"
+                        inner_html=move || {
+                            drawn_sketches.with(|chunks| {
+                                chunks
+                                    .iter()
+                                    .find(|drawn| drawn.key == chunk.key)
+                                    .map(|drawn| drawn.markup.clone())
+                                    .unwrap_or_default()
+                            })
+                        }
+                    ></div>
+                </For>
                 <div class="sketches" inner_html=move || dragged_sketches.get()></div>
                 {move || {
                     boxing.get().map(|area| {

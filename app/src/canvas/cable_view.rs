@@ -7,13 +7,13 @@ use graph::Position;
 use graph::routing::CableOrder;
 use leptos::prelude::*;
 
-use super::geometry::{cable_path, header_anchor, input_anchor, output_anchor};
+use super::geometry::{CableCurve, cable_path, header_anchor, input_anchor, output_anchor};
 use super::model::{CableRoute, CanvasModel, EdgeHandle};
 
 /// Where a cable runs, in graph units.
 #[derive(Clone, Debug, PartialEq)]
 pub(super) struct CableGeometry {
-    pub path: String,
+    pub curve: CableCurve,
     /// One of its ports is gone.
     pub dangling: bool,
     /// The middle of the curve, where its condition is written.
@@ -48,7 +48,10 @@ pub(super) fn cable_geometry(model: &CanvasModel, edge: &EdgeHandle) -> Option<C
         |row| input_anchor(target_position, row),
     );
     Some(CableGeometry {
-        path: cable_path(start, end),
+        curve: CableCurve {
+            from: start,
+            to: end,
+        },
         dangling: source_row.is_none() || target_row.is_none(),
         // The curve's control points sit level with its ends, so its
         // middle is the middle of its ends.
@@ -112,7 +115,7 @@ pub fn CableView(model: CanvasModel, edge: EdgeHandle) -> impl IntoView {
         geometry.with(|geometry| {
             geometry
                 .as_ref()
-                .map(|geometry| geometry.path.clone())
+                .map(|geometry| geometry.curve.path())
                 .unwrap_or_default()
         })
     };

@@ -161,20 +161,94 @@ fn control_offset(distance: f64) -> f64 {
     }
 }
 
+/// A cable's curve, in graph units: a cubic Bézier from an output anchor
+/// to an input anchor, its control points level with its ends.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CableCurve {
+    pub from: (f64, f64),
+    pub to: (f64, f64),
+}
+
+impl CableCurve {
+    /// The control points after `from`, then before `to`.
+    pub fn controls(&self) -> ((f64, f64), (f64, f64)) {
+        let offset = control_offset(self.to.0 - self.from.0);
+        (
+            (self.from.0 + offset, self.from.1),
+            (self.to.0 - offset, self.to.1),
+        )
+    }
+
+    /// SVG path data of the curve.
+    pub fn path(&self) -> String {
+        let (first, second) = self.controls();
+        format!(
+            "M{:.1},{:.1} C{:.1},{:.1} {:.1},{:.1} {:.1},{:.1}",
+            self.from.0, self.from.1, first.0, first.1, second.0, second.1, self.to.0, self.to.1
+        )
+    }
+
+    /// The point at `t` (0 at `from`, 1 at `to`).
+    fn at(&self, t: f64) -> (f64, f64) {
+        let (first, second) = self.controls();
+        let u = 1.0 - t;
+        let (a, b, c, d) = (u * u * u, 3.0 * u * u * t, 3.0 * u * t * t, t * t * t);
+        (
+            a * self.from.0 + b * first.0 + c * second.0 + d * self.to.0,
+            a * self.from.1 + b * first.1 + c * second.1 + d * self.to.1,
+        )
+    }
+
+    /// How far `point` is from the curve, or `None` when it is further
+    /// than `within` (cheaply: the curve lies inside its control points'
+    /// box).
+    pub fn distance(&self, point: (f64, f64), within: f64) -> Option<f64> {
+        let (first, second) = self.controls();
+        let xs = [self.from.0, first.0, second.0, self.to.0];
+        let ys = [self.from.1, first.1, second.1, self.to.1];
+        let (left, right) = (
+            xs.iter().copied().fold(f64::INFINITY, f64::min),
+            xs.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        );
+        let (top, bottom) = (
+            ys.iter().copied().fold(f64::INFINITY, f64::min),
+            ys.iter().copied().fold(f64::NEG_INFINITY, f64::max),
+        );
+        if point.0 < left - within
+            || point.0 > right + within
+            || point.1 < top - within
+            || point.1 > bottom + within
+        {
+            return None;
+        }
+        const SEGMENTS: usize = 32;
+        let mut nearest = f64::INFINITY;
+        let mut previous = self.from;
+        for step in 1..=SEGMENTS {
+            let next = self.at(step as f64 / SEGMENTS as f64);
+            nearest = nearest.min(distance_to_segment(point, previous, next));
+            previous = next;
+        }
+        (nearest <= within).then_some(nearest)
+    }
+}
+
+/// How far `point` is from the segment from `a` to `b`.
+fn distance_to_segment(point: (f64, f64), a: (f64, f64), b: (f64, f64)) -> f64 {
+    let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+    let length = dx * dx + dy * dy;
+    let t = if length == 0.0 {
+        0.0
+    } else {
+        (((point.0 - a.0) * dx + (point.1 - a.1) * dy) / length).clamp(0.0, 1.0)
+    };
+    let (x, y) = (a.0 + t * dx, a.1 + t * dy);
+    ((point.0 - x).powi(2) + (point.1 - y).powi(2)).sqrt()
+}
+
 /// SVG path data of a cable from an output anchor to an input anchor.
 pub fn cable_path(from: (f64, f64), to: (f64, f64)) -> String {
-    let offset = control_offset(to.0 - from.0);
-    format!(
-        "M{:.1},{:.1} C{:.1},{:.1} {:.1},{:.1} {:.1},{:.1}",
-        from.0,
-        from.1,
-        from.0 + offset,
-        from.1,
-        to.0 - offset,
-        to.1,
-        to.0,
-        to.1
-    )
+    CableCurve { from, to }.path()
 }
 
 #[cfg(test)]

@@ -234,30 +234,26 @@ pub struct NodeHandle {
 impl NodeHandle {
     /// The module's content width, from what it shows (tracked).
     pub fn width(&self) -> f64 {
-        let labels = |ports: &Vec<PortView>| {
-            ports
-                .iter()
-                .map(|port| port.label.clone())
-                .collect::<Vec<_>>()
-        };
-        let inputs = self.inputs.with(labels);
-        let outputs = self.outputs.with(labels);
-        self.title.with(|title| {
-            self.subtitle.with(|kind| {
-                self.note.with(|note| {
-                    super::geometry::module_width(
-                        title,
-                        kind,
-                        note,
-                        inputs.iter().map(String::as_str),
-                        outputs.iter().map(String::as_str),
-                    )
+        self.inputs.with(|inputs| {
+            self.outputs.with(|outputs| {
+                self.title.with(|title| {
+                    self.subtitle.with(|kind| {
+                        self.note.with(|note| {
+                            super::geometry::module_width(
+                                title,
+                                kind,
+                                note,
+                                inputs.iter().map(|port| port.label.as_str()),
+                                outputs.iter().map(|port| port.label.as_str()),
+                            )
+                        })
+                    })
                 })
             })
         })
     }
 
-    /// The module's width with its border (tracked).
+    /// Outer width, borders included (where output ports sit).
     pub fn outer_width(&self) -> f64 {
         self.width() + 2.0 * super::geometry::BORDER
     }
@@ -645,7 +641,7 @@ impl CanvasModel {
     /// The region drawn, in graph units: the view and a margin around it,
     /// widened to a coarse grid so that the set of drawn modules changes
     /// seldom, in batches, rather than a few modules on every frame of a pan.
-    fn drawn_region(&self) -> (f64, f64, f64, f64) {
+    pub fn drawn_region(&self) -> (f64, f64, f64, f64) {
         const GRID: f64 = 512.0;
         let view = self.drawn_view.get();
         let (width, height) = self.pane_size.get();

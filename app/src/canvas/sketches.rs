@@ -1,17 +1,19 @@
 //! The canvas zoomed out: modules as sketches (a box and its title) and
-//! cables as plain curves, written as markup and put in the page with one
-//! `innerHTML` each. Hundreds come into view at once when a zoom settles;
+//! cables' conditions as text, written as markup and put in the page with
+//! one `innerHTML` each (the cables themselves are drawn on a canvas, in
+//! `cable_sketches`). Hundreds come into view at once when a zoom settles;
 //! as views, an effect per attribute each, that was one frame of about
 //! 100 ms of script at 2000 modules; the browser parses the markup in a few.
-//! A sketch is one element (a module's box holds its title as text; a cable
-//! is one path, hit where drawn), as styling and laying out thousands of
-//! elements was the other half of that frame. They carry the
-//! `data-node-id`/`data-edge-id` of the detailed drawing, so clicks and
-//! drags find sketches as they find modules and cables.
+//! A sketch is one element (a module's box holds its title as text), as
+//! styling and laying out thousands of elements was the other half of that
+//! frame. They carry the `data-node-id`/`data-edge-id` of the detailed
+//! drawing, so clicks and drags find sketches as they find modules and
+//! cables.
 
 use std::fmt::Write;
+use std::sync::Arc;
 
-use leptos::prelude::{Get, With};
+use leptos::prelude::{Get, GetUntracked, With};
 
 use super::cable_view::{cable_geometry, condition_texts};
 use super::geometry;
@@ -40,6 +42,46 @@ fn classes(flags: &[(&str, bool)], markup: &mut String) {
             markup.push_str(name);
         }
     }
+}
+
+/// Module sketches put in the page together: a chunk per animation frame,
+/// nearest the view first, so that hundreds coming into view when a zoom
+/// settles are never one long frame of styling and painting.
+#[derive(Clone, Debug, PartialEq)]
+pub struct SketchChunk {
+    /// Its place in the order, nearest the view first.
+    pub key: Arc<str>,
+    pub markup: String,
+}
+
+/// Modules in a chunk of sketches.
+const MODULES_PER_CHUNK: usize = 100;
+
+/// The sketches of `nodes` as they are now (tracked), in chunks, those
+/// nearest `centre` (graph units) first.
+pub fn module_chunks(nodes: &[&NodeHandle], centre: (f64, f64)) -> Vec<SketchChunk> {
+    let mut by_distance: Vec<(f64, &NodeHandle)> = nodes
+        .iter()
+        .map(|node| {
+            let at = node.position.get_untracked();
+            ((at.x - centre.0).powi(2) + (at.y - centre.1).powi(2), *node)
+        })
+        .collect();
+    by_distance.sort_by(|(a, _), (b, _)| a.total_cmp(b));
+    by_distance
+        .chunks(MODULES_PER_CHUNK)
+        .enumerate()
+        .map(|(index, chunk)| {
+            let mut markup = String::new();
+            for (_, node) in chunk {
+                write_module(node, &mut markup);
+            }
+            SketchChunk {
+                key: Arc::from(index.to_string()),
+                markup,
+            }
+        })
+        .collect()
 }
 
 /// Appends module `node`'s sketch as it is now (tracked: a memo of the
@@ -73,44 +115,34 @@ pub fn write_module(node: &NodeHandle, markup: &mut String) {
     markup.push_str("</div>");
 }
 
-/// Appends cable `edge`'s sketch as it is now (tracked).
-pub fn write_cable(model: &CanvasModel, edge: &EdgeHandle, markup: &mut String) {
-    let geometry = cable_geometry(model, edge);
-    let route = edge.route.get();
-    let Some(geometry) = geometry else {
-        // A port is gone and its module too: nothing to draw it between.
+/// Appends cable `edge`'s number and condition, when its port's cables
+/// have conditions, at its middle (tracked).
+pub fn write_condition(model: &CanvasModel, edge: &EdgeHandle, markup: &mut String) {
+    let Some(order) = edge.order.get() else {
         return;
     };
-    markup.push_str("<path class=\"cable cable-line cable-sketch");
+    let Some(geometry) = cable_geometry(model, edge) else {
+        return;
+    };
+    let (short, full) = condition_texts(&order);
+    markup.push_str("<g class=\"cable-condition");
     classes(
-        &[
-            ("dangling", geometry.dangling),
-            ("selected", edge.selected.get()),
-            ("flagged", edge.flagged.get()),
-            ("taken", route == CableRoute::Taken),
-            ("passed", route == CableRoute::Passed),
-        ],
+        &[("passed", edge.route.get() == CableRoute::Passed)],
         markup,
     );
     markup.push_str("\" data-edge-id=\"");
     escape(&edge.id, markup);
-    let _ = write!(markup, "\" d=\"{}\"></path>", geometry.path);
-    if let Some(order) = edge.order.get() {
-        let (short, full) = condition_texts(&order);
-        markup.push_str("<g class=\"cable-condition\" data-edge-id=\"");
-        escape(&edge.id, markup);
-        markup.push_str("\"><title>");
-        escape(&full, markup);
-        let _ = write!(
-            markup,
-            "</title><text x=\"{}\" y=\"{}\"><tspan class=\"cable-order\">{}</tspan> ",
-            geometry.middle.0,
-            geometry.middle.1 - 5.0,
-            order.number
-        );
-        escape(&short, markup);
-        markup.push_str("</text></g>");
-    }
+    markup.push_str("\"><title>");
+    escape(&full, markup);
+    let _ = write!(
+        markup,
+        "</title><text x=\"{}\" y=\"{}\"><tspan class=\"cable-order\">{}</tspan> ",
+        geometry.middle.0,
+        geometry.middle.1 - 5.0,
+        order.number
+    );
+    escape(&short, markup);
+    markup.push_str("</text></g>");
 }
 
 #[cfg(test)]
