@@ -514,17 +514,16 @@ impl ActivationContext {
     }
 
     /// Keeps the record as it is now, so that a resume continues after the
-    /// turns it has answered. Awaited: the next turn is asked only once
-    /// this one is kept.
-    pub async fn checkpoint(&self) {
+    /// turns it has answered. Not waited for: the next turn is asked at
+    /// once, and the record is stored before anything the activation
+    /// stores later (a crash in between asks this turn again).
+    pub fn checkpoint(&self) {
         let Some(sink) = &self.checkpoint else {
             return;
         };
-        let record = match self.record.lock() {
-            Ok(record) => record.clone(),
-            Err(_) => return,
-        };
-        sink(record).await;
+        if let Ok(record) = self.record.lock() {
+            sink(&record);
+        }
     }
 
     /// Opens a new session (or continues one) and records its system prompt.

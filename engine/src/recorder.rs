@@ -32,12 +32,14 @@ pub trait Recorder: Send + Sync + 'static {
         ending: Option<&str>,
     ) -> impl Future<Output = Result<(), RecordError>> + Send;
 
-    /// Saves the record of an activation as it starts (PRODUCT §3.1:
-    /// `running`), without waiting for it to be stored: the activation
-    /// starts at once, and a later save of it is stored after this one. A
-    /// crash before it is stored loses nothing the event log does not hold
-    /// (`module.activated`).
-    fn activation_started(&self, run_id: &str, record: &ActivationRecord);
+    /// Saves the record of an activation in progress, as it starts
+    /// (PRODUCT §3.1: `running`) and after each turn it has answered,
+    /// without waiting for it to be stored: the activation goes on at once,
+    /// and a later save of it (its ending among them) is stored after this
+    /// one. A crash before it is stored loses nothing a resume needs: the
+    /// start is in the event log (`module.activated`), and a lost
+    /// checkpoint's turn is asked again.
+    fn keep_activation(&self, run_id: &str, record: &ActivationRecord);
 
     fn set_status(
         &self,
@@ -160,7 +162,7 @@ impl Recorder for MemoryRecorder {
         Ok(())
     }
 
-    fn activation_started(&self, _run_id: &str, record: &ActivationRecord) {
+    fn keep_activation(&self, _run_id: &str, record: &ActivationRecord) {
         if let Ok(mut activations) = self.activations.lock() {
             activations.insert(
                 (record.module_id.clone(), record.activation),
@@ -209,8 +211,8 @@ impl<R: Recorder> Recorder for std::sync::Arc<R> {
         (**self).save_activation(run_id, record, ending)
     }
 
-    fn activation_started(&self, run_id: &str, record: &ActivationRecord) {
-        (**self).activation_started(run_id, record);
+    fn keep_activation(&self, run_id: &str, record: &ActivationRecord) {
+        (**self).keep_activation(run_id, record);
     }
 
     fn set_status(

@@ -12,8 +12,6 @@
 //! provider again, and continues the session from there.
 
 use std::collections::HashMap;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -25,8 +23,7 @@ use crate::provider::ChatMessage;
 use crate::session::Session;
 
 /// Where an activation in progress is kept after each answered turn.
-pub type CheckpointSink =
-    Arc<dyn Fn(ActivationRecord) -> Pin<Box<dyn Future<Output = ()> + Send>> + Send + Sync>;
+pub type CheckpointSink = Arc<dyn Fn(&ActivationRecord) + Send + Sync>;
 
 /// How an activation ended, kept with its record (the `ending` the
 /// recorder stores) so that a resume replays it.

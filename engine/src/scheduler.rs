@@ -231,19 +231,12 @@ impl From<Ended> for Ending {
     }
 }
 
-/// Saves records of activations in progress as they are, after each turn.
+/// Keeps records of activations in progress as they are, after each turn,
+/// without waiting for them to be stored (`Recorder::keep_activation`).
 fn checkpoint_sink<R: Recorder>(recorder: &Arc<R>, run_id: &str) -> CheckpointSink {
     let recorder = Arc::clone(recorder);
     let run_id = run_id.to_owned();
-    Arc::new(move |record: ActivationRecord| {
-        let recorder = Arc::clone(&recorder);
-        let run_id = run_id.clone();
-        Box::pin(async move {
-            if let Err(error) = recorder.save_activation(&run_id, &record, None).await {
-                tracing::error!(run = %run_id, %error, "a checkpoint could not be recorded");
-            }
-        })
-    })
+    Arc::new(move |record: &ActivationRecord| recorder.keep_activation(&run_id, record))
 }
 
 /// What an attempt came to, as the scheduler acts on it.
@@ -865,7 +858,7 @@ pub async fn execute_controlled<R: Recorder>(
             // Stored as running from now (PRODUCT §3.1), its queued record
             // if it waited for a slot replaced; not waited for, so starting
             // costs no commit.
-            recorder.activation_started(&run_id, &started);
+            recorder.keep_activation(&run_id, &started);
             let record = Arc::new(Mutex::new(started));
             let timeout_seconds = modules[module].config.effective_timeout_seconds();
             let context = ActivationContext {

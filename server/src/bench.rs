@@ -53,8 +53,8 @@ impl<R: Recorder> Recorder for Timed<R> {
         result
     }
 
-    fn activation_started(&self, run_id: &str, record: &ActivationRecord) {
-        self.inner.activation_started(run_id, record);
+    fn keep_activation(&self, run_id: &str, record: &ActivationRecord) {
+        self.inner.keep_activation(run_id, record);
     }
 
     async fn set_status(

@@ -120,8 +120,8 @@ impl Recorder for ProgressRecorder {
         self.memory.save_activation(run_id, record, ending).await
     }
 
-    fn activation_started(&self, run_id: &str, record: &ActivationRecord) {
-        self.memory.activation_started(run_id, record);
+    fn keep_activation(&self, run_id: &str, record: &ActivationRecord) {
+        self.memory.keep_activation(run_id, record);
     }
 
     async fn set_status(

@@ -240,3 +240,102 @@ async fn writes_committed_together_fail_alone_and_keep_each_activation_s_last_re
         assert_eq!(rows[0].ending.as_deref(), Some("kept"), "{}", database.name);
     }
 }
+
+#[tokio::test]
+async fn writes_longer_than_one_statement_keep_every_row_and_value_in_place() {
+    for database in support::databases().await {
+        let store = support::store(&database).await;
+        let run = server::runs::new_run_id();
+        store
+            .insert_run(NewRun {
+                id: &run,
+                graph_id: None,
+                graph_revision: None,
+                snapshot: "{}",
+                input: "{}",
+                budget_usd: None,
+                lease: None,
+            })
+            .await
+            .unwrap();
+        // More rows than any one statement takes, on either database, so
+        // the values of later statements must land in their own rows.
+        let events: Vec<StoredEvent> = (1..=300)
+            .map(|seq| StoredEvent {
+                seq,
+                name: format!("event.{seq}"),
+                payload: format!(r#"{{"n":{seq}}}"#),
+                ts: 1_000 + seq,
+            })
+            .collect();
+        store.append_events(&run, events, None).await.unwrap();
+        let stored = store.events_after(&run, 0).await.unwrap();
+        assert_eq!(stored.len(), 300, "{}", database.name);
+        for (index, event) in stored.iter().enumerate() {
+            let seq = i64::try_from(index).unwrap() + 1;
+            assert_eq!(
+                (
+                    event.seq,
+                    event.name.as_str(),
+                    event.payload.as_str(),
+                    event.ts
+                ),
+                (
+                    seq,
+                    format!("event.{seq}").as_str(),
+                    format!(r#"{{"n":{seq}}}"#).as_str(),
+                    1_000 + seq
+                ),
+                "{}",
+                database.name
+            );
+        }
+
+        let changes: Vec<(String, String)> = (0..200)
+            .map(|key| (format!("key{key}"), format!("value{key}")))
+            .collect();
+        store.save_state(&run, &changes).await.unwrap();
+        let state = store.state(&run).await.unwrap();
+        assert_eq!(state.len(), 200, "{}", database.name);
+        assert!(
+            changes
+                .iter()
+                .all(|(key, value)| state.get(key) == Some(value)),
+            "{}",
+            database.name
+        );
+
+        let records: Vec<(String, String)> = (0..150)
+            .map(|module| (format!("m{module}"), format!(r#"{{"module":{module}}}"#)))
+            .collect();
+        let saves = futures::future::join_all(records.iter().map(|(module_id, record)| {
+            store.save_activation(
+                &run,
+                StoredActivation {
+                    module_id,
+                    activation: 1,
+                    status: "completed",
+                    record,
+                    started_at: 1,
+                    finished_at: Some(2),
+                    ending: Some(record),
+                },
+            )
+        }))
+        .await;
+        assert!(saves.iter().all(Result::is_ok), "{}", database.name);
+        let rows = store.activation_rows(&run).await.unwrap();
+        assert_eq!(rows.len(), 150, "{}", database.name);
+        assert!(
+            rows.iter()
+                .all(|row| row.ending.as_deref() == Some(row.record.as_str())),
+            "{}",
+            database.name
+        );
+        let mut kept: Vec<&str> = rows.iter().map(|row| row.record.as_str()).collect();
+        kept.sort_unstable();
+        let mut given: Vec<&str> = records.iter().map(|(_, record)| record.as_str()).collect();
+        given.sort_unstable();
+        assert_eq!(kept, given, "{}", database.name);
+    }
+}

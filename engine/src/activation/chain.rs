@@ -119,7 +119,7 @@ pub async fn run_chain(
     tally.add(&first);
     keep_answered(context, &chain, &key, &session);
     if count > 0 {
-        context.checkpoint().await;
+        context.checkpoint();
     }
     let mut responses = vec![first.text];
 
@@ -160,7 +160,7 @@ pub async fn run_chain(
         });
         responses.push(response.text);
         if !is_last {
-            context.checkpoint().await;
+            context.checkpoint();
         }
     }
     context.sessions.put(&key, session.clone());

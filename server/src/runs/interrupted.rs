@@ -132,7 +132,7 @@ pub async fn close(store: &Store, id: &str, reason: &str) -> Result<(), StoreErr
             vec![StoredEvent {
                 seq: next,
                 name: event.name().to_owned(),
-                payload: serde_json::Value::Object(event.payload()).to_string(),
+                payload: event.payload_text(),
                 ts: crate::store::now_millis(),
             }],
             None,
@@ -153,7 +153,7 @@ mod tests {
         StoredEvent {
             seq,
             name: event.name().to_owned(),
-            payload: serde_json::Value::Object(event.payload()).to_string(),
+            payload: event.payload_text(),
             ts: seq * 10,
         }
     }

@@ -68,7 +68,7 @@ impl Recorder for StoreRecorder {
             .map(|record| StoredEvent {
                 seq: i64::try_from(record.seq).unwrap_or(i64::MAX),
                 name: record.event.name().to_owned(),
-                payload: serde_json::Value::Object(record.event.payload()).to_string(),
+                payload: record.event.payload_text(),
                 ts: record.ts,
             })
             .collect();
@@ -96,7 +96,7 @@ impl Recorder for StoreRecorder {
             .map_err(record_error)
     }
 
-    fn activation_started(&self, run_id: &str, record: &ActivationRecord) {
+    fn keep_activation(&self, run_id: &str, record: &ActivationRecord) {
         let queued = record_json(record).and_then(|json| {
             self.store
                 .queue_activation(run_id, stored(record, &json, None))
