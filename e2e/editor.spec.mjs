@@ -462,3 +462,69 @@ test('zoomed out, modules are sketched and cables drawn on a canvas; a click whe
   await expect(page.locator('canvas.cable-sketches')).toHaveAttribute('width', '0');
   expect(errors).toEqual([]);
 });
+
+// Where the minimap draws each module's centre (screen pixels of the map's
+// canvas), from the modules' boxes on the page: the map fits their bounds,
+// 40 graph units of padding around, into 200 × 130.
+async function mapCentres(page, ids) {
+  const zoom = await page.locator('.viewport-scale').evaluate((element) => Number(/scale\(([^)]+)\)/.exec(element.style.transform)?.[1] ?? 1));
+  const boxes = await page.locator('[data-node-id]').evaluateAll((elements) => elements.map((element) => {
+    const box = element.getBoundingClientRect();
+    return { id: element.dataset.nodeId, left: box.left, top: box.top, right: box.right, bottom: box.bottom };
+  }));
+  const padding = 40 * zoom;
+  const left = Math.min(...boxes.map((box) => box.left)) - padding;
+  const top = Math.min(...boxes.map((box) => box.top)) - padding;
+  const width = Math.max(...boxes.map((box) => box.right)) + padding - left;
+  const height = Math.max(...boxes.map((box) => box.bottom)) + padding - top;
+  const scale = Math.min(200 / width, 130 / height);
+  return Object.fromEntries(boxes.filter((box) => ids.includes(box.id)).map((box) => [box.id, {
+    x: ((box.left + box.right) / 2 - left) * scale,
+    y: ((box.top + box.bottom) / 2 - top) * scale,
+  }]));
+}
+
+// The colour the map has at `point` (its own pixels), as "r,g,b,a".
+function mapColour(page, point) {
+  return page.locator('.minimap canvas').evaluate((canvas, point) => {
+    const ratio = canvas.width / canvas.getBoundingClientRect().width;
+    return [...canvas.getContext('2d').getImageData(Math.round(point.x * ratio), Math.round(point.y * ratio), 1, 1).data].join(',');
+  }, point);
+}
+
+test('the minimap draws every module, marks the selected one, follows a drag once it ends, and a click on it moves the view there', async ({ page }) => {
+  const errors = watchErrors(page, { consoleErrors: false });
+  await newGraph(page);
+  const ids = ['m1', 'm2', 'm3'];
+  const blank = '0,0,0,0';
+  let centres = await mapCentres(page, ids);
+  for (const id of ids) await expect.poll(() => mapColour(page, centres[id])).not.toBe(blank);
+  const plain = await mapColour(page, centres.m1);
+  expect(await mapColour(page, centres.m2)).toBe(plain);
+  // Above every box (the map's padding), nothing is drawn.
+  expect(await mapColour(page, { x: centres.m1.x, y: 2 })).toBe(blank);
+
+  // Selected, m1's box takes another colour; m2's stays.
+  await node(page, 'm1').locator('.module-header').click();
+  await expect.poll(() => mapColour(page, centres.m1)).not.toBe(plain);
+  expect(await mapColour(page, centres.m2)).toBe(plain);
+
+  // m2 dragged down: once dropped, the map fits the new bounds and draws
+  // m2 where it is now.
+  await drag(page, 'm2', 0, 260);
+  await saved(page);
+  const before = centres;
+  centres = await mapCentres(page, ids);
+  expect(centres.m2.y - before.m2.y).toBeGreaterThan(10);
+  for (const id of ids) await expect.poll(() => mapColour(page, centres[id])).not.toBe(blank);
+
+  // A click on m3's box centres the view on m3.
+  const map = await page.locator('.minimap').boundingBox();
+  await page.mouse.click(map.x + 1 + centres.m3.x, map.y + 1 + centres.m3.y);
+  const pane = await page.locator('.pane').boundingBox();
+  await expect.poll(async () => {
+    const box = await node(page, 'm3').boundingBox();
+    return Math.hypot(box.x + box.width / 2 - (pane.x + pane.width / 2), box.y + box.height / 2 - (pane.y + pane.height / 2));
+  }).toBeLessThan(12);
+  expect(errors).toEqual([]);
+});

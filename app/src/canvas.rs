@@ -361,14 +361,13 @@ pub fn Canvas(
     // Zoomed out, modules near the view are sketched (a plain box), as
     // markup: those being dragged apart, as their markup changes at every
     // move and the rest's then does not.
-    let drawn_region = Memo::new(move |_| model.drawn_region());
     let is_dragged =
         move |node: &NodeHandle| model.dragging.with(|dragging| dragging.contains(&node.id));
     let sketch_chunks = Memo::new(move |_| {
         if detailed.get() {
             return Vec::new();
         }
-        let (left, top, right, bottom) = drawn_region.get();
+        let (left, top, right, bottom) = model.drawn_region();
         near_nodes.with(|nodes| {
             let still: Vec<&NodeHandle> = nodes.iter().filter(|node| !is_dragged(node)).collect();
             sketches::module_chunks(&still, ((left + right) / 2.0, (top + bottom) / 2.0))

@@ -1,9 +1,14 @@
-//! The minimap: every module as a small box, the visible part of the graph
-//! as a frame; a click or drag on it moves the view there.
+//! The minimap: every module as a small box, drawn on one `<canvas>`, the
+//! visible part of the graph as a frame; a click or drag on it moves the
+//! view there. As an SVG box per module, a drag at 5000 modules repainted
+//! 5000 boxes every frame (5 ms of a 16 ms frame); the canvas is drawn again
+//! only when the boxes change. Colours are the page's: custom properties of
+//! `.minimap canvas` in the stylesheet.
 
 use leptos::prelude::*;
+use wasm_bindgen::JsCast;
 
-use super::model::{CanvasModel, NodeHandle};
+use super::model::CanvasModel;
 use super::{centre_on, geometry};
 
 const WIDTH: f64 = 200.0;
@@ -18,30 +23,72 @@ struct Frame {
     scale: f64,
 }
 
-#[component]
-fn MiniModule(node: NodeHandle, frame: Memo<Frame>) -> impl IntoView {
-    let position = node.position;
-    let selected = node.selected;
-    let height = geometry::module_height(
-        node.inputs.with_untracked(Vec::len),
-        node.outputs.with_untracked(Vec::len),
+/// A module's box on the map, in the map's pixels.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct MiniBox {
+    x: f64,
+    y: f64,
+    width: f64,
+    height: f64,
+    selected: bool,
+}
+
+/// The colours of a box and of a selected one, as the stylesheet gives them.
+type Colours = [String; 2];
+
+/// Read once, when the map is put in the page (as the sketched cables' are).
+fn read_colours(canvas: &web_sys::HtmlCanvasElement) -> Option<Colours> {
+    let style = web_sys::window()?.get_computed_style(canvas).ok()??;
+    let colour = |property: &str| {
+        style
+            .get_property_value(property)
+            .map(|colour| colour.trim().to_owned())
+            .unwrap_or_default()
+    };
+    Some([colour("--minimap-module"), colour("--minimap-selected")])
+}
+
+/// Draws `boxes` (selected ones on top) at the screen's pixel density.
+fn draw(canvas: &web_sys::HtmlCanvasElement, colours: &Colours, boxes: &[MiniBox]) {
+    let ratio = web_sys::window().map_or(1.0, |window| window.device_pixel_ratio());
+    let (width, height) = (
+        (WIDTH * ratio).round() as u32,
+        (HEIGHT * ratio).round() as u32,
     );
-    view! {
-        <rect
-            class:selected=move || selected.get()
-            x=move || { let frame = frame.get(); (position.get().x - frame.left) * frame.scale }
-            y=move || { let frame = frame.get(); (position.get().y - frame.top) * frame.scale }
-            width=move || geometry::MODULE_OUTER_WIDTH * frame.get().scale
-            height=move || height * frame.get().scale
-        ></rect>
+    if canvas.width() != width || canvas.height() != height {
+        canvas.set_width(width);
+        canvas.set_height(height);
+    }
+    let Some(context) = canvas
+        .get_context("2d")
+        .ok()
+        .flatten()
+        .and_then(|context| context.dyn_into::<web_sys::CanvasRenderingContext2d>().ok())
+    else {
+        return;
+    };
+    if context
+        .set_transform(ratio, 0.0, 0.0, ratio, 0.0, 0.0)
+        .is_err()
+    {
+        return;
+    }
+    context.clear_rect(0.0, 0.0, WIDTH, HEIGHT);
+    for (selected, colour) in [false, true].into_iter().zip(colours) {
+        context.set_fill_style_str(colour);
+        for mini in boxes.iter().filter(|mini| mini.selected == selected) {
+            context.fill_rect(mini.x, mini.y, mini.width, mini.height);
+        }
     }
 }
 
 #[component]
 pub fn Minimap(model: CanvasModel) -> impl IntoView {
-    // Follows the module list; a drag does not rescale the map every frame.
+    // Follows the module list and `layout` (a drag's end, not its every
+    // frame).
     let frame = Memo::new(move |_| {
         model.nodes.track();
+        model.layout.track();
         let (left, top, right, bottom) = model.bounds().unwrap_or((0.0, 0.0, 1.0, 1.0));
         let (left, top) = (left - PADDING, top - PADDING);
         let (width, height) = (right + PADDING - left, bottom + PADDING - top);
@@ -62,6 +109,46 @@ pub fn Minimap(model: CanvasModel) -> impl IntoView {
             width / view.zoom * frame.scale,
             height / view.zoom * frame.scale,
         )
+    });
+    // The boxes follow the module list, the selection and `layout` (an
+    // edit, an undo, the end of a drag), not each frame of a drag.
+    let boxes = Memo::new(move |_| {
+        model.layout.track();
+        let frame = frame.get();
+        model.nodes.with(|nodes| {
+            nodes
+                .iter()
+                .map(|node| {
+                    let position = node.position.get_untracked();
+                    let height = geometry::module_height(
+                        node.inputs.with_untracked(Vec::len),
+                        node.outputs.with_untracked(Vec::len),
+                    );
+                    MiniBox {
+                        x: (position.x - frame.left) * frame.scale,
+                        y: (position.y - frame.top) * frame.scale,
+                        width: geometry::MODULE_OUTER_WIDTH * frame.scale,
+                        height: height * frame.scale,
+                        selected: node.selected.get(),
+                    }
+                })
+                .collect::<Vec<_>>()
+        })
+    });
+    let canvas = NodeRef::<leptos::html::Canvas>::new();
+    let colours = StoredValue::new(None::<Colours>);
+    Effect::new(move |_| {
+        let Some(element) = canvas.get() else {
+            return;
+        };
+        if colours.with_value(Option::is_none) {
+            colours.set_value(read_colours(&element));
+        }
+        colours.with_value(|colours| {
+            if let Some(colours) = colours {
+                boxes.with(|boxes| draw(&element, colours, boxes));
+            }
+        });
     });
     let jump = move |event: web_sys::PointerEvent| {
         event.prevent_default();
@@ -92,11 +179,11 @@ pub fn Minimap(model: CanvasModel) -> impl IntoView {
                 }
             }
         >
-            <svg width=WIDTH height=HEIGHT aria-hidden="true">
-                <For each=move || model.nodes.get() key=|node| std::sync::Arc::clone(&node.id) let:node>
-                    <MiniModule node frame/>
-                </For>
-            </svg>
+            <canvas
+                aria-hidden="true"
+                style=format!("width: {WIDTH}px; height: {HEIGHT}px")
+                node_ref=canvas
+            ></canvas>
             // A box of its own moved by transform: panning repaints neither
             // the map's modules nor the page.
             <div

@@ -376,6 +376,11 @@ pub struct CanvasModel {
     /// is drawn anyway (it is selected), so the drawn set need not be
     /// worked out again per frame.
     pub layout: RwSignal<u64>,
+    /// `drawn_region`, worked out once per change of the drawn view: what
+    /// reads it is worked out again only when the region changes, not on
+    /// every frame of a pan (going over every module and cable each frame
+    /// took 14 ms at 5000 modules).
+    region: Memo<(f64, f64, f64, f64)>,
     /// Where handles are created. A signal belongs to the reactive owner
     /// current when it is made; a module added from a dialog's button must
     /// not vanish when the dialog closes.
@@ -384,16 +389,19 @@ pub struct CanvasModel {
 
 impl CanvasModel {
     pub fn new() -> CanvasModel {
+        let drawn_view = RwSignal::new(Viewport::default());
+        let pane_size = RwSignal::new((1280.0, 800.0));
         CanvasModel {
             nodes: RwSignal::new(Vec::new()),
             edges: RwSignal::new(Vec::new()),
             by_id: RwSignal::new(HashMap::new()),
             viewport: RwSignal::new(Viewport::default()),
-            drawn_view: RwSignal::new(Viewport::default()),
+            drawn_view,
             selected_edge: RwSignal::new(None),
             pending_from: RwSignal::new(None),
             pointer: StoredValue::new(None),
-            pane_size: RwSignal::new((1280.0, 800.0)),
+            pane_size,
+            region: Memo::new(move |_| region_around(drawn_view.get(), pane_size.get())),
             clock: RwSignal::new(0.0),
             virtualize: RwSignal::new(false),
             dragging: RwSignal::new(Vec::new()),
@@ -638,21 +646,9 @@ pub const VIRTUALIZE_FROM: usize = 300;
 const MARGIN: f64 = 400.0;
 
 impl CanvasModel {
-    /// The region drawn, in graph units: the view and a margin around it,
-    /// widened to a coarse grid so that the set of drawn modules changes
-    /// seldom, in batches, rather than a few modules on every frame of a pan.
+    /// The region drawn, in graph units (`region_around` the drawn view).
     pub fn drawn_region(&self) -> (f64, f64, f64, f64) {
-        const GRID: f64 = 512.0;
-        let view = self.drawn_view.get();
-        let (width, height) = self.pane_size.get();
-        let top_left = view.to_graph(0.0, 0.0);
-        let bottom_right = view.to_graph(width, height);
-        (
-            ((top_left.x - MARGIN) / GRID).floor() * GRID,
-            ((top_left.y - MARGIN) / GRID).floor() * GRID,
-            ((bottom_right.x + MARGIN) / GRID).ceil() * GRID,
-            ((bottom_right.y + MARGIN) / GRID).ceil() * GRID,
-        )
+        self.region.get()
     }
 
     fn virtualizing(&self) -> bool {
@@ -751,6 +747,22 @@ impl CanvasModel {
     }
 }
 
+/// The region drawn for `view` on a pane of `size`, in graph units: the
+/// view and a margin around it, widened to a coarse grid so that the set of
+/// drawn modules changes seldom, in batches, rather than a few modules on
+/// every frame of a pan.
+fn region_around(view: Viewport, (width, height): (f64, f64)) -> (f64, f64, f64, f64) {
+    const GRID: f64 = 512.0;
+    let top_left = view.to_graph(0.0, 0.0);
+    let bottom_right = view.to_graph(width, height);
+    (
+        ((top_left.x - MARGIN) / GRID).floor() * GRID,
+        ((top_left.y - MARGIN) / GRID).floor() * GRID,
+        ((bottom_right.x + MARGIN) / GRID).ceil() * GRID,
+        ((bottom_right.y + MARGIN) / GRID).ceil() * GRID,
+    )
+}
+
 impl Default for CanvasModel {
     fn default() -> CanvasModel {
         CanvasModel::new()
@@ -801,6 +813,33 @@ mod tests {
         model.drawn_view.set(model.viewport.get_untracked());
         assert!(drawn.get().len() > near.len());
         assert!(cables.get() > near_cables);
+        model.drawn_view.set(Viewport::default());
+        assert_eq!(drawn.get(), near);
+
+        // A pan of a few pixels stays in the drawn region: the modules and
+        // cables near the view are not gone over again (at 5000 modules that
+        // was 14 ms on every frame of a pan).
+        let workings = StoredValue::new(0);
+        let counted = Memo::new(move |_| {
+            workings.update_value(|count| *count += 1);
+            (model.drawn_nodes().len(), model.region_edges().len())
+        });
+        counted.get();
+        for step in 1..=4 {
+            model.drawn_view.set(Viewport {
+                x: -5.0 * f64::from(step),
+                ..Viewport::default()
+            });
+            counted.get();
+        }
+        assert_eq!(workings.get_value(), 1);
+        // Far enough, it changes, and they are.
+        model.drawn_view.set(Viewport {
+            x: -2000.0,
+            ..Viewport::default()
+        });
+        counted.get();
+        assert_eq!(workings.get_value(), 2);
         model.drawn_view.set(Viewport::default());
         assert_eq!(drawn.get(), near);
 
