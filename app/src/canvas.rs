@@ -13,6 +13,7 @@
 mod batched;
 mod cable_sketches;
 mod cable_view;
+mod drawing;
 pub mod geometry;
 pub mod gesture;
 pub mod minimap;

@@ -156,18 +156,7 @@ async fn the_build_until_the_checks_pass_example_fixes_what_its_validators_find(
 async fn the_run_state_is_kept_key_by_key_on_every_database() {
     for database in support::databases().await {
         let store = support::store(&database).await;
-        store
-            .insert_run(server::store::NewRun {
-                id: "r_state",
-                graph_id: None,
-                graph_revision: None,
-                snapshot: "{}",
-                input: "{}",
-                budget_usd: None,
-                lease: None,
-            })
-            .await
-            .unwrap();
+        support::insert_bare_run(&store, "r_state").await;
         let set = |pairs: &[(&str, &str)]| -> Vec<(String, String)> {
             pairs
                 .iter()

@@ -6,7 +6,7 @@
 mod support;
 
 use server::capability::{hash_token, new_graph_id};
-use server::store::{NewGraph, NewRun, SaveOutcome, StoredActivation, StoredEvent};
+use server::store::{NewGraph, SaveOutcome, StoredActivation, StoredEvent};
 
 fn document(id: &str, revision: i64, name: &str) -> String {
     format!(
@@ -176,18 +176,7 @@ async fn writes_committed_together_fail_alone_and_keep_each_activation_s_last_re
         let store = support::store(&database).await;
         let runs: Vec<String> = (0..20).map(|_| server::runs::new_run_id()).collect();
         for id in &runs {
-            store
-                .insert_run(NewRun {
-                    id,
-                    graph_id: None,
-                    graph_revision: None,
-                    snapshot: "{}",
-                    input: "{}",
-                    budget_usd: None,
-                    lease: None,
-                })
-                .await
-                .unwrap();
+            support::insert_bare_run(&store, id).await;
         }
         store
             .append_events(&runs[0], vec![logged(1)], None)
@@ -246,18 +235,7 @@ async fn writes_longer_than_one_statement_keep_every_row_and_value_in_place() {
     for database in support::databases().await {
         let store = support::store(&database).await;
         let run = server::runs::new_run_id();
-        store
-            .insert_run(NewRun {
-                id: &run,
-                graph_id: None,
-                graph_revision: None,
-                snapshot: "{}",
-                input: "{}",
-                budget_usd: None,
-                lease: None,
-            })
-            .await
-            .unwrap();
+        support::insert_bare_run(&store, &run).await;
         // More rows than any one statement takes, on either database, so
         // the values of later statements must land in their own rows.
         let events: Vec<StoredEvent> = (1..=300)

@@ -8,9 +8,10 @@
 use std::sync::Arc;
 
 use leptos::prelude::*;
-use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen::JsValue;
 
 use super::cable_view::cable_geometry;
+use super::drawing;
 use super::geometry::CableCurve;
 use super::model::{CableRoute, CanvasModel, EdgeHandle};
 
@@ -48,17 +49,8 @@ impl Ink {
 /// The inks' colours, in `Ink::ALL`'s order, as the stylesheet gives them.
 type Palette = [String; 5];
 
-/// Reads the palette from the canvas's computed style. Once, when the
-/// canvas is put in the page: read while drawing, it made the browser
-/// style hundreds of just-inserted sketches then and there.
 fn read_palette(canvas: &web_sys::HtmlCanvasElement) -> Option<Palette> {
-    let style = web_sys::window()?.get_computed_style(canvas).ok()??;
-    Some(Ink::ALL.map(|ink| {
-        style
-            .get_property_value(ink.property())
-            .map(|colour| colour.trim().to_owned())
-            .unwrap_or_default()
-    }))
+    drawing::stylesheet_colours(canvas, Ink::ALL.map(Ink::property))
 }
 
 /// How a sketched cable is stroked: as the detailed cable's classes style
@@ -228,20 +220,9 @@ fn draw(
         "style",
         &format!("left: {left}px; top: {top}px; width: {width}px; height: {height}px"),
     );
-    let Some(context) = canvas
-        .get_context("2d")
-        .ok()
-        .flatten()
-        .and_then(|context| context.dyn_into::<web_sys::CanvasRenderingContext2d>().ok())
-    else {
+    let Some(context) = drawing::context(canvas, scale, (left, top)) else {
         return;
     };
-    if context
-        .set_transform(scale, 0.0, 0.0, scale, -left * scale, -top * scale)
-        .is_err()
-    {
-        return;
-    }
     let mut looks: Vec<CableLook> = Vec::new();
     for cable in cables {
         if !looks.contains(&cable.look) {

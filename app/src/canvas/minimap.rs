@@ -5,11 +5,9 @@
 //! only when the boxes change. Colours are the page's: custom properties of
 //! `.minimap canvas` in the stylesheet.
 
-use leptos::prelude::*;
-use wasm_bindgen::JsCast;
-
 use super::model::CanvasModel;
-use super::{centre_on, geometry};
+use super::{centre_on, drawing, geometry};
+use leptos::prelude::*;
 
 const WIDTH: f64 = 200.0;
 const HEIGHT: f64 = 130.0;
@@ -36,16 +34,8 @@ struct MiniBox {
 /// The colours of a box and of a selected one, as the stylesheet gives them.
 type Colours = [String; 2];
 
-/// Read once, when the map is put in the page (as the sketched cables' are).
 fn read_colours(canvas: &web_sys::HtmlCanvasElement) -> Option<Colours> {
-    let style = web_sys::window()?.get_computed_style(canvas).ok()??;
-    let colour = |property: &str| {
-        style
-            .get_property_value(property)
-            .map(|colour| colour.trim().to_owned())
-            .unwrap_or_default()
-    };
-    Some([colour("--minimap-module"), colour("--minimap-selected")])
+    drawing::stylesheet_colours(canvas, ["--minimap-module", "--minimap-selected"])
 }
 
 /// Draws `boxes` (selected ones on top) at the screen's pixel density.
@@ -59,20 +49,9 @@ fn draw(canvas: &web_sys::HtmlCanvasElement, colours: &Colours, boxes: &[MiniBox
         canvas.set_width(width);
         canvas.set_height(height);
     }
-    let Some(context) = canvas
-        .get_context("2d")
-        .ok()
-        .flatten()
-        .and_then(|context| context.dyn_into::<web_sys::CanvasRenderingContext2d>().ok())
-    else {
+    let Some(context) = drawing::context(canvas, ratio, (0.0, 0.0)) else {
         return;
     };
-    if context
-        .set_transform(ratio, 0.0, 0.0, ratio, 0.0, 0.0)
-        .is_err()
-    {
-        return;
-    }
     context.clear_rect(0.0, 0.0, WIDTH, HEIGHT);
     for (selected, colour) in [false, true].into_iter().zip(colours) {
         context.set_fill_style_str(colour);

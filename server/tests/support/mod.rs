@@ -84,6 +84,23 @@ pub async fn store(database: &TestDatabase) -> Store {
         .unwrap_or_else(|error| panic!("{}: {error}", database.name))
 }
 
+/// Stores run `id` with nothing in it (no graph, an empty snapshot and
+/// input, held by no process), for tests of the store's records of a run.
+pub async fn insert_bare_run(store: &Store, id: &str) {
+    store
+        .insert_run(server::store::NewRun {
+            id,
+            graph_id: None,
+            graph_revision: None,
+            snapshot: "{}",
+            input: "{}",
+            budget_usd: None,
+            lease: None,
+        })
+        .await
+        .unwrap_or_else(|error| panic!("run {id}: {error}"));
+}
+
 pub fn settings(database: &TestDatabase, limits: Limits) -> Settings {
     let mut settings = Settings::for_database(&database.url);
     settings.site_root = PathBuf::from("target/site-for-tests");
