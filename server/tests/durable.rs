@@ -375,7 +375,8 @@ async fn a_server_killed_after_re_prompt_2_of_3_resumes_the_chain_at_the_next_st
             Arc::clone(&seen),
         ));
         wait_for_calls(&fixture, 4).await;
-        // Re-prompt 2's answer is kept before re-prompt 3 is asked.
+        // Re-prompt 2's answer is kept with the writer's next commit (not
+        // waited for before re-prompt 3 is asked): time enough for it.
         tokio::time::sleep(Duration::from_millis(200)).await;
         first.kill_9();
         assert!(
