@@ -463,6 +463,37 @@ test('zoomed out, modules are sketched and cables drawn on a canvas; a click whe
   expect(errors).toEqual([]);
 });
 
+test('the scaled canvas is a layer of its own at rest, dropped in the frame a zoom changes and made again once the view is still', async ({ page }) => {
+  const errors = watchErrors(page);
+  await newGraph(page);
+  const layerHint = () => page.locator('.viewport-scale').evaluate((element) => getComputedStyle(element).willChange);
+  // At rest: ready for a wheel zoom to scale it as it is (made at the first
+  // notch, its raster held that frame back).
+  await expect.poll(layerHint).toBe('transform');
+  // A zoom by button: in the frame the scale changes the layer is gone, so
+  // the modules are drawn again at the new scale, not the old raster scaled.
+  const inTheFrame = await page.evaluate(() => new Promise((done) => {
+    const scale = document.querySelector('.viewport-scale');
+    const before = scale.style.transform;
+    document.querySelector('button[aria-label="Zoom in"]').click();
+    const cables = document.querySelector('svg.cables:not(.cables-moving)');
+    requestAnimationFrame(() => done({
+      before,
+      after: scale.style.transform,
+      hint: getComputedStyle(scale).willChange,
+      cablesHint: getComputedStyle(cables).willChange,
+    }));
+  }));
+  expect(inTheFrame.after).not.toBe(inTheFrame.before);
+  expect(inTheFrame.hint).toBe('auto');
+  expect(inTheFrame.cablesHint).toBe('opacity');
+  // Made again at the new scale once the view is still.
+  await expect.poll(layerHint).toBe('transform');
+  // The cables' layer follows it: a transform hint only with the scaled one.
+  await expect.poll(() => page.locator('svg.cables:not(.cables-moving)').evaluate((element) => getComputedStyle(element).willChange)).toBe('transform');
+  expect(errors).toEqual([]);
+});
+
 // Where the minimap draws each module's centre (screen pixels of the map's
 // canvas), from the modules' boxes on the page: the map fits their bounds,
 // 40 graph units of padding around, into 200 × 130.

@@ -522,19 +522,28 @@ pub fn Canvas(
     });
     let settle = StoredValue::new(None::<TimeoutHandle>);
     let zoom_settled = move || {
-        if let Some(previous) = settle.try_update_value(Option::take).flatten() {
-            previous.clear();
-        }
-        let handle = set_timeout_with_handle(
-            move || {
-                wheel_zooming.set(false);
-                model::set_if_changed(model.drawn_view, model.viewport.get_untracked());
-            },
-            std::time::Duration::from_millis(200),
-        )
-        .ok();
-        settle.set_value(handle);
+        restart_timeout(settle, 200, move || {
+            wheel_zooming.set(false);
+            model::set_if_changed(model.drawn_view, model.viewport.get_untracked());
+        });
     };
+    // The layer is made again at the new zoom once the view has been still
+    // for a moment, so that it is there before the next wheel notch: made
+    // at the first notch, its raster held that frame back (33 ms at 5000
+    // modules). Any other change of zoom (buttons, keys, fit) drops it too,
+    // in the frame the zoom changes, or the old raster would be scaled.
+    let layer_zoom = RwSignal::new(model.drawn_view.get_untracked().zoom);
+    let layered = Memo::new(move |_| {
+        wheel_zooming.get() || model.drawn_view.with(|view| view.zoom) == layer_zoom.get()
+    });
+    let still = StoredValue::new(None::<TimeoutHandle>);
+    Effect::new(move |_| {
+        // Pans too: the layer waits for the view to be still.
+        model.drawn_view.track();
+        restart_timeout(still, 400, move || {
+            model::set_if_changed(layer_zoom, model.drawn_view.get_untracked().zoom);
+        });
+    });
 
     let on_wheel = move |event: web_sys::WheelEvent| {
         if closest_target(&event, "[data-pane-control]") {
@@ -646,7 +655,7 @@ pub fn Canvas(
             <div class="viewport" style:transform=move || model.viewport.with(|view| format!("translate({}px, {}px)", view.x, view.y))>
             <div
                 class="viewport-scale"
-                class:zooming=move || wheel_zooming.get()
+                class:layered=move || layered.get()
                 style:transform=move || model.viewport.with(|view| format!("scale({})", view.zoom))
             >
                 <CableSketches model cables=sketched_cables/>
@@ -756,4 +765,18 @@ pub fn centre_on(model: CanvasModel, point: Position) {
         view.x = width / 2.0 - point.x * view.zoom;
         view.y = height / 2.0 - point.y * view.zoom;
     });
+}
+
+/// Runs `then` after `milliseconds`, unless called again before: the timer
+/// kept in `slot` is cleared and started anew.
+fn restart_timeout(
+    slot: StoredValue<Option<TimeoutHandle>>,
+    milliseconds: u64,
+    then: impl FnOnce() + 'static,
+) {
+    if let Some(previous) = slot.try_update_value(Option::take).flatten() {
+        previous.clear();
+    }
+    let handle = set_timeout_with_handle(then, std::time::Duration::from_millis(milliseconds)).ok();
+    slot.set_value(handle);
 }
