@@ -6,13 +6,14 @@
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::HeaderValue;
-use axum::http::header::CONTENT_SECURITY_POLICY;
+use axum::http::header::{CONTENT_SECURITY_POLICY, VARY};
 use axum::routing::{get, post};
 use leptos::prelude::{provide_context, use_context};
 use leptos_axum::ResponseOptions;
 use leptos_axum::{LeptosRoutes, generate_route_list};
 use tower_http::compression::CompressionLayer;
 use tower_http::services::ServeDir;
+use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::trace::TraceLayer;
 
 use crate::error::ApiError;
@@ -27,6 +28,19 @@ const MAX_REQUEST_BYTES: usize = 16 * 1024 * 1024;
 /// The largest run request: the input limit in base64, and room for JSON.
 fn max_run_request_bytes(state: &AppState) -> usize {
     state.settings.run_limits.max_input_bytes.saturating_mul(4) / 3 + 64 * 1024
+}
+
+/// The browser bundle, as `scripts/build` leaves it: each file beside its
+/// brotli and gzip forms, the smallest the browser accepts sent (brotli is
+/// a quarter smaller than gzip on the WebAssembly). Caches are told the
+/// answer depends on `Accept-Encoding`.
+fn bundle(pkg: std::path::PathBuf) -> Router {
+    Router::new()
+        .fallback_service(ServeDir::new(pkg).precompressed_br().precompressed_gzip())
+        .layer(SetResponseHeaderLayer::overriding(
+            VARY,
+            HeaderValue::from_static("accept-encoding"),
+        ))
 }
 
 fn api(state: &AppState) -> Router<AppState> {
@@ -85,7 +99,7 @@ pub fn router(state: AppState) -> Router {
     let routes = Router::new()
         .route("/new", get(pages::new_graph))
         .nest("/api", api(&state))
-        .nest_service("/pkg", ServeDir::new(pkg).precompressed_gzip())
+        .nest_service("/pkg", bundle(pkg))
         .leptos_routes_with_context(
             &state,
             generate_route_list(app::App),

@@ -377,3 +377,61 @@ async fn the_home_page_is_the_apps_own_and_creates_nothing() {
         "{html}"
     );
 }
+
+#[tokio::test]
+async fn the_bundle_goes_out_in_the_smallest_form_the_browser_takes() {
+    let database = support::databases().await.remove(0);
+    let site = tempfile::tempdir().unwrap();
+    let pkg = site.path().join("pkg");
+    std::fs::create_dir_all(&pkg).unwrap();
+    // What scripts/build leaves: each file beside its brotli and gzip forms
+    // (the app's script has no brotli form here: it falls back to gzip).
+    std::fs::write(pkg.join("app.wasm"), "the bundle").unwrap();
+    std::fs::write(pkg.join("app.wasm.br"), "the bundle, brotli").unwrap();
+    std::fs::write(pkg.join("app.wasm.gz"), "the bundle, gzip").unwrap();
+    std::fs::write(pkg.join("app.js"), "the script").unwrap();
+    std::fs::write(pkg.join("app.js.gz"), "the script, gzip").unwrap();
+    let mut settings = support::settings(&database, Limits::default());
+    settings.site_root = site.path().to_path_buf();
+    let router = router_with(settings).await;
+
+    let fetch = |path: &'static str, accepts: Option<&'static str>| {
+        let router = router.clone();
+        async move {
+            let mut request = get(path);
+            if let Some(accepts) = accepts {
+                request
+                    .headers_mut()
+                    .insert(header::ACCEPT_ENCODING, accepts.parse().unwrap());
+            }
+            let response = router.oneshot(request).await.unwrap();
+            assert_eq!(response.status(), StatusCode::OK, "{path} ({accepts:?})");
+            let headers = response.headers().clone();
+            let body = response.into_body().collect().await.unwrap().to_bytes();
+            (
+                headers
+                    .get(header::CONTENT_ENCODING)
+                    .map(|value| value.to_str().unwrap().to_owned()),
+                headers
+                    .get(header::VARY)
+                    .map(|value| value.to_str().unwrap().to_owned()),
+                String::from_utf8(body.to_vec()).unwrap(),
+            )
+        }
+    };
+    // Chromium says `gzip, deflate, br, zstd`: brotli, the smallest.
+    let (encoding, vary, body) = fetch("/pkg/app.wasm", Some("gzip, deflate, br, zstd")).await;
+    assert_eq!(encoding.as_deref(), Some("br"));
+    assert_eq!(body, "the bundle, brotli");
+    assert_eq!(vary.as_deref(), Some("accept-encoding"));
+    let (encoding, _, body) = fetch("/pkg/app.wasm", Some("gzip")).await;
+    assert_eq!(encoding.as_deref(), Some("gzip"));
+    assert_eq!(body, "the bundle, gzip");
+    let (encoding, vary, body) = fetch("/pkg/app.wasm", None).await;
+    assert_eq!(encoding, None);
+    assert_eq!(body, "the bundle");
+    assert_eq!(vary.as_deref(), Some("accept-encoding"));
+    let (encoding, _, body) = fetch("/pkg/app.js", Some("gzip, deflate, br, zstd")).await;
+    assert_eq!(encoding.as_deref(), Some("gzip"));
+    assert_eq!(body, "the script, gzip");
+}
