@@ -120,6 +120,21 @@ pub fn local_storage() -> Option<web_sys::Storage> {
     }
 }
 
+/// Runs `then` after `after`, unless called again before: the timer kept
+/// in `slot` is cleared and started anew (a save, validation or refresh a
+/// moment after the last change; a layer made once the view is still).
+pub fn restart_timeout(
+    slot: leptos::prelude::StoredValue<Option<leptos::prelude::TimeoutHandle>>,
+    after: std::time::Duration,
+    then: impl FnOnce() + 'static,
+) {
+    use leptos::prelude::{SetValue, UpdateValue};
+    if let Some(previous) = slot.try_update_value(Option::take).flatten() {
+        previous.clear();
+    }
+    slot.set_value(leptos::prelude::set_timeout_with_handle(then, after).ok());
+}
+
 /// Goes to another page.
 pub fn navigate(url: &str) {
     if let Some(window) = web_sys::window() {

@@ -22,6 +22,7 @@ mod module_box;
 mod sketches;
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use graph::{PortType, Position};
 use leptos::prelude::*;
@@ -523,7 +524,7 @@ pub fn Canvas(
     });
     let settle = StoredValue::new(None::<TimeoutHandle>);
     let zoom_settled = move || {
-        restart_timeout(settle, 200, move || {
+        crate::browser::restart_timeout(settle, Duration::from_millis(200), move || {
             wheel_zooming.set(false);
             request_animation_frame(move || {
                 if !wheel_zooming.get_untracked() {
@@ -545,7 +546,7 @@ pub fn Canvas(
     Effect::new(move |_| {
         // Pans too: the layer waits for the view to be still.
         model.drawn_view.track();
-        restart_timeout(still, 400, move || {
+        crate::browser::restart_timeout(still, Duration::from_millis(400), move || {
             model::set_if_changed(layer_zoom, model.viewport.get_untracked().zoom);
         });
     });
@@ -770,18 +771,4 @@ pub fn centre_on(model: CanvasModel, point: Position) {
         view.x = width / 2.0 - point.x * view.zoom;
         view.y = height / 2.0 - point.y * view.zoom;
     });
-}
-
-/// Runs `then` after `milliseconds`, unless called again before: the timer
-/// kept in `slot` is cleared and started anew.
-fn restart_timeout(
-    slot: StoredValue<Option<TimeoutHandle>>,
-    milliseconds: u64,
-    then: impl FnOnce() + 'static,
-) {
-    if let Some(previous) = slot.try_update_value(Option::take).flatten() {
-        previous.clear();
-    }
-    let handle = set_timeout_with_handle(then, std::time::Duration::from_millis(milliseconds)).ok();
-    slot.set_value(handle);
 }

@@ -54,9 +54,6 @@ fn watch_validation(editor: EditorState) {
     Effect::new(move |_| {
         editor.version.track();
         editor.catalogue.track();
-        if let Some(previous) = timer.try_update_value(Option::take).flatten() {
-            previous.clear();
-        }
         let run = move || {
             let findings = editor.with_graph(|graph| validate(graph, &editor.validation_context()));
             let errors: std::collections::HashSet<&str> = findings
@@ -88,7 +85,7 @@ fn watch_validation(editor: EditorState) {
             });
             editor.findings.set(findings);
         };
-        timer.set_value(set_timeout_with_handle(run, Duration::from_millis(120)).ok());
+        crate::browser::restart_timeout(timer, Duration::from_millis(120), run);
     });
 }
 

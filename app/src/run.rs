@@ -238,13 +238,12 @@ impl RunView {
     /// Reads the run's record again in a moment (several events in a row
     /// make one request).
     fn refresh_soon(&self, after_ms: u64) {
-        if let Some(previous) = self.refresh_timer.try_update_value(Option::take).flatten() {
-            previous.clear();
-        }
         let view = *self;
-        let handle =
-            set_timeout_with_handle(move || view.refresh(), Duration::from_millis(after_ms)).ok();
-        self.refresh_timer.set_value(handle);
+        crate::browser::restart_timeout(
+            self.refresh_timer,
+            Duration::from_millis(after_ms),
+            move || view.refresh(),
+        );
     }
 
     fn refresh(&self) {

@@ -117,11 +117,7 @@ impl SaveState {
     }
 
     fn schedule(&self, editor: EditorState, after: Duration) {
-        if let Some(previous) = self.timer.try_update_value(Option::take).flatten() {
-            previous.clear();
-        }
-        let handle = set_timeout_with_handle(move || save_now(editor), after).ok();
-        self.timer.set_value(handle);
+        browser::restart_timeout(self.timer, after, move || save_now(editor));
     }
 }
 
