@@ -526,9 +526,12 @@ pub fn Canvas(
     let zoom_settled = move || {
         crate::browser::restart_timeout(settle, Duration::from_millis(200), move || {
             wheel_zooming.set(false);
+            // Callbacks that may come after the canvas is gone: `try_`.
             request_animation_frame(move || {
-                if !wheel_zooming.get_untracked() {
-                    model::set_if_changed(model.drawn_view, model.viewport.get_untracked());
+                if wheel_zooming.try_get_untracked() == Some(false)
+                    && let Some(view) = model.viewport.try_get_untracked()
+                {
+                    model::set_if_changed(model.drawn_view, view);
                 }
             });
         });
@@ -547,7 +550,9 @@ pub fn Canvas(
         // Pans too: the layer waits for the view to be still.
         model.drawn_view.track();
         crate::browser::restart_timeout(still, Duration::from_millis(400), move || {
-            model::set_if_changed(layer_zoom, model.viewport.get_untracked().zoom);
+            if let Some(view) = model.viewport.try_get_untracked() {
+                model::set_if_changed(layer_zoom, view.zoom);
+            }
         });
     });
 

@@ -771,7 +771,9 @@ impl Default for CanvasModel {
 
 /// Sets a signal only when the value differs, so nothing redraws for nothing.
 pub fn set_if_changed<T: PartialEq + Send + Sync + 'static>(signal: RwSignal<T>, value: T) {
-    if signal.with_untracked(|current| current != &value) {
+    // A timer or frame callback may come after the canvas is gone: then
+    // there is nothing to set (reading a disposed signal would panic).
+    if signal.try_with_untracked(|current| current != &value) == Some(true) {
         signal.set(value);
     }
 }
@@ -856,6 +858,19 @@ mod tests {
         // Selected modules are drawn wherever they are.
         module.selected.set(true);
         assert!(drawn.get().contains(&"0".to_owned()));
+    }
+
+    #[test]
+    fn setting_a_signal_of_a_canvas_that_is_gone_does_nothing() {
+        // A wheel's settle timer or a frame callback may fire after the
+        // canvas is dropped; in the browser bundle a panic would stop the app.
+        let owner = Owner::new();
+        let signal = owner.with(|| RwSignal::new(1.0_f64));
+        set_if_changed(signal, 2.0);
+        assert_eq!(signal.get_untracked(), 2.0);
+        owner.cleanup();
+        set_if_changed(signal, 3.0);
+        assert_eq!(signal.try_get_untracked(), None);
     }
 
     #[test]
