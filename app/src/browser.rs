@@ -2,6 +2,9 @@
 //! local storage. On the server (which renders pages but never runs their
 //! handlers) they answer "not in a browser".
 
+mod timer;
+pub use timer::{Repeat, Timer, every, next_frame, restart_timeout, run_after};
+
 /// An API error answer (`{"error": {code, message, details}}`), if the
 /// body is one.
 pub fn api_error(body: &str) -> Option<wire::error::ErrorDetail> {
@@ -118,21 +121,6 @@ pub fn local_storage() -> Option<web_sys::Storage> {
     {
         None
     }
-}
-
-/// Runs `then` after `after`, unless called again before: the timer kept
-/// in `slot` is cleared and started anew (a save, validation or refresh a
-/// moment after the last change; a layer made once the view is still).
-pub fn restart_timeout(
-    slot: leptos::prelude::StoredValue<Option<leptos::prelude::TimeoutHandle>>,
-    after: std::time::Duration,
-    then: impl FnOnce() + 'static,
-) {
-    use leptos::prelude::{SetValue, UpdateValue};
-    if let Some(previous) = slot.try_update_value(Option::take).flatten() {
-        previous.clear();
-    }
-    slot.set_value(leptos::prelude::set_timeout_with_handle(then, after).ok());
 }
 
 /// Goes to another page.
@@ -263,7 +251,7 @@ pub fn local_date_time(milliseconds: i64) -> (String, String) {
 /// A pause in the browser (on the server it returns at once).
 pub async fn sleep(duration: std::time::Duration) {
     let (sender, receiver) = futures_channel::oneshot::channel::<()>();
-    leptos::prelude::set_timeout(
+    run_after(
         move || {
             let _ = sender.send(());
         },

@@ -426,8 +426,8 @@ pub fn Canvas(
             return;
         }
         let edges = still_edges.get();
-        request_animation_frame(move || {
-            request_animation_frame(move || {
+        crate::browser::next_frame(move || {
+            crate::browser::next_frame(move || {
                 // Unless zoomed in meanwhile.
                 if !detailed.get_untracked() {
                     model::set_if_changed(sketch_edges, edges);
@@ -522,12 +522,12 @@ pub fn Canvas(
             model::set_if_changed(model.drawn_view, view);
         }
     });
-    let settle = StoredValue::new(None::<TimeoutHandle>);
+    let settle = StoredValue::new(None::<crate::browser::Timer>);
     let zoom_settled = move || {
         crate::browser::restart_timeout(settle, Duration::from_millis(200), move || {
             wheel_zooming.set(false);
             // Callbacks that may come after the canvas is gone: `try_`.
-            request_animation_frame(move || {
+            crate::browser::next_frame(move || {
                 if wheel_zooming.try_get_untracked() == Some(false)
                     && let Some(view) = model.viewport.try_get_untracked()
                 {
@@ -545,7 +545,7 @@ pub fn Canvas(
     let layered = Memo::new(move |_| {
         wheel_zooming.get() || model.viewport.with(|view| view.zoom) == layer_zoom.get()
     });
-    let still = StoredValue::new(None::<TimeoutHandle>);
+    let still = StoredValue::new(None::<crate::browser::Timer>);
     Effect::new(move |_| {
         // Pans too: the layer waits for the view to be still.
         model.drawn_view.track();

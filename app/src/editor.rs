@@ -50,7 +50,7 @@ fn load_catalogue(editor: EditorState) {
 
 /// Runs validation a moment after the last edit, and marks what has errors.
 fn watch_validation(editor: EditorState) {
-    let timer = StoredValue::new(None::<TimeoutHandle>);
+    let timer = StoredValue::new(None::<crate::browser::Timer>);
     Effect::new(move |_| {
         editor.version.track();
         editor.catalogue.track();
@@ -392,7 +392,7 @@ pub fn Editor(
         }),
         open: Callback::new(move |id: String| {
             editor.select(&id);
-            request_animation_frame(|| {
+            crate::browser::next_frame(|| {
                 if let Some(element) = web_sys::window()
                     .and_then(|window| window.document())
                     .and_then(|document| document.get_element_by_id("module-label"))

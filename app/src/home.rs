@@ -177,7 +177,7 @@ async fn duplicate(graph_id: &str, name: &str) -> Result<(String, Option<String>
 /// Moves the focus to an element once the page has drawn it; with `select`,
 /// selects a text field's text too.
 fn focus_later(element_id: String, select: bool) {
-    request_animation_frame(move || {
+    crate::browser::next_frame(move || {
         let Some(element) = web_sys::window()
             .and_then(|window| window.document())
             .and_then(|document| document.get_element_by_id(&element_id))

@@ -45,8 +45,8 @@ pub struct RunView {
     /// start, and what was applied already is skipped.
     last_seen: StoredValue<u64>,
     source: StoredValue<Option<send_wrapper::SendWrapper<Subscription>>>,
-    refresh_timer: StoredValue<Option<TimeoutHandle>>,
-    ticker: StoredValue<Option<IntervalHandle>>,
+    refresh_timer: StoredValue<Option<crate::browser::Timer>>,
+    ticker: StoredValue<Option<crate::browser::Repeat>>,
 }
 
 /// An open event stream and the callbacks it calls.
@@ -116,11 +116,10 @@ impl RunView {
         clear_states(model);
         remember_in_address(Some(run_id));
         self.subscribe(model);
-        let ticker = set_interval_with_handle(
+        let ticker = crate::browser::every(
             move || model.clock.set(js_sys::Date::now()),
             Duration::from_millis(500),
-        )
-        .ok();
+        );
         self.ticker.set_value(ticker);
         self.refresh_soon(0);
     }
@@ -173,7 +172,7 @@ impl RunView {
                 }
                 // CLOSED: the browser stopped retrying.
                 if watched.ready_state() == 2 && view.is_live() {
-                    set_timeout(
+                    crate::browser::run_after(
                         move || {
                             if view.is_live() {
                                 view.subscribe(model);
@@ -339,7 +338,7 @@ impl RunView {
                 // frees that callback.
                 let view = *self;
                 let run_id = self.run_id.get_untracked();
-                set_timeout(
+                crate::browser::run_after(
                     move || {
                         if view.run_id.get_untracked() == run_id {
                             view.stop_following();

@@ -52,7 +52,7 @@ where
         if complete {
             busy.set_value(false);
         } else {
-            request_animation_frame(move || catch_up(wanted, drawn, busy, per_frame, key));
+            crate::browser::next_frame(move || catch_up(wanted, drawn, busy, per_frame, key));
         }
     }
     // At first everything wanted: hydration must find what the server drew.

@@ -188,7 +188,7 @@ pub fn CableSketches(model: CanvasModel, cables: Memo<Vec<SketchedCable>>) -> im
                 }
             });
         };
-        request_animation_frame(draw_now);
+        crate::browser::next_frame(draw_now);
     });
     view! { <canvas class="cable-sketches" aria-hidden="true" width="0" height="0" node_ref=canvas></canvas> }
 }

@@ -239,7 +239,7 @@ pub fn Overlays() -> impl IntoView {
     // Notices go away by themselves.
     Effect::new(move |_| {
         if let Some((serial, _)) = editor.toast.get() {
-            set_timeout(
+            crate::browser::run_after(
                 move || {
                     if editor
                         .toast

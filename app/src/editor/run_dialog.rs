@@ -129,7 +129,7 @@ pub fn RunDialog() -> impl IntoView {
             },
             budget_usd,
         );
-        set_timeout(move || starting.set(false), Duration::from_millis(1500));
+        crate::browser::run_after(move || starting.set(false), Duration::from_millis(1500));
     };
     let choose = move |event: web_sys::Event| {
         let Some((input, chosen)) = browser::chosen_files(&event) else {

@@ -70,7 +70,7 @@ pub struct SaveState {
     /// The document version last sent successfully.
     saved_version: StoredValue<u64>,
     in_flight: StoredValue<bool>,
-    timer: StoredValue<Option<TimeoutHandle>>,
+    timer: StoredValue<Option<crate::browser::Timer>>,
 }
 
 /// A draft kept in local storage until the server has it.

@@ -57,7 +57,7 @@ fn reorder(selected: Selected, owner: RePromptOwner, from: usize, to: usize) {
         |module| port_moves::move_re_prompt(&mut module.config, owner, from, to),
     );
     let id = area_id(&selected.id(), owner, to);
-    request_animation_frame(move || focus(&id));
+    crate::browser::next_frame(move || focus(&id));
 }
 
 #[component]
@@ -193,7 +193,7 @@ pub fn RePromptSection(
                 on:click=move |_| {
                     add.run(());
                     let id = area_id(&module_id, owner, count.get_untracked().saturating_sub(1));
-                    request_animation_frame(move || focus(&id));
+                    crate::browser::next_frame(move || focus(&id));
                 }
             >"+ Add Re-Prompt"</button>
             <Show when=full>
