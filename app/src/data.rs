@@ -73,14 +73,10 @@ pub fn load_graph(
 /// A build with neither `ssr` nor `hydrate` (unit tests of this crate) has
 /// nowhere to load from.
 #[cfg(not(any(feature = "ssr", feature = "hydrate")))]
-pub fn load_graph(
-    id: String,
-) -> impl std::future::Future<Output = Result<Graph, PageError>> + Send + 'static {
-    async move {
-        Err(PageError::Unavailable(format!(
-            "graph {id}: this build renders no data"
-        )))
-    }
+pub async fn load_graph(id: String) -> Result<Graph, PageError> {
+    Err(PageError::Unavailable(format!(
+        "graph {id}: this build renders no data"
+    )))
 }
 
 /// Reads a run's JSON; a run of another graph is not found under this one.
@@ -150,13 +146,8 @@ pub fn load_run(
 }
 
 #[cfg(not(any(feature = "ssr", feature = "hydrate")))]
-pub fn load_run(
-    graph_id: String,
-    run_id: String,
-) -> impl std::future::Future<Output = Result<RunRecord, PageError>> + Send + 'static {
-    async move {
-        Err(PageError::Unavailable(format!(
-            "run {run_id} of {graph_id}: this build renders no data"
-        )))
-    }
+pub async fn load_run(graph_id: String, run_id: String) -> Result<RunRecord, PageError> {
+    Err(PageError::Unavailable(format!(
+        "run {run_id} of {graph_id}: this build renders no data"
+    )))
 }
