@@ -134,6 +134,29 @@ test('a run link shows the finished run read-only in a fresh browser', async ({ 
   await fresh.close();
 });
 
+test('a run link opened while the run is still going follows it live to the end', async ({ page, browser }) => {
+  await newGraph(page);
+  await page.locator('.run-button').click();
+  await page.getByRole('dialog', { name: 'Run the graph' }).getByRole('button', { name: /Start run/ }).click();
+  await expect(runPanel(page).locator('.run-status')).toHaveText('Running');
+  const link = await runPanel(page).getByRole('link', { name: 'Run link' }).getAttribute('href');
+
+  const fresh = await browser.newContext();
+  const visitor = await fresh.newPage();
+  const errors = watchErrors(visitor, { consoleErrors: false, csp: true });
+  await visitor.goto(link);
+  await expect(visitor.locator('.access-badge')).toHaveText('Recorded run');
+  // Still going when it opened (the simulated run takes seconds): the page
+  // follows its events (a hung tab answers no assertion at all).
+  await expect(runPanel(visitor).locator('.run-status')).toHaveText('Running');
+  await expect(runPanel(visitor).locator('.run-status')).toHaveText('Completed', { timeout: 30_000 });
+  for (const id of ['m1', 'm2', 'm3']) {
+    await expect(node(visitor, id)).toHaveClass(/run-done/);
+  }
+  expect(errors).toEqual([]);
+  await fresh.close();
+});
+
 test('export then import round-trips the graph as a new one; a broken file is refused with a clear message', async ({ page }) => {
   const id = await newGraph(page);
   await page.getByLabel('Graph name').fill('Tide tables');

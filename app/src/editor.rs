@@ -92,81 +92,86 @@ fn watch_validation(editor: EditorState) {
 /// In the browser, after hydration: who may edit, what the server offers,
 /// and any draft an earlier visit left.
 fn start(editor: EditorState) {
+    // Once: what it reads is not a dependency. Tracked, the live run's status
+    // that `follow` sets re-ran it, which followed again, for ever (a recorded
+    // run's page opened while the run was going hung the tab).
     Effect::new(move |_| {
-        match editor.mode {
-            EditorMode::Stored => {
-                let arrival = edit_token::capture(&editor.graph_id());
-                let editable = arrival.can_edit;
-                editor.can_edit.set(editable);
-                if arrival.run && editable {
-                    editor.overlay.set(Overlay::Run);
+        untrack(move || {
+            match editor.mode {
+                EditorMode::Stored => {
+                    let arrival = edit_token::capture(&editor.graph_id());
+                    let editable = arrival.can_edit;
+                    editor.can_edit.set(editable);
+                    if arrival.run && editable {
+                        editor.overlay.set(Overlay::Run);
+                    }
+                    editor.save.status.set(if editable {
+                        SaveStatus::Saved
+                    } else {
+                        SaveStatus::ViewOnly
+                    });
+                    if editable {
+                        save::restore_draft(editor);
+                    }
+                    // A reload in the middle of a run picks it up again.
+                    if let Some(run_id) = run_in_address() {
+                        resume(editor, run_id);
+                    }
                 }
-                editor.save.status.set(if editable {
-                    SaveStatus::Saved
-                } else {
-                    SaveStatus::ViewOnly
-                });
-                if editable {
-                    save::restore_draft(editor);
+                EditorMode::Local => {
+                    editor.can_edit.set(true);
+                    editor.save.status.set(SaveStatus::Local);
                 }
-                // A reload in the middle of a run picks it up again.
-                if let Some(run_id) = run_in_address() {
-                    resume(editor, run_id);
-                }
-            }
-            EditorMode::Local => {
-                editor.can_edit.set(true);
-                editor.save.status.set(SaveStatus::Local);
-            }
-            EditorMode::Recorded => {
-                editor.save.status.set(SaveStatus::ViewOnly);
-                // Still going: follow it from here.
-                if editor.run.is_live()
-                    && let Some(run_id) = editor.run.run_id.get_untracked()
-                {
-                    editor.run.follow(editor.model, editor.graph(), &run_id);
+                EditorMode::Recorded => {
+                    editor.save.status.set(SaveStatus::ViewOnly);
+                    // Still going: follow it from here.
+                    if editor.run.is_live()
+                        && let Some(run_id) = editor.run.run_id.get_untracked()
+                    {
+                        editor.run.follow(editor.model, editor.graph(), &run_id);
+                    }
                 }
             }
-        }
-        load_catalogue(editor);
-        // What coding agents offer is learned when they run, so a run that
-        // ends may have taught the server more.
-        Effect::new(move |was_live: Option<bool>| {
-            let live = editor.run.is_live();
-            if was_live == Some(true) && !live {
-                load_catalogue(editor);
-            }
-            live
-        });
-        let keys = window_event_listener(leptos::ev::keydown, move |event| {
-            keyboard::handle(editor, &event)
-        });
-        let copy = window_event_listener(leptos::ev::copy, move |event| {
-            clipboard_out(editor, &event, false)
-        });
-        let cut = window_event_listener(leptos::ev::cut, move |event| {
-            clipboard_out(editor, &event, true)
-        });
-        let paste =
-            window_event_listener(leptos::ev::paste, move |event| clipboard_in(editor, &event));
-        let leave = window_event_listener(leptos::ev::beforeunload, move |event| {
-            if matches!(
-                editor.save.status.get_untracked(),
-                SaveStatus::Pending | SaveStatus::Saving | SaveStatus::Offline
-            ) {
-                save::save_now(editor);
-                event.prevent_default();
-            }
-        });
-        let online = window_event_listener(leptos::ev::online, move |_| save::save_now(editor));
-        on_cleanup(move || {
-            keys.remove();
-            copy.remove();
-            cut.remove();
-            paste.remove();
-            leave.remove();
-            online.remove();
-        });
+            load_catalogue(editor);
+            // What coding agents offer is learned when they run, so a run that
+            // ends may have taught the server more.
+            Effect::new(move |was_live: Option<bool>| {
+                let live = editor.run.is_live();
+                if was_live == Some(true) && !live {
+                    load_catalogue(editor);
+                }
+                live
+            });
+            let keys = window_event_listener(leptos::ev::keydown, move |event| {
+                keyboard::handle(editor, &event)
+            });
+            let copy = window_event_listener(leptos::ev::copy, move |event| {
+                clipboard_out(editor, &event, false)
+            });
+            let cut = window_event_listener(leptos::ev::cut, move |event| {
+                clipboard_out(editor, &event, true)
+            });
+            let paste =
+                window_event_listener(leptos::ev::paste, move |event| clipboard_in(editor, &event));
+            let leave = window_event_listener(leptos::ev::beforeunload, move |event| {
+                if matches!(
+                    editor.save.status.get_untracked(),
+                    SaveStatus::Pending | SaveStatus::Saving | SaveStatus::Offline
+                ) {
+                    save::save_now(editor);
+                    event.prevent_default();
+                }
+            });
+            let online = window_event_listener(leptos::ev::online, move |_| save::save_now(editor));
+            on_cleanup(move || {
+                keys.remove();
+                copy.remove();
+                cut.remove();
+                paste.remove();
+                leave.remove();
+                online.remove();
+            });
+        })
     });
 }
 

@@ -1,8 +1,9 @@
 //! Timers and frame callbacks that live until they fire or are cleared, as
 //! the browser's own do. Leptos' (0.9) are cancelled when the reactive owner
 //! that set them is cleaned up: a save debounced from a field whose panel
-//! re-renders on that very edit would never happen. Callbacks here may run
-//! after the view that set them is gone, so they read signals with `try_`.
+//! re-renders on that very edit would never happen. A callback here may run
+//! after the view that set it is gone (the canvas's read their signals with
+//! `try_`; setting a disposed signal does nothing).
 
 use std::time::Duration;
 
