@@ -19,6 +19,7 @@ pub mod routing;
 pub mod sandbox;
 pub mod scheduler;
 pub mod session;
+pub mod shell_template;
 pub mod validators;
 
 use std::future::Future;

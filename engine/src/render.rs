@@ -4,12 +4,23 @@
 
 use std::collections::BTreeMap;
 
-use graph::template::{BUILT_INS, variables};
+use graph::template::{BUILT_INS, Variable, variables};
 
 /// The run's flat state: `input`, `run_id`, `<label>.output`, `<label>.status` …
 pub type RunState = BTreeMap<String, String>;
 
 pub fn render(text: &str, state: &RunState) -> Result<String, String> {
+    fill(text, state, |_, value| Ok(value.to_owned()))
+}
+
+/// `text` with each variable replaced by what `put` makes of it and its
+/// value (a shell script puts a reference to the value instead: see
+/// `shell_template`), the value looked up as [`render`] says.
+pub fn fill(
+    text: &str,
+    state: &RunState,
+    mut put: impl FnMut(&Variable<'_>, &str) -> Result<String, String>,
+) -> Result<String, String> {
     let found = variables(text);
     if found.is_empty() {
         return Ok(text.to_owned());
@@ -23,7 +34,7 @@ pub fn render(text: &str, state: &RunState) -> Result<String, String> {
             None => variable.name.to_owned(),
         };
         match state.get(&key) {
-            Some(value) => rendered.push_str(value),
+            Some(value) => rendered.push_str(&put(&variable, value)?),
             None if variable.name.contains(".set.") => {
                 return Err(format!(
                     "{{{{ {} }}}} has no value: the command it names has not run, or did not print PATCHBAY_SET:{}=…",

@@ -19,7 +19,9 @@ pub async fn command(
     bundle
         .meta
         .insert("exit_code".to_owned(), json!(ran.exit_code));
-    bundle.meta.insert("command".to_owned(), json!(command));
+    bundle
+        .meta
+        .insert("command".to_owned(), json!(command.text));
     context.transcript(
         wire::activation::TranscriptRole::User,
         &format!("$ {command}"),

@@ -40,10 +40,7 @@ pub async fn poll(
     loop {
         number += 1;
         set_status(context, ActivationStatus::Running);
-        context.transcript(
-            TranscriptRole::User,
-            &format!("$ {script}   (poll {number})"),
-        );
+        context.transcript(TranscriptRole::User, &format!("(poll {number}) $ {script}"));
         let ran = {
             let environment = [("PATCHBAY_POLL", number.to_string())];
             let invocation = shell::run(context, &script, &environment);

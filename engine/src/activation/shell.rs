@@ -4,7 +4,9 @@
 //! with the module's input on stdin, the run state in the JSON file
 //! `$PATCHBAY_STATE`, and keys it sets read back from its
 //! `PATCHBAY_SET:name=value` lines (Gump's `clo get`/`clo set`, through the
-//! sandbox: it has no database). Off unless the server runs commands.
+//! sandbox: it has no database), and its `{{ … }}` values in its
+//! environment, never in its text (`crate::shell_template`). Off unless the
+//! server runs commands.
 
 use std::collections::BTreeMap;
 use std::process::Stdio;
@@ -12,6 +14,7 @@ use std::process::Stdio;
 use tokio::io::AsyncWriteExt;
 
 use super::{ActivationContext, ActivationError};
+pub use crate::shell_template::Script;
 
 /// Output kept per stream, so a chatty script cannot fill the record.
 const MAX_OUTPUT_BYTES: usize = 64 * 1024;
@@ -44,16 +47,17 @@ impl Ran {
     }
 }
 
-/// The rendered script of the module, refused when empty.
-pub fn script(context: &ActivationContext, template: &str) -> Result<String, ActivationError> {
+/// The module's script with its variables filled, refused when empty.
+pub fn script(context: &ActivationContext, template: &str) -> Result<Script, ActivationError> {
     let label = context.module.display_label();
     if !context.settings.commands_enabled {
         return Err(ActivationError(format!(
             "\"{label}\" runs commands, which are disabled on this server (start it with --enable-commands)"
         )));
     }
-    let script = context.render(template)?;
-    if script.trim().is_empty() {
+    let script = crate::shell_template::fill(template, &context.state)
+        .map_err(|problem| ActivationError(format!("\"{label}\": {problem}")))?;
+    if script.text.trim().is_empty() {
         return Err(ActivationError(format!("\"{label}\" has no command")));
     }
     Ok(script)
@@ -62,7 +66,7 @@ pub fn script(context: &ActivationContext, template: &str) -> Result<String, Act
 /// Runs `script` confined in the run's commands folder; see [`run_in`].
 pub async fn run(
     context: &ActivationContext,
-    script: &str,
+    script: &Script,
     environment: &[(&str, String)],
 ) -> Result<Ran, ActivationError> {
     run_in(context, script, environment, None).await
@@ -74,7 +78,7 @@ pub async fn run(
 /// cancel, a poll that overran).
 pub async fn run_in(
     context: &ActivationContext,
-    script: &str,
+    script: &Script,
     environment: &[(&str, String)],
     place: Option<&std::path::Path>,
 ) -> Result<Ran, ActivationError> {
@@ -142,12 +146,13 @@ pub async fn run_in(
     for (name, value) in environment {
         variables.insert((*name).to_owned(), value.clone());
     }
+    variables.extend(script.values.iter().cloned());
     let mut confined = sandbox
         .command(
             &folder,
             &reach,
             "sh",
-            &["-c".to_owned(), script.to_owned()],
+            &["-c".to_owned(), script.text.clone()],
             &variables,
             &cwd,
         )

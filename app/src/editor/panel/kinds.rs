@@ -425,7 +425,7 @@ pub fn command(selected: Selected) -> impl IntoView {
             })
             disabled=selected.disabled()
         />
-        <p class="hint">"Runs with sh -c; exit status 0 fires “Pass”, anything else “Fail”. The server runs commands only when started with --enable-commands."</p>
+        <p class="hint">"Runs with sh -c; exit status 0 fires “Pass”, anything else “Fail”. A {{ … }} in it is given its value as one quoted word, never run as code. The server runs commands only when started with --enable-commands."</p>
     }
 }
 

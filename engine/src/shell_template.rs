@@ -1,0 +1,384 @@
+//! Filling the `{{ … }}` variables of a shell script so that no value is
+//! ever read as code. Run input and model output are anyone's text: put
+//! into the script as written, `$(…)`, a quote or a `;` in them would run
+//! (and a check fed a model's answer could be made to pass by that
+//! answer). So a value never enters the script's text: it is passed in the
+//! environment (`PATCHBAY_VALUE_1`, …) and the variable becomes a parameter
+//! expansion, whose result sh never parses again.
+//!
+//! Where the variable stands decides the quoting that keeps its value one
+//! word, exactly as written: `"${PATCHBAY_VALUE_1}"` outside quotes,
+//! `${PATCHBAY_VALUE_1}` in double quotes and in a here-document,
+//! `'"${PATCHBAY_VALUE_1}"'` in single quotes. Nothing expands in a quoted
+//! here-document (`<<'EOF'`), so a variable there is refused with the way
+//! out. Where a variable stands is read by the small lexer of POSIX sh
+//! below; a mistake there can misquote a value or refuse it, never run it.
+
+use std::collections::VecDeque;
+
+use graph::template::{Variable, variables};
+
+use crate::render::{RunState, fill as fill_text};
+
+/// A script ready to run: its text refers to its values, which go in the
+/// environment under their names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Script {
+    pub text: String,
+    /// `(PATCHBAY_VALUE_n, value)`, one per distinct variable.
+    pub values: Vec<(String, String)>,
+    /// `(PATCHBAY_VALUE_n, variable name)`, to say what each one holds.
+    pub names: Vec<(String, String)>,
+}
+
+/// The script as it ran, then what each of its values holds.
+impl std::fmt::Display for Script {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(&self.text)?;
+        for (reference, name) in &self.names {
+            write!(formatter, "\n# ${reference}: {{{{ {name} }}}}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Where, to sh, a variable of the script stands.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Place {
+    Unquoted,
+    DoubleQuoted,
+    SingleQuoted,
+    HereDocument,
+    QuotedHereDocument,
+}
+
+/// `template` with its variables filled from `state` as references to
+/// values passed beside it; a variable with no value fails as in
+/// [`crate::render::render`].
+pub fn fill(template: &str, state: &RunState) -> Result<Script, String> {
+    let found = variables(template);
+    let places = places(template, &found);
+    let mut values: Vec<(String, String)> = Vec::new();
+    let mut names: Vec<(String, String)> = Vec::new();
+    let text = fill_text(template, state, |variable, value| {
+        let place = found
+            .iter()
+            .position(|each| each.start == variable.start)
+            .and_then(|index| places.get(index).copied())
+            .unwrap_or(Place::Unquoted);
+        let reference = match names.iter().find(|(_, name)| name == variable.name) {
+            Some((reference, _)) => reference.clone(),
+            None => {
+                let reference = format!("PATCHBAY_VALUE_{}", names.len() + 1);
+                names.push((reference.clone(), variable.name.to_owned()));
+                values.push((reference.clone(), value.to_owned()));
+                reference
+            }
+        };
+        match place {
+            Place::Unquoted => Ok(format!("\"${{{reference}}}\"")),
+            Place::DoubleQuoted | Place::HereDocument => Ok(format!("${{{reference}}}")),
+            Place::SingleQuoted => Ok(format!("'\"${{{reference}}}\"'")),
+            Place::QuotedHereDocument => Err(format!(
+                "{{{{ {} }}}} is in a quoted here-document (<<'EOF'), where nothing is filled in: \
+                 use an unquoted one (<<EOF), where its value goes in as written",
+                variable.name
+            )),
+        }
+    })?;
+    Ok(Script {
+        text,
+        values,
+        names,
+    })
+}
+
+/// A here-document whose operator has been read, its body not yet.
+struct HereDocument {
+    delimiter: String,
+    quoted: bool,
+    strip_tabs: bool,
+}
+
+/// Where each of `found` (in order) stands in `text`.
+fn places(text: &str, found: &[Variable<'_>]) -> Vec<Place> {
+    let bytes = text.as_bytes();
+    let mut places = Vec::with_capacity(found.len());
+    let mut next = found.iter().peekable();
+    let mut place = Place::Unquoted;
+    let mut comment = false;
+    let mut pending: VecDeque<HereDocument> = VecDeque::new();
+    let mut body: Option<HereDocument> = None;
+    let mut index = 0;
+    while index < bytes.len() {
+        if let Some(document) = &body {
+            // A whole line of the body, or its end.
+            let line_end = text[index..]
+                .find('\n')
+                .map_or(bytes.len(), |at| index + at);
+            let line = text[index..line_end].trim_end_matches('\r');
+            let line = if document.strip_tabs {
+                line.trim_start_matches('\t')
+            } else {
+                line
+            };
+            let inside = if line == document.delimiter {
+                Place::Unquoted
+            } else if document.quoted {
+                Place::QuotedHereDocument
+            } else {
+                Place::HereDocument
+            };
+            while next.next_if(|variable| variable.start < line_end).is_some() {
+                places.push(inside);
+            }
+            if line == document.delimiter {
+                body = pending.pop_front();
+            }
+            index = line_end + 1;
+            continue;
+        }
+        if let Some(variable) = next.next_if(|variable| variable.start <= index) {
+            places.push(if comment { Place::Unquoted } else { place });
+            // Its name may hold anything, quotes included: not sh's text.
+            index = index.max(variable.end);
+            continue;
+        }
+        let byte = bytes[index];
+        if byte == b'\n' {
+            comment = false;
+            if place != Place::SingleQuoted && place != Place::DoubleQuoted {
+                body = pending.pop_front();
+            }
+            index += 1;
+            continue;
+        }
+        if comment {
+            index += 1;
+            continue;
+        }
+        match (place, byte) {
+            (Place::Unquoted | Place::DoubleQuoted, b'\\') => index += 2,
+            (Place::Unquoted, b'\'') => {
+                place = Place::SingleQuoted;
+                index += 1;
+            }
+            (Place::Unquoted, b'"') => {
+                place = Place::DoubleQuoted;
+                index += 1;
+            }
+            (Place::SingleQuoted, b'\'') | (Place::DoubleQuoted, b'"') => {
+                place = Place::Unquoted;
+                index += 1;
+            }
+            (Place::Unquoted, b'#') if starts_word(bytes, index) => {
+                comment = true;
+                index += 1;
+            }
+            // `<<<` (bash's here-string) is no here-document.
+            (Place::Unquoted, b'<') if bytes.get(index + 1) == Some(&b'<') => {
+                if bytes.get(index + 2) == Some(&b'<') {
+                    index += 3;
+                } else {
+                    let (document, after) = here_document(bytes, index + 2);
+                    if !document.delimiter.is_empty() {
+                        pending.push_back(document);
+                    }
+                    index = after;
+                }
+            }
+            _ => index += 1,
+        }
+    }
+    // Variables past the end (none: each starts inside the text).
+    places.resize(found.len(), place);
+    places
+}
+
+/// Whether the byte at `index` begins a word (where `#` starts a comment).
+fn starts_word(bytes: &[u8], index: usize) -> bool {
+    index == 0
+        || bytes
+            .get(index - 1)
+            .is_some_and(|before| before.is_ascii_whitespace() || b";&|()<>".contains(before))
+}
+
+/// The here-document whose operator `<<` ends just before `index`, and
+/// where its delimiter word ends. A delimiter with any quoting in it makes
+/// a quoted here-document, whose body nothing expands in.
+fn here_document(bytes: &[u8], mut index: usize) -> (HereDocument, usize) {
+    let strip_tabs = bytes.get(index) == Some(&b'-');
+    if strip_tabs {
+        index += 1;
+    }
+    while bytes
+        .get(index)
+        .is_some_and(|byte| *byte == b' ' || *byte == b'\t')
+    {
+        index += 1;
+    }
+    let mut delimiter = Vec::new();
+    let mut quoted = false;
+    while let Some(&byte) = bytes.get(index) {
+        if byte.is_ascii_whitespace() || b";&|<>()".contains(&byte) {
+            break;
+        }
+        match byte {
+            b'\'' | b'"' => {
+                quoted = true;
+                let close = bytes[index + 1..]
+                    .iter()
+                    .position(|inner| *inner == byte)
+                    .map_or(bytes.len(), |at| index + 1 + at);
+                delimiter.extend_from_slice(&bytes[index + 1..close]);
+                index = close + 1;
+            }
+            b'\\' => {
+                quoted = true;
+                delimiter.extend(bytes.get(index + 1));
+                index += 2;
+            }
+            _ => {
+                delimiter.push(byte);
+                index += 1;
+            }
+        }
+    }
+    (
+        HereDocument {
+            delimiter: String::from_utf8_lossy(&delimiter).into_owned(),
+            quoted,
+            strip_tabs,
+        },
+        index.min(bytes.len()),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state() -> RunState {
+        [
+            (
+                "input".to_owned(),
+                "it's $(touch pwned) `id` \"x\"; exit 0".to_owned(),
+            ),
+            ("Draft.output".to_owned(), "two words".to_owned()),
+        ]
+        .into()
+    }
+
+    fn filled(template: &str) -> String {
+        fill(template, &state()).unwrap().text
+    }
+
+    #[test]
+    fn a_value_never_enters_the_text() {
+        let script = fill("grep -q ok <<< {{ input }}; echo '{{ input }}'", &state()).unwrap();
+        assert!(!script.text.contains("touch"), "{}", script.text);
+        assert_eq!(
+            script.values,
+            vec![(
+                "PATCHBAY_VALUE_1".to_owned(),
+                "it's $(touch pwned) `id` \"x\"; exit 0".to_owned()
+            )]
+        );
+        assert_eq!(
+            script.names,
+            vec![("PATCHBAY_VALUE_1".to_owned(), "input".to_owned())]
+        );
+    }
+
+    #[test]
+    fn each_place_is_quoted_so_the_value_stays_one_word() {
+        assert_eq!(filled("echo {{ input }}"), "echo \"${PATCHBAY_VALUE_1}\"");
+        assert_eq!(
+            filled("echo \"said: {{ Draft.output }}\""),
+            "echo \"said: ${PATCHBAY_VALUE_1}\""
+        );
+        assert_eq!(
+            filled("echo 'said: {{ Draft.output }}'"),
+            "echo 'said: '\"${PATCHBAY_VALUE_1}\"''"
+        );
+        assert_eq!(
+            filled("echo \"a\\\"{{ input }}\" {{ Draft.output }}"),
+            "echo \"a\\\"${PATCHBAY_VALUE_1}\" \"${PATCHBAY_VALUE_2}\""
+        );
+    }
+
+    #[test]
+    fn here_documents_expand_unless_quoted() {
+        assert_eq!(
+            filled("cat <<EOF > out.txt\n{{ input }}\nEOF\necho {{ input }}"),
+            "cat <<EOF > out.txt\n${PATCHBAY_VALUE_1}\nEOF\necho \"${PATCHBAY_VALUE_1}\""
+        );
+        assert_eq!(
+            filled("cat <<-END\n\t{{ input }}\n\tEND\n'{{ input }}'"),
+            "cat <<-END\n\t${PATCHBAY_VALUE_1}\n\tEND\n''\"${PATCHBAY_VALUE_1}\"''"
+        );
+        let refused = fill("cat <<'EOF'\n{{ input }}\nEOF", &state()).unwrap_err();
+        assert!(refused.contains("quoted here-document"), "{refused}");
+        assert!(fill("cat <<\\EOF\n{{ input }}\nEOF", &state()).is_err());
+        // `<<` in quotes or a comment is no here-document.
+        assert_eq!(
+            filled("echo '<<EOF' # <<END\n{{ input }}"),
+            "echo '<<EOF' # <<END\n\"${PATCHBAY_VALUE_1}\""
+        );
+    }
+
+    /// Through Debian's sh (dash), as a run would, without the sandbox.
+    #[test]
+    fn sh_gets_each_value_as_written_and_runs_none_of_it() {
+        let folder = std::env::temp_dir().join(format!("patchbay-shell-{}", std::process::id()));
+        std::fs::create_dir_all(&folder).unwrap();
+        let value = state()["input"].clone();
+        let run = |text: &str, environment: &[(String, String)]| {
+            let output = std::process::Command::new("sh")
+                .arg("-c")
+                .arg(text)
+                .envs(environment.iter().cloned())
+                .current_dir(&folder)
+                .output()
+                .unwrap();
+            String::from_utf8_lossy(&output.stdout).into_owned()
+        };
+        for template in [
+            "printf '%s' {{ input }}",
+            "printf '%s' \"{{ input }}\"",
+            "printf '%s' '{{ input }}'",
+            "cat <<EOF\n{{ input }}\nEOF",
+        ] {
+            let script = fill(template, &state()).unwrap();
+            let printed = run(&script.text, &script.values);
+            assert_eq!(printed.trim_end_matches('\n'), value, "{template}");
+            assert!(!folder.join("pwned").exists(), "{template}");
+        }
+        // What putting the value in the text did: it ran.
+        let as_text = crate::render::render("printf '%s' \"{{ input }}\"", &state()).unwrap();
+        run(&as_text, &[]);
+        assert!(folder.join("pwned").exists());
+        std::fs::remove_dir_all(&folder).unwrap();
+    }
+
+    #[test]
+    fn a_name_with_quotes_does_not_change_the_place_after_it() {
+        let state: RunState = [("it's.output".to_owned(), "v".to_owned())].into();
+        let script = fill("echo {{ it's.output }} {{ it's.output }}", &state).unwrap();
+        assert_eq!(
+            script.text,
+            "echo \"${PATCHBAY_VALUE_1}\" \"${PATCHBAY_VALUE_1}\""
+        );
+        assert_eq!(script.values.len(), 1);
+    }
+
+    #[test]
+    fn a_missing_value_fails_as_in_prompts() {
+        assert!(
+            fill("echo {{ Review.output }}", &state())
+                .unwrap_err()
+                .contains("has not run")
+        );
+        assert_eq!(filled("no variables"), "no variables");
+    }
+}
