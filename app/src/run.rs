@@ -85,9 +85,11 @@ impl RunView {
         }
     }
 
+    /// (False once the view is gone: timers and the stream may outlive it.)
     pub fn is_live(&self) -> bool {
         self.status
-            .with(|status| status.is_some_and(RunStatus::is_live))
+            .try_with(|status| status.is_some_and(RunStatus::is_live))
+            .unwrap_or(false)
     }
 
     fn stop_following(&self) {
@@ -246,13 +248,13 @@ impl RunView {
     }
 
     fn refresh(&self) {
-        let Some(run_id) = self.run_id.get_untracked() else {
+        let Some(run_id) = self.run_id.try_get_untracked().flatten() else {
             return;
         };
         let view = *self;
         leptos::task::spawn_local(async move {
             if let Ok(record) = crate::api::run(&run_id).await
-                && view.run_id.get_untracked().as_deref() == Some(record.id.as_str())
+                && view.run_id.try_get_untracked().flatten().as_deref() == Some(record.id.as_str())
             {
                 view.record.set(Some(record));
             }
@@ -340,7 +342,7 @@ impl RunView {
                 let run_id = self.run_id.get_untracked();
                 crate::browser::run_after(
                     move || {
-                        if view.run_id.get_untracked() == run_id {
+                        if view.run_id.try_get_untracked().flatten() == run_id {
                             view.stop_following();
                         }
                     },

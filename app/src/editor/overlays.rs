@@ -243,7 +243,8 @@ pub fn Overlays() -> impl IntoView {
                 move || {
                     if editor
                         .toast
-                        .with_untracked(|toast| toast.as_ref().map(|(current, _)| *current))
+                        .try_with_untracked(|toast| toast.as_ref().map(|(current, _)| *current))
+                        .flatten()
                         == Some(serial)
                     {
                         editor.toast.set(None);
