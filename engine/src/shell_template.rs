@@ -20,6 +20,10 @@ use graph::template::{Variable, variables};
 
 use crate::render::{RunState, fill as fill_text};
 
+/// The longest value a variable can carry: Linux takes at most 128 KiB for
+/// one `NAME=value` of a process's environment (`MAX_ARG_STRLEN`).
+const MAX_VALUE_BYTES: usize = 128 * 1024 - 64;
+
 /// A script ready to run: its text refers to its values, which go in the
 /// environment under their names.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -68,6 +72,15 @@ pub fn fill(template: &str, state: &RunState) -> Result<Script, String> {
             .unwrap_or(Place::Unquoted);
         let reference = match names.iter().find(|(_, name)| name == variable.name) {
             Some((reference, _)) => reference.clone(),
+            None if value.len() > MAX_VALUE_BYTES => {
+                return Err(format!(
+                    "{{{{ {} }}}} holds {} KiB, more than a command's environment can carry \
+                     ({} KiB): read it from the run state file $PATCHBAY_STATE instead",
+                    variable.name,
+                    value.len().div_ceil(1024),
+                    MAX_VALUE_BYTES / 1024
+                ));
+            }
             None => {
                 let reference = format!("PATCHBAY_VALUE_{}", names.len() + 1);
                 names.push((reference.clone(), variable.name.to_owned()));
@@ -354,6 +367,13 @@ mod tests {
             assert_eq!(printed.trim_end_matches('\n'), value, "{template}");
             assert!(!folder.join("pwned").exists(), "{template}");
         }
+        // The longest value taken still reaches the script whole.
+        let longest: RunState = [("input".to_owned(), "x".repeat(MAX_VALUE_BYTES))].into();
+        let script = fill("printf '%s' {{ input }} | wc -c", &longest).unwrap();
+        assert_eq!(
+            run(&script.text, &script.values).trim(),
+            MAX_VALUE_BYTES.to_string()
+        );
         // What putting the value in the text did: it ran.
         let as_text = crate::render::render("printf '%s' \"{{ input }}\"", &state()).unwrap();
         run(&as_text, &[]);
@@ -370,6 +390,19 @@ mod tests {
             "echo \"${PATCHBAY_VALUE_1}\" \"${PATCHBAY_VALUE_1}\""
         );
         assert_eq!(script.values.len(), 1);
+    }
+
+    #[test]
+    fn a_value_too_long_for_the_environment_is_refused_saying_where_to_read_it() {
+        let long: RunState = [("Build.diff".to_owned(), "+".repeat(200 * 1024))].into();
+        let refused = fill("echo {{ Build.diff }}", &long).unwrap_err();
+        assert!(
+            refused.contains("{{ Build.diff }} holds 200 KiB")
+                && refused.contains("$PATCHBAY_STATE"),
+            "{refused}"
+        );
+        let fits: RunState = [("Build.diff".to_owned(), "+".repeat(100 * 1024))].into();
+        assert!(fill("echo {{ Build.diff }}", &fits).is_ok());
     }
 
     #[test]
