@@ -102,7 +102,6 @@ impl Writer {
         Writer { requests }
     }
 
-    /// Stores `write`; returns once it is committed.
     /// Queues `write` without waiting for it to be stored: it is stored in
     /// order with the writes queued before and after it.
     pub fn queue(&self, write: Write) -> Result<(), StoreError> {
@@ -112,6 +111,7 @@ impl Writer {
             .map_err(|_| StoreError::Configuration("the store is closed".to_owned()))
     }
 
+    /// Stores `write`; returns once it is committed.
     pub async fn write(&self, write: Write) -> Result<(), StoreError> {
         let (done, answer) = oneshot::channel();
         self.requests
