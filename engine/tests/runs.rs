@@ -112,7 +112,7 @@ async fn merged_output_with_three_re_prompts_is_byte_for_byte_doc23() {
     assert_eq!(content["response_count"], 4);
     assert_eq!(content["has_re_prompts"], true);
     // Responses are distinct turns of one growing session.
-    assert!(texts[0].starts_with("Simulated reply 1 (sim-1, 1 messages in session)"));
+    assert!(texts[0].starts_with("Simulated reply 1 (sim-1, 1 message in session)"));
     assert!(texts[3].starts_with("Simulated reply 4 (sim-1, 7 messages in session)"));
     // The output module received the merged bundle as one chain-history entry.
     let out = recorder.activation("out", 1).unwrap();

@@ -157,10 +157,11 @@ impl SimProvider {
         } else {
             self.words_per_reply
         };
+        let messages = request.messages.len();
         let mut reply = format!(
-            "Simulated reply {turn} ({}, {} messages in session) to \"{}\":",
+            "Simulated reply {turn} ({}, {messages} message{} in session) to \"{}\":",
             request.model,
-            request.messages.len(),
+            if messages == 1 { "" } else { "s" },
             first_line(&last, 60)
         );
         let mut written = 0;
@@ -464,7 +465,7 @@ mod tests {
         assert_eq!(first, second);
         assert_eq!(streamed, first.text);
         assert!(first.text.starts_with(
-            "Simulated reply 1 (sim-1, 1 messages in session) to \"Write about tides\":"
+            "Simulated reply 1 (sim-1, 1 message in session) to \"Write about tides\":"
         ));
         assert_eq!(first.usage.input_tokens, 3);
         assert_eq!(first.usage.output_tokens, words(&first.text));
