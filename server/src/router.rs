@@ -3,6 +3,8 @@
 //! among them), and the built site; in front of all of it the access key
 //! and the security headers.
 
+use std::sync::OnceLock;
+
 use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::HeaderValue;
@@ -10,7 +12,7 @@ use axum::http::header::{CONTENT_SECURITY_POLICY, VARY};
 use axum::routing::{get, post};
 use leptos::prelude::{provide_context, use_context};
 use leptos_axum::ResponseOptions;
-use leptos_axum::{LeptosRoutes, generate_route_list};
+use leptos_axum::{AxumRouteListing, LeptosRoutes, generate_route_list};
 use tower_http::compression::CompressionLayer;
 use tower_http::services::ServeDir;
 use tower_http::set_header::SetResponseHeaderLayer;
@@ -80,6 +82,17 @@ fn api(state: &AppState) -> Router<AppState> {
         ))
 }
 
+/// The app's pages, listed once per process. Listing them renders the app
+/// with every resource load held back, in the whole process while it runs
+/// (Leptos counts that in one global, `SuppressResourceLoad`): a page
+/// rendered meanwhile never loads its graph and never answers. The server
+/// builds one router before it serves; tests build one each while others
+/// render pages, and a page hung now and then.
+fn route_list() -> Vec<AxumRouteListing> {
+    static ROUTES: OnceLock<Vec<AxumRouteListing>> = OnceLock::new();
+    ROUTES.get_or_init(|| generate_route_list(app::App)).clone()
+}
+
 pub fn router(state: AppState) -> Router {
     let graph_source = pages::graph_source(state.store.clone());
     let context = move || {
@@ -100,12 +113,9 @@ pub fn router(state: AppState) -> Router {
         .route("/new", get(pages::new_graph))
         .nest("/api", api(&state))
         .nest_service("/pkg", bundle(pkg))
-        .leptos_routes_with_context(
-            &state,
-            generate_route_list(app::App),
-            context.clone(),
-            move || app::shell(shell_options.clone()),
-        )
+        .leptos_routes_with_context(&state, route_list(), context.clone(), move || {
+            app::shell(shell_options.clone())
+        })
         .fallback(leptos_axum::file_and_error_handler_with_context::<
             AppState,
             _,

@@ -41,19 +41,24 @@ impl Reply {
 }
 
 async fn send(router: &Router, request: Request<Body>) -> Reply {
-    let response = router
-        .clone()
-        .oneshot(request)
-        .await
-        .expect("router answers");
-    let status = response.status();
-    let headers = response.headers().clone();
-    let bytes = response
-        .into_body()
-        .collect()
-        .await
-        .expect("body")
-        .to_bytes();
+    let what = format!("{} {}", request.method(), request.uri());
+    let (status, headers, bytes) = support::within(&what, async {
+        let response = router
+            .clone()
+            .oneshot(request)
+            .await
+            .expect("router answers");
+        let status = response.status();
+        let headers = response.headers().clone();
+        let bytes = response
+            .into_body()
+            .collect()
+            .await
+            .expect("body")
+            .to_bytes();
+        (status, headers, bytes)
+    })
+    .await;
     Reply {
         status,
         headers,
@@ -584,6 +589,46 @@ async fn the_graph_page_is_rendered_on_the_server_with_modules_and_cables() {
         assert!(html.contains("Draft, review, finalize"));
         assert!(html.contains("/pkg/app.js"), "hydration script");
     }
+}
+
+/// Listing the app's routes holds back every resource load in the whole
+/// process while it runs (Leptos counts that in one global), so a page
+/// rendered meanwhile waited for ever: seen as tests that hung now and then,
+/// each test building its own router while another rendered. The routes
+/// are listed once per process; building routers while pages render stalls
+/// none of them.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn building_routers_while_pages_render_stalls_no_page() {
+    let database = support::databases().await.remove(0);
+    let state = support::state(&database, Limits::default()).await;
+    let router = server::router::router(state.clone());
+    let (id, _) = create(&router).await;
+    let building = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let builder = {
+        let building = std::sync::Arc::clone(&building);
+        let runtime = tokio::runtime::Handle::current();
+        std::thread::spawn(move || {
+            let _entered = runtime.enter();
+            while building.load(std::sync::atomic::Ordering::Relaxed) {
+                drop(server::router::router(state.clone()));
+            }
+        })
+    };
+    for round in 0..40 {
+        let reply = tokio::time::timeout(
+            std::time::Duration::from_secs(10),
+            send(&router, get(&format!("/g/{id}"))),
+        )
+        .await;
+        let Ok(reply) = reply else {
+            building.store(false, std::sync::atomic::Ordering::Relaxed);
+            panic!("the graph page did not answer within 10 s (round {round})");
+        };
+        assert_eq!(reply.status, StatusCode::OK);
+        assert!(reply.text.contains("data-node-id=\"m2\""), "round {round}");
+    }
+    building.store(false, std::sync::atomic::Ordering::Relaxed);
+    builder.join().unwrap();
 }
 
 #[tokio::test]

@@ -46,15 +46,19 @@ fn held(graph_id: &str, token: &str) -> Value {
 
 /// Status, headers and text of a page.
 async fn page(router: &Router, request: Request<Body>) -> (StatusCode, header::HeaderMap, String) {
-    let response = router.clone().oneshot(request).await.unwrap();
-    let status = response.status();
-    let headers = response.headers().clone();
-    let bytes = response.into_body().collect().await.unwrap().to_bytes();
-    (
-        status,
-        headers,
-        String::from_utf8_lossy(&bytes).into_owned(),
-    )
+    let what = format!("{} {}", request.method(), request.uri());
+    support::within(&what, async {
+        let response = router.clone().oneshot(request).await.unwrap();
+        let status = response.status();
+        let headers = response.headers().clone();
+        let bytes = response.into_body().collect().await.unwrap().to_bytes();
+        (
+            status,
+            headers,
+            String::from_utf8_lossy(&bytes).into_owned(),
+        )
+    })
+    .await
 }
 
 #[tokio::test]
