@@ -315,6 +315,21 @@ test('the palette finds kinds whatever the case, and a number field keeps only n
   await expect(page.locator('.palette-item').first()).toHaveAttribute('data-kind', 'step.judge');
   await search.fill('');
 
+  // By keyboard: the search is the palette's one tab stop; the arrows
+  // choose a kind, Enter adds it, and Tab goes on to the canvas.
+  const modules = await page.locator('[data-node-id]').count();
+  await search.focus();
+  await page.keyboard.press('ArrowDown');
+  await expect(page.locator('.palette-item.highlighted')).toHaveAttribute('data-kind', 'step.agent_task');
+  await page.keyboard.press('Enter');
+  await expect(page.locator('[data-node-id]')).toHaveCount(modules + 1);
+  await expect(page.locator('.module.selected')).toContainText('Agent task');
+  await search.focus();
+  await page.keyboard.press('Tab');
+  await expect(page.locator('[data-bench-pane]')).toBeFocused();
+  await page.keyboard.press('Control+z');
+  await expect(page.locator('[data-node-id]')).toHaveCount(modules);
+
   // The starter's agent task: its temperature is a number field (0 to 2).
   await node(page, 'm2').locator('.module-header').click();
   const temperature = panel(page).getByLabel('Temperature');

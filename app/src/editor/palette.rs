@@ -83,7 +83,7 @@ pub fn Palette() -> impl IntoView {
                 id="palette-search"
                 type="search"
                 placeholder="Add module…  ( / )"
-                aria-label="Search module kinds"
+                aria-label="Search module kinds: arrows choose, Enter adds"
                 prop:value=move || query.get()
                 on:input=move |event| {
                     query.set(event_target_value(&event));
@@ -97,6 +97,11 @@ pub fn Palette() -> impl IntoView {
                         <button
                             type="button"
                             class="palette-item"
+                            // One tab stop for the palette, its search: the
+                            // arrows there choose a kind and Enter adds it,
+                            // so Tab goes on to the canvas, not through
+                            // thirteen kinds.
+                            tabindex="-1"
                             class:highlighted=move || found.with(|found| found.get(highlighted.get()) == Some(&kind))
                             data-kind=kind.as_str()
                             draggable="true"
