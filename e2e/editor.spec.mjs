@@ -302,6 +302,39 @@ test('the bench page builds the contract graph in the browser', async ({ page })
   expect(Math.round(fifth.y - pane.y)).toBe(140);
 });
 
+test('a keyboard reaches every cable: the module lists its cables, one opens the cable panel, Delete or Remove cable takes it out', async ({ page }) => {
+  const errors = watchErrors(page);
+  await newGraph(page);
+  await node(page, 'm2').locator('.module-header').click();
+  const cables = panel(page).getByRole('group', { name: 'Cables' });
+  const incoming = cables.getByRole('button', { name: '“Topic” · Input → Data' });
+  const outgoing = cables.getByRole('button', { name: /^Output → “/ });
+  await expect(incoming).toBeVisible();
+  await expect(outgoing).toBeVisible();
+
+  // By keyboard: focus the button, Enter opens the cable, Delete removes it.
+  await incoming.focus();
+  await page.keyboard.press('Enter');
+  const cablePanel = page.getByRole('complementary', { name: 'Cable details' });
+  await expect(cablePanel).toContainText('From “Topic” · Input to “Draft” · Data');
+  await expect(cablePanel).toBeFocused();
+  await page.keyboard.press('Delete');
+  await expect(page.locator('[data-edge-id="c1"]')).toHaveCount(0);
+  await expect(cablePanel).toBeHidden();
+  await page.keyboard.press('Control+z');
+  await expect(page.locator('[data-edge-id="c1"]')).toHaveCount(1);
+
+  // With the pointer: the cable panel's Remove cable.
+  await node(page, 'm2').locator('.module-header').click();
+  await outgoing.click();
+  await cablePanel.getByRole('button', { name: 'Remove cable' }).click();
+  await expect(page.locator('[data-edge-id="c2"]')).toHaveCount(0);
+  await node(page, 'm2').locator('.module-header').click();
+  await expect(cables.getByRole('button')).toHaveCount(1);
+  await saved(page);
+  expect(errors).toEqual([]);
+});
+
 test('the palette finds kinds whatever the case, and a number field keeps only numbers in range', async ({ page }) => {
   const errors = watchErrors(page);
   const id = await newGraph(page);

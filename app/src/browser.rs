@@ -123,6 +123,18 @@ pub fn local_storage() -> Option<web_sys::Storage> {
     }
 }
 
+/// Gives the keyboard focus to the first element matching `selector`, if
+/// there is one.
+pub fn focus(selector: &str) {
+    if let Some(element) = web_sys::window()
+        .and_then(|window| window.document())
+        .and_then(|document| document.query_selector(selector).ok().flatten())
+        .and_then(|element| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(element).ok())
+    {
+        let _ = element.focus();
+    }
+}
+
 /// Goes to another page.
 pub fn navigate(url: &str) {
     if let Some(window) = web_sys::window() {

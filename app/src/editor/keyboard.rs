@@ -9,14 +9,17 @@ use super::save;
 use super::state::{EditorMode, EditorState, Overlay};
 use crate::canvas::{self, typing};
 
-fn focus(selector: &str) {
-    if let Some(element) = web_sys::window()
-        .and_then(|window| window.document())
-        .and_then(|document| document.query_selector(selector).ok().flatten())
-        .and_then(|element| wasm_bindgen::JsCast::dyn_into::<web_sys::HtmlElement>(element).ok())
-    {
-        let _ = element.focus();
-    }
+/// Whether the key went to a button or a link, which Enter presses.
+fn on_control(event: &web_sys::KeyboardEvent) -> bool {
+    event
+        .target()
+        .and_then(|target| wasm_bindgen::JsCast::dyn_into::<web_sys::Element>(target).ok())
+        .is_some_and(|element| {
+            matches!(
+                element.tag_name().to_ascii_uppercase().as_str(),
+                "BUTTON" | "A" | "SUMMARY"
+            )
+        })
 }
 
 /// Selects the module before or after the selected one, in document order.
@@ -102,7 +105,7 @@ pub fn handle(editor: EditorState, event: &web_sys::KeyboardEvent) {
             } else if editor.model.pending_from.get_untracked().is_some() {
                 editor.model.pending_from.set(None);
             } else if in_field {
-                focus(".pane");
+                crate::browser::focus(".pane");
             } else {
                 editor.model.select_only(&[]);
                 editor.selection_changed();
@@ -137,7 +140,7 @@ pub fn handle(editor: EditorState, event: &web_sys::KeyboardEvent) {
             true
         }
         (false, _, "/") => {
-            focus("#palette-search");
+            crate::browser::focus("#palette-search");
             true
         }
         (false, _, "f" | "F") => {
@@ -169,8 +172,10 @@ pub fn handle(editor: EditorState, event: &web_sys::KeyboardEvent) {
             step_selection(editor, false);
             true
         }
-        (false, _, "Enter") => {
-            focus("#module-label");
+        // Enter on a button or a link presses it (a panel's, the list of a
+        // module's cables); elsewhere it opens the selected module's details.
+        (false, _, "Enter") if !on_control(event) => {
+            crate::browser::focus("#module-label");
             editor.selected.get_untracked().is_some()
         }
         (false, _, "o" | "O") => match editor.selected.get_untracked() {

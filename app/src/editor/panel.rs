@@ -6,6 +6,7 @@
 mod attachments;
 mod attempts;
 mod cable;
+mod cables;
 mod coding;
 mod fields;
 mod intent_gate;
@@ -332,6 +333,7 @@ pub fn DetailPanel() -> impl IntoView {
                 {body}
                 {join::join_field(selected)}
                 {attempts::attempts_section(selected)}
+                {cables::cables_section(selected)}
             </aside>
         })
     }

@@ -10,7 +10,12 @@ use super::fields::TextArea;
 use crate::editor::state::EditorState;
 
 /// "“Classify” · Data" for one end of a cable.
-fn end_words(graph: &graph::Graph, module_id: &str, port_id: &str, output: bool) -> String {
+pub(super) fn end_words(
+    graph: &graph::Graph,
+    module_id: &str,
+    port_id: &str,
+    output: bool,
+) -> String {
     let Some(module) = graph.module(module_id) else {
         return format!("a deleted module · {port_id}");
     };
@@ -109,7 +114,7 @@ pub fn CablePanel() -> impl IntoView {
         };
         let disabled = Signal::derive(move || !editor.can_edit.get());
         Some(view! {
-            <aside class="detail-panel cable-panel" aria-label="Cable details">
+            <aside class="detail-panel cable-panel" aria-label="Cable details" tabindex="-1">
                 <header class="panel-header">
                     <span class="panel-kind">"Cable"</span>
                     <span class="panel-id">{id}</span>
@@ -142,6 +147,12 @@ pub fn CablePanel() -> impl IntoView {
                     <code>"$.input"</code>" (the run's input), "
                     <code>"$.state['Label.status']"</code>" (the run state). Compare with == != < > <= >=, join with and, or, not. A path that is missing reads as null."
                 </p>
+                <div class="button-row">
+                    <button type="button" class="danger" disabled=move || disabled.get() on:click=move |_| {
+                        editor.delete_selection();
+                        editor.focus_canvas();
+                    }>"Remove cable"</button>
+                </div>
                 {move || place.get().map(|(number, count)| view! {
                     <div class="cable-order-field">
                         <span>{format!("Tried {number} of {count} from this port: the first that holds takes the value.")}</span>
