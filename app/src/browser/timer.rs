@@ -14,10 +14,7 @@ pub struct Timer(i32);
 impl Timer {
     /// Cancels the timer (nothing happens if it has fired).
     pub fn clear(self) {
-        #[cfg(feature = "hydrate")]
-        if let Some(window) = web_sys::window() {
-            window.clear_timeout_with_handle(self.0);
-        }
+        clear_handle(self.0);
     }
 }
 
@@ -28,11 +25,20 @@ pub struct Repeat(i32);
 impl Repeat {
     /// Stops the interval.
     pub fn clear(self) {
-        #[cfg(feature = "hydrate")]
-        if let Some(window) = web_sys::window() {
-            window.clear_interval_with_handle(self.0);
-        }
+        clear_handle(self.0);
     }
+}
+
+/// Clears a `setTimeout` or `setInterval` handle: the browser keeps both in
+/// one list of timers, so either clear function clears either (HTML's
+/// timer initialisation steps).
+fn clear_handle(handle: i32) {
+    #[cfg(feature = "hydrate")]
+    if let Some(window) = web_sys::window() {
+        window.clear_timeout_with_handle(handle);
+    }
+    #[cfg(not(feature = "hydrate"))]
+    let _ = handle;
 }
 
 /// The browser takes a delay in whole milliseconds as a signed 32-bit
