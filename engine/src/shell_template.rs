@@ -25,21 +25,41 @@ use crate::render::{RunState, fill as fill_text};
 const MAX_VALUE_BYTES: usize = 128 * 1024 - 64;
 
 /// A script ready to run: its text refers to its values, which go in the
-/// environment under their names.
+/// environment under their references.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Script {
     pub text: String,
-    /// `(PATCHBAY_VALUE_n, value)`, one per distinct variable.
-    pub values: Vec<(String, String)>,
-    /// `(PATCHBAY_VALUE_n, variable name)`, to say what each one holds.
-    pub names: Vec<(String, String)>,
+    /// One per distinct variable, in the order they first appear.
+    pub bindings: Vec<Binding>,
+}
+
+/// One variable of a script: the environment entry that carries its value.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Binding {
+    /// `PATCHBAY_VALUE_n`.
+    pub reference: String,
+    /// The variable's name, as in `{{ Draft.output }}`.
+    pub name: String,
+    pub value: String,
+}
+
+impl Script {
+    /// The environment entries its text refers to.
+    pub fn environment(&self) -> impl Iterator<Item = (String, String)> + '_ {
+        self.bindings
+            .iter()
+            .map(|binding| (binding.reference.clone(), binding.value.clone()))
+    }
 }
 
 /// The script as it ran, then what each of its values holds.
 impl std::fmt::Display for Script {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         formatter.write_str(&self.text)?;
-        for (reference, name) in &self.names {
+        for Binding {
+            reference, name, ..
+        } in &self.bindings
+        {
             write!(formatter, "\n# ${reference}: {{{{ {name} }}}}")?;
         }
         Ok(())
@@ -62,16 +82,18 @@ enum Place {
 pub fn fill(template: &str, state: &RunState) -> Result<Script, String> {
     let found = variables(template);
     let places = places(template, &found);
-    let mut values: Vec<(String, String)> = Vec::new();
-    let mut names: Vec<(String, String)> = Vec::new();
+    let mut bindings: Vec<Binding> = Vec::new();
     let text = fill_text(template, state, |variable, value| {
         let place = found
             .iter()
             .position(|each| each.start == variable.start)
             .and_then(|index| places.get(index).copied())
             .unwrap_or(Place::Unquoted);
-        let reference = match names.iter().find(|(_, name)| name == variable.name) {
-            Some((reference, _)) => reference.clone(),
+        let reference = match bindings
+            .iter()
+            .find(|binding| binding.name == variable.name)
+        {
+            Some(binding) => binding.reference.clone(),
             None if value.len() > MAX_VALUE_BYTES => {
                 return Err(format!(
                     "{{{{ {} }}}} holds {} KiB, more than a command's environment can carry \
@@ -82,9 +104,12 @@ pub fn fill(template: &str, state: &RunState) -> Result<Script, String> {
                 ));
             }
             None => {
-                let reference = format!("PATCHBAY_VALUE_{}", names.len() + 1);
-                names.push((reference.clone(), variable.name.to_owned()));
-                values.push((reference.clone(), value.to_owned()));
+                let reference = format!("PATCHBAY_VALUE_{}", bindings.len() + 1);
+                bindings.push(Binding {
+                    reference: reference.clone(),
+                    name: variable.name.to_owned(),
+                    value: value.to_owned(),
+                });
                 reference
             }
         };
@@ -99,11 +124,7 @@ pub fn fill(template: &str, state: &RunState) -> Result<Script, String> {
             )),
         }
     })?;
-    Ok(Script {
-        text,
-        values,
-        names,
-    })
+    Ok(Script { text, bindings })
 }
 
 /// A here-document whose operator has been read, its body not yet.
@@ -291,15 +312,12 @@ mod tests {
         let script = fill("grep -q ok <<< {{ input }}; echo '{{ input }}'", &state()).unwrap();
         assert!(!script.text.contains("touch"), "{}", script.text);
         assert_eq!(
-            script.values,
-            vec![(
-                "PATCHBAY_VALUE_1".to_owned(),
-                "it's $(touch pwned) `id` \"x\"; exit 0".to_owned()
-            )]
-        );
-        assert_eq!(
-            script.names,
-            vec![("PATCHBAY_VALUE_1".to_owned(), "input".to_owned())]
+            script.bindings,
+            vec![Binding {
+                reference: "PATCHBAY_VALUE_1".to_owned(),
+                name: "input".to_owned(),
+                value: "it's $(touch pwned) `id` \"x\"; exit 0".to_owned()
+            }]
         );
     }
 
@@ -346,11 +364,11 @@ mod tests {
         let folder = std::env::temp_dir().join(format!("patchbay-shell-{}", std::process::id()));
         std::fs::create_dir_all(&folder).unwrap();
         let value = state()["input"].clone();
-        let run = |text: &str, environment: &[(String, String)]| {
+        let run = |script: &Script| {
             let output = std::process::Command::new("sh")
                 .arg("-c")
-                .arg(text)
-                .envs(environment.iter().cloned())
+                .arg(&script.text)
+                .envs(script.environment())
                 .current_dir(&folder)
                 .output()
                 .unwrap();
@@ -363,20 +381,20 @@ mod tests {
             "cat <<EOF\n{{ input }}\nEOF",
         ] {
             let script = fill(template, &state()).unwrap();
-            let printed = run(&script.text, &script.values);
+            let printed = run(&script);
             assert_eq!(printed.trim_end_matches('\n'), value, "{template}");
             assert!(!folder.join("pwned").exists(), "{template}");
         }
         // The longest value taken still reaches the script whole.
         let longest: RunState = [("input".to_owned(), "x".repeat(MAX_VALUE_BYTES))].into();
         let script = fill("printf '%s' {{ input }} | wc -c", &longest).unwrap();
-        assert_eq!(
-            run(&script.text, &script.values).trim(),
-            MAX_VALUE_BYTES.to_string()
-        );
+        assert_eq!(run(&script).trim(), MAX_VALUE_BYTES.to_string());
         // What putting the value in the text did: it ran.
         let as_text = crate::render::render("printf '%s' \"{{ input }}\"", &state()).unwrap();
-        run(&as_text, &[]);
+        run(&Script {
+            text: as_text,
+            bindings: Vec::new(),
+        });
         assert!(folder.join("pwned").exists());
         std::fs::remove_dir_all(&folder).unwrap();
     }
@@ -389,7 +407,7 @@ mod tests {
             script.text,
             "echo \"${PATCHBAY_VALUE_1}\" \"${PATCHBAY_VALUE_1}\""
         );
-        assert_eq!(script.values.len(), 1);
+        assert_eq!(script.bindings.len(), 1);
     }
 
     #[test]

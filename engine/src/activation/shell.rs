@@ -146,7 +146,7 @@ pub async fn run_in(
     for (name, value) in environment {
         variables.insert((*name).to_owned(), value.clone());
     }
-    variables.extend(script.values.iter().cloned());
+    variables.extend(script.environment());
     let mut confined = sandbox
         .command(
             &folder,
