@@ -45,6 +45,21 @@ test('a view link is read-only in another browser, and Fork to edit gives it an 
   await visitor.keyboard.press('Delete');
   await expect(visitor.locator('.toast')).toContainText('view only');
   await expect(node(visitor, 'm2')).toBeVisible();
+  // A cable reached from the module's list opens read-only: Remove cable
+  // is off, and Delete removes nothing.
+  await node(visitor, 'm2').locator('.module-header').click();
+  await visitor
+    .getByRole('complementary', { name: 'Module details' })
+    .getByRole('group', { name: 'Cables' })
+    .getByRole('button', { name: '“Topic” · Input → Data' })
+    .click();
+  const cablePanel = visitor.getByRole('complementary', { name: 'Cable details' });
+  await expect(cablePanel.getByRole('button', { name: 'Remove cable' })).toBeDisabled();
+  await expect(cablePanel.getByLabel('Condition')).toBeDisabled();
+  await visitor.keyboard.press('Delete');
+  await expect(visitor.locator('.toast')).toContainText('view only');
+  await expect(visitor.locator('[data-edge-id="c1"]')).toHaveCount(1);
+  await cablePanel.getByRole('button', { name: 'Close details' }).click();
   // The edit link is not offered to someone without the capability.
   const visitorShare = await shareLinks(visitor);
   expect(visitorShare.links['edit-link']).toBeNull();
