@@ -64,7 +64,7 @@ pub struct ActivationOutput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent_session: Option<(String, crate::session::AgentSessionReference)>,
     /// The intent its structured gate read, with the reply's reason; the
-    /// scheduler acts on `repeat` and `abort`.
+    /// run acts on `repeat` and `abort`.
     pub intent: Option<(graph::intent::Intent, String)>,
     /// Keys a command set (`PATCHBAY_SET:name=value`), which the run state
     /// keeps as `<label>.set.<name>`.
@@ -72,7 +72,7 @@ pub struct ActivationOutput {
     /// Each validator run and whether it passed (`<label>.gate.<name>`).
     pub gates: Vec<(String, bool)>,
     /// Its validators still failed when its fix turns were used: why. The
-    /// scheduler retries or gives up (PRODUCT §3.11).
+    /// run retries or gives up (PRODUCT §3.11).
     pub checks_failed: Option<String>,
 }
 

@@ -1,5 +1,6 @@
-//! The Patchbay run engine: runs a graph snapshot module by module
-//! (scheduler), each activation by its kind (agent tasks as re-prompt chains
+//! The Patchbay run engine: runs a graph snapshot module by module (the
+//! run as a value in `run`, carried out by the shell in `scheduler`), each
+//! activation by its kind (agent tasks as re-prompt chains
 //! in one session; DOC23 §3.1), through providers behind one trait, and
 //! writes a typed, numbered event log and activation records to a recorder.
 //! The server and the command line drive the same engine.
@@ -16,6 +17,7 @@ pub mod recorder;
 pub mod render;
 pub mod resume;
 pub mod routing;
+pub mod run;
 pub mod sandbox;
 pub mod scheduler;
 pub mod session;

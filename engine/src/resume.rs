@@ -1,12 +1,12 @@
 //! Resuming a run that a server process left unfinished (PRODUCT §8): it
 //! was killed, stopped, or lost its lease to another process.
 //!
-//! The scheduler replays the run. An activation that had ended is not run
-//! again: its ending comes from the record, and the scheduler handles the
-//! endings in the order it handled them the first time. That brings the run
-//! to the point where it stopped, with the same values on the same cables,
-//! the same run state and the same sessions. Replay is exact because the
-//! scheduler is deterministic given the order of endings. The activation
+//! The run value (`run.rs`) replays the run. An activation that had ended
+//! is not run again: its ending comes from the record, and the run handles
+//! the endings in the order it handled them the first time. That brings the
+//! run to the point where it stopped, with the same values on the same
+//! cables, the same run state and the same sessions. Replay is exact because
+//! the run is a deterministic value given the order of endings. The activation
 //! that was in flight runs again from its last checkpoint: an agent task
 //! takes the turns already answered from the record instead of asking the
 //! provider again, and continues the session from there.
@@ -29,7 +29,7 @@ pub type CheckpointSink = Arc<dyn Fn(&ActivationRecord) + Send + Sync>;
 /// recorder stores) so that a resume replays it.
 #[derive(Debug, Serialize, Deserialize)]
 pub struct RecordedEnding {
-    /// Its place among the endings the scheduler handled, from 1.
+    /// Its place among the endings the run handled, from 1.
     pub order: u32,
     pub ended: Ended,
 }
@@ -62,7 +62,7 @@ pub struct Replayed {
     pub ended: Ended,
 }
 
-/// The replay's state inside the scheduler.
+/// The replay's state inside the run.
 pub struct Replay {
     ended: HashMap<(String, u32), Replayed>,
     in_progress: HashMap<(String, u32), ActivationRecord>,
@@ -117,7 +117,7 @@ impl Replay {
     }
 }
 
-/// A record as the activation's task left it, before the scheduler added
+/// A record as the activation's task left it, before the run added
 /// how it ended (which replaying adds again).
 fn as_the_activation_left_it(mut record: ActivationRecord) -> ActivationRecord {
     record.error = None;
@@ -132,6 +132,7 @@ fn as_the_activation_left_it(mut record: ActivationRecord) -> ActivationRecord {
 
 /// The turns an interrupted activation had answered, taken in order while
 /// its new run asks the same turns.
+#[derive(Debug)]
 pub struct Recovered {
     pub started_at: i64,
     responses: Vec<ResponseRecord>,

@@ -1,0 +1,309 @@
+//! A run as a value (PRODUCT §3.1): what a run has done and what it does
+//! next, fed one event at a time — an activation finished, a timer fired,
+//! a person cancelled, the server is stopping, the budget is spent — and
+//! answering each with commands for its shell (`scheduler.rs`) to carry
+//! out: start an activation, announce an event, save a record, arm a
+//! timer. It holds no task, recorder or clock: time is passed in, so a run
+//! can be stepped and checked in a unit test, and a resumed run is the same
+//! value fed the record of what happened (`resume.rs`).
+//!
+//! Activation rule. Each live cable into a module holds the last value it
+//! carried and whether that value is fresh (arrived since the module last
+//! ran). Cables that close a loop (back edges found from the entry modules)
+//! do not hold up a first activation. A module runs when every other
+//! incoming cable is fresh (join = all), or, in a revision loop, when a
+//! loop cable is fresh and the others hold a value from before.
+
+mod cables;
+mod closing;
+mod command;
+mod ending;
+mod finishing;
+mod progress;
+mod readiness;
+mod sending;
+mod starting;
+mod state_keys;
+#[cfg(test)]
+mod tests;
+
+use std::collections::{BTreeMap, VecDeque};
+use std::sync::Arc;
+
+use graph::Graph;
+use graph::topology::Topology;
+use wire::event::{RunEvent, RunStatus};
+
+use crate::RunInput;
+use crate::render::RunState;
+use crate::resume::{Replay, Resume};
+use cables::LiveCable;
+pub use command::{Command, Ending, Finished, Limits, RunEnding, StartActivation, Timer};
+use progress::{ModuleProgress, Slot};
+
+/// The error a run fails with when it makes more activations than allowed.
+pub const TRANSITION_LIMIT: &str = "step_transition_limit_exceeded";
+
+/// One run's progress. Its methods take what happened and return what to
+/// do about it, in order.
+pub struct Run {
+    modules: Vec<graph::Module>,
+    progress: Vec<ModuleProgress>,
+    cables: Vec<LiveCable>,
+    /// Modules ready to run, in the order they became ready, waiting for a
+    /// concurrency slot.
+    ready: VecDeque<usize>,
+    /// The run state: shared with the activations in flight, changed in
+    /// place once none holds it, copied only while one does.
+    state: Arc<RunState>,
+    /// The run state as recorded.
+    saved_state: RunState,
+    run_input: Arc<RunInput>,
+    limits: Limits,
+    /// Activations started; the limit counts them.
+    started: u32,
+    /// Activations in flight: in tasks, or waiting for a replay to end.
+    in_flight: usize,
+    /// Activations running in the shell's tasks.
+    spawned: usize,
+    /// Endings handled so far; a recorded ending keeps its place.
+    handled: u32,
+    failure: Option<String>,
+    cancelled: bool,
+    /// The server is stopping: nothing more starts, and the run ends
+    /// unfinished, to be resumed.
+    stopping: bool,
+    /// A stopping run's activations had their time.
+    grace_over: bool,
+    replay: Option<Replay>,
+    /// Going again through what a resumed run's record says happened:
+    /// nothing is announced, nothing that had ended runs again.
+    replaying: bool,
+    replayed_count: u32,
+    /// While replaying: recorded endings of activations started again, by
+    /// the order they were handled in.
+    to_replay: BTreeMap<u32, Finished>,
+    /// While replaying: activations that had not ended, started when the
+    /// replay is done.
+    deferred: Vec<StartActivation>,
+    /// What the event being handled asks for so far.
+    commands: Vec<Command>,
+}
+
+impl Run {
+    /// A run of `graph` on `input`. With `resume`, the run that stopped:
+    /// `start` replays its record, then goes on from where it stopped.
+    pub fn new(
+        graph: Graph,
+        run_id: &str,
+        input: Arc<RunInput>,
+        limits: Limits,
+        resume: Option<Resume>,
+    ) -> Run {
+        let topology = Topology::new(&graph);
+        let cables = cables::live_cables(&topology);
+        let entries = topology.entries();
+        drop(topology);
+        let mut progress: Vec<ModuleProgress> =
+            graph.modules.iter().map(ModuleProgress::new).collect();
+        for (index, cable) in cables.iter().enumerate() {
+            progress[cable.target].incoming.push(index);
+            progress[cable.source].add_outgoing(&cable.source_port, index);
+        }
+        let mut ready = VecDeque::new();
+        for entry in entries {
+            progress[entry].slot = Slot::Ready;
+            ready.push_back(entry);
+        }
+        let mut state = RunState::new();
+        state.insert("input".to_owned(), input.text.clone());
+        state.insert("run_id".to_owned(), run_id.to_owned());
+        let replay = resume.map(Replay::new);
+        Run {
+            modules: graph.modules,
+            progress,
+            cables,
+            ready,
+            saved_state: state.clone(),
+            state: Arc::new(state),
+            run_input: input,
+            limits,
+            started: 0,
+            in_flight: 0,
+            spawned: 0,
+            handled: 0,
+            failure: None,
+            cancelled: false,
+            stopping: false,
+            grace_over: false,
+            replaying: replay.is_some(),
+            replay,
+            replayed_count: 0,
+            to_replay: BTreeMap::new(),
+            deferred: Vec::new(),
+            commands: Vec::new(),
+        }
+    }
+
+    /// Starts the run: announces it, arms its deadline, starts its entry
+    /// modules (a resumed run first replays its record).
+    pub fn start(&mut self, now: i64) -> Vec<Command> {
+        self.emit(RunEvent::RunStarted {
+            status: RunStatus::Running,
+        });
+        self.commands.push(Command::SetStatus {
+            status: RunStatus::Running,
+            error: None,
+        });
+        if !self.replaying {
+            let initial = self.saved_state.clone().into_iter().collect();
+            self.commands.push(Command::SaveState(initial));
+        }
+        self.commands.push(Command::ArmTimer {
+            timer: Timer::RunDeadline,
+            after: self.limits.max_run_duration,
+        });
+        self.advance(now);
+        self.take_commands()
+    }
+
+    /// An activation's task ended.
+    pub fn on_finished(&mut self, now: i64, finished: Finished) -> Vec<Command> {
+        self.spawned = self.spawned.saturating_sub(1);
+        self.handle_ending(now, finished, false);
+        self.advance(now);
+        self.take_commands()
+    }
+
+    /// An activation's task was lost (it panicked): the run fails.
+    pub fn on_lost_task(&mut self, why: &str) -> Vec<Command> {
+        self.spawned = self.spawned.saturating_sub(1);
+        self.failure = Some(format!("an activation task failed: {why}"));
+        self.take_commands()
+    }
+
+    /// A person cancelled the run: it ends `cancelled`, and what is in
+    /// flight is stopped, keeping what it produced.
+    pub fn on_cancel(&mut self) -> Vec<Command> {
+        self.cancelled = true;
+        self.take_commands()
+    }
+
+    /// The server is stopping, or another process took the run over:
+    /// nothing more starts, and what is in flight has the stop grace.
+    pub fn on_stop(&mut self, now: i64) -> Vec<Command> {
+        if !self.stopping {
+            self.stopping = true;
+            self.commands.push(Command::ArmTimer {
+                timer: Timer::StopGrace,
+                after: self.limits.stop_grace,
+            });
+        }
+        self.advance(now);
+        self.take_commands()
+    }
+
+    pub fn on_timer(&mut self, now: i64, timer: Timer) -> Vec<Command> {
+        match timer {
+            Timer::RunDeadline => {
+                self.failure = Some(format!(
+                    "the run timed out after {} s, its maximum duration (max_run_seconds)",
+                    self.limits.max_run_duration.as_secs()
+                ));
+            }
+            Timer::StopGrace if self.stopping => self.grace_over = true,
+            Timer::StopGrace => {}
+        }
+        self.advance(now);
+        self.take_commands()
+    }
+
+    /// The run's budget is spent (`reason` says by whom): it fails, and
+    /// what is in flight is stopped, keeping what it produced.
+    pub fn on_budget_spent(&mut self, reason: Option<String>) -> Vec<Command> {
+        if self.failure.is_none() {
+            self.failure = reason;
+        }
+        self.take_commands()
+    }
+
+    /// Whether the run has nothing more to do before it ends: it failed,
+    /// was cancelled, its stop grace is over, or nothing is in flight.
+    pub fn is_over(&self) -> bool {
+        self.cancelled
+            || self.failure.is_some()
+            || self.grace_over
+            || (self.spawned == 0 && self.to_replay.is_empty())
+    }
+
+    pub fn is_cancelled(&self) -> bool {
+        self.cancelled
+    }
+
+    pub fn is_stopping(&self) -> bool {
+        self.stopping
+    }
+
+    pub fn has_failed(&self) -> bool {
+        self.failure.is_some()
+    }
+
+    /// The run's steps until it waits for something from outside: values
+    /// ignored, modules started, slots waited for, a replay ended, and
+    /// while replaying, each recorded ending in its turn.
+    fn advance(&mut self, now: i64) {
+        loop {
+            if self.cancelled || self.failure.is_some() || self.grace_over {
+                return;
+            }
+            self.ignore_late_arrivals();
+            self.start_ready(now);
+            if !self.replaying && !self.stopping {
+                self.record_queued(now);
+            }
+            if self.replaying && self.to_replay.is_empty() && !self.stopping {
+                if self.failure.is_none() {
+                    self.end_replay();
+                    continue;
+                }
+                return;
+            }
+            if self.failure.is_some() {
+                return;
+            }
+            let Some((_, finished)) = self.to_replay.pop_first() else {
+                return;
+            };
+            self.handle_ending(now, finished, true);
+        }
+    }
+
+    /// The replay reached where the run stopped: from here it is live, and
+    /// what had not ended starts again.
+    fn end_replay(&mut self) {
+        self.replaying = false;
+        self.emit(RunEvent::RunResumed {
+            status: RunStatus::Running,
+            replayed: self.replayed_count,
+        });
+        for start in std::mem::take(&mut self.deferred) {
+            self.spawned += 1;
+            self.commands.push(Command::Start(Box::new(start)));
+        }
+    }
+
+    /// Announces an event, unless replaying: a resumed run's log has it.
+    fn emit(&mut self, event: RunEvent) {
+        if !self.replaying {
+            self.commands.push(Command::Emit(event));
+        }
+    }
+
+    fn take_commands(&mut self) -> Vec<Command> {
+        std::mem::take(&mut self.commands)
+    }
+
+    fn module_id(&self, module: usize) -> &str {
+        &self.modules[module].id
+    }
+}
