@@ -19,9 +19,14 @@ use graph::join::Join;
 impl Run {
     /// Starts ready modules while there are slots. Activations a resumed
     /// run replays, or defers until its replay ends, hold a slot too: they
-    /// were in flight in the run that stopped.
+    /// were in flight in the run that stopped. A run that has failed (a
+    /// module that gave up on arrival, with nothing to take it) starts
+    /// nothing more.
     pub(super) fn start_ready(&mut self, now: i64) {
-        while !self.stopping && self.in_flight < self.limits.max_concurrency.max(1) {
+        while !self.stopping
+            && self.failure.is_none()
+            && self.in_flight < self.limits.max_concurrency.max(1)
+        {
             let Some(module) = self.ready.pop_front() else {
                 break;
             };

@@ -245,3 +245,47 @@ fn a_loop_back_to_a_module_whose_attempts_are_used_gives_up_without_running() {
     // Its record is the one of its last attempt, which completed.
     assert_eq!(record.status, ActivationStatus::Completed);
 }
+
+#[test]
+fn nothing_more_starts_once_a_give_up_on_arrival_has_failed_the_run() {
+    // The gate sends its revision back to write, whose attempts are used
+    // and whose giving up nothing takes, and its review on to "log".
+    let mut run = Stepper::new(graph(
+        vec![
+            module("in", "step.input", json!({})),
+            task("write", json!({"max_attempts": 2})),
+            module(
+                "gate",
+                "step.agent_review_gate",
+                json!({"instruction": "Check", "max_rounds": 5}),
+            ),
+            task("log", json!({})),
+        ],
+        vec![
+            cable("c1", ("in", "data_out"), ("write", "data_in")),
+            cable("c2", ("write", "data_out"), ("gate", "data_in")),
+            cable("c3", ("gate", "revise_out"), ("write", "data_in")),
+            cable("c4", ("gate", "data_out"), ("log", "data_in")),
+        ],
+    ));
+    run.start();
+    run.answer("in");
+    run.answer("write");
+    run.complete("gate", &[("revise_out", "Again"), ("data_out", "Round 1")]);
+    run.answer("log");
+    run.answer("write");
+    let lines = run.complete("gate", &[("revise_out", "Again"), ("data_out", "Round 2")]);
+    assert!(has(&lines, "module.gave_up write#2"), "{lines:?}");
+    assert!(run.run.is_over());
+    assert!(
+        starts(&lines).is_empty(),
+        "the run has failed: log must not start again: {lines:?}"
+    );
+    let (_, ending) = run.close(|| unreachable!("nothing is in flight"));
+    assert_eq!(
+        ending.error.as_deref(),
+        Some(
+            "\"write\" gave up after 2 attempts: its 2 attempts are used, and the loop came back to it with: Again"
+        )
+    );
+}
