@@ -53,6 +53,9 @@ pub struct Resume {
     /// Activations in progress when the run stopped, as of their last
     /// checkpoint.
     pub in_progress: Vec<ActivationRecord>,
+    /// When the run first started (Unix ms): its maximum duration counts
+    /// from then, not from the resume.
+    pub started_at: Option<i64>,
 }
 
 /// An ending waiting to be replayed.

@@ -76,6 +76,8 @@ pub struct Run {
     /// A stopping run's activations had their time.
     grace_over: bool,
     replay: Option<Replay>,
+    /// When the run first started, for a resumed run whose record says.
+    first_started_at: Option<i64>,
     /// Going again through what a resumed run's record says happened:
     /// nothing is announced, nothing that had ended runs again.
     replaying: bool,
@@ -118,6 +120,7 @@ impl Run {
         let mut state = RunState::new();
         state.insert("input".to_owned(), input.text.clone());
         state.insert("run_id".to_owned(), run_id.to_owned());
+        let first_started_at = resume.as_ref().and_then(|resume| resume.started_at);
         let replay = resume.map(Replay::new);
         Run {
             modules: graph.modules,
@@ -138,6 +141,7 @@ impl Run {
             grace_over: false,
             replaying: replay.is_some(),
             replay,
+            first_started_at,
             replayed_count: 0,
             to_replay: BTreeMap::new(),
             deferred: Vec::new(),
@@ -159,12 +163,29 @@ impl Run {
             let initial = self.saved_state.clone().into_iter().collect();
             self.commands.push(Command::SaveState(initial));
         }
-        self.commands.push(Command::ArmTimer {
-            timer: Timer::RunDeadline,
-            after: self.limits.max_run_duration,
-        });
+        let time_left = self.time_left(now);
+        if time_left.is_zero() {
+            // A resumed run whose maximum duration passed while no process
+            // ran it: it fails, starting nothing again.
+            self.failure = Some(self.out_of_time());
+        } else {
+            self.commands.push(Command::ArmTimer {
+                timer: Timer::RunDeadline,
+                after: time_left,
+            });
+        }
         self.advance(now);
         self.take_commands()
+    }
+
+    /// What is left of the run's maximum duration: all of it for a new
+    /// run; for a resumed one, what the time since it first started left.
+    fn time_left(&self, now: i64) -> std::time::Duration {
+        let elapsed = self
+            .first_started_at
+            .map_or(0, |started_at| now.saturating_sub(started_at).max(0));
+        let elapsed = std::time::Duration::from_millis(u64::try_from(elapsed).unwrap_or(0));
+        self.limits.max_run_duration.saturating_sub(elapsed)
     }
 
     /// An activation's task ended.
@@ -205,17 +226,19 @@ impl Run {
 
     pub fn on_timer(&mut self, now: i64, timer: Timer) -> Vec<Command> {
         match timer {
-            Timer::RunDeadline => {
-                self.failure = Some(format!(
-                    "the run timed out after {} s, its maximum duration (max_run_seconds)",
-                    self.limits.max_run_duration.as_secs()
-                ));
-            }
+            Timer::RunDeadline => self.failure = Some(self.out_of_time()),
             Timer::StopGrace if self.stopping => self.grace_over = true,
             Timer::StopGrace => {}
         }
         self.advance(now);
         self.take_commands()
+    }
+
+    fn out_of_time(&self) -> String {
+        format!(
+            "the run timed out after {} s, its maximum duration (max_run_seconds)",
+            self.limits.max_run_duration.as_secs()
+        )
     }
 
     /// The run's budget is spent (`reason` says by whom): it fails, and

@@ -469,6 +469,37 @@ async fn with_resume_off_a_killed_run_ends_interrupted_and_keeps_its_partial_act
 }
 
 #[tokio::test]
+async fn a_run_resumed_after_its_maximum_duration_fails_at_once_without_asking_again() {
+    let database = support::databases().await.remove(0);
+    let folder = tempfile::tempdir().unwrap();
+    // The first call never answers while the first server runs.
+    let (fixture, config) = provider(folder.path(), Some(1)).await;
+    // At most 3 s, counted from when the run first started.
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("\n[engine]\nmax_run_seconds = 3\n");
+    std::fs::write(&config, text).unwrap();
+    let mut first = Server::start(&database.url, &config, &[]).await;
+    let (_, _, run_id) = start_run(&first, chain_graph()).await;
+    wait_for_calls(&fixture, 1).await;
+    first.kill_9();
+    // Its time passes while no process runs it.
+    tokio::time::sleep(Duration::from_millis(3500)).await;
+    fixture.release();
+    let second = Server::start(&database.url, &config, &[]).await;
+    let run = wait_for_status(&second, &run_id, "failed").await;
+    assert_eq!(
+        run["error"], "the run timed out after 3 s, its maximum duration (max_run_seconds)",
+        "{run}"
+    );
+    // It was not given another 3 s: the provider was not asked again.
+    assert_eq!(fixture.calls(), 1);
+    assert_eq!(
+        run["modules"]["chain"]["activations"][0]["status"], "interrupted",
+        "{run}"
+    );
+}
+
+#[tokio::test]
 async fn sigterm_mid_run_cancels_nothing_and_the_run_resumes_at_the_next_start() {
     let database = support::databases().await.remove(0);
     let folder = tempfile::tempdir().unwrap();

@@ -70,6 +70,7 @@ async fn read_back(
     };
     let mut resume = Resume {
         last_seq: u64::try_from(store.last_event_seq(id).await?).unwrap_or(0),
+        started_at: run.started_at,
         ..Resume::default()
     };
     for row in store.activation_rows(id).await? {

@@ -186,3 +186,54 @@ fn a_run_stopped_after_its_last_activation_replays_to_the_end_and_completes() {
     assert_eq!(lines, ["run.completed"]);
     assert_eq!(ending.status, RunStatus::Completed);
 }
+
+/// The deadline `lines`' run armed.
+fn deadline(run: &Stepper) -> Option<std::time::Duration> {
+    run.log.iter().find_map(|command| match command {
+        crate::run::Command::ArmTimer {
+            timer: crate::run::Timer::RunDeadline,
+            after,
+        } => Some(*after),
+        _ => None,
+    })
+}
+
+#[test]
+fn a_resumed_run_has_what_is_left_of_its_maximum_duration_since_it_first_started() {
+    const HOUR: i64 = 60 * 60 * 1000;
+    let mut first = Stepper::new(chain());
+    first.start();
+    first.answer("in");
+    let mut resume = first.resume();
+    // A new stepper's clock starts where the first one's did.
+    resume.started_at = Some(1_000 - 23 * HOUR);
+    let mut again = Stepper::with(chain(), limits(), Some(resume));
+    again.start();
+    assert_eq!(deadline(&again), Some(std::time::Duration::from_secs(3600)));
+    assert_eq!(
+        starts(&again.log.iter().map(super::describe).collect::<Vec<_>>()),
+        ["a#1"]
+    );
+}
+
+#[test]
+fn a_resumed_run_whose_maximum_duration_passed_fails_at_once_starting_nothing() {
+    const HOUR: i64 = 60 * 60 * 1000;
+    let mut first = Stepper::new(chain());
+    first.start();
+    first.answer("in");
+    let mut resume = first.resume();
+    resume.started_at = Some(1_000 - 25 * HOUR);
+    let mut again = Stepper::with(chain(), limits(), Some(resume));
+    let lines = again.start();
+    assert!(starts(&lines).is_empty(), "{lines:?}");
+    assert_eq!(deadline(&again), None);
+    assert!(again.run.is_over());
+    let (lines, ending) = again.close(|| unreachable!());
+    // What was in flight when it stopped ends interrupted.
+    assert_eq!(lines, ["save a#1 interrupted", "run.resumed", "run.failed"]);
+    assert_eq!(
+        ending.error.as_deref(),
+        Some("the run timed out after 86400 s, its maximum duration (max_run_seconds)")
+    );
+}
