@@ -10,6 +10,7 @@ pub mod cost;
 pub mod error;
 pub mod event;
 pub mod graphs;
+pub mod health;
 pub mod providers;
 pub mod run;
 pub mod status;
