@@ -6,105 +6,49 @@
 //! to [`RunEvent`] and not here fails it.
 
 use serde::de::Error as _;
-use serde_json::{Error, Map, Value};
+use serde_json::{Error, Value};
+
+use graph::intent::Intent;
 
 use super::RunEvent;
-use crate::status::RunStatus;
+use crate::fields::Fields;
+use crate::status::{PollOutcome, RunStatus, VariantStatus};
 
-/// An event's payload, its fields taken one by one.
-struct Payload<'a> {
-    name: &'a str,
-    fields: Map<String, Value>,
-}
-
-impl Payload<'_> {
-    fn take(&mut self, field: &'static str) -> Result<Value, Error> {
-        self.fields
-            .remove(field)
-            .ok_or_else(|| Error::custom(format!("{}: missing field `{field}`", self.name)))
-    }
-
-    fn wrong(&self, field: &str, expected: &str) -> Error {
-        Error::custom(format!("{}: `{field}` is not {expected}", self.name))
-    }
-
-    fn text(&mut self, field: &'static str) -> Result<String, Error> {
-        match self.take(field)? {
-            Value::String(text) => Ok(text),
-            _ => Err(self.wrong(field, "a string")),
-        }
-    }
-
-    fn number<T: TryFrom<u64>>(&mut self, field: &'static str) -> Result<T, Error> {
-        self.take(field)?
-            .as_u64()
-            .and_then(|number| T::try_from(number).ok())
-            .ok_or_else(|| self.wrong(field, "a count"))
-    }
-
-    /// A cost in dollars, or `null` for none.
-    fn cost(&mut self, field: &'static str) -> Result<Option<f64>, Error> {
-        match self.take(field)? {
-            Value::Null => Ok(None),
-            value => value
-                .as_f64()
-                .map(Some)
-                .ok_or_else(|| self.wrong(field, "a number or null")),
-        }
-    }
-
-    /// Text that may be absent or `null`.
-    fn optional_text(&mut self, field: &'static str) -> Result<Option<String>, Error> {
-        match self.fields.remove(field) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(text)) => Ok(Some(text)),
-            Some(_) => Err(self.wrong(field, "a string")),
-        }
-    }
-
-    fn flag(&mut self, field: &'static str) -> Result<bool, Error> {
-        match self.take(field)? {
-            Value::Bool(flag) => Ok(flag),
-            _ => Err(self.wrong(field, "true or false")),
-        }
-    }
-
-    fn status(&mut self) -> Result<RunStatus, Error> {
-        let text = self.text("status")?;
-        RunStatus::parse(&text).ok_or_else(|| self.wrong("status", "a run status"))
-    }
+/// The run status every run event has.
+fn status(payload: &mut Fields<'_>) -> Result<RunStatus, Error> {
+    payload.word("status", RunStatus::parse, "a run status")
 }
 
 /// The event called `name` with these fields; fields it does not have are
 /// left alone (the stream adds `run_id` and `ts`).
 pub fn event(name: &str, payload: Value) -> Result<RunEvent, Error> {
-    let Value::Object(fields) = payload else {
+    if !payload.is_object() {
         return Err(Error::custom(format!(
             "{name}: the payload is not an object"
         )));
-    };
-    let mut payload = Payload { name, fields };
+    }
+    let mut payload = Fields::of(name, payload)?;
     let payload = &mut payload;
     Ok(match name {
         "run.started" => RunEvent::RunStarted {
-            status: payload.status()?,
+            status: status(payload)?,
         },
         "run.completed" => RunEvent::RunCompleted {
-            status: payload.status()?,
+            status: status(payload)?,
         },
         "run.failed" => RunEvent::RunFailed {
-            status: payload.status()?,
+            status: status(payload)?,
             error: payload.text("error")?,
         },
         "run.cancelled" => RunEvent::RunCancelled {
-            status: payload.status()?,
+            status: status(payload)?,
         },
         "run.interrupted" => RunEvent::RunInterrupted {
-            status: payload.status()?,
+            status: status(payload)?,
             error: payload.text("error")?,
         },
         "run.resumed" => RunEvent::RunResumed {
-            status: payload.status()?,
+            status: status(payload)?,
             replayed: payload.number("replayed")?,
         },
         "module.queued" => RunEvent::ModuleQueued {
@@ -134,7 +78,7 @@ pub fn event(name: &str, payload: Value) -> Result<RunEvent, Error> {
             activation: payload.number("activation")?,
             tokens_in: payload.number("tokens_in")?,
             tokens_out: payload.number("tokens_out")?,
-            cost: payload.cost("cost")?,
+            cost: payload.nullable_float("cost")?,
         },
         "task.agent_task.reprompt_dispatched" => RunEvent::RepromptDispatched {
             module_id: payload.text("module_id")?,
@@ -159,9 +103,9 @@ pub fn event(name: &str, payload: Value) -> Result<RunEvent, Error> {
             module_id: payload.text("module_id")?,
             activation: payload.number("activation")?,
             variant: payload.text("variant")?,
-            status: payload.text("status")?,
+            status: payload.word("status", VariantStatus::parse, "a variant status")?,
             error: payload.optional_text("error")?,
-            cost: payload.cost("cost")?,
+            cost: payload.nullable_float("cost")?,
             duration_ms: payload.number("duration_ms")?,
         },
         "task.coding.agent_reprompt_dispatched" => RunEvent::CodingRepromptDispatched {
@@ -206,7 +150,7 @@ pub fn event(name: &str, payload: Value) -> Result<RunEvent, Error> {
         "module.intent" => RunEvent::ModuleIntent {
             module_id: payload.text("module_id")?,
             activation: payload.number("activation")?,
-            intent: payload.text("intent")?,
+            intent: payload.word("intent", Intent::from_name, "an intent")?,
             said: payload.text("said")?,
             reason: payload.text("reason")?,
             fallback: payload.flag("fallback")?,
@@ -242,7 +186,7 @@ pub fn event(name: &str, payload: Value) -> Result<RunEvent, Error> {
             module_id: payload.text("module_id")?,
             activation: payload.number("activation")?,
             poll: payload.number("poll")?,
-            outcome: payload.text("outcome")?,
+            outcome: payload.word("outcome", PollOutcome::parse, "a poll outcome")?,
             result: payload.text("result")?,
             next_in_seconds: payload.number("next_in_seconds")?,
         },
@@ -276,6 +220,12 @@ mod tests {
         assert!(negative.to_string().contains("`activation`"), "{negative}");
         let status = event("run.started", json!({"status": "sleeping"})).unwrap_err();
         assert!(status.to_string().contains("run status"), "{status}");
+        let intent = event(
+            "module.intent",
+            json!({"module_id": "m1", "activation": 1, "intent": "wander", "said": "wander", "reason": "", "fallback": false}),
+        )
+        .unwrap_err();
+        assert!(intent.to_string().contains("an intent"), "{intent}");
         let unknown = event("run.teleported", json!({})).unwrap_err();
         assert!(unknown.to_string().contains("run.teleported"), "{unknown}");
         assert!(event("run.started", json!("running")).is_err());
