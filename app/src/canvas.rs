@@ -5,10 +5,11 @@
 //! element carries `data-node-id`, every cable element `data-edge-id`.
 //!
 //! Pointer handling is delegated to the pane, one listener for thousands of
-//! modules: it reads what was pressed from the page, lets
-//! [`gesture::GestureMachine`] decide what the pointer does, and carries
-//! that out. What a gesture means for the document is reported to the owner
-//! through [`CanvasEvents`].
+//! modules (`pointer.rs`): it reads what was pressed from the page
+//! (`targets.rs`), lets [`gesture::GestureMachine`] decide what the pointer
+//! does, and carries that out; the wheel zooms (`wheel_zoom.rs`). What a
+//! gesture means for the document is reported to the owner through
+//! [`CanvasEvents`].
 
 mod batched;
 mod cable_sketches;
@@ -19,25 +20,26 @@ pub mod gesture;
 pub mod minimap;
 pub mod model;
 mod module_box;
+mod pointer;
 mod sketches;
+mod targets;
+mod wheel_zoom;
 
 use std::sync::Arc;
-use std::time::Duration;
 
-use graph::{PortType, Position};
+use graph::Position;
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
 use batched::batched;
 use cable_sketches::{CableSketches, SketchedCable};
-use cable_view::{CableView, preview_path};
-use gesture::{
-    Action, Context, GestureMachine, Input, PluggedCable, Pointer, Press, PressedModule,
-    SelectionBox,
-};
+use cable_view::CableView;
 use model::{CanvasModel, EdgeHandle, NodeHandle, Viewport};
 use module_box::ModuleBox;
+use pointer::{GestureMarks, PaneOrigin, PointerGestures};
 use sketches::SketchChunk;
+use targets::{element_of, module_of};
+use wheel_zoom::WheelZoom;
 
 /// A finished wiring gesture: from an output port to an input port.
 pub use graph::Connection;
@@ -77,130 +79,8 @@ impl CanvasEvents {
     }
 }
 
-fn element_of(target: Option<web_sys::EventTarget>) -> Option<web_sys::Element> {
-    target?.dyn_into::<web_sys::Element>().ok()
-}
-
-fn closest(element: &web_sys::Element, selector: &str) -> Option<web_sys::Element> {
-    element.closest(selector).ok().flatten()
-}
-
-/// (module id, port id, port type) of a port element.
-fn port_of(element: &web_sys::Element) -> Option<(String, String, PortType)> {
-    let module = closest(element, "[data-node-id]")?.get_attribute("data-node-id")?;
-    let port = element.get_attribute("data-port-id")?;
-    let port_type = match element.get_attribute("data-port-type").as_deref() {
-        Some("signal") => PortType::Signal,
-        Some("receipt") => PortType::Receipt,
-        _ => PortType::Bundle,
-    };
-    Some((module, port, port_type))
-}
-
-/// What the press on `target` is on, as the gesture machine takes it.
-fn press_at(target: &web_sys::Element, model: CanvasModel) -> Press {
-    if closest(target, "[data-pane-control]").is_some() {
-        return Press::PaneControl;
-    }
-    let Some(id) =
-        closest(target, "[data-node-id]").and_then(|module| module.get_attribute("data-node-id"))
-    else {
-        return match closest(target, "[data-edge-id]")
-            .and_then(|cable| cable.get_attribute("data-edge-id"))
-        {
-            Some(cable) => Press::Cable(cable),
-            None => Press::Background,
-        };
-    };
-    let Some(node) = model.node(&id) else {
-        return Press::RemovedModule;
-    };
-    let module = PressedModule {
-        id,
-        selected: node.selected.get_untracked(),
-    };
-    if let Some((module_id, port, port_type)) =
-        closest(target, ".port-out").and_then(|element| port_of(&element))
-    {
-        Press::OutputPort {
-            port: (module_id, port),
-            port_type,
-            module,
-        }
-    } else if let Some((module_id, port, _)) =
-        closest(target, ".port-in").and_then(|element| port_of(&element))
-    {
-        let plugged = plugged_into(model, &module_id, &port);
-        Press::InputPort {
-            port: (module_id, port),
-            plugged,
-            module,
-        }
-    } else {
-        Press::Module(module)
-    }
-}
-
-/// The cable plugged into input `port` of `module`, with its output's type.
-fn plugged_into(model: CanvasModel, module: &str, port: &str) -> Option<PluggedCable> {
-    let edge = model.edges.with_untracked(|edges| {
-        edges
-            .iter()
-            .rev()
-            .find(|edge| edge.to.with_untracked(|to| to.0 == module && to.1 == port))
-            .cloned()
-    })?;
-    let from = edge.from.get_untracked();
-    let port_type = model
-        .node(&from.0)
-        .and_then(|node| {
-            node.outputs.with_untracked(|ports| {
-                ports
-                    .iter()
-                    .find(|candidate| candidate.id == from.1)
-                    .map(|found| found.port_type)
-            })
-        })
-        .unwrap_or(PortType::Bundle);
-    Some(PluggedCable {
-        id: edge.id.to_string(),
-        from,
-        port_type,
-    })
-}
-
-/// (module id, port id) of the input port at a point of the page.
-fn input_port_at(client: (f64, f64)) -> Option<(String, String)> {
-    web_sys::window()
-        .and_then(|window| window.document())
-        .and_then(|document| document.element_from_point(client.0 as f32, client.1 as f32))
-        .and_then(|element| closest(&element, ".port-in"))
-        .and_then(|element| port_of(&element))
-        .map(|(module, port, _)| (module, port))
-}
-
-/// Selects the modules `area` meets; unless `additive`, deselects the others.
-fn select_inside(model: CanvasModel, area: SelectionBox, additive: bool) {
-    model.nodes.with_untracked(|nodes| {
-        for node in nodes {
-            let height = geometry::module_height(
-                node.inputs.with_untracked(Vec::len),
-                node.outputs.with_untracked(Vec::len),
-            );
-            if area.meets(node.position.get_untracked(), height) {
-                node.selected.set(true);
-            } else if !additive {
-                node.selected.set(false);
-            }
-        }
-    });
-}
-
 /// Below this zoom modules are drawn as sketches.
 const SKETCH_BELOW_ZOOM: f64 = 0.6;
-
-/// How near (screen pixels) a press must be to a sketched cable to press it.
-const CABLE_REACH: f64 = 5.0;
 
 /// The pane: everything drawn, and every gesture.
 #[component]
@@ -216,138 +96,7 @@ pub fn Canvas(
     /// The pane element, for whoever fits or centres the view.
     pane: NodeRef<leptos::html::Div>,
 ) -> impl IntoView {
-    let gesture = StoredValue::new(GestureMachine::default());
-    // The modules being dragged and where each was when the drag started,
-    // taken once at its start: a move then touches them alone, with no
-    // lookup among thousands of modules.
-    let dragged = StoredValue::new(Vec::<(NodeHandle, Position)>::new());
-    // The pane's top-left corner, read once per gesture: reading layout on
-    // every move would force a style and layout pass per frame.
-    let pane_origin = StoredValue::new((0.0, 0.0));
-    let preview = RwSignal::new(None::<String>);
-    let connecting = RwSignal::new(None::<PortType>);
-    let boxing = RwSignal::new(None::<SelectionBox>);
-    let space_held = RwSignal::new(false);
-
-    let measure_pane = move || {
-        if let Some(element) = pane.get_untracked() {
-            let rect = element.get_bounding_client_rect();
-            pane_origin.set_value((rect.left(), rect.top()));
-        }
-    };
-    let pane_point = move |client_x: f64, client_y: f64| -> (f64, f64) {
-        let (left, top) = pane_origin.get_value();
-        (client_x - left, client_y - top)
-    };
-    let graph_point = move |client_x: f64, client_y: f64| -> Position {
-        let (x, y) = pane_point(client_x, client_y);
-        model.viewport.get_untracked().to_graph(x, y)
-    };
-
-    let step = move |input: Input| -> Vec<Action> {
-        let context = Context {
-            editable: editable.get_untracked(),
-            movable: movable.get_untracked(),
-            space_held: space_held.get_untracked(),
-            viewport: model.viewport.get_untracked(),
-            pending_output: model.pending_from.with_untracked(|pending| {
-                pending
-                    .as_ref()
-                    .map(|(module, port, _)| (module.clone(), port.clone()))
-            }),
-        };
-        gesture
-            .try_update_value(|machine| machine.step(input, &context))
-            .unwrap_or_default()
-    };
-
-    let carry_out = move |actions: Vec<Action>, event: &web_sys::PointerEvent| {
-        for action in actions {
-            match action {
-                Action::FocusPane => {
-                    if let Some(element) = pane.get_untracked() {
-                        let options = web_sys::FocusOptions::new();
-                        options.set_prevent_scroll(true);
-                        let _ = element.focus_with_options(&options);
-                    }
-                }
-                Action::CapturePointer => {
-                    if let Some(element) = pane.get_untracked() {
-                        let _ = element.set_pointer_capture(event.pointer_id());
-                    }
-                }
-                Action::PreventDefault => event.prevent_default(),
-                Action::ForgetPendingOutput => model.pending_from.set(None),
-                Action::SelectOnly(ids) => {
-                    let ids: Vec<&str> = ids.iter().map(String::as_str).collect();
-                    model.select_only(&ids);
-                }
-                Action::ToggleModule(id) => {
-                    if let Some(node) = model.node(&id) {
-                        node.selected.update(|selected| *selected = !*selected);
-                    }
-                }
-                Action::SelectCable(id) => model.select_edge(id.as_deref()),
-                Action::SelectionChanged => events.selection.run(()),
-                Action::StartDrag => {
-                    let nodes: Vec<(NodeHandle, Position)> = model.nodes.with_untracked(|nodes| {
-                        nodes
-                            .iter()
-                            .filter(|node| node.selected.get_untracked())
-                            .map(|node| (node.clone(), node.position.get_untracked()))
-                            .collect()
-                    });
-                    model
-                        .dragging
-                        .set(nodes.iter().map(|(node, _)| Arc::clone(&node.id)).collect());
-                    dragged.set_value(nodes);
-                }
-                Action::MoveDragged { dx, dy } => dragged.with_value(|nodes| {
-                    for (node, origin) in nodes {
-                        node.position.set(Position {
-                            x: origin.x + dx,
-                            y: origin.y + dy,
-                        });
-                    }
-                }),
-                Action::FinishDrag { moved } => {
-                    model.dragging.set(Vec::new());
-                    let nodes = dragged.try_update_value(std::mem::take).unwrap_or_default();
-                    if moved {
-                        model.layout.update(|version| *version += 1);
-                        let positions = nodes
-                            .iter()
-                            .map(|(node, _)| (node.id.to_string(), node.position.get_untracked()))
-                            .collect();
-                        events.moved.run(positions);
-                    }
-                }
-                Action::AbandonDrag => {
-                    model.dragging.set(Vec::new());
-                    model.layout.update(|version| *version += 1);
-                    dragged.set_value(Vec::new());
-                }
-                Action::SetViewport(view) => model.viewport.set(view),
-                Action::ShowCablePreview { from, to } => {
-                    if let Some(path) = preview_path(model, &from, to) {
-                        preview.set(Some(path));
-                    }
-                }
-                Action::HideCablePreview => preview.set(None),
-                Action::ShowConnectingType(port_type) => connecting.set(port_type),
-                Action::HoverChanged(over) => events.hover.run(over),
-                Action::Connect(connection) => events.connect.run(connection),
-                Action::DropCable(id) => events.drop_cable.run(id),
-                Action::PortClicked {
-                    port: (module, port),
-                    client,
-                } => events.port_clicked.run((module, port, client.0, client.1)),
-                Action::ShowSelectionBox(area) => boxing.set(Some(area)),
-                Action::HideSelectionBox => boxing.set(None),
-                Action::SelectInsideBox { area, additive } => select_inside(model, area, additive),
-            }
-        }
-    };
+    let marks = GestureMarks::new();
 
     // Large graphs are drawn near the view only, once hydrated (the server
     // drew them whole, and hydration must find what it drew).
@@ -453,135 +202,20 @@ pub fn Canvas(
         markup
     });
 
-    let on_pointer_down = move |event: web_sys::PointerEvent| {
-        if event.button() != 0 {
-            return;
-        }
-        let Some(target) = element_of(event.target()) else {
-            return;
-        };
-        let client = (f64::from(event.client_x()), f64::from(event.client_y()));
-        measure_pane();
-        let point = graph_point(client.0, client.1);
-        let mut press = press_at(&target, model);
-        if press == Press::Background {
-            // Zoomed out, cables are drawn on a canvas: found by their
-            // curves, within a few pixels.
-            let within = CABLE_REACH / model.drawn_view.with_untracked(|view| view.zoom);
-            if let Some(cable) = sketched_cables.with_untracked(|cables| {
-                cable_sketches::cable_at(cables, (point.x, point.y), within)
-            }) {
-                press = Press::Cable(cable.to_string());
-            }
-        }
-        let shift = event.shift_key();
-        let actions = step(Input::Down {
-            press,
-            client,
-            point,
-            shift,
-        });
-        carry_out(actions, &event);
-    };
-
-    let pointer_at = move |event: &web_sys::PointerEvent| {
-        let client = (f64::from(event.client_x()), f64::from(event.client_y()));
-        // The input port under the pointer matters only to a cable being
-        // drawn, and finding it costs a hit test.
-        let input_port = if gesture.with_value(GestureMachine::is_connecting) {
-            input_port_at(client)
-        } else {
-            None
-        };
-        Pointer {
-            client,
-            point: graph_point(client.0, client.1),
-            input_port,
-        }
-    };
-    let on_pointer_move = move |event: web_sys::PointerEvent| {
-        let pointer = pointer_at(&event);
-        model.pointer.set_value(Some(pointer.client));
-        carry_out(step(Input::Move(pointer)), &event);
-    };
-    let on_pointer_up = move |event: web_sys::PointerEvent| {
-        let pointer = pointer_at(&event);
-        carry_out(step(Input::Up(pointer)), &event);
-    };
-
-    // During a wheel zoom the scaled content is a compositor layer resized
-    // as it is (no re-raster per wheel step), and what is in the page stays
-    // as it was (nothing mounted per step). Once the zoom settles the layer
-    // goes (the content is drawn sharp at its new scale), and what came into
-    // view is mounted from the next frame on (both in one frame made a
-    // frame of 50 ms at 1000 modules in 5 of 16 zooms; apart, 1 of 16).
-    let wheel_zooming = RwSignal::new(false);
-    Effect::new(move |_| {
-        let view = model.viewport.get();
-        if !wheel_zooming.get_untracked() {
-            model::set_if_changed(model.drawn_view, view);
-        }
-    });
-    let settle = StoredValue::new(None::<crate::browser::Timer>);
-    let zoom_settled = move || {
-        crate::browser::restart_timeout(settle, Duration::from_millis(200), move || {
-            wheel_zooming.set(false);
-            // Callbacks that may come after the canvas is gone: `try_`.
-            crate::browser::next_frame(move || {
-                if wheel_zooming.try_get_untracked() == Some(false)
-                    && let Some(view) = model.viewport.try_get_untracked()
-                {
-                    model::set_if_changed(model.drawn_view, view);
-                }
-            });
-        });
-    };
-    // The layer is made again at the new zoom once the view has been still
-    // for a moment, so that it is there before the next wheel notch: made
-    // at the first notch, its raster held that frame back (33 ms at 5000
-    // modules). Any other change of zoom (buttons, keys, fit) drops it too,
-    // in the frame the zoom changes, or the old raster would be scaled.
-    let layer_zoom = RwSignal::new(model.viewport.get_untracked().zoom);
-    let layered = Memo::new(move |_| {
-        wheel_zooming.get() || model.viewport.with(|view| view.zoom) == layer_zoom.get()
-    });
-    let still = StoredValue::new(None::<crate::browser::Timer>);
-    Effect::new(move |_| {
-        // Pans too: the layer waits for the view to be still.
-        model.drawn_view.track();
-        crate::browser::restart_timeout(still, Duration::from_millis(400), move || {
-            if let Some(view) = model.viewport.try_get_untracked() {
-                model::set_if_changed(layer_zoom, view.zoom);
-            }
-        });
-    });
-
-    let on_wheel = move |event: web_sys::WheelEvent| {
-        if closest_target(&event, "[data-pane-control]") {
-            return;
-        }
-        event.prevent_default();
-        measure_pane();
-        let (x, y) = pane_point(f64::from(event.client_x()), f64::from(event.client_y()));
-        // Pixels, or lines (about 16 px), as d3-zoom does it.
-        let delta = match event.delta_mode() {
-            1 => event.delta_y() * 16.0,
-            2 => event.delta_y() * 400.0,
-            _ => event.delta_y(),
-        };
-        let factor = 2f64.powf(-delta * 0.002);
-        model::set_if_changed(wheel_zooming, true);
-        model
-            .viewport
-            .update(|view| *view = view.zoomed_at(factor, x, y));
-        zoom_settled();
-    };
+    let origin = PaneOrigin::new(pane);
+    let pointer = PointerGestures::new(
+        model,
+        editable,
+        movable,
+        events,
+        origin,
+        marks,
+        sketched_cables,
+    );
+    let zoom = WheelZoom::new(model);
 
     let on_double_click = move |event: web_sys::MouseEvent| {
-        if let Some(id) = element_of(event.target())
-            .and_then(|target| closest(&target, "[data-node-id]"))
-            .and_then(|module| module.get_attribute("data-node-id"))
-        {
+        if let Some(id) = module_of(&event) {
             events.open.run(id);
         }
     };
@@ -613,13 +247,13 @@ pub fn Canvas(
     Effect::new(move |_| {
         let down = window_event_listener(leptos::ev::keydown, move |event| {
             if event.code() == "Space" && !typing(&event) {
-                space_held.set(true);
+                pointer.space_held.set(true);
                 event.prevent_default();
             }
         });
         let up = window_event_listener(leptos::ev::keyup, move |event| {
             if event.code() == "Space" {
-                space_held.set(false);
+                pointer.space_held.set(false);
             }
         });
         on_cleanup(move || {
@@ -633,11 +267,11 @@ pub fn Canvas(
         let pending = model
             .pending_from
             .with(|pending| pending.as_ref().map(|(_, _, port_type)| *port_type));
-        if let Some(port_type) = connecting.get().or(pending) {
+        if let Some(port_type) = pointer.connecting.get().or(pending) {
             class.push_str(" connecting connecting-");
             class.push_str(port_type.as_str());
         }
-        if space_held.get() {
+        if pointer.space_held.get() {
             class.push_str(" grab");
         }
         class
@@ -653,11 +287,11 @@ pub fn Canvas(
             tabindex="0"
             aria-label="Canvas"
             node_ref=pane
-            on:pointerdown=on_pointer_down
-            on:pointermove=on_pointer_move
-            on:pointerup=on_pointer_up
-            on:pointercancel=move |event: web_sys::PointerEvent| carry_out(step(Input::Cancel), &event)
-            on:wheel=on_wheel
+            on:pointerdown=move |event: web_sys::PointerEvent| pointer.down(event)
+            on:pointermove=move |event: web_sys::PointerEvent| pointer.moved(event)
+            on:pointerup=move |event: web_sys::PointerEvent| pointer.up(event)
+            on:pointercancel=move |event: web_sys::PointerEvent| pointer.cancel(event)
+            on:wheel=move |event: web_sys::WheelEvent| zoom.wheel(event, origin)
             on:dblclick=on_double_click
         >
             // Pan is a pure 2D translation of the outer element, which
@@ -666,7 +300,7 @@ pub fn Canvas(
             <div class="viewport" style:transform=move || model.viewport.with(|view| format!("translate({}px, {}px)", view.x, view.y))>
             <div
                 class="viewport-scale"
-                class:layered=move || layered.get()
+                class:layered=move || zoom.layered.get()
                 style:transform=move || model.viewport.with(|view| format!("scale({})", view.zoom))
             >
                 <CableSketches model cables=sketched_cables/>
@@ -675,7 +309,7 @@ pub fn Canvas(
                         <CableView model edge/>
                     </For>
                     <g inner_html=move || condition_sketches.get()></g>
-                    <path class="cable-preview" d=move || preview.get().unwrap_or_default()></path>
+                    <path class="cable-preview" d=move || marks.cable_preview.get().unwrap_or_default()></path>
                 </svg>
                 // Cables of modules being dragged: redrawn every frame on a
                 // layer of their own, so nothing else is repainted.
@@ -703,7 +337,7 @@ pub fn Canvas(
                 </For>
                 <div class="sketches" inner_html=move || dragged_sketches.get()></div>
                 {move || {
-                    boxing.get().map(|area| {
+                    marks.selection_box.get().map(|area| {
                         let style = format!(
                             "left: {}px; top: {}px; width: {}px; height: {}px",
                             area.left,
@@ -726,13 +360,6 @@ pub fn Canvas(
         </div>
     }
 }
-
-fn closest_target(event: &web_sys::Event, selector: &str) -> bool {
-    element_of(event.target())
-        .and_then(|target| closest(&target, selector))
-        .is_some()
-}
-
 /// Whether a key event happened in a text field (where keys type, not act).
 pub fn typing(event: &web_sys::KeyboardEvent) -> bool {
     element_of(event.target()).is_some_and(|target| {
