@@ -78,6 +78,7 @@ pub fn status_words(status: RunStatus) -> &'static str {
     match status {
         RunStatus::Queued => "Queued",
         RunStatus::Running => "Running",
+        RunStatus::Waiting => "Waiting for a person",
         RunStatus::Completed => "Completed",
         RunStatus::Failed => "Failed",
         RunStatus::Cancelled => "Cancelled",

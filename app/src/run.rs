@@ -321,6 +321,8 @@ impl RunView {
             | RunEvent::ModuleFailed { .. }
             | RunEvent::ModuleRetrying { .. }
             | RunEvent::ModuleGaveUp { .. }
+            | RunEvent::ModuleWaiting { .. }
+            | RunEvent::ModuleDecided { .. }
             | RunEvent::CableIgnored { .. } => {
                 self.refresh_soon(150);
             }

@@ -131,6 +131,7 @@ pub fn failure_outcome(port_id: &str) -> Option<&'static str> {
         "error_out" => Some("an error"),
         "fail_out" => Some("a failed check"),
         "revise_out" => Some("a request for revision"),
+        "rejected_out" => Some("a rejection"),
         "give_up_out" => Some("giving up"),
         "exhausted_out" => Some("running out of rounds"),
         "timeout_out" => Some("a timeout"),
@@ -139,13 +140,14 @@ pub fn failure_outcome(port_id: &str) -> Option<&'static str> {
 }
 
 /// Failure outcomes that end the run naming the module when nothing takes
-/// them, which is what a person expects of an error, a timeout or giving
-/// up after the attempts they asked for; an unwired one is not warned
-/// about (see `validate`). A decision (a failed check, a revision) is.
+/// them, which is what a person expects of an error, a timeout, giving up
+/// after the attempts they asked for, or a person's rejection ("stop");
+/// an unwired one is not warned about (see `validate`). A decision a model
+/// or a check makes (a failed check, a revision) is.
 pub fn failure_without_warning(port_id: &str) -> bool {
     matches!(
         port_id,
-        "error_out" | "timeout_out" | "give_up_out" | "exhausted_out"
+        "error_out" | "timeout_out" | "give_up_out" | "exhausted_out" | "rejected_out"
     )
 }
 

@@ -543,6 +543,7 @@ mod tests {
             providers: Some(vec!["sim".to_owned()]),
             acp_profiles: Some(vec!["sim-agent".to_owned()]),
             workspace_roots: Some(Vec::new()),
+            webhooks: Some(Vec::new()),
         };
         for example in examples() {
             let findings = validate(&example.graph, &context);

@@ -21,6 +21,8 @@ use serde::{Deserialize, Serialize};
 pub enum RunStatus {
     Queued,
     Running,
+    /// Nothing runs: an approval waits for a person (PRODUCT §3.14).
+    Waiting,
     Completed,
     Failed,
     Cancelled,
@@ -86,6 +88,7 @@ mod tests {
         for status in [
             RunStatus::Queued,
             RunStatus::Running,
+            RunStatus::Waiting,
             RunStatus::Completed,
             RunStatus::Failed,
             RunStatus::Cancelled,

@@ -308,6 +308,7 @@ fn status_text(status: Option<RunStatus>) -> &'static str {
     match status {
         Some(RunStatus::Queued) => "Queued",
         Some(RunStatus::Running) => "Running",
+        Some(RunStatus::Waiting) => "Waiting for a person",
         Some(RunStatus::Completed) => "Completed",
         Some(RunStatus::Failed) => "Failed",
         Some(RunStatus::Cancelled) => "Cancelled",

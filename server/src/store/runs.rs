@@ -323,7 +323,7 @@ impl Store {
     pub async fn renew_leases(&self, owner: &str, until: i64) -> Result<Vec<Claimed>, StoreError> {
         let rows = sqlx::query(
             "UPDATE runs SET lease_until = $1
-             WHERE owner = $2 AND status IN ('queued', 'running')
+             WHERE owner = $2 AND status IN ('queued', 'running', 'waiting')
              RETURNING id, cancel_requested",
         )
         .bind(until)
@@ -352,7 +352,7 @@ impl Store {
             "UPDATE runs SET owner = $1, lease_until = $2
              WHERE id IN (
                 SELECT id FROM runs
-                WHERE status IN ('queued', 'running')
+                WHERE status IN ('queued', 'running', 'waiting')
                   AND (lease_until IS NULL OR lease_until < $3)
                   AND (owner IS NULL OR owner <> $4)
                 ORDER BY created_at LIMIT $5 {lock})
@@ -374,7 +374,7 @@ impl Store {
     /// takes its runs over at once.
     pub async fn release_leases(&self, owner: &str) -> Result<u64, StoreError> {
         Ok(sqlx::query(
-            "UPDATE runs SET lease_until = 0 WHERE owner = $1 AND status IN ('queued', 'running')",
+            "UPDATE runs SET lease_until = 0 WHERE owner = $1 AND status IN ('queued', 'running', 'waiting')",
         )
         .bind(owner)
         .execute(&self.pool)
@@ -405,7 +405,7 @@ impl Store {
     pub async fn release_run(&self, id: &str, owner: &str) -> Result<(), StoreError> {
         sqlx::query(
             "UPDATE runs SET owner = NULL, lease_until = 0
-             WHERE id = $1 AND owner = $2 AND status IN ('queued', 'running')",
+             WHERE id = $1 AND owner = $2 AND status IN ('queued', 'running', 'waiting')",
         )
         .bind(id)
         .bind(owner)
@@ -418,7 +418,7 @@ impl Store {
     /// run has ended.
     pub async fn request_cancel(&self, id: &str) -> Result<bool, StoreError> {
         Ok(sqlx::query(
-            "UPDATE runs SET cancel_requested = 1 WHERE id = $1 AND status IN ('queued', 'running')",
+            "UPDATE runs SET cancel_requested = 1 WHERE id = $1 AND status IN ('queued', 'running', 'waiting')",
         )
         .bind(id)
         .execute(&self.pool)

@@ -9,6 +9,7 @@ use serde::de::Error as _;
 use serde_json::{Error, Map, Value};
 
 use super::RunEvent;
+use crate::approval::{Decider, Decision};
 use crate::status::RunStatus;
 
 /// An event's payload, its fields taken one by one.
@@ -67,6 +68,41 @@ impl Payload<'_> {
             Value::Bool(flag) => Ok(flag),
             _ => Err(self.wrong(field, "true or false")),
         }
+    }
+
+    /// A number that may be absent or `null`.
+    fn optional_number(&mut self, field: &'static str) -> Result<Option<i64>, Error> {
+        match self.fields.remove(field) {
+            None | Some(Value::Null) => Ok(None),
+            Some(value) => value
+                .as_i64()
+                .map(Some)
+                .ok_or_else(|| self.wrong(field, "a number")),
+        }
+    }
+
+    fn texts(&mut self, field: &'static str) -> Result<Vec<String>, Error> {
+        match self.take(field)? {
+            Value::Array(items) => items
+                .into_iter()
+                .map(|item| match item {
+                    Value::String(text) => Ok(text),
+                    _ => Err(self.wrong(field, "a list of strings")),
+                })
+                .collect(),
+            _ => Err(self.wrong(field, "a list of strings")),
+        }
+    }
+
+    /// A name one of `parse` knows.
+    fn named<T>(
+        &mut self,
+        field: &'static str,
+        parse: fn(&str) -> Option<T>,
+        what: &str,
+    ) -> Result<T, Error> {
+        let text = self.text(field)?;
+        parse(&text).ok_or_else(|| self.wrong(field, what))
     }
 
     fn status(&mut self) -> Result<RunStatus, Error> {
@@ -251,6 +287,20 @@ pub fn event(name: &str, payload: Value) -> Result<RunEvent, Error> {
             activation: payload.number("activation")?,
             attempts: payload.number("attempts")?,
             reason: payload.text("reason")?,
+        },
+        "module.waiting" => RunEvent::ModuleWaiting {
+            module_id: payload.text("module_id")?,
+            activation: payload.number("activation")?,
+            asked: payload.text("asked")?,
+            shown: payload.texts("shown")?,
+            deadline_at: payload.optional_number("deadline_at")?,
+        },
+        "module.decided" => RunEvent::ModuleDecided {
+            module_id: payload.text("module_id")?,
+            activation: payload.number("activation")?,
+            decision: payload.named("decision", Decision::parse, "a decision")?,
+            by: payload.named("by", Decider::parse, "who decided")?,
+            feedback: payload.text("feedback")?,
         },
         unknown => return Err(Error::custom(format!("unknown event `{unknown}`"))),
     })
