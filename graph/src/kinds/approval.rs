@@ -101,16 +101,6 @@ impl KindConfig for ApprovalConfig {
         Some(&mut self.join)
     }
 
-    /// Its wait for a person, which no task keeps: not a timeout of the
-    /// kind every working module has (`times_out` stays false).
-    fn timeout_seconds(&self) -> Option<u32> {
-        self.timeout_seconds
-    }
-
-    fn timeout_slot(&mut self) -> Option<&mut Option<u32>> {
-        Some(&mut self.timeout_seconds)
-    }
-
     fn further_prompt_texts(&self) -> Vec<(String, &str)> {
         vec![("config.ask".to_owned(), &self.ask)]
     }
