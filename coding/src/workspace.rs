@@ -9,7 +9,6 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use engine::sandbox::{Reach, RunFolder, Sandbox, folder_name};
-use serde::Serialize;
 
 /// Files a copied folder may hold at most, besides the byte cap.
 const MAX_COPIED_FILES: u64 = 100_000;
@@ -84,12 +83,7 @@ pub struct Workspace {
     git: Git,
 }
 
-/// A file an agent changed, as `git diff --name-status` says.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct ChangedFile {
-    pub path: String,
-    pub status: &'static str,
-}
+pub use wire::content::{ChangedFile, FileChange};
 
 /// Where a workspace starts from: an allowed folder of the server (its
 /// path with links resolved) and the most it may hold.
@@ -222,9 +216,9 @@ impl Workspace {
                 Some(ChangedFile {
                     path: path.to_owned(),
                     status: match status.chars().next() {
-                        Some('A') => "added",
-                        Some('D') => "deleted",
-                        _ => "modified",
+                        Some('A') => FileChange::Added,
+                        Some('D') => FileChange::Deleted,
+                        _ => FileChange::Modified,
                     },
                 })
             })
@@ -442,11 +436,11 @@ mod tests {
             vec![
                 ChangedFile {
                     path: "README.md".to_owned(),
-                    status: "modified"
+                    status: FileChange::Modified
                 },
                 ChangedFile {
                     path: "new.txt".to_owned(),
-                    status: "added"
+                    status: FileChange::Added
                 },
             ]
         );

@@ -1,7 +1,7 @@
 //! The merged re-prompt output format (DOC23 §4.1); what travels along
 //! cables is declared in `wire::bundle`.
 
-use serde_json::{Map, json};
+use wire::content::MergedResponses;
 
 pub use wire::bundle::{ContextBundle, PortValue, Receipt, content_type};
 
@@ -31,22 +31,21 @@ pub fn merged_bundle(
     has_re_prompts: bool,
     session_key: Option<String>,
 ) -> ContextBundle {
+    let merged = MergedResponses {
+        merged_content: merge_responses(responses),
+        response_count: responses.len(),
+        has_re_prompts,
+    };
     ContextBundle {
-        content: json!({
-            "merged_content": merge_responses(responses),
-            "response_count": responses.len(),
-            "has_re_prompts": has_re_prompts,
-        }),
-        content_type: content_type::MERGED.to_owned(),
-        source_module: source_module.to_owned(),
         source_session_key: session_key,
-        meta: Map::new(),
+        ..ContextBundle::merged(source_module, &merged)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn the_merged_format_is_byte_for_byte_doc23() {

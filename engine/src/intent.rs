@@ -8,6 +8,7 @@ use graph::intent::{Intent, IntentGate, field_path, handoff_bundle, value_at};
 use serde_json::Value;
 use wire::IntentChoice;
 use wire::activation::TranscriptRole;
+use wire::content::meta::{ChosenIntent, IntentReply};
 use wire::event::RunEvent;
 
 use crate::activation::{ActivationContext, ActivationError, ActivationOutput, parse_json_reply};
@@ -72,7 +73,7 @@ pub fn decide(gate: &IntentGate, reply: &str) -> Result<Decided, String> {
         intent,
         content: handoff_bundle(gate, &reply_value, intent, &reason),
         choice: IntentChoice {
-            intent: intent.as_str().to_owned(),
+            intent,
             said: said.unwrap_or_default(),
             reason,
             fallback,
@@ -109,7 +110,7 @@ pub fn apply(
     context.emit(RunEvent::ModuleIntent {
         module_id: context.module.id.clone(),
         activation: context.activation,
-        intent: decided.choice.intent.clone(),
+        intent: decided.choice.intent,
         said: decided.choice.said.clone(),
         reason: decided.choice.reason.clone(),
         fallback: decided.choice.fallback,
@@ -121,17 +122,16 @@ pub fn apply(
         Some(port) => {
             for (_, value) in &mut output.ports {
                 if let PortValue::Bundle(bundle) = value {
-                    bundle.meta.insert(
-                        "intent".to_owned(),
-                        Value::String(decided.choice.intent.clone()),
-                    );
+                    bundle.add_meta(&ChosenIntent {
+                        intent: decided.intent,
+                    });
                 }
             }
             let mut bundle = ContextBundle::json(&context.module.id, decided.content);
             bundle.source_session_key = session_key.map(str::to_owned);
-            bundle
-                .meta
-                .insert("reply".to_owned(), Value::String(reply.to_owned()));
+            bundle.add_meta(&IntentReply {
+                reply: reply.to_owned(),
+            });
             output
                 .ports
                 .push((port.to_owned(), PortValue::Bundle(bundle)));

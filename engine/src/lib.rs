@@ -22,6 +22,7 @@ pub mod sandbox;
 pub mod scheduler;
 pub mod session;
 pub mod shell_template;
+pub mod structured;
 pub mod validators;
 
 use std::future::Future;

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use base64::Engine;
 use graph::Attachment;
+use graph::ports::{CONTEXT_IN, DATA_IN, INSTRUCTION_IN};
 
 use crate::activation::{ActivationContext, ActivationError};
 use crate::provider::{ChatMessage, ContentPart, Role};
@@ -57,7 +58,7 @@ pub fn primary_turn(
             InputSelection::AllButSession(key) => bundle.source_session_key.as_deref() != Some(key),
         };
     let mut sections = Vec::new();
-    for (port, heading) in [("context_in", "Context"), ("data_in", "Input")] {
+    for (port, heading) in [(CONTEXT_IN, "Context"), (DATA_IN, "Input")] {
         for (input, bundle) in context.bundles_on(port) {
             if included(input.fresh, &input.source_module, &bundle) {
                 sections.push(format!(
@@ -80,7 +81,7 @@ pub fn primary_turn(
     {
         instruction = format!("{note}\n\n{instruction}");
     }
-    for (_, bundle) in context.bundles_on("instruction_in") {
+    for (_, bundle) in context.bundles_on(INSTRUCTION_IN) {
         if !instruction.is_empty() {
             instruction.push_str("\n\n");
         }

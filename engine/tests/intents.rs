@@ -84,7 +84,7 @@ fn intents(events: &[wire::EventRecord]) -> Vec<(String, String, bool)> {
                 said,
                 fallback,
                 ..
-            } => Some((intent.clone(), said.clone(), *fallback)),
+            } => Some((intent.as_str().to_owned(), said.clone(), *fallback)),
             _ => None,
         })
         .collect()
@@ -112,7 +112,7 @@ async fn each_intent_that_leaves_sends_its_bundle_on_its_own_port() {
         );
         assert_eq!(ran(&recorder), [target], "{intent}");
         let record = recorder.activation("decide", 1).unwrap();
-        assert_eq!(record.intent.as_ref().unwrap().intent, intent);
+        assert_eq!(record.intent.as_ref().unwrap().intent.as_str(), intent);
         let Some(PortValue::Bundle(bundle)) = record.outputs.get(port) else {
             panic!("{intent}: nothing on {port}: {:?}", record.outputs.keys());
         };
@@ -314,7 +314,7 @@ async fn abort_fails_the_run_with_the_replys_reason_even_with_error_out_wired() 
     let record = recorder.activation("decide", 1).unwrap();
     assert_eq!(record.status, wire::ActivationStatus::Failed);
     assert!(record.receipt.unwrap().tokens_out > 0);
-    assert_eq!(record.intent.unwrap().intent, "abort");
+    assert_eq!(record.intent.unwrap().intent.as_str(), "abort");
 }
 
 #[tokio::test]

@@ -15,10 +15,9 @@ pub const DEFAULT_TIMEOUT_SECONDS: u32 = 30 * 60;
 /// The longest timeout a module may set: a week.
 pub const TIMEOUT_LIMIT_SECONDS: u32 = 7 * 24 * 3600;
 
-/// The retry variables every kind with a retry instruction has.
+/// The retry variables every kind with a retry instruction has; a kind may
+/// have more (its `KindDefinition::RETRY_VARIABLES`).
 pub const RETRY_VARIABLES: [&str; 3] = ["attempt", "error", "prev.output"];
-/// The one a coding module has besides.
-pub const CODING_RETRY_VARIABLES: [&str; 1] = ["diff"];
 /// `{{ error }}` and `{{ diff }}` are cut to these lengths, as Gump does.
 pub const ERROR_CHARACTERS: usize = 2000;
 pub const DIFF_CHARACTERS: usize = 3000;
@@ -115,11 +114,6 @@ pub fn duration_words(seconds: u32) -> String {
         (hours, 0, 0) => format!("{hours} h"),
         (hours, minutes, _) => format!("{hours} h {minutes} min"),
     }
-}
-
-/// Whether `name` is a retry variable of a module of this kind.
-pub fn is_retry_variable(name: &str, coding: bool) -> bool {
-    RETRY_VARIABLES.contains(&name) || (coding && CODING_RETRY_VARIABLES.contains(&name))
 }
 
 #[cfg(test)]

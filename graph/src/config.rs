@@ -221,7 +221,7 @@ impl ModuleConfig {
     /// command, a poll, validators), which only a server started with
     /// commands enabled allows.
     pub fn runs_commands(&self) -> bool {
-        matches!(self, ModuleConfig::Command(_) | ModuleConfig::Poll(_))
+        self.kind().is_some_and(ModuleKind::runs_a_command)
             || self
                 .validation()
                 .is_some_and(|validation| !validation.is_empty())

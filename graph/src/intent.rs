@@ -6,10 +6,18 @@
 //! provider is held to and the words the model reads.
 
 use serde::{Deserialize, Serialize};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::Extra;
+use crate::json_schema::Schema;
 use crate::ports::{Direction, Port, PortAccent, PortType};
+
+/// The ports of the intents that leave a module (see [`Intent::port_id`]).
+pub const NEXT_OUT: &str = "next_out";
+pub const JUMP_OUT: &str = "jump_out";
+pub const HANDOFF_OUT: &str = "handoff_out";
+pub const ESCALATE_OUT: &str = "escalate_out";
+pub const CLOSING_OUT: &str = "closing_out";
 
 /// Climpt's seven intents. Which a module allows is the person's choice;
 /// no other value exists.
@@ -42,6 +50,13 @@ impl Intent {
         self.into()
     }
 
+    /// The intent called exactly `name`, as the API spells it.
+    pub fn from_name(name: &str) -> Option<Intent> {
+        Intent::ALL
+            .into_iter()
+            .find(|intent| intent.as_str() == name)
+    }
+
     /// An intent as a reply may say it: its name, or one of the seed's
     /// aliases (continue and pass → next, retry, wait and fail → repeat,
     /// done and finished → closing), in any case and with spaces around.
@@ -64,11 +79,11 @@ impl Intent {
     /// `abort` act inside the run instead.
     pub fn port_id(self) -> Option<&'static str> {
         match self {
-            Intent::Next => Some("next_out"),
-            Intent::Jump => Some("jump_out"),
-            Intent::Handoff => Some("handoff_out"),
-            Intent::Escalate => Some("escalate_out"),
-            Intent::Closing => Some("closing_out"),
+            Intent::Next => Some(NEXT_OUT),
+            Intent::Jump => Some(JUMP_OUT),
+            Intent::Handoff => Some(HANDOFF_OUT),
+            Intent::Escalate => Some(ESCALATE_OUT),
+            Intent::Closing => Some(CLOSING_OUT),
             Intent::Repeat | Intent::Abort => None,
         }
     }
@@ -372,21 +387,21 @@ impl IntentGate {
     /// field required, nothing else allowed, as OpenAI's structured output
     /// asks).
     pub fn schema(&self) -> Value {
-        let mut root = Map::new();
-        let intents: Vec<&str> = self.intents().into_iter().map(Intent::as_str).collect();
+        let mut root = Vec::new();
+        let intents = self.intents().into_iter().map(Intent::as_str);
         if let Ok(path) = field_path(&self.intent_field) {
-            place(&mut root, &path, json!({"type": "string", "enum": intents}));
+            place_leaf(&mut root, &path, Schema::one_of(intents));
         }
-        place(&mut root, &[REASON_FIELD], json!({"type": "string"}));
+        place_leaf(&mut root, &[REASON_FIELD], Schema::string());
         for handoff in self.handoff() {
             let leaf = if handoff.choices.is_empty() {
-                json!({"type": "string"})
+                Schema::string()
             } else {
-                json!({"type": "string", "enum": handoff.choices})
+                Schema::one_of(handoff.choices.iter().copied())
             };
-            place(&mut root, &handoff.path, leaf);
+            place_leaf(&mut root, &handoff.path, leaf);
         }
-        object_schema(root)
+        Node::Branch(root).schema().to_value()
     }
 
     /// The words added to the last turn: the shape of the reply and what
@@ -446,26 +461,49 @@ fn place(root: &mut Map<String, Value>, path: &[&str], leaf: Value) {
     here.insert((*last).to_owned(), leaf);
 }
 
-/// Nested maps of leaves as strict object schemas.
-fn object_schema(fields: Map<String, Value>) -> Value {
-    let required: Vec<String> = fields.keys().cloned().collect();
-    let properties: Map<String, Value> = fields
-        .into_iter()
-        .map(|(name, value)| {
-            let is_leaf = value.get("type").is_some_and(Value::is_string);
-            let schema = match value {
-                Value::Object(inner) if !is_leaf => object_schema(inner),
-                leaf => leaf,
-            };
-            (name, schema)
-        })
-        .collect();
-    json!({
-        "type": "object",
-        "properties": properties,
-        "required": required,
-        "additionalProperties": false,
-    })
+/// A reply's schema as it is built: each field a leaf, or an object of
+/// more fields, in the order they were placed.
+enum Node {
+    Leaf(Schema),
+    Branch(Vec<(String, Node)>),
+}
+
+impl Node {
+    /// Branches as strict object schemas.
+    fn schema(self) -> Schema {
+        match self {
+            Node::Leaf(schema) => schema,
+            Node::Branch(fields) => {
+                Schema::object(fields.into_iter().map(|(name, node)| (name, node.schema())))
+            }
+        }
+    }
+}
+
+/// Puts a schema leaf at `path`, making the objects on the way, as
+/// [`place`] does with values.
+fn place_leaf(root: &mut Vec<(String, Node)>, path: &[&str], leaf: Schema) {
+    let Some((last, parents)) = path.split_last() else {
+        return;
+    };
+    let mut here = root;
+    for step in parents {
+        let at = match here.iter().position(|(name, _)| name == step) {
+            Some(at) => at,
+            None => {
+                here.push(((*step).to_owned(), Node::Branch(Vec::new())));
+                here.len() - 1
+            }
+        };
+        let Some((_, Node::Branch(inner))) = here.get_mut(at) else {
+            return;
+        };
+        here = inner;
+    }
+    match here.iter_mut().find(|(name, _)| name == last) {
+        Some((_, node)) => *node = Node::Leaf(leaf),
+        None => here.push(((*last).to_owned(), Node::Leaf(leaf))),
+    }
 }
 
 /// The value at a dotted path of a reply; a missing step is null.
@@ -494,6 +532,7 @@ pub fn handoff_bundle(gate: &IntentGate, reply: &Value, intent: Intent, reason: 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     fn gate(intents: &[Intent], field: &str, handoff: &[&str]) -> IntentGate {
         IntentGate {

@@ -43,6 +43,18 @@ pub enum RePromptLevel {
     PerAgent,
 }
 
+/// The session a kind's output names (`source_session_key`) for a module
+/// downstream set to continue its input's session.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OutputSession {
+    None,
+    /// The chat it had with a model, which an agent task takes up.
+    Chat,
+    /// A coding agent's session (ACP), when its coordination hands one on,
+    /// which only a coding agent of the same profile takes up.
+    CodingAgent,
+}
+
 /// What a kind is, said without a config at hand: the facts the palette,
 /// validation, topology and the server's switches ask of a kind.
 pub trait KindDefinition:
@@ -64,6 +76,14 @@ pub trait KindDefinition:
     const STARTS_A_RUN: bool = false;
     /// A loop through a module of this kind ends by itself.
     const BOUNDS_LOOPS: bool = false;
+    /// Its activation is a shell command of the graph's own, which a
+    /// server runs only with commands enabled, and which may set run state
+    /// keys (`PATCHBAY_SET:`).
+    const RUNS_A_COMMAND: bool = false;
+    const OUTPUT_SESSION: OutputSession = OutputSession::None;
+    /// The retry variables it has besides those every kind with a retry
+    /// instruction has ([`crate::attempts::RETRY_VARIABLES`]).
+    const RETRY_VARIABLES: &'static [&'static str] = &[];
 
     /// The config of a module added in the editor. `Default` is what absent
     /// fields of a document mean, which is not what a new module should
@@ -89,6 +109,17 @@ pub trait KindConfig {
     /// Findings only this kind can have; the checks every kind shares are in
     /// [`crate::validate()`].
     fn validate(&self, _findings: &mut ModuleFindings<'_>) {}
+
+    /// Findings about the cables into the module only this kind can have (a
+    /// judge's target, a session to continue), after the shared checks of
+    /// its required inputs.
+    fn validate_cables(&self, _findings: &mut ModuleFindings<'_>) {}
+
+    /// Why this config cannot have validators, when it cannot: the end of
+    /// "\"<module>\" has validators, …".
+    fn validators_unsupported(&self) -> Option<&'static str> {
+        None
+    }
 
     /// Fields this build does not know, kept to be written back.
     fn extra(&self) -> &Extra;
@@ -322,6 +353,9 @@ struct Facts {
     starts_processes: bool,
     starts_a_run: bool,
     bounds_loops: bool,
+    runs_a_command: bool,
+    output_session: OutputSession,
+    retry_variables: &'static [&'static str],
 }
 
 impl Facts {
@@ -335,6 +369,9 @@ impl Facts {
             starts_processes: Kind::STARTS_PROCESSES,
             starts_a_run: Kind::STARTS_A_RUN,
             bounds_loops: Kind::BOUNDS_LOOPS,
+            runs_a_command: Kind::RUNS_A_COMMAND,
+            output_session: Kind::OUTPUT_SESSION,
+            retry_variables: Kind::RETRY_VARIABLES,
         }
     }
 }
@@ -497,6 +534,24 @@ impl ModuleKind {
     /// not call the loop unbounded.
     pub fn bounds_loops(self) -> bool {
         self.facts().bounds_loops
+    }
+
+    /// Kinds whose activation is a shell command of the graph's own (and
+    /// so may set run state keys).
+    pub fn runs_a_command(self) -> bool {
+        self.facts().runs_a_command
+    }
+
+    /// The session a module of this kind hands on to one that continues it.
+    pub fn output_session(self) -> OutputSession {
+        self.facts().output_session
+    }
+
+    /// Every retry variable a module of this kind has.
+    pub fn retry_variables(self) -> Vec<&'static str> {
+        let mut names = crate::attempts::RETRY_VARIABLES.to_vec();
+        names.extend(self.facts().retry_variables);
+        names
     }
 }
 

@@ -12,6 +12,7 @@ pub mod document;
 pub mod experiment;
 pub mod intent;
 pub mod join;
+pub mod json_schema;
 pub mod kinds;
 pub mod limits;
 pub mod migrate;

@@ -101,6 +101,23 @@ impl ModulePorts {
     }
 }
 
+/// The ids of the ports several kinds have, which the engine, the coding
+/// modules, the app and the server name; a port only one kind has keeps
+/// its id in the kind's file (`kinds::judge::SCORES_OUT`, …).
+pub const DATA_IN: &str = "data_in";
+pub const CONTEXT_IN: &str = "context_in";
+pub const INSTRUCTION_IN: &str = "instruction_in";
+pub const SIGNAL_IN: &str = "signal_in";
+pub const DATA_OUT: &str = "data_out";
+pub const SIGNAL_OUT: &str = "signal_out";
+pub const RECEIPT_OUT: &str = "receipt_out";
+pub const ERROR_OUT: &str = "error_out";
+pub const GIVE_UP_OUT: &str = "give_up_out";
+pub const EXHAUSTED_OUT: &str = "exhausted_out";
+pub const TIMEOUT_OUT: &str = "timeout_out";
+/// A command's or a poll's failed check.
+pub const FAIL_OUT: &str = "fail_out";
+
 /// Port id of the k-th re-prompt's response (1-based, as in `Re-prompt k`).
 pub fn reprompt_port_id(index: usize) -> String {
     format!("reprompt_{index}_out")
@@ -128,13 +145,13 @@ pub fn reprompt_port_label(index: usize, re_prompt: &RePrompt) -> String {
 /// a success outcome with no cable only ends its branch.
 pub fn failure_outcome(port_id: &str) -> Option<&'static str> {
     match port_id {
-        "error_out" => Some("an error"),
-        "fail_out" => Some("a failed check"),
-        "revise_out" => Some("a request for revision"),
-        "rejected_out" => Some("a rejection"),
-        "give_up_out" => Some("giving up"),
-        "exhausted_out" => Some("running out of rounds"),
-        "timeout_out" => Some("a timeout"),
+        ERROR_OUT => Some("an error"),
+        FAIL_OUT => Some("a failed check"),
+        crate::kinds::review_gate::REVISE_OUT => Some("a request for revision"),
+        crate::kinds::approval::REJECTED_OUT => Some("a rejection"),
+        GIVE_UP_OUT => Some("giving up"),
+        EXHAUSTED_OUT => Some("running out of rounds"),
+        TIMEOUT_OUT => Some("a timeout"),
         _ => None,
     }
 }
@@ -147,7 +164,11 @@ pub fn failure_outcome(port_id: &str) -> Option<&'static str> {
 pub fn failure_without_warning(port_id: &str) -> bool {
     matches!(
         port_id,
-        "error_out" | "timeout_out" | "give_up_out" | "exhausted_out" | "rejected_out"
+        ERROR_OUT
+            | TIMEOUT_OUT
+            | GIVE_UP_OUT
+            | EXHAUSTED_OUT
+            | crate::kinds::approval::REJECTED_OUT
     )
 }
 
@@ -204,87 +225,93 @@ pub(crate) const fn bundle(
     }
 }
 
-pub(crate) const DATA_IN: Spec = bundle(
-    "data_in",
-    "Data",
-    "Upstream outputs (chain history)",
-    PortAccent::Accent,
-);
-pub(crate) const CONTEXT_IN: Spec = bundle(
-    "context_in",
-    "Context",
-    "Extra context, and revision feedback",
-    PortAccent::Cyan,
-);
-pub(crate) const INSTRUCTION_IN: Spec = bundle(
-    "instruction_in",
-    "Instruction",
-    "Appended to the instruction",
-    PortAccent::Violet,
-);
-pub(crate) const SIGNAL_IN: Spec = Spec {
-    id: "signal_in",
-    port_type: PortType::Signal,
-    label: "Start after",
-    description: "Waits until the wired module has finished",
-    accent: PortAccent::Muted,
-};
-pub(crate) const DATA_OUT: Spec = bundle(
-    "data_out",
-    "Output",
-    "The merged output of every response",
-    PortAccent::Accent,
-);
-pub(crate) const SIGNAL_OUT: Spec = Spec {
-    id: "signal_out",
-    port_type: PortType::Signal,
-    label: "Done",
-    description: "Fires when the module has finished (after its last re-prompt, if it has any)",
-    accent: PortAccent::Muted,
-};
-pub(crate) const RECEIPT_OUT: Spec = Spec {
-    id: "receipt_out",
-    port_type: PortType::Receipt,
-    label: "Receipt",
-    description: "Tokens, duration, cost and re-prompt count of the activation",
-    accent: PortAccent::Muted,
-};
-pub(crate) const ERROR_OUT: Spec = bundle(
-    "error_out",
-    "Error",
-    "The failure, when wired, instead of failing the run",
-    PortAccent::Red,
-);
-const GIVE_UP_OUT: Spec = bundle(
-    "give_up_out",
-    "Gave up",
-    "Why the module gave up, once its attempts are used",
-    PortAccent::Red,
-);
-/// One rule for every review loop that can run out of rounds (the review
-/// gate, a coding module's review chain): the work goes out here, with the
-/// last feedback, instead of on the ports that pass approved work on; like
-/// any failure outcome, with no cable it fails the run.
-pub(crate) const EXHAUSTED_OUT: Spec = bundle(
-    "exhausted_out",
-    "Out of rounds",
-    "The last work and feedback, when the rounds ran out unapproved",
-    PortAccent::Red,
-);
-pub(crate) const TIMEOUT_OUT: Spec = bundle(
-    "timeout_out",
-    "Timed out",
-    "What the module had when its timeout fired",
-    PortAccent::Amber,
-);
+/// What the ports several kinds have are: id, type, label, description
+/// and colour.
+pub(crate) mod spec {
+    use super::{PortAccent, PortType, Spec, bundle};
+
+    pub(crate) const DATA_IN: Spec = bundle(
+        super::DATA_IN,
+        "Data",
+        "Upstream outputs (chain history)",
+        PortAccent::Accent,
+    );
+    pub(crate) const CONTEXT_IN: Spec = bundle(
+        super::CONTEXT_IN,
+        "Context",
+        "Extra context, and revision feedback",
+        PortAccent::Cyan,
+    );
+    pub(crate) const INSTRUCTION_IN: Spec = bundle(
+        super::INSTRUCTION_IN,
+        "Instruction",
+        "Appended to the instruction",
+        PortAccent::Violet,
+    );
+    pub(crate) const SIGNAL_IN: Spec = Spec {
+        id: super::SIGNAL_IN,
+        port_type: PortType::Signal,
+        label: "Start after",
+        description: "Waits until the wired module has finished",
+        accent: PortAccent::Muted,
+    };
+    pub(crate) const DATA_OUT: Spec = bundle(
+        super::DATA_OUT,
+        "Output",
+        "The merged output of every response",
+        PortAccent::Accent,
+    );
+    pub(crate) const SIGNAL_OUT: Spec = Spec {
+        id: super::SIGNAL_OUT,
+        port_type: PortType::Signal,
+        label: "Done",
+        description: "Fires when the module has finished (after its last re-prompt, if it has any)",
+        accent: PortAccent::Muted,
+    };
+    pub(crate) const RECEIPT_OUT: Spec = Spec {
+        id: super::RECEIPT_OUT,
+        port_type: PortType::Receipt,
+        label: "Receipt",
+        description: "Tokens, duration, cost and re-prompt count of the activation",
+        accent: PortAccent::Muted,
+    };
+    pub(crate) const ERROR_OUT: Spec = bundle(
+        super::ERROR_OUT,
+        "Error",
+        "The failure, when wired, instead of failing the run",
+        PortAccent::Red,
+    );
+    pub(crate) const GIVE_UP_OUT: Spec = bundle(
+        super::GIVE_UP_OUT,
+        "Gave up",
+        "Why the module gave up, once its attempts are used",
+        PortAccent::Red,
+    );
+    /// One rule for every review loop that can run out of rounds (the review
+    /// gate, a coding module's review chain): the work goes out here, with the
+    /// last feedback, instead of on the ports that pass approved work on; like
+    /// any failure outcome, with no cable it fails the run.
+    pub(crate) const EXHAUSTED_OUT: Spec = bundle(
+        super::EXHAUSTED_OUT,
+        "Out of rounds",
+        "The last work and feedback, when the rounds ran out unapproved",
+        PortAccent::Red,
+    );
+    pub(crate) const TIMEOUT_OUT: Spec = bundle(
+        super::TIMEOUT_OUT,
+        "Timed out",
+        "What the module had when its timeout fired",
+        PortAccent::Amber,
+    );
+}
 
 /// The standard inputs of the LLM kinds that take an instruction.
 pub(crate) fn task_inputs(data_required: bool) -> Vec<Port> {
     vec![
-        input(DATA_IN, data_required, true),
-        input(CONTEXT_IN, false, true),
-        input(INSTRUCTION_IN, false, false),
-        input(SIGNAL_IN, false, false),
+        input(spec::DATA_IN, data_required, true),
+        input(spec::CONTEXT_IN, false, true),
+        input(spec::INSTRUCTION_IN, false, false),
+        input(spec::SIGNAL_IN, false, false),
     ]
 }
 
@@ -298,12 +325,12 @@ pub(crate) fn one_answer_ports(
 ) -> ModulePorts {
     ModulePorts {
         inputs: vec![
-            input(DATA_IN, data_required, true),
-            input(CONTEXT_IN, false, true),
-            input(SIGNAL_IN, false, false),
+            input(spec::DATA_IN, data_required, true),
+            input(spec::CONTEXT_IN, false, true),
+            input(spec::SIGNAL_IN, false, false),
         ],
         outputs: activation_outputs([output(bundle(
-            "data_out",
+            DATA_OUT,
             label,
             description,
             PortAccent::Accent,
@@ -315,7 +342,11 @@ pub(crate) fn one_answer_ports(
 pub(crate) fn activation_outputs(outputs: impl IntoIterator<Item = Port>) -> Vec<Port> {
     outputs
         .into_iter()
-        .chain([output(SIGNAL_OUT), output(RECEIPT_OUT), output(ERROR_OUT)])
+        .chain([
+            output(spec::SIGNAL_OUT),
+            output(spec::RECEIPT_OUT),
+            output(spec::ERROR_OUT),
+        ])
         .collect()
 }
 
@@ -342,15 +373,15 @@ pub fn ports_of(config: &ModuleConfig) -> ModulePorts {
             .validation()
             .is_some_and(|validation| !validation.is_empty());
     if gives_up {
-        endings.push(output(GIVE_UP_OUT));
+        endings.push(output(spec::GIVE_UP_OUT));
     }
-    if kind_config.timeout_seconds().is_some() && ports.output("timeout_out").is_none() {
-        endings.push(output(TIMEOUT_OUT));
+    if kind_config.timeout_seconds().is_some() && ports.output(TIMEOUT_OUT).is_none() {
+        endings.push(output(spec::TIMEOUT_OUT));
     }
     let at = ports
         .outputs
         .iter()
-        .position(|port| port.id == "error_out")
+        .position(|port| port.id == ERROR_OUT)
         .unwrap_or(ports.outputs.len());
     ports.outputs.splice(at..at, endings);
     ports

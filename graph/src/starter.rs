@@ -7,8 +7,12 @@ use crate::config::{
     AgentConfig, AgentTaskConfig, CodingAgentAssignment, CodingConfig, Criterion, InputConfig,
     JudgeConfig, ModuleConfig, OutputConfig, ReviewGateConfig,
 };
-use crate::experiment::{ConfigOverrides, Variant};
-use crate::intent::{Intent, IntentGate};
+use crate::experiment::{COMPARISON_OUT, ConfigOverrides, Variant};
+use crate::intent::{ESCALATE_OUT, Intent, IntentGate, NEXT_OUT};
+use crate::kinds::coding::DIFF_OUT;
+use crate::kinds::judge::COMPARISON_IN;
+use crate::kinds::review_gate::{APPROVED_OUT, REVISE_OUT};
+use crate::ports::{CONTEXT_IN, DATA_IN, DATA_OUT};
 use crate::{Cable, Endpoint, Extra, Graph, Module, Position, RePrompt};
 
 /// A graph to start from, as the home page lists it and `/new?example=`
@@ -84,8 +88,8 @@ pub fn starter_graph() -> Graph {
             ),
         ],
         cables: vec![
-            cable("c1", ("m1", "data_out"), ("m2", "data_in")),
-            cable("c2", ("m2", "data_out"), ("m3", "data_in")),
+            cable("c1", ("m1", DATA_OUT), ("m2", DATA_IN)),
+            cable("c2", ("m2", DATA_OUT), ("m3", DATA_IN)),
         ],
         ..Graph::default()
     }
@@ -146,10 +150,10 @@ fn review_loop_graph() -> Graph {
             ),
         ],
         cables: vec![
-            cable("c1", ("topic", "data_out"), ("draft", "data_in")),
-            cable("c2", ("draft", "data_out"), ("review", "data_in")),
-            cable("c3", ("review", "approved_out"), ("final", "data_in")),
-            cable("c4", ("review", "revise_out"), ("draft", "context_in")),
+            cable("c1", ("topic", DATA_OUT), ("draft", DATA_IN)),
+            cable("c2", ("draft", DATA_OUT), ("review", DATA_IN)),
+            cable("c3", ("review", APPROVED_OUT), ("final", DATA_IN)),
+            cable("c4", ("review", REVISE_OUT), ("draft", CONTEXT_IN)),
         ],
         ..Graph::default()
     }
@@ -201,9 +205,9 @@ fn coding_graph() -> Graph {
             ),
         ],
         cables: vec![
-            cable("c1", ("task", "data_out"), ("build", "data_in")),
-            cable("c2", ("build", "data_out"), ("result", "data_in")),
-            cable("c3", ("build", "diff_out"), ("result", "data_in")),
+            cable("c1", ("task", DATA_OUT), ("build", DATA_IN)),
+            cable("c2", ("build", DATA_OUT), ("result", DATA_IN)),
+            cable("c3", ("build", DIFF_OUT), ("result", DATA_IN)),
         ],
         ..Graph::default()
     }
@@ -300,9 +304,9 @@ fn checks_graph() -> Graph {
             ),
         ],
         cables: vec![
-            cable("c1", ("task", "data_out"), ("build", "data_in")),
-            cable("c2", ("build", "data_out"), ("result", "data_in")),
-            cable("c3", ("build", "diff_out"), ("result", "data_in")),
+            cable("c1", ("task", DATA_OUT), ("build", DATA_IN)),
+            cable("c2", ("build", DATA_OUT), ("result", DATA_IN)),
+            cable("c3", ("build", DIFF_OUT), ("result", DATA_IN)),
         ],
         ..Graph::default()
     }
@@ -323,7 +327,7 @@ fn triage_graph() -> Graph {
         })
     };
     let to_team = |id: &str, team: Option<&str>, target: &str| {
-        let mut cable = cable(id, ("classify", "next_out"), (target, "data_in"));
+        let mut cable = cable(id, ("classify", NEXT_OUT), (target, DATA_IN));
         cable.condition = team.map(|team| format!("get('$.output.team') == '{team}'"));
         cable
     };
@@ -375,12 +379,12 @@ fn triage_graph() -> Graph {
             ),
         ],
         cables: vec![
-            cable("c1", ("request", "data_out"), ("classify", "data_in")),
+            cable("c1", ("request", DATA_OUT), ("classify", DATA_IN)),
             to_team("c2", Some("billing"), "billing"),
             to_team("c3", Some("technical"), "technical"),
             to_team("c4", Some("sales"), "sales"),
             to_team("c5", None, "general"),
-            cable("c6", ("classify", "escalate_out"), ("person", "data_in")),
+            cable("c6", ("classify", ESCALATE_OUT), ("person", DATA_IN)),
         ],
         ..Graph::default()
     }
@@ -470,9 +474,9 @@ fn which_prompt_graph() -> Graph {
             ),
         ],
         cables: vec![
-            cable("c1", ("topic", "data_out"), ("draft", "data_in")),
-            cable("c2", ("draft", "comparison_out"), ("judge", "comparison_in")),
-            cable("c3", ("judge", "data_out"), ("verdict", "data_in")),
+            cable("c1", ("topic", DATA_OUT), ("draft", DATA_IN)),
+            cable("c2", ("draft", COMPARISON_OUT), ("judge", COMPARISON_IN)),
+            cable("c3", ("judge", DATA_OUT), ("verdict", DATA_IN)),
         ],
         ..Graph::default()
     }

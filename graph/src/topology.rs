@@ -142,11 +142,9 @@ impl<'a> Topology<'a> {
         });
         let through_attempts = cycle.iter().any(|&module| {
             self.graph.modules[module].config.max_attempts() > 1
-                && !self
-                    .live
-                    .iter()
-                    .filter(inside)
-                    .any(|(cable, from, _)| *from == module && cable.from.port == "give_up_out")
+                && !self.live.iter().filter(inside).any(|(cable, from, _)| {
+                    *from == module && cable.from.port == crate::ports::GIVE_UP_OUT
+                })
         });
         let through_intent = self.live.iter().filter(inside).any(|(cable, from, _)| {
             self.ports[*from]

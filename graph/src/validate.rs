@@ -6,6 +6,8 @@ use std::collections::HashSet;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub(crate) mod sessions;
+
 use crate::kinds::{KindConfig, RePromptLevel};
 use crate::template::{self, BUILT_INS, STATE_KEYS};
 use crate::topology::Topology;
@@ -414,6 +416,7 @@ pub struct ModuleFindings<'a> {
     index: usize,
     module: &'a Module,
     context: &'a ValidationContext,
+    topology: &'a Topology<'a>,
 }
 
 impl<'a> ModuleFindings<'a> {
@@ -426,12 +429,19 @@ impl<'a> ModuleFindings<'a> {
         self.context
     }
 
-    /// A coding module's coordination.
-    fn coordination(&self) -> Option<crate::config::Coordination> {
-        match &self.module.config {
-            crate::ModuleConfig::Coding(coding) => Some(coding.coordination),
-            _ => None,
-        }
+    /// Whether a live cable comes into the module's input `port`.
+    pub fn wired(&self, port: &str) -> bool {
+        self.wired_from(port, None)
+    }
+
+    /// Whether a live cable comes into input `port` from an output
+    /// `from_port` (any output, with `None`).
+    pub fn wired_from(&self, port: &str, from_port: Option<&str>) -> bool {
+        self.topology.live.iter().any(|(cable, _, to)| {
+            *to == self.index
+                && cable.to.port == port
+                && from_port.is_none_or(|from_port| cable.from.port == from_port)
+        })
     }
 
     /// `path` is inside the module (`config.agents`); `None` is the module.
@@ -577,13 +587,11 @@ fn check_validators(findings: &mut ModuleFindings<'_>, kind_config: &dyn KindCon
             format!("\"{name}\" has validators and an intent gate: a fix turn would take the place of the gate's answer, so choose one"),
         );
     }
-    if let Some(coordination) = findings.coordination()
-        && coordination != crate::config::Coordination::Sequential
-    {
+    if let Some(why) = kind_config.validators_unsupported() {
         findings.report(
             Code::ValidatorInvalid,
             Some("config.validators".to_owned()),
-            format!("\"{name}\" has validators, which need sequential agents: the last one's session does the fixing"),
+            format!("\"{name}\" has validators, {why}"),
         );
     }
 }
@@ -614,6 +622,7 @@ fn check_module(
         index,
         module,
         context,
+        topology,
     };
 
     for list in kind_config.re_prompt_lists() {
@@ -670,15 +679,12 @@ fn check_module(
         findings.provider(&agent.provider, "config.agent_config.provider");
     }
 
-    let ports = &topology.ports[index];
-    let wired = |port: &str| {
-        topology
-            .live
-            .iter()
-            .any(|(cable, _, to)| *to == index && cable.to.port == port)
-    };
-    for port in ports.inputs.iter().filter(|port| port.required) {
-        if !wired(&port.id) {
+    for port in topology.ports[index]
+        .inputs
+        .iter()
+        .filter(|port| port.required)
+    {
+        if !findings.wired(&port.id) {
             findings.report(
                 Code::RequiredInputMissing,
                 None,
@@ -686,254 +692,8 @@ fn check_module(
             );
         }
     }
-    // A judge scores its target, or the variants of a comparison.
-    let compares_variants = topology.live.iter().any(|(cable, _, to)| {
-        *to == index
-            && cable.to.port == "comparison_in"
-            && cable.from.port == crate::experiment::COMPARISON_OUT
-    });
-    if matches!(module.config, crate::ModuleConfig::Judge(_))
-        && !wired("target_in")
-        && !compares_variants
-    {
-        findings.report(
-            Code::RequiredInputMissing,
-            None,
-            format!(
-                "\"{name}\" needs a cable into its \"Target\" input, or a module's variants (⚖ Variants) into \"Compare with\""
-            ),
-        );
-    }
-
-    check_session_continued(&mut findings, topology);
+    kind_config.validate_cables(&mut findings);
     check_templates(&mut findings, topology);
-}
-
-/// Whether a module set to continue its input's session (`session_mode:
-/// continue`) will find one; when it will not, it starts a new session,
-/// which is said here rather than found out from the run. A model's chat
-/// and a coding agent's ACP session are of different kinds: an agent task
-/// continues only a chat, a coding agent only the session an upstream
-/// coding module hands on (`CodingConfig::session_holder`), held by an
-/// agent of the same ACP profile.
-fn check_session_continued(findings: &mut ModuleFindings<'_>, topology: &Topology<'_>) {
-    let (index, module) = (findings.index, findings.module);
-    let sources: Vec<&Module> = session_sources(topology, index, false)
-        .into_iter()
-        .map(|(_, source)| source)
-        .collect();
-    match &module.config {
-        crate::ModuleConfig::AgentTask(task) if !task.session_mode.is_new() => {
-            check_chat_continued(findings, &sources);
-        }
-        crate::ModuleConfig::Coding(coding) => {
-            let handing: Vec<&Module> = session_sources(topology, index, true)
-                .into_iter()
-                .map(|(_, source)| source)
-                .collect();
-            for (position, agent) in coding.agents.iter().enumerate() {
-                if agent.session_mode.is_new() {
-                    continue;
-                }
-                let path = Some(format!("config.agents[{position}].session_mode"));
-                let name = module.display_label();
-                if let Some(reason) = coding_session_problem(coding, position, &sources, &handing) {
-                    findings.report(
-                        Code::SessionNotContinuable,
-                        path,
-                        format!(
-                            "Agent {} of \"{name}\" continues its input's session, but {reason}: it starts a new session",
-                            position + 1
-                        ),
-                    );
-                } else if let Some(others) = session_rivals(topology, index, coding) {
-                    findings.report(
-                        Code::SessionNotContinuable,
-                        path,
-                        format!(
-                            "Agent {} of \"{name}\" continues its input's session, as {others}: taking it up continues it, so only the first to start does, and the others work in new sessions",
-                            position + 1
-                        ),
-                    );
-                }
-            }
-        }
-        _ => {}
-    }
-}
-
-/// The modules feeding module `index`'s data and context inputs, with the
-/// port they come from; with `handing`, only the ports that name a coding
-/// agent's session (`data_out`, and `exhausted_out` which carries it).
-fn session_sources<'a>(
-    topology: &Topology<'a>,
-    index: usize,
-    handing: bool,
-) -> Vec<(usize, &'a Module)> {
-    topology
-        .live
-        .iter()
-        .filter(|(cable, _, to)| {
-            *to == index
-                && matches!(cable.to.port.as_str(), "data_in" | "context_in")
-                && (!handing || matches!(cable.from.port.as_str(), "data_out" | "exhausted_out"))
-        })
-        .filter_map(|(_, from, _)| Some((*from, topology.graph.modules.get(*from)?)))
-        .collect()
-}
-
-/// Who else would take up the session module `index` continues: its own
-/// variants, and other coding modules continuing the same upstream one.
-fn session_rivals(
-    topology: &Topology<'_>,
-    index: usize,
-    coding: &crate::config::CodingConfig,
-) -> Option<String> {
-    if !coding.variants.is_empty() {
-        return Some("each of its variants does".to_owned());
-    }
-    let upstream: Vec<usize> = session_sources(topology, index, true)
-        .into_iter()
-        .map(|(from, _)| from)
-        .collect();
-    let others: Vec<&Module> = topology
-        .graph
-        .modules
-        .iter()
-        .enumerate()
-        .filter(|(other, module)| {
-            *other != index
-                && matches!(&module.config, crate::ModuleConfig::Coding(config)
-                    if config.agents.first().is_some_and(|agent| !agent.session_mode.is_new()))
-                && session_sources(topology, *other, true)
-                    .iter()
-                    .any(|(from, _)| upstream.contains(from))
-        })
-        .map(|(_, module)| module)
-        .collect();
-    (!others.is_empty()).then(|| format!("{} also does", quoted_labels(others.into_iter())))
-}
-
-fn coding_modules<'a>(modules: &[&'a Module]) -> Vec<&'a Module> {
-    modules
-        .iter()
-        .copied()
-        .filter(|module| matches!(module.config, crate::ModuleConfig::Coding(_)))
-        .collect()
-}
-
-fn quoted_labels<'a>(modules: impl Iterator<Item = &'a Module>) -> String {
-    modules
-        .map(|module| format!("\"{}\"", module.display_label()))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-fn is_chat(module: &Module) -> bool {
-    matches!(
-        module.config,
-        crate::ModuleConfig::AgentTask(_)
-            | crate::ModuleConfig::ReviewGate(_)
-            | crate::ModuleConfig::RedTeam(_)
-    )
-}
-
-fn check_chat_continued(findings: &mut ModuleFindings<'_>, sources: &[&Module]) {
-    let module = findings.module;
-    let coding = || {
-        sources
-            .iter()
-            .copied()
-            .filter(|source| matches!(source.config, crate::ModuleConfig::Coding(_)))
-    };
-    if sources.iter().any(|source| is_chat(source)) || coding().next().is_none() {
-        return;
-    }
-    findings.report(
-        Code::SessionNotContinuable,
-        Some("config.session_mode".to_owned()),
-        format!(
-            "\"{}\" continues its input's session, but {} is a coding module, whose session is a coding agent's (ACP) and cannot be continued by an agent task: it starts a new session",
-            module.display_label(),
-            quoted_labels(coding())
-        ),
-    );
-}
-
-/// Why agent `position` of `coding` will find no session to continue among
-/// `sources`, when it will not.
-fn coding_session_problem(
-    coding: &crate::config::CodingConfig,
-    position: usize,
-    sources: &[&Module],
-    handing: &[&Module],
-) -> Option<String> {
-    if let Some(refusal) = coding.continue_refusal(position) {
-        return Some(refusal.to_owned());
-    }
-    let agent = coding.agents.get(position)?;
-    let upstream: Vec<(&Module, &crate::config::CodingAgentAssignment)> = handing
-        .iter()
-        .filter_map(|source| match &source.config {
-            crate::ModuleConfig::Coding(upstream) => upstream
-                .session_holder()
-                .and_then(|holder| upstream.agents.get(holder))
-                .map(|holder| (*source, holder)),
-            _ => None,
-        })
-        .collect();
-    if upstream.is_empty() {
-        let chats: Vec<&Module> = sources
-            .iter()
-            .copied()
-            .filter(|source| is_chat(source))
-            .collect();
-        let parallel = coding_modules(handing);
-        let other_ports = coding_modules(sources);
-        return Some(if !chats.is_empty() {
-            format!(
-                "{} is a model's chat, which a coding agent cannot take up",
-                quoted_labels(chats.into_iter())
-            )
-        } else if !parallel.is_empty() {
-            format!(
-                "{} runs its agents in parallel, which hands on no session",
-                quoted_labels(parallel.into_iter())
-            )
-        } else if !other_ports.is_empty() {
-            format!(
-                "{} is wired to it from a port that names no session (its Output, data_out, does)",
-                quoted_labels(other_ports.into_iter())
-            )
-        } else if sources.is_empty() {
-            "nothing is wired to its data or context input".to_owned()
-        } else {
-            format!(
-                "{} is not a coding module and has no session to hand on",
-                quoted_labels(sources.iter().copied())
-            )
-        });
-    }
-    // The profile the server picks for an unnamed one is not known here,
-    // so only two named, different profiles are certain to differ.
-    let named = |assignment: &crate::config::CodingAgentAssignment| {
-        assignment
-            .acp_profile_id
-            .clone()
-            .filter(|id| !id.trim().is_empty())
-    };
-    let mine = named(agent)?;
-    let others: Vec<String> = upstream
-        .iter()
-        .filter_map(|(_, holder)| named(holder))
-        .collect();
-    (others.len() == upstream.len() && others.iter().all(|other| *other != mine)).then(|| {
-        format!(
-            "its agent ({mine}) is not the one that holds the session of {} ({}): a session continues only with the same agent",
-            quoted_labels(upstream.iter().map(|(source, _)| *source)),
-            others.join(", ")
-        )
-    })
 }
 
 fn check_templates(findings: &mut ModuleFindings<'_>, topology: &Topology<'_>) {
@@ -951,13 +711,16 @@ fn check_templates(findings: &mut ModuleFindings<'_>, topology: &Topology<'_>) {
         .filter(|(position, _)| upstream[*position])
         .map(|(_, other)| other.display_label().trim())
         .collect();
-    let coding = module.kind() == Some(crate::ModuleKind::Coding);
+    let retry_variables = module
+        .kind()
+        .map(crate::ModuleKind::retry_variables)
+        .unwrap_or_default();
     for (path, text) in texts {
         let retry_text = path == "config.retry_instruction";
         for variable in template::variables(text) {
             let problem = if BUILT_INS.contains(&variable.name) {
                 None
-            } else if crate::attempts::is_retry_variable(variable.name, coding) {
+            } else if retry_variables.contains(&variable.name) {
                 // A retry variable has a value only from the second attempt
                 // on, which is when only the retry instruction is sent.
                 (!retry_text).then(|| {
@@ -978,10 +741,7 @@ fn check_templates(findings: &mut ModuleFindings<'_>, topology: &Topology<'_>) {
                 match setter {
                     None => Some(format!("no module upstream of it is labelled \"{label}\"")),
                     Some((_, other))
-                        if !matches!(
-                            other.kind(),
-                            Some(crate::ModuleKind::Command | crate::ModuleKind::Poll)
-                        ) =>
+                        if !other.kind().is_some_and(crate::ModuleKind::runs_a_command) =>
                     {
                         Some(format!(
                             "\"{label}\" is not a command or a poll, and only those set keys (PATCHBAY_SET:{}=…)",
@@ -1006,7 +766,7 @@ fn check_templates(findings: &mut ModuleFindings<'_>, topology: &Topology<'_>) {
                     "\"{}\" is neither a built-in ({}), a retry variable ({}) nor <label>.<key>",
                     variable.name,
                     BUILT_INS.join(", "),
-                    retry_variables(coding).join(", ")
+                    retry_variables.join(", ")
                 ))
             } else {
                 Some(format!(
@@ -1030,14 +790,6 @@ fn check_templates(findings: &mut ModuleFindings<'_>, topology: &Topology<'_>) {
     }
 }
 
-fn retry_variables(coding: bool) -> Vec<&'static str> {
-    let mut names = crate::attempts::RETRY_VARIABLES.to_vec();
-    if coding {
-        names.extend(crate::attempts::CODING_RETRY_VARIABLES);
-    }
-    names
-}
-
 /// A port as a person knows it: its title ("Re-prompt 2", "Results"), or,
 /// for a port that is gone, what its id says it was.
 fn port_words(port: Option<&crate::Port>, id: &str) -> String {
@@ -1053,7 +805,7 @@ fn port_words(port: Option<&crate::Port>, id: &str) -> String {
         .and_then(|rest| rest.strip_suffix("_out"))
     {
         format!("Re-prompt {number}")
-    } else if id == "original_out" {
+    } else if id == crate::kinds::agent_task::ORIGINAL_OUT {
         "Original Response".to_owned()
     } else {
         let words = id

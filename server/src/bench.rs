@@ -135,8 +135,8 @@ pub fn chain_graph(length: usize, re_prompts: usize) -> Graph {
         });
         cables.push(Cable::new(
             format!("c{index}"),
-            Endpoint::new(format!("m{}", index - 1), "data_out"),
-            Endpoint::new(format!("m{index}"), "data_in"),
+            Endpoint::new(format!("m{}", index - 1), graph::ports::DATA_OUT),
+            Endpoint::new(format!("m{index}"), graph::ports::DATA_IN),
         ));
     }
     Graph {

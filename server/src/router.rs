@@ -76,7 +76,7 @@ fn api(state: &AppState) -> Router<AppState> {
         .route("/validate", post(graphs_api::validate_document))
         .route(
             "/health",
-            get(|| async { axum::Json(serde_json::json!({ "status": "ok" })) }),
+            get(|| async { axum::Json(wire::health::Health::OK) }),
         )
         .fallback(|| async { ApiError::RouteNotFound })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })

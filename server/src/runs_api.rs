@@ -247,7 +247,7 @@ pub async fn cancel(
             StatusCode::ACCEPTED,
             Json(Cancelling {
                 id,
-                status: "cancelling".to_owned(),
+                status: wire::CancelStatus::Cancelling,
             }),
         )
             .into_response());

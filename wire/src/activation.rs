@@ -4,6 +4,7 @@
 
 use std::collections::BTreeMap;
 
+use graph::intent::Intent;
 use serde::{Deserialize, Serialize};
 
 use crate::bundle::{PortValue, Receipt};
@@ -98,7 +99,7 @@ pub struct Retried {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct IntentChoice {
     /// The intent acted on: `next`, `repeat`, …
-    pub intent: String,
+    pub intent: Intent,
     /// The value as the reply had it (an alias, or what could not be read).
     pub said: String,
     pub reason: String,

@@ -1,13 +1,17 @@
 //! What travels along cables: ContextBundles, signals and receipts
 //! (PRODUCT §2.1); the run record keeps them as each port's value.
 
+use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
+
+use crate::content::MergedResponses;
+use crate::fields::{Fields, read_by_hand};
 
 /// Content types a bundle can carry.
 pub mod content_type {
     pub const TEXT: &str = "text/plain";
-    /// `{ merged_content, response_count, has_re_prompts }`.
+    /// [`MergedResponses`].
     pub const MERGED: &str = "application/vnd.patchbay.merged+json";
     pub const JSON: &str = "application/json";
 }
@@ -46,23 +50,46 @@ impl ContextBundle {
         }
     }
 
+    /// A re-prompt chain's merged output, as `data_out` carries it.
+    pub fn merged(source_module: &str, merged: &MergedResponses) -> ContextBundle {
+        ContextBundle {
+            content_type: content_type::MERGED.to_owned(),
+            ..ContextBundle::typed(source_module, merged)
+        }
+    }
+
+    /// A bundle of typed content (`crate::content`), as JSON.
+    pub fn typed(source_module: &str, content: &impl Serialize) -> ContextBundle {
+        ContextBundle::json(
+            source_module,
+            serde_json::to_value(content).unwrap_or(Value::Null),
+        )
+    }
+
+    /// The content read as `T`; `None` when it is not one.
+    pub fn content_as<T: DeserializeOwned>(&self) -> Option<T> {
+        // From an owned copy: the browser bundle has the decoders of an
+        // owned `Value` anyway (`PortValue` is read through one), and those
+        // of a borrowed one would be more code in it.
+        T::deserialize(self.content.clone()).ok()
+    }
+
     /// The bundle as prompt text: plain text as is, a merged bundle's
     /// `merged_content`, anything else as pretty JSON.
     pub fn as_text(&self) -> String {
         match &self.content {
             Value::String(text) => text.clone(),
-            Value::Object(object) if self.content_type == content_type::MERGED => object
-                .get("merged_content")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
+            Value::Object(_) if self.content_type == content_type::MERGED => self
+                .content_as::<MergedResponses>()
+                .map(|merged| merged.merged_content)
+                .unwrap_or_default(),
             other => serde_json::to_string_pretty(other).unwrap_or_default(),
         }
     }
 }
 
 /// Run metadata of one activation (`receipt_out`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Receipt {
     pub module_id: String,
     pub activation: u32,
@@ -78,6 +105,26 @@ pub struct Receipt {
     pub cost: Option<f64>,
     pub re_prompt_count: u32,
 }
+
+impl Receipt {
+    fn read(value: Value) -> Result<Receipt, serde_json::Error> {
+        let mut fields = Fields::of("receipt", value)?;
+        Ok(Receipt {
+            module_id: fields.text("module_id")?,
+            activation: fields.number("activation")?,
+            provider: fields.text("provider")?,
+            model: fields.text("model")?,
+            simulated: fields.flag("simulated")?,
+            tokens_in: fields.number("tokens_in")?,
+            tokens_out: fields.number("tokens_out")?,
+            duration_ms: fields.number("duration_ms")?,
+            cost: fields.optional_float("cost")?,
+            re_prompt_count: fields.number("re_prompt_count")?,
+        })
+    }
+}
+
+read_by_hand!(Receipt);
 
 /// A value on a port.
 #[derive(Clone, Debug, PartialEq, Serialize)]

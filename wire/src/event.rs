@@ -5,10 +5,11 @@
 
 mod read;
 
+use graph::intent::Intent;
 use serde::Serialize;
 use serde_json::{Map, Value};
 
-pub use crate::status::RunStatus;
+pub use crate::status::{PollOutcome, RunStatus, VariantStatus};
 
 /// Everything that happens in a run, in the order it happened.
 // Serialized externally tagged (`{"run.started": {…}}`) only to take the
@@ -116,7 +117,7 @@ pub enum RunEvent {
         module_id: String,
         activation: u32,
         variant: String,
-        status: String,
+        status: VariantStatus,
         error: Option<String>,
         cost: Option<f64>,
         duration_ms: u64,
@@ -191,7 +192,7 @@ pub enum RunEvent {
     ModuleIntent {
         module_id: String,
         activation: u32,
-        intent: String,
+        intent: Intent,
         said: String,
         reason: String,
         fallback: bool,
@@ -218,7 +219,7 @@ pub enum RunEvent {
         module_id: String,
         activation: u32,
         poll: u32,
-        outcome: String,
+        outcome: PollOutcome,
         result: String,
         next_in_seconds: u32,
     },
@@ -457,7 +458,7 @@ impl RunEvent {
                 module_id: module_id(),
                 activation: 1,
                 variant: "terse".to_owned(),
-                status: "failed".to_owned(),
+                status: VariantStatus::Failed,
                 error: Some("the provider failed".to_owned()),
                 cost: None,
                 duration_ms: 1200,
@@ -487,13 +488,13 @@ impl RunEvent {
             RunEvent::CableTaken {
                 module_id: module_id(),
                 activation: 1,
-                port: "data_out".to_owned(),
+                port: graph::ports::DATA_OUT.to_owned(),
                 cable_id: "c4".to_owned(),
             },
             RunEvent::CableNoneTaken {
                 module_id: module_id(),
                 activation: 1,
-                port: "data_out".to_owned(),
+                port: graph::ports::DATA_OUT.to_owned(),
                 reason: "no condition held".to_owned(),
             },
             RunEvent::CableIgnored {
@@ -504,7 +505,7 @@ impl RunEvent {
             RunEvent::ModuleIntent {
                 module_id: module_id(),
                 activation: 2,
-                intent: "closing".to_owned(),
+                intent: Intent::Closing,
                 said: "done".to_owned(),
                 reason: "the answer is complete".to_owned(),
                 fallback: false,
@@ -546,7 +547,7 @@ impl RunEvent {
                 module_id: module_id(),
                 activation: 1,
                 poll: 4,
-                outcome: "pending".to_owned(),
+                outcome: PollOutcome::Pending,
                 result: String::new(),
                 next_in_seconds: 300,
             },

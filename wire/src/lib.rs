@@ -7,10 +7,13 @@
 pub mod activation;
 pub mod approval;
 pub mod bundle;
+pub mod content;
 pub mod cost;
 pub mod error;
 pub mod event;
+mod fields;
 pub mod graphs;
+pub mod health;
 pub mod providers;
 pub mod run;
 pub mod status;
@@ -21,4 +24,6 @@ pub use activation::{
 pub use bundle::{ContextBundle, PortValue, Receipt};
 pub use event::{EventRecord, RunEvent};
 pub use run::{InputFile, RunInput, RunRecord, RunSummary};
-pub use status::{ActivationStatus, RunStatus};
+pub use status::{
+    ActivationStatus, CancelStatus, PollOutcome, ReviewDecision, RunStatus, VariantStatus,
+};

@@ -8,7 +8,7 @@ use graph::{Finding, Graph};
 use serde::{Deserialize, Serialize};
 
 use crate::activation::ActivationRecord;
-use crate::status::RunStatus;
+use crate::status::{CancelStatus, RunStatus};
 
 /// A file given with the run's input.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -74,8 +74,7 @@ pub struct RunStarted {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Cancelling {
     pub id: String,
-    /// Always `cancelling`: the run ends with `run.cancelled`.
-    pub status: String,
+    pub status: CancelStatus,
 }
 
 /// A run in a graph's history list.

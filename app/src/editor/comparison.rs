@@ -4,8 +4,10 @@
 //! diff between two variants' outputs. Read from the module's
 //! `comparison_out` and from the judge the comparison went to.
 
+use graph::experiment::COMPARISON_OUT;
+use graph::kinds::judge::{COMPARISON_IN, SCORES_OUT};
 use leptos::prelude::*;
-use serde_json::Value;
+use wire::content::{Comparison, ComparisonScores};
 use wire::{ActivationRecord, RunRecord};
 
 use crate::canvas::model::duration_text;
@@ -36,49 +38,39 @@ pub struct VariantRow {
 pub fn rows(activation: &ActivationRecord, record: Option<&RunRecord>) -> Option<Vec<VariantRow>> {
     let comparison = activation
         .outputs
-        .get(graph::experiment::COMPARISON_OUT)?
-        .as_bundle()?;
+        .get(COMPARISON_OUT)?
+        .as_bundle()?
+        .content_as::<Comparison>()?;
     let scores = record.and_then(|record| judge_scores(record, &activation.module_id));
-    let winner = scores
-        .as_ref()
-        .and_then(|scores| scores["winner"].as_str().map(str::to_owned));
     let scale_max = scores
         .as_ref()
-        .and_then(|scores| scores["scale_max"].as_u64())
-        .unwrap_or(10);
-    let score_of = |name: &str| {
-        scores.as_ref().and_then(|scores| {
-            scores["variants"]
-                .as_array()?
-                .iter()
-                .find(|entry| entry["variant"] == name)?["weighted_score"]
-                .as_f64()
-        })
-    };
-    let rows = comparison.content["variants"]
-        .as_array()?
-        .iter()
+        .map_or(10, |scores| u64::from(scores.scale_max));
+    let rows = comparison
+        .variants
+        .into_iter()
         .map(|variant| {
-            let name = variant["name"].as_str().unwrap_or_default().to_owned();
-            let completed = variant["status"] == "completed";
-            let receipt = &variant["receipt"];
-            let count = |field: &str| receipt[field].as_u64().unwrap_or(0);
+            let receipt = variant.receipt();
+            let failed = variant.text().is_empty() && !variant.completed();
             VariantRow {
-                summary: variant["summary"].as_str().unwrap_or_default().to_owned(),
-                completed,
-                text: if completed {
-                    variant["text"].as_str().unwrap_or_default().to_owned()
+                summary: variant.summary.clone(),
+                completed: variant.completed(),
+                text: if failed {
+                    "failed".to_owned()
                 } else {
-                    variant["error"].as_str().unwrap_or("failed").to_owned()
+                    variant.text().to_owned()
                 },
-                tokens: count("tokens_in") + count("tokens_out"),
-                cost: variant["cost"].as_f64(),
-                simulated: receipt["simulated"].as_bool().unwrap_or(false),
-                duration_ms: variant["duration_ms"].as_u64().unwrap_or(0),
-                score: score_of(&name),
+                tokens: receipt.map_or(0, |receipt| receipt.tokens_in + receipt.tokens_out),
+                cost: variant.cost(),
+                simulated: receipt.is_some_and(|receipt| receipt.simulated),
+                duration_ms: variant.duration_ms,
+                score: scores
+                    .as_ref()
+                    .and_then(|scores| scores.weighted_score_of(&variant.name)),
                 scale_max,
-                winner: winner.as_deref() == Some(name.as_str()),
-                name,
+                winner: scores
+                    .as_ref()
+                    .is_some_and(|scores| scores.winner == variant.name),
+                name: variant.name,
             }
         })
         .collect();
@@ -87,24 +79,23 @@ pub fn rows(activation: &ActivationRecord, record: Option<&RunRecord>) -> Option
 
 /// The scores of the judge that `module`'s comparison went to: its last
 /// activation's `scores_out`, when it scored variants.
-fn judge_scores(record: &RunRecord, module: &str) -> Option<Value> {
+fn judge_scores(record: &RunRecord, module: &str) -> Option<ComparisonScores> {
     record
         .graph
         .cables
         .iter()
         .filter(|cable| {
             cable.from.module == module
-                && cable.from.port == graph::experiment::COMPARISON_OUT
-                && cable.to.port == "comparison_in"
+                && cable.from.port == COMPARISON_OUT
+                && cable.to.port == COMPARISON_IN
         })
         .find_map(|cable| {
-            let scores = record
+            record
                 .last(&cable.to.module)?
                 .outputs
-                .get("scores_out")?
+                .get(SCORES_OUT)?
                 .as_bundle()?
-                .content;
-            scores["variants"].is_array().then_some(scores)
+                .content_as::<ComparisonScores>()
         })
 }
 
@@ -249,24 +240,23 @@ pub fn Comparison(rows: Signal<Vec<VariantRow>>) -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
+    use wire::content::{CriterionScore, VariantScores};
     use wire::{ContextBundle, PortValue};
 
+    /// A module's comparison as the engine writes it, read back as the run
+    /// record carries it.
     fn experiment_activation() -> ActivationRecord {
         let mut activation = ActivationRecord::new("m2", 1, 0);
-        let mut bundle = ContextBundle::json(
-            "m2",
-            json!({"module_id": "m2", "variants": [
-                {"name": "A", "summary": "as configured", "status": "completed", "text": "one\ntwo",
-                 "cost": 0.0, "duration_ms": 1500, "receipt": {"tokens_in": 10, "tokens_out": 5, "simulated": true}},
-                {"name": "B", "summary": "its own instruction", "status": "failed", "error": "the provider failed",
-                 "duration_ms": 20}
-            ]}),
+        let comparison = Comparison::example();
+        let bundle = ContextBundle {
+            content_type: graph::experiment::COMPARISON_CONTENT_TYPE.to_owned(),
+            ..ContextBundle::typed("m2", &comparison)
+        };
+        let stored = serde_json::to_string(&PortValue::Bundle(bundle)).unwrap();
+        activation.outputs.insert(
+            COMPARISON_OUT.to_owned(),
+            serde_json::from_str(&stored).unwrap(),
         );
-        bundle.content_type = graph::experiment::COMPARISON_CONTENT_TYPE.to_owned();
-        activation
-            .outputs
-            .insert("comparison_out".to_owned(), PortValue::Bundle(bundle));
         activation
     }
 
@@ -289,13 +279,24 @@ mod tests {
     fn the_judge_the_comparison_went_to_gives_the_scores_and_the_winner() {
         let example = graph::starter::example("which-prompt-is-better").unwrap();
         let mut judge = ActivationRecord::new("judge", 1, 0);
+        let scored = |variant: &str, weighted_score: f64| VariantScores {
+            variant: variant.to_owned(),
+            scores: vec![CriterionScore {
+                criterion: "Clarity".to_owned(),
+                score: 5.into(),
+                reasoning: String::new(),
+            }],
+            weighted_score,
+        };
+        let scores = ComparisonScores {
+            variants: vec![scored("A", 4.5), scored("B", 7.0)],
+            winner: "B".to_owned(),
+            summary: "B is clearer.".to_owned(),
+            scale_max: 10,
+        };
         judge.outputs.insert(
-            "scores_out".to_owned(),
-            PortValue::Bundle(ContextBundle::json(
-                "judge",
-                json!({"variants": [{"variant": "A", "weighted_score": 4.5}, {"variant": "B", "weighted_score": 7.0}],
-                       "winner": "B", "scale_max": 10}),
-            )),
+            SCORES_OUT.to_owned(),
+            PortValue::Bundle(ContextBundle::typed("judge", &scores)),
         );
         let mut draft = experiment_activation();
         draft.module_id = "draft".to_owned();

@@ -6,10 +6,12 @@
 //! run history, where opening a past run shows the canvas in its end state.
 
 use graph::Graph;
+use graph::kinds::coding::{DIFF_OUT, FILES_OUT, TEST_RESULTS_OUT};
 use leptos::prelude::*;
 use serde_json::Value;
 
-use wire::{ActivationRecord, ActivationStatus, Receipt, RunStatus, RunSummary};
+use wire::content::{ChangedFile, TestResults};
+use wire::{ActivationRecord, ActivationStatus, ContextBundle, Receipt, RunStatus, RunSummary};
 
 use super::run_state::RunStateView;
 use super::state::{EditorMode, EditorState};
@@ -36,59 +38,54 @@ pub enum Tab {
 
 /// A coding module's outputs about its workspace, with their tab labels.
 const WORK_OUTPUTS: [(&str, &str); 3] = [
-    ("diff_out", "Diff"),
-    ("files_out", "Files"),
-    ("test_results_out", "Tests"),
+    (DIFF_OUT, "Diff"),
+    (FILES_OUT, "Files"),
+    (TEST_RESULTS_OUT, "Tests"),
 ];
 
-/// The content of output `port` of an activation, when it has one.
-fn output_content<'a>(activation: &'a ActivationRecord, port: &str) -> Option<&'a Value> {
+/// The bundle on output `port` of an activation, when it has content.
+fn output_bundle<'a>(activation: &'a ActivationRecord, port: &str) -> Option<&'a ContextBundle> {
     match activation.outputs.get(port)? {
-        wire::PortValue::Bundle(bundle) => {
-            Some(&bundle.content).filter(|content| !content.is_null())
-        }
+        wire::PortValue::Bundle(bundle) => Some(bundle).filter(|bundle| !bundle.content.is_null()),
         wire::PortValue::Signal { .. } | wire::PortValue::Receipt(_) => None,
     }
 }
 
 /// A coding module's work output as text: the diff as it is, the changed
 /// files one per line, the test results as command, verdict and output.
-fn work_text(port: &str, content: &Value) -> String {
-    match (port, content) {
-        (_, Value::String(text)) if text.is_empty() => "No changes.".to_owned(),
-        (_, Value::String(text)) => text.clone(),
-        ("files_out", Value::Array(files)) if files.is_empty() => "No files changed.".to_owned(),
-        ("files_out", Value::Array(files)) => files
-            .iter()
-            .map(|file| {
-                let field = |key: &str| file.get(key).and_then(Value::as_str).unwrap_or_default();
-                format!("{:<9} {}", field("status"), field("path"))
-            })
-            .collect::<Vec<_>>()
-            .join("\n"),
-        ("test_results_out", results) if results.get("ran") == Some(&Value::Bool(false)) => {
-            "No tests were run.".to_owned()
-        }
-        ("test_results_out", results) => {
-            let verdict = match results.get("passed").and_then(Value::as_bool) {
-                Some(true) => "passed",
-                Some(false) => "failed",
-                None => "unknown",
-            };
-            format!(
-                "$ {}\n{verdict}\n\n{}",
-                results
-                    .get("command")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default(),
-                results
-                    .get("output")
-                    .and_then(Value::as_str)
-                    .unwrap_or_default()
-            )
-        }
-        (_, other) => serde_json::to_string_pretty(other).unwrap_or_default(),
+fn work_text(port: &str, bundle: &ContextBundle) -> String {
+    if let Value::String(text) = &bundle.content {
+        return if text.is_empty() {
+            "No changes.".to_owned()
+        } else {
+            text.clone()
+        };
     }
+    let typed = match port {
+        FILES_OUT => bundle.content_as::<Vec<ChangedFile>>().map(|files| {
+            if files.is_empty() {
+                return "No files changed.".to_owned();
+            }
+            files
+                .iter()
+                .map(|file| format!("{:<9} {}", file.status.as_str(), file.path))
+                .collect::<Vec<_>>()
+                .join("\n")
+        }),
+        TEST_RESULTS_OUT => bundle
+            .content_as::<TestResults>()
+            .map(|results| match results {
+                TestResults::NotRun => "No tests were run.".to_owned(),
+                TestResults::Ran { run, .. } => format!(
+                    "$ {}\n{}\n\n{}",
+                    run.command,
+                    if run.passed { "passed" } else { "failed" },
+                    run.output
+                ),
+            }),
+        _ => None,
+    };
+    typed.unwrap_or_else(|| serde_json::to_string_pretty(&bundle.content).unwrap_or_default())
 }
 
 /// The label of response `index` before the record names it.
@@ -160,7 +157,7 @@ pub fn tabs(
         tabs.extend(
             WORK_OUTPUTS
                 .iter()
-                .filter(|(port, _)| output_content(activation, port).is_some())
+                .filter(|(port, _)| output_bundle(activation, port).is_some())
                 .map(|(port, label)| (Tab::Work(port), (*label).to_owned())),
         );
         if activation.receipt.is_some() {
@@ -226,8 +223,8 @@ pub fn tab_text(
             .get(name)
             .cloned()
             .unwrap_or_default(),
-        Tab::Work(port) => output_content(activation, port)
-            .map(|content| work_text(port, content))
+        Tab::Work(port) => output_bundle(activation, port)
+            .map(|bundle| work_text(port, bundle))
             .unwrap_or_default(),
         Tab::Receipt => receipt_text(activation.receipt.as_ref()),
         Tab::Transcript => activation
@@ -462,7 +459,7 @@ pub fn route_lines(activation: &ActivationRecord, record: &wire::RunRecord) -> V
                 "Intent “{}” (the fallback: the reply said “{}”, which the gate could not use)",
                 choice.intent, choice.said
             )
-        } else if choice.said != choice.intent {
+        } else if choice.said != choice.intent.as_str() {
             format!(
                 "Intent “{}” (said “{}”): {reason}",
                 choice.intent, choice.said
@@ -997,7 +994,7 @@ mod tests {
         // The intent a gate read comes first, with what the reply said.
         activation.routes.clear();
         let choice = |said: &str, fallback: bool| wire::IntentChoice {
-            intent: "closing".to_owned(),
+            intent: graph::intent::Intent::Closing,
             said: said.to_owned(),
             reason: "it is done".to_owned(),
             fallback,

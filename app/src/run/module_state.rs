@@ -6,7 +6,7 @@
 
 use graph::config::RePromptOwner;
 use graph::{Graph, ModuleConfig};
-use wire::{EventRecord, RunEvent};
+use wire::{EventRecord, PollOutcome, RunEvent, VariantStatus};
 
 use crate::canvas::model::{ModuleRun, ModuleRunState};
 
@@ -146,10 +146,9 @@ pub fn step(
             variant, status, ..
         } => {
             run.variants_done += 1;
-            let ended = if status == "completed" {
-                "✓ done"
-            } else {
-                "✕ failed"
+            let ended = match status {
+                VariantStatus::Completed => "✓ done",
+                VariantStatus::Failed => "✕ failed",
             };
             run.set_variant_line(variant, ended.to_owned());
             run.badge = Some(variants_badge(&run, None));
@@ -220,16 +219,16 @@ pub fn step(
             outcome,
             next_in_seconds,
             ..
-        } => match outcome.as_str() {
-            "pending" => {
+        } => match outcome {
+            PollOutcome::Pending => {
                 run.badge = Some("Polling".to_owned());
                 run.waiting_until_ms = at.map(|at| at + f64::from(*next_in_seconds) * 1000.0);
             }
-            "skipped" => {
+            PollOutcome::Skipped => {
                 run.badge = Some(format!("Polling · poll {poll} still running, one skipped"));
                 run.waiting_until_ms = None;
             }
-            _ => run.waiting_until_ms = None,
+            PollOutcome::Decided | PollOutcome::Failed => run.waiting_until_ms = None,
         },
         RunEvent::ModuleValidating { validator, .. } => {
             run.badge = Some(format!("Validating {validator}…"));
@@ -481,17 +480,17 @@ mod tests {
 
     #[test]
     fn a_poll_between_polls_counts_down_to_the_next() {
-        let polled = |outcome: &str, next_in_seconds| RunEvent::ModulePolled {
+        let polled = |outcome: PollOutcome, next_in_seconds| RunEvent::ModulePolled {
             module_id: m2(),
             activation: 1,
             poll: 2,
-            outcome: outcome.to_owned(),
+            outcome,
             result: String::new(),
             next_in_seconds,
         };
         let waiting = after(
             "m2",
-            vec![started(), activated(1), polled("pending", 240)],
+            vec![started(), activated(1), polled(PollOutcome::Pending, 240)],
             None,
         )
         .unwrap();
@@ -504,8 +503,8 @@ mod tests {
             vec![
                 started(),
                 activated(1),
-                polled("pending", 240),
-                polled("skipped", 0),
+                polled(PollOutcome::Pending, 240),
+                polled(PollOutcome::Skipped, 0),
             ],
             None,
         )
@@ -606,7 +605,7 @@ mod tests {
             module_id: m2(),
             activation: 1,
             variant: name.to_owned(),
-            status: "completed".to_owned(),
+            status: VariantStatus::Completed,
             error: None,
             cost: Some(0.0),
             duration_ms: 10,

@@ -2,6 +2,8 @@
 //! the text each activation produced, with an output module's results each
 //! under the name of the module it came from.
 
+use graph::kinds::output::{result_key, result_number};
+use graph::ports::DATA_OUT;
 use wire::{ActivationRecord, PortValue};
 
 /// A port value's text: a bundle's content (a response bundle's merged
@@ -28,10 +30,7 @@ pub fn merged(activation: &ActivationRecord, label_of: &dyn Fn(&str) -> String) 
     let mut results: Vec<(usize, &PortValue)> = activation
         .outputs
         .iter()
-        .filter_map(|(port, value)| {
-            let number = port.strip_prefix("result_")?.parse::<usize>().ok()?;
-            Some((number, value))
-        })
+        .filter_map(|(key, value)| Some((result_number(key)?, value)))
         .collect();
     graph::order::by_rank(&mut results, |(number, _)| *number);
     if results.len() > 1 {
@@ -49,8 +48,8 @@ pub fn merged(activation: &ActivationRecord, label_of: &dyn Fn(&str) -> String) 
     }
     let value = activation
         .outputs
-        .get("data_out")
-        .or_else(|| activation.outputs.get("result_1"))
+        .get(DATA_OUT)
+        .or_else(|| activation.outputs.get(&result_key(1)))
         .or_else(|| {
             activation
                 .outputs

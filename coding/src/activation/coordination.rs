@@ -6,6 +6,7 @@
 use engine::activation::{ActivationError, parse_json_reply};
 use serde_json::Value;
 use wire::activation::TranscriptRole;
+use wire::status::ReviewDecision;
 
 use super::prompts::{PROMPT_DIFF_CHARACTERS, agent_prompt, cut};
 use super::turns::{Phase, Work, role_of};
@@ -26,7 +27,11 @@ fn decision_of(reply: &str) -> (bool, String) {
         .or_else(|| parse_json_reply(reply));
     match decision {
         Some(value) => {
-            let approve = value.get("decision").and_then(Value::as_str) == Some("approve");
+            let approve = value
+                .get("decision")
+                .and_then(Value::as_str)
+                .and_then(ReviewDecision::parse)
+                == Some(ReviewDecision::Approve);
             let feedback = value
                 .get("feedback")
                 .and_then(Value::as_str)

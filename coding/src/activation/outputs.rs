@@ -5,9 +5,13 @@
 use std::sync::atomic::Ordering;
 
 use engine::activation::ActivationOutput;
-use engine::bundle::{ContextBundle, PortValue, Receipt, content_type, merge_responses};
+use engine::bundle::{ContextBundle, PortValue, Receipt, merge_responses};
 use engine::provider::ProviderInfo;
-use serde_json::json;
+use graph::kinds::coding::{DIFF_OUT, FILES_OUT, SUMMARY_OUT, TEST_RESULTS_OUT};
+use graph::ports::{DATA_OUT, EXHAUSTED_OUT, RECEIPT_OUT, SIGNAL_OUT};
+use wire::content::meta::{CodingReview, CodingWork};
+use wire::content::{MergedResponses, TestResults, TestRun};
+use wire::status::ReviewDecision;
 
 use super::coordination::Review;
 use super::prompts::{PROMPT_DIFF_CHARACTERS, cut};
@@ -24,18 +28,8 @@ pub(super) fn outputs(
     files: Vec<ChangedFile>,
 ) -> ActivationOutput {
     let context = work.context;
-    let module_id = &context.module.id;
-    let merged_content = phases
-        .iter()
-        .map(|phase| format!("{}\n{}", phase.header(), merge_responses(&phase.responses)))
-        .collect::<Vec<_>>()
-        .join("\n");
-    let response_count: usize = phases.iter().map(|phase| phase.responses.len()).sum();
-    let has_re_prompts = work
-        .config
-        .agents
-        .iter()
-        .any(|agent| !agent.re_prompts.is_empty());
+    let merged = merged(work, phases);
+    let output_text = merged.merged_content.clone();
     // The session of the agent that holds the module's, named on
     // `data_out` for a coding agent downstream to continue.
     let handed_on = work
@@ -45,74 +39,131 @@ pub(super) fn outputs(
         .and_then(|handed_on| handed_on.clone())
         .map(|reference| (format!("{}/acp", context.session_key(false)), reference));
     let mut data = ContextBundle {
-        content: json!({
-            "merged_content": merged_content,
-            "response_count": response_count,
-            "has_re_prompts": has_re_prompts,
-        }),
-        content_type: content_type::MERGED.to_owned(),
-        source_module: module_id.clone(),
         source_session_key: handed_on.as_ref().map(|(key, _)| key.clone()),
-        meta: serde_json::Map::new(),
+        ..ContextBundle::merged(&context.module.id, &merged)
     };
     if let Some(review) = &review {
-        data.meta.insert(
-            "review_decision".to_owned(),
-            json!(if review.approved { "approve" } else { "revise" }),
-        );
-        data.meta
-            .insert("review_rounds".to_owned(), json!(review.rounds));
-        data.meta
-            .insert("review_feedback".to_owned(), json!(review.feedback));
+        data.add_meta(&CodingReview {
+            review_decision: if review.approved {
+                ReviewDecision::Approve
+            } else {
+                ReviewDecision::Revise
+            },
+            review_rounds: review.rounds,
+            review_feedback: review.feedback.clone(),
+        });
     }
-    let summary = match phases {
+    let done = CodingWork {
+        diff,
+        files,
+        summary: summary(phases),
+        test_results: work
+            .config
+            .capture_test_results
+            .then(|| test_results(phases)),
+    };
+    let mut ports = if review.as_ref().is_some_and(|review| !review.approved) {
+        // Out of rounds (graph::ports::EXHAUSTED_OUT, the review gate's rule
+        // too): the work goes out on `exhausted_out` alone, not on the ports
+        // that pass approved work on: the merged replies with the review's
+        // verdict, and the diff, files, summary and test results beside
+        // them in its meta.
+        data.add_meta(&done);
+        vec![(EXHAUSTED_OUT.to_owned(), PortValue::Bundle(data))]
+    } else {
+        work_ports(work, data, done)
+    };
+    let receipt = receipt(work, profiles, phases);
+    ports.push((SIGNAL_OUT.to_owned(), context.signal()));
+    ports.push((RECEIPT_OUT.to_owned(), PortValue::Receipt(receipt.clone())));
+    ActivationOutput {
+        output_text,
+        ports,
+        receipt: Some(receipt),
+        agent_session: handed_on,
+        ..ActivationOutput::default()
+    }
+}
+
+/// Every phase's header and merged responses, as `data_out` carries them.
+fn merged(work: &Work<'_>, phases: &[Phase]) -> MergedResponses {
+    MergedResponses {
+        merged_content: phases
+            .iter()
+            .map(|phase| format!("{}\n{}", phase.header(), merge_responses(&phase.responses)))
+            .collect::<Vec<_>>()
+            .join("\n"),
+        response_count: phases.iter().map(|phase| phase.responses.len()).sum(),
+        has_re_prompts: work
+            .config
+            .agents
+            .iter()
+            .any(|agent| !agent.re_prompts.is_empty()),
+    }
+}
+
+/// The last agent's final message, or each agent's under its header.
+fn summary(phases: &[Phase]) -> String {
+    match phases {
         [only] => only.summary().to_owned(),
         _ => phases
             .iter()
             .map(|phase| format!("{}\n{}", phase.header(), phase.summary()))
             .collect::<Vec<_>>()
             .join("\n"),
-    };
+    }
+}
+
+/// The last test run of any agent, its output cut as prompts cut it.
+fn test_results(phases: &[Phase]) -> TestResults {
+    let last = phases
+        .iter()
+        .rev()
+        .find_map(|phase| phase.tests.last().map(|test| (phase.role.as_str(), test)));
+    match last {
+        Some((role, test)) => TestResults::Ran {
+            agent_role: role.to_owned(),
+            run: TestRun {
+                output: cut(&test.output, PROMPT_DIFF_CHARACTERS),
+                ..test.clone()
+            },
+        },
+        // DOC23 §2.3: the sentinel when the agents ran no tests.
+        None => TestResults::NotRun,
+    }
+}
+
+/// The ports of work that may go on: the merged replies, then the diff,
+/// files, summary and (when asked for) test results each on its own.
+fn work_ports(work: &Work<'_>, data: ContextBundle, done: CodingWork) -> Vec<(String, PortValue)> {
+    let context = work.context;
     let mut ports = vec![
-        ("data_out".to_owned(), PortValue::Bundle(data)),
+        (DATA_OUT.to_owned(), PortValue::Bundle(data)),
         (
-            "diff_out".to_owned(),
-            PortValue::Bundle(context.text_bundle(diff)),
+            DIFF_OUT.to_owned(),
+            PortValue::Bundle(context.text_bundle(done.diff)),
         ),
         (
-            "files_out".to_owned(),
-            PortValue::Bundle(ContextBundle::json(module_id, json!(files))),
+            FILES_OUT.to_owned(),
+            PortValue::Bundle(ContextBundle::typed(&context.module.id, &done.files)),
         ),
         (
-            "summary_out".to_owned(),
-            PortValue::Bundle(context.text_bundle(summary)),
+            SUMMARY_OUT.to_owned(),
+            PortValue::Bundle(context.text_bundle(done.summary)),
         ),
     ];
-    if work.config.capture_test_results {
-        let last = phases
-            .iter()
-            .rev()
-            .find_map(|phase| phase.tests.last().map(|test| (phase.role.as_str(), test)));
-        let results = match last {
-            Some((role, test)) => json!({
-                "ran": true,
-                "agent_role": role,
-                "command": test.command,
-                "exit_code": test.exit_code,
-                "passed": test.passed,
-                "output": cut(&test.output, PROMPT_DIFF_CHARACTERS),
-            }),
-            // DOC23 §2.3: the sentinel when the agents ran no tests.
-            None => json!({ "ran": false, "passed": null, "message": "The agents ran no tests." }),
-        };
+    if let Some(results) = done.test_results {
         ports.push((
-            "test_results_out".to_owned(),
-            PortValue::Bundle(ContextBundle::json(module_id, results)),
+            TEST_RESULTS_OUT.to_owned(),
+            PortValue::Bundle(ContextBundle::typed(&context.module.id, &results)),
         ));
     }
-    if review.as_ref().is_some_and(|review| !review.approved) {
-        ports = exhausted(ports);
-    }
+    ports
+}
+
+/// The activation's receipt: every agent's tokens, under the profiles'
+/// provider and the agents' names.
+fn receipt(work: &Work<'_>, profiles: &[AcpProfile], phases: &[Phase]) -> Receipt {
     let tally = work.tally.lock().map(|tally| *tally).unwrap_or_default();
     let provider = ProviderInfo {
         id: format!(
@@ -135,51 +186,10 @@ pub(super) fn outputs(
         .into_iter()
         .collect::<Vec<_>>()
         .join(", ");
-    let receipt: Receipt = context.receipt(
+    work.context.receipt(
         &provider,
         &model,
         tally,
         work.re_prompts.load(Ordering::SeqCst),
-    );
-    ports.push(("signal_out".to_owned(), context.signal()));
-    ports.push((
-        "receipt_out".to_owned(),
-        PortValue::Receipt(receipt.clone()),
-    ));
-    ActivationOutput {
-        output_text: merged_content,
-        ports,
-        receipt: Some(receipt),
-        session_key: None,
-        intent: None,
-        state_set: Vec::new(),
-        gates: Vec::new(),
-        checks_failed: None,
-        agent_session: handed_on,
-    }
-}
-
-/// Out of rounds (graph::ports::EXHAUSTED_OUT, the review gate's rule too):
-/// the work goes out on `exhausted_out` alone, not on the ports that pass
-/// approved work on: the merged replies with the review's verdict, and the
-/// diff, files, summary and test results beside them in its meta.
-fn exhausted(ports: Vec<(String, PortValue)>) -> Vec<(String, PortValue)> {
-    let mut carrier = None;
-    let mut beside = serde_json::Map::new();
-    for (port, value) in ports {
-        match (port.as_str(), value) {
-            ("data_out", PortValue::Bundle(bundle)) => carrier = Some(bundle),
-            (other, PortValue::Bundle(bundle)) => {
-                let name = other.strip_suffix("_out").unwrap_or(other);
-                beside.insert(name.to_owned(), bundle.content);
-            }
-            _ => {}
-        }
-    }
-    carrier
-        .map(|mut bundle| {
-            bundle.meta.extend(beside);
-            vec![("exhausted_out".to_owned(), PortValue::Bundle(bundle))]
-        })
-        .unwrap_or_default()
+    )
 }

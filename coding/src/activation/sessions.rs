@@ -116,9 +116,9 @@ impl CodingModules {
         }
         let context = work.context;
         let found = context
-            .bundles_on("data_in")
+            .bundles_on(graph::ports::DATA_IN)
             .into_iter()
-            .chain(context.bundles_on("context_in"))
+            .chain(context.bundles_on(graph::ports::CONTEXT_IN))
             .filter_map(|(_, bundle)| {
                 let key = bundle.source_session_key?;
                 let reference = context.sessions.agent_session(&key)?;

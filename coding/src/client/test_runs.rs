@@ -6,14 +6,7 @@ use serde_json::Value;
 
 use super::turn::{ToolCallSeen, TurnOutcome};
 
-/// A test command the agent ran, as seen in its tool calls.
-#[derive(Clone, Debug, PartialEq, serde::Serialize)]
-pub struct TestRun {
-    pub command: String,
-    pub exit_code: Option<i64>,
-    pub passed: bool,
-    pub output: String,
-}
+pub use wire::content::TestRun;
 
 /// The command line of an execute tool call, from its input or its title.
 fn command_of(call: &ToolCallSeen) -> String {

@@ -5,9 +5,13 @@
 
 use graph::config::{AgentConfig, AgentTaskConfig, RedTeamConfig, SessionMode};
 use graph::intent::IntentGate;
-use graph::ports::{named_output_port_id, reprompt_port_id};
+use graph::kinds::agent_task::ORIGINAL_OUT;
+use graph::ports::{
+    CONTEXT_IN, DATA_IN, DATA_OUT, RECEIPT_OUT, SIGNAL_OUT, named_output_port_id, reprompt_port_id,
+};
 use graph::{Attachment, RePrompt};
-use serde_json::Value;
+use wire::content::MergedResponses;
+use wire::content::meta::NamedSection;
 
 use super::{ActivationContext, ActivationError, ActivationOutput, Tally};
 use crate::bundle::{PortValue, merged_bundle};
@@ -54,9 +58,9 @@ pub async fn run_chain(
         .flatten();
     let upstream = if own.is_none() && chain.session_mode == SessionMode::Continue {
         context
-            .bundles_on("data_in")
+            .bundles_on(DATA_IN)
             .into_iter()
-            .chain(context.bundles_on("context_in"))
+            .chain(context.bundles_on(CONTEXT_IN))
             .find_map(|(input, bundle)| {
                 let session = context
                     .sessions
@@ -187,28 +191,18 @@ impl Fixes {
     /// The fix turns' replies after the merged content (`───── Fix k ─────`),
     /// and the gates and the give-up reason on the output.
     fn apply(self, output: &mut ActivationOutput) {
-        if let Some((_, PortValue::Bundle(merged))) =
-            output.ports.iter_mut().find(|(port, _)| port == "data_out")
-            && let Some(content) = merged.content.as_object_mut()
+        if let Some((_, PortValue::Bundle(bundle))) =
+            output.ports.iter_mut().find(|(port, _)| port == DATA_OUT)
+            && let Some(mut merged) = bundle.content_as::<MergedResponses>()
         {
-            let mut text = content
-                .get("merged_content")
-                .and_then(serde_json::Value::as_str)
-                .unwrap_or_default()
-                .to_owned();
             for (offset, response) in self.responses.iter().enumerate() {
-                text.push_str(&format!("\n───── Fix {} ─────\n{response}", offset + 1));
+                merged
+                    .merged_content
+                    .push_str(&format!("\n───── Fix {} ─────\n{response}", offset + 1));
             }
-            let count = content
-                .get("response_count")
-                .and_then(serde_json::Value::as_u64)
-                .unwrap_or_default();
-            content.insert("merged_content".to_owned(), text.clone().into());
-            content.insert(
-                "response_count".to_owned(),
-                (count + self.responses.len() as u64).into(),
-            );
-            output.output_text = text;
+            merged.response_count += self.responses.len();
+            output.output_text = merged.merged_content.clone();
+            bundle.content = serde_json::to_value(merged).unwrap_or_default();
         }
         output.gates = self.gates;
         output.checks_failed = self.failed;
@@ -307,12 +301,9 @@ pub fn standard_outputs(
     ActivationOutput {
         output_text: merged.as_text(),
         ports: vec![
-            ("data_out".to_owned(), PortValue::Bundle(merged)),
-            ("signal_out".to_owned(), context.signal()),
-            (
-                "receipt_out".to_owned(),
-                PortValue::Receipt(receipt.clone()),
-            ),
+            (DATA_OUT.to_owned(), PortValue::Bundle(merged)),
+            (SIGNAL_OUT.to_owned(), context.signal()),
+            (RECEIPT_OUT.to_owned(), PortValue::Receipt(receipt.clone())),
         ],
         receipt: Some(receipt),
         session_key: Some(result.session_key.clone()),
@@ -371,7 +362,7 @@ pub async fn agent_task(
     if config.separate_outputs {
         for (index, response) in result.responses.iter().enumerate() {
             let port = if index == 0 {
-                "original_out".to_owned()
+                ORIGINAL_OUT.to_owned()
             } else {
                 reprompt_port_id(index)
             };
@@ -389,20 +380,12 @@ pub async fn agent_task(
         let sections = named_outputs::extract(last, &named);
         let mut found = std::collections::BTreeMap::new();
         for name in &named {
-            let mut bundle = match sections.get(name) {
-                Some(section) => with_session(section),
-                None => {
-                    // Not labelled: pass the whole last response, and say so.
-                    let mut bundle = with_session(last);
-                    bundle
-                        .meta
-                        .insert("section_missing".to_owned(), Value::Bool(true));
-                    bundle
-                }
-            };
-            bundle
-                .meta
-                .insert("name".to_owned(), Value::String(name.clone()));
+            // Not labelled: pass the whole last response, and say so.
+            let mut bundle = with_session(sections.get(name).map_or(last, String::as_str));
+            bundle.add_meta(&NamedSection {
+                section_missing: !sections.contains_key(name),
+                name: name.clone(),
+            });
             if let Some(section) = sections.get(name) {
                 found.insert(name.clone(), section.clone());
             }

@@ -3,7 +3,9 @@
 //! `fail_out` otherwise.
 
 use graph::config::CommandConfig;
-use serde_json::json;
+use graph::kinds::command::PASS_OUT;
+use graph::ports::{FAIL_OUT, SIGNAL_OUT};
+use wire::content::meta::CommandRan;
 
 use super::{ActivationContext, ActivationError, ActivationOutput, shell};
 use crate::bundle::PortValue;
@@ -16,12 +18,10 @@ pub async fn command(
     let ran = shell::run(context, &command, &[]).await?;
     let text = ran.text();
     let mut bundle = context.text_bundle(text.clone());
-    bundle
-        .meta
-        .insert("exit_code".to_owned(), json!(ran.exit_code));
-    bundle
-        .meta
-        .insert("command".to_owned(), json!(command.text));
+    bundle.add_meta(&CommandRan {
+        exit_code: ran.exit_code,
+        command: command.text.clone(),
+    });
     context.transcript(
         wire::activation::TranscriptRole::User,
         &format!("$ {command}"),
@@ -31,10 +31,10 @@ pub async fn command(
         output_text: text,
         ports: vec![
             (
-                if ran.success { "pass_out" } else { "fail_out" }.to_owned(),
+                if ran.success { PASS_OUT } else { FAIL_OUT }.to_owned(),
                 PortValue::Bundle(bundle),
             ),
-            ("signal_out".to_owned(), context.signal()),
+            (SIGNAL_OUT.to_owned(), context.signal()),
         ],
         receipt: None,
         session_key: None,

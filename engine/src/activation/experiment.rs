@@ -14,8 +14,10 @@ use std::pin::Pin;
 
 use futures::StreamExt;
 use graph::experiment::{COMPARISON_CONTENT_TYPE, COMPARISON_OUT, Variant};
-use serde_json::{Value, json};
-use wire::event::RunEvent;
+use graph::ports::{DATA_OUT, RECEIPT_OUT};
+use serde_json::Value;
+use wire::content::{Comparison, VariantOutcome, VariantResult};
+use wire::event::{RunEvent, VariantStatus};
 
 use super::{ActivationContext, ActivationError, ActivationOutput, Tally};
 use crate::bundle::{ContextBundle, PortValue, Receipt};
@@ -71,12 +73,11 @@ pub async fn experiment(
     let mut receipts: Vec<Receipt> = output.receipt.iter().cloned().collect();
     receipts.extend(ends.filter_map(|end| end.result.ok()?.receipt));
     output.receipt = Some(total_receipt(context, re_prompt_count, &receipts));
-    output.ports.retain(|(port, _)| port != "receipt_out");
+    output.ports.retain(|(port, _)| port != RECEIPT_OUT);
     if let Some(receipt) = &output.receipt {
-        output.ports.push((
-            "receipt_out".to_owned(),
-            PortValue::Receipt(receipt.clone()),
-        ));
+        output
+            .ports
+            .push((RECEIPT_OUT.to_owned(), PortValue::Receipt(receipt.clone())));
     }
     output
         .ports
@@ -124,11 +125,10 @@ async fn run_variant(
         activation: context.activation,
         variant: variant.name.clone(),
         status: if result.is_ok() {
-            "completed"
+            VariantStatus::Completed
         } else {
-            "failed"
-        }
-        .to_owned(),
+            VariantStatus::Failed
+        },
         error: result.as_ref().err().map(ToString::to_string),
         cost: result
             .as_ref()
@@ -145,39 +145,39 @@ async fn run_variant(
 
 /// The ComparisonBundle: every variant, in the module's order.
 fn comparison(context: &ActivationContext, ends: &[VariantEnd]) -> ContextBundle {
-    let variants: Vec<Value> = ends
+    let variants = ends
         .iter()
-        .map(|end| {
-            let mut entry = json!({
-                "name": end.variant.name,
-                "summary": end.variant.summary(),
-                "duration_ms": end.duration_ms,
-            });
-            match &end.result {
-                Ok(output) => {
-                    let data_out = output.ports.iter().find_map(|(port, value)| {
-                        (port == "data_out").then(|| value.as_bundle()).flatten()
-                    });
-                    entry["status"] = json!("completed");
-                    entry["data_out"] = data_out.map_or(Value::Null, |bundle| bundle.content);
-                    entry["text"] = json!(output.output_text);
-                    entry["receipt"] = json!(output.receipt);
-                    entry["cost"] = json!(output.receipt.as_ref().and_then(|receipt| receipt.cost));
-                }
-                Err(error) => {
-                    entry["status"] = json!("failed");
-                    entry["error"] = json!(error.to_string());
-                }
-            }
-            entry
+        .map(|end| VariantResult {
+            name: end.variant.name.clone(),
+            summary: end.variant.summary(),
+            duration_ms: end.duration_ms,
+            outcome: match &end.result {
+                Ok(output) => VariantOutcome::Completed {
+                    data_out: output
+                        .ports
+                        .iter()
+                        .find_map(|(port, value)| {
+                            (port == DATA_OUT).then(|| value.as_bundle()).flatten()
+                        })
+                        .map_or(Value::Null, |bundle| bundle.content),
+                    text: output.output_text.clone(),
+                    receipt: output.receipt.clone().map(Box::new),
+                    cost: output.receipt.as_ref().and_then(|receipt| receipt.cost),
+                },
+                Err(error) => VariantOutcome::Failed {
+                    error: error.to_string(),
+                },
+            },
         })
         .collect();
-    let mut bundle = ContextBundle::json(
-        &context.module.id,
-        json!({ "module_id": context.module.id, "variants": variants }),
-    );
-    bundle.content_type = COMPARISON_CONTENT_TYPE.to_owned();
-    bundle
+    let comparison = Comparison {
+        module_id: context.module.id.clone(),
+        variants,
+    };
+    ContextBundle {
+        content_type: COMPARISON_CONTENT_TYPE.to_owned(),
+        ..ContextBundle::typed(&context.module.id, &comparison)
+    }
 }
 
 /// The activation's receipt: every variant's tokens and cost together.

@@ -4,39 +4,19 @@
 //! variant instead, and the one with the best weighted score wins.
 
 use graph::config::JudgeConfig;
-use serde_json::{Value, json};
+use graph::experiment::COMPARISON_CONTENT_TYPE;
+use graph::kinds::judge::{COMPARISON_IN, SCORES_OUT, TARGET_IN};
+use graph::ports::{DATA_OUT, SIGNAL_OUT};
+use serde::de::DeserializeOwned;
+use wire::content::{
+    Comparison, ComparisonScores, CriterionScore, JudgeScores, VariantResult, VariantScores,
+};
 
 use super::{ActivationContext, ActivationError, ActivationOutput, Tally, parse_json_reply};
-use crate::bundle::{ContextBundle, PortValue};
+use crate::bundle::{ContextBundle, PortValue, Receipt};
 use crate::prompt::turn;
 use crate::provider::ResponseSchema;
-
-fn schema(criteria: &[String], scale_max: u32) -> ResponseSchema {
-    ResponseSchema {
-        name: "judge_scores".to_owned(),
-        schema: json!({
-            "type": "object",
-            "properties": {
-                "scores": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "criterion": {"type": "string", "enum": criteria},
-                            "score": {"type": "integer", "minimum": 0, "maximum": scale_max},
-                            "reasoning": {"type": "string"}
-                        },
-                        "required": ["criterion", "score", "reasoning"],
-                        "additionalProperties": false
-                    }
-                },
-                "summary": {"type": "string"}
-            },
-            "required": ["scores", "summary"],
-            "additionalProperties": false
-        }),
-    }
-}
+use crate::structured::{ComparisonReply, TargetReply, judge_comparison, judge_scores};
 
 /// The rubric's criteria, or one when it has none.
 fn criteria_of(config: &JudgeConfig) -> Vec<String> {
@@ -77,21 +57,16 @@ fn rubric_lines(
     Ok(lines)
 }
 
-/// The weighted score of one set of `{criterion, score}` entries, on the
-/// same scale, from the rubric's weights.
-fn weighted_score(config: &JudgeConfig, scores: &Value) -> f64 {
+/// The weighted score of one set of scores, on the same scale, from the
+/// rubric's weights.
+fn weighted_score(config: &JudgeConfig, scores: &[CriterionScore]) -> f64 {
     let mut weighted = 0.0;
     let mut weights = 0.0;
-    for entry in scores.as_array().into_iter().flatten() {
-        let name = entry
-            .get("criterion")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let score = entry.get("score").and_then(Value::as_f64).unwrap_or(0.0);
+    for entry in scores {
         let weight = config
             .rubric
             .iter()
-            .find(|criterion| criterion.name == name)
+            .find(|criterion| criterion.name == entry.criterion)
             .map_or(1.0, |criterion| {
                 if criterion.weight > 0.0 {
                     criterion.weight
@@ -99,7 +74,7 @@ fn weighted_score(config: &JudgeConfig, scores: &Value) -> f64 {
                     1.0
                 }
             });
-        weighted += score * weight;
+        weighted += entry.value() * weight;
         weights += weight;
     }
     if weights > 0.0 {
@@ -109,28 +84,39 @@ fn weighted_score(config: &JudgeConfig, scores: &Value) -> f64 {
     }
 }
 
+/// A score as the verdict writes it: the model's integer (a fraction reads
+/// as 0, as it always has).
+fn whole(score: &CriterionScore) -> i64 {
+    score.score.as_i64().unwrap_or_default()
+}
+
 pub async fn judge(
     context: &ActivationContext,
     config: &JudgeConfig,
 ) -> Result<ActivationOutput, ActivationError> {
     if let Some(comparison) = context
-        .bundles_on("comparison_in")
+        .bundles_on(COMPARISON_IN)
         .into_iter()
         .map(|(_, bundle)| bundle)
-        .find(|bundle| bundle.content_type == graph::experiment::COMPARISON_CONTENT_TYPE)
+        .find(|bundle| bundle.content_type == COMPARISON_CONTENT_TYPE)
     {
-        return compare(context, config, &comparison.content).await;
+        // A comparison that does not read has no variant to score.
+        let variants = comparison
+            .content_as::<Comparison>()
+            .map(|comparison| comparison.variants)
+            .unwrap_or_default();
+        return compare(context, config, variants).await;
     }
     let label = context.module.display_label();
     let criteria = criteria_of(config);
     let target = context
-        .bundles_on("target_in")
+        .bundles_on(TARGET_IN)
         .into_iter()
         .map(|(_, bundle)| bundle.as_text())
         .next()
         .ok_or_else(|| ActivationError(format!("\"{label}\" has nothing on its target input")))?;
     let comparison = context
-        .bundles_on("comparison_in")
+        .bundles_on(COMPARISON_IN)
         .into_iter()
         .map(|(_, bundle)| bundle.as_text())
         .next();
@@ -151,55 +137,47 @@ pub async fn judge(
     }
     prompt.push_str("\n\nReply with JSON only.");
 
-    let (mut scores, receipt) = ask(
+    let (reply, receipt): (TargetReply, Receipt) = ask(
         context,
         config,
         prompt,
-        schema(&criteria, config.scale_max),
-        "scores",
+        judge_scores(&criteria, config.scale_max),
     )
     .await?;
 
-    // Weighted total on the same 0..scale_max scale, from the rubric weights.
-    scores["weighted_score"] = json!(weighted_score(config, &scores["scores"]));
-
     let mut verdict = String::new();
-    for entry in scores["scores"].as_array().into_iter().flatten() {
+    for entry in &reply.scores {
         verdict.push_str(&format!(
             "{}: {}/{} — {}\n",
-            entry
-                .get("criterion")
-                .and_then(Value::as_str)
-                .unwrap_or_default(),
-            entry
-                .get("score")
-                .and_then(Value::as_i64)
-                .unwrap_or_default(),
+            entry.criterion,
+            whole(entry),
             config.scale_max,
-            entry
-                .get("reasoning")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
+            entry.reasoning
         ));
     }
-    verdict.push_str(
-        scores
-            .get("summary")
-            .and_then(Value::as_str)
-            .unwrap_or_default(),
-    );
-    Ok(verdict_output(context, scores, verdict, receipt))
+    verdict.push_str(&reply.summary);
+    // Weighted total on the same 0..scale_max scale, from the rubric weights.
+    let scores = JudgeScores {
+        weighted_score: weighted_score(config, &reply.scores),
+        scores: reply.scores,
+        summary: reply.summary,
+    };
+    Ok(verdict_output(
+        context,
+        ContextBundle::typed(&context.module.id, &scores),
+        verdict,
+        receipt,
+    ))
 }
 
-/// Asks the judge's model for scores in `schema`: its JSON reply, which
-/// must have the array `field`, and the receipt of the call.
-async fn ask(
+/// Asks the judge's model for scores in `schema`: its reply, and the
+/// receipt of the call.
+async fn ask<Reply: DeserializeOwned>(
     context: &ActivationContext,
     config: &JudgeConfig,
     prompt: String,
     schema: ResponseSchema,
-    field: &str,
-) -> Result<(Value, crate::bundle::Receipt), ActivationError> {
+) -> Result<(Reply, Receipt), ActivationError> {
     let (info, provider, model) = context.provider_and_model(&config.agent_config)?;
     let system = config
         .agent_config
@@ -222,7 +200,7 @@ async fn ask(
     let mut tally = Tally::default();
     tally.add(&reply);
     let answer = parse_json_reply(&reply.text)
-        .filter(|value| value.get(field).is_some_and(Value::is_array))
+        .and_then(|value| Reply::deserialize(value).ok())
         .ok_or_else(|| {
             ActivationError(format!(
                 "\"{}\": the scores are not the JSON asked for",
@@ -235,89 +213,39 @@ async fn ask(
 /// The judge's outputs: the scores, the verdict as text, its signal.
 fn verdict_output(
     context: &ActivationContext,
-    scores: Value,
+    scores: ContextBundle,
     verdict: String,
-    receipt: crate::bundle::Receipt,
+    receipt: Receipt,
 ) -> ActivationOutput {
     ActivationOutput {
         output_text: verdict.clone(),
         ports: vec![
+            (SCORES_OUT.to_owned(), PortValue::Bundle(scores)),
             (
-                "scores_out".to_owned(),
-                PortValue::Bundle(ContextBundle::json(&context.module.id, scores)),
-            ),
-            (
-                "data_out".to_owned(),
+                DATA_OUT.to_owned(),
                 PortValue::Bundle(context.text_bundle(verdict)),
             ),
-            ("signal_out".to_owned(), context.signal()),
+            (SIGNAL_OUT.to_owned(), context.signal()),
         ],
         receipt: Some(receipt),
         ..ActivationOutput::default()
     }
 }
 
-fn comparison_schema(criteria: &[String], variants: &[String], scale_max: u32) -> ResponseSchema {
-    ResponseSchema {
-        name: COMPARISON_SCHEMA.to_owned(),
-        schema: json!({
-            "type": "object",
-            "properties": {
-                "variants": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "variant": {"type": "string", "enum": variants},
-                            "scores": {
-                                "type": "array",
-                                "items": {
-                                    "type": "object",
-                                    "properties": {
-                                        "criterion": {"type": "string", "enum": criteria},
-                                        "score": {"type": "integer", "minimum": 0, "maximum": scale_max},
-                                        "reasoning": {"type": "string"}
-                                    },
-                                    "required": ["criterion", "score", "reasoning"],
-                                    "additionalProperties": false
-                                }
-                            }
-                        },
-                        "required": ["variant", "scores"],
-                        "additionalProperties": false
-                    }
-                },
-                "summary": {"type": "string"}
-            },
-            "required": ["variants", "summary"],
-            "additionalProperties": false
-        }),
-    }
-}
-
-/// The schema name of a comparison's scores (the simulated provider
-/// answers it too).
-pub const COMPARISON_SCHEMA: &str = "judge_comparison";
-
 /// Scores each variant of a ComparisonBundle; the best weighted score wins
 /// (the first of equals). A variant that failed is not scored.
 async fn compare(
     context: &ActivationContext,
     config: &JudgeConfig,
-    comparison: &Value,
+    variants: Vec<VariantResult>,
 ) -> Result<ActivationOutput, ActivationError> {
     let label = context.module.display_label();
     let criteria = criteria_of(config);
-    let entries: Vec<&Value> = comparison["variants"]
-        .as_array()
+    let entries: Vec<VariantResult> = variants
         .into_iter()
-        .flatten()
-        .filter(|variant| variant["status"] == "completed")
+        .filter(VariantResult::completed)
         .collect();
-    let names: Vec<String> = entries
-        .iter()
-        .filter_map(|variant| variant["name"].as_str().map(str::to_owned))
-        .collect();
+    let names: Vec<String> = entries.iter().map(|variant| variant.name.clone()).collect();
     if names.is_empty() {
         return Err(ActivationError(format!(
             "\"{label}\" has no variant to score: every one failed"
@@ -334,7 +262,7 @@ async fn compare(
     ));
     prompt.push_str(&rubric_lines(context, config, &criteria)?);
     if let Some(target) = context
-        .bundles_on("target_in")
+        .bundles_on(TARGET_IN)
         .into_iter()
         .map(|(_, bundle)| bundle.as_text())
         .next()
@@ -344,70 +272,66 @@ async fn compare(
     for entry in &entries {
         prompt.push_str(&format!(
             "\n## Variant \"{}\"\n\n{}\n",
-            entry["name"].as_str().unwrap_or_default(),
-            entry["text"].as_str().unwrap_or_default()
+            entry.name,
+            entry.text()
         ));
     }
     prompt.push_str("\nScore every variant. Reply with JSON only.");
 
-    let (answer, receipt) = ask(
+    let (answer, receipt): (ComparisonReply, Receipt) = ask(
         context,
         config,
         prompt,
-        comparison_schema(&criteria, &names, config.scale_max),
-        "variants",
+        judge_comparison(&criteria, &names, config.scale_max),
     )
     .await?;
     // Each variant in the comparison's order, with its weighted score.
-    let mut scored: Vec<Value> = Vec::new();
+    let mut scored: Vec<VariantScores> = Vec::new();
     for name in &names {
-        let Some(found) = answer["variants"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .find(|entry| entry["variant"].as_str() == Some(name.as_str()))
-        else {
+        let Some(found) = answer.variants.iter().find(|entry| &entry.variant == name) else {
             return Err(ActivationError(format!(
                 "\"{label}\": the scores leave out variant \"{name}\""
             )));
         };
-        scored.push(json!({
-            "variant": name,
-            "scores": found["scores"],
-            "weighted_score": weighted_score(config, &found["scores"]),
-        }));
+        scored.push(VariantScores {
+            variant: name.clone(),
+            scores: found.scores.clone(),
+            weighted_score: weighted_score(config, &found.scores),
+        });
     }
     let mut winner = 0;
     for (index, entry) in scored.iter().enumerate() {
-        if entry["weighted_score"].as_f64() > scored[winner]["weighted_score"].as_f64() {
+        if entry.weighted_score > scored[winner].weighted_score {
             winner = index;
         }
     }
     let winner_name = names[winner].clone();
-    let summary = answer["summary"].as_str().unwrap_or_default().to_owned();
     let mut verdict = String::new();
     for entry in &scored {
         verdict.push_str(&format!(
             "{}: {:.1}/{}\n",
-            entry["variant"].as_str().unwrap_or_default(),
-            entry["weighted_score"].as_f64().unwrap_or_default(),
-            config.scale_max
+            entry.variant, entry.weighted_score, config.scale_max
         ));
-        for score in entry["scores"].as_array().into_iter().flatten() {
+        for score in &entry.scores {
             verdict.push_str(&format!(
                 "  {}: {} — {}\n",
-                score["criterion"].as_str().unwrap_or_default(),
-                score["score"].as_i64().unwrap_or_default(),
-                score["reasoning"].as_str().unwrap_or_default()
+                score.criterion,
+                whole(score),
+                score.reasoning
             ));
         }
     }
-    verdict.push_str(&format!("Winner: {winner_name}. {summary}"));
-    let scores = json!({
-        "variants": scored,
-        "winner": winner_name,
-        "summary": summary,
-        "scale_max": config.scale_max,
-    });
-    Ok(verdict_output(context, scores, verdict, receipt))
+    verdict.push_str(&format!("Winner: {winner_name}. {}", answer.summary));
+    let scores = ComparisonScores {
+        variants: scored,
+        winner: winner_name,
+        summary: answer.summary,
+        scale_max: config.scale_max,
+    };
+    Ok(verdict_output(
+        context,
+        ContextBundle::typed(&context.module.id, &scores),
+        verdict,
+        receipt,
+    ))
 }

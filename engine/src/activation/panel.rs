@@ -3,6 +3,7 @@
 //! so it takes no re-prompts.
 
 use graph::config::{PanelConfig, Persona};
+use graph::ports::{DATA_OUT, RECEIPT_OUT, SIGNAL_OUT};
 
 use super::{ActivationContext, ActivationError, ActivationOutput, Tally};
 use crate::bundle::PortValue;
@@ -115,14 +116,11 @@ pub async fn panel(
         output_text: text.clone(),
         ports: vec![
             (
-                "data_out".to_owned(),
+                DATA_OUT.to_owned(),
                 PortValue::Bundle(context.text_bundle(text)),
             ),
-            ("signal_out".to_owned(), context.signal()),
-            (
-                "receipt_out".to_owned(),
-                PortValue::Receipt(receipt.clone()),
-            ),
+            (SIGNAL_OUT.to_owned(), context.signal()),
+            (RECEIPT_OUT.to_owned(), PortValue::Receipt(receipt.clone())),
         ],
         receipt: Some(receipt),
         session_key: None,

@@ -11,9 +11,10 @@ use std::time::Duration;
 
 use graph::config::PollConfig;
 use graph::kinds::poll::result_port_id;
-use serde_json::json;
+use graph::ports::{FAIL_OUT, SIGNAL_OUT};
 use wire::activation::{ActivationStatus, TranscriptRole};
-use wire::event::RunEvent;
+use wire::content::meta::Polled;
+use wire::event::{PollOutcome, RunEvent};
 
 use super::{ActivationContext, ActivationError, ActivationOutput, shell};
 use crate::bundle::PortValue;
@@ -52,7 +53,7 @@ pub async fn poll(
                     () = tokio::time::sleep(interval) => {
                         // The next poll came due while this one runs.
                         skipped += 1;
-                        context.emit(polled(context, number, "skipped", "", 0));
+                        context.emit(polled(context, number, PollOutcome::Skipped, "", 0));
                         if skipped == SKIPS_THAT_FAIL {
                             break None;
                         }
@@ -96,15 +97,15 @@ pub async fn poll(
                 (None, false) => text.clone(),
             };
             let mut bundle = context.text_bundle(content.clone());
-            bundle.meta.insert("polls".to_owned(), json!(number));
-            if !result.is_empty() {
-                bundle.meta.insert("result".to_owned(), json!(result));
-            }
+            bundle.add_meta(&Polled {
+                polls: number,
+                result: result.to_owned(),
+            });
             ActivationOutput {
                 output_text: content,
                 ports: vec![
                     (port, PortValue::Bundle(bundle)),
-                    ("signal_out".to_owned(), context.signal()),
+                    (SIGNAL_OUT.to_owned(), context.signal()),
                 ],
                 receipt: None,
                 session_key: None,
@@ -120,7 +121,7 @@ pub async fn poll(
                 context.emit(polled(
                     context,
                     number,
-                    "pending",
+                    PollOutcome::Pending,
                     "",
                     config.interval_seconds,
                 ));
@@ -128,7 +129,7 @@ pub async fn poll(
                 tokio::time::sleep(interval).await;
             }
             Outcome::Decided(name) if declared.contains(&name.as_str()) => {
-                context.emit(polled(context, number, "decided", &name, 0));
+                context.emit(polled(context, number, PollOutcome::Decided, &name, 0));
                 return Ok(finish(result_port_id(&name), None, &name));
             }
             Outcome::Decided(name) => {
@@ -137,12 +138,12 @@ pub async fn poll(
                     context.module.display_label(),
                     declared.join(", ")
                 );
-                context.emit(polled(context, number, "failed", &name, 0));
-                return Ok(finish("fail_out".to_owned(), Some(&why), ""));
+                context.emit(polled(context, number, PollOutcome::Failed, &name, 0));
+                return Ok(finish(FAIL_OUT.to_owned(), Some(&why), ""));
             }
             Outcome::Failed(why) => {
-                context.emit(polled(context, number, "failed", "", 0));
-                return Ok(finish("fail_out".to_owned(), Some(&why), ""));
+                context.emit(polled(context, number, PollOutcome::Failed, "", 0));
+                return Ok(finish(FAIL_OUT.to_owned(), Some(&why), ""));
             }
         }
     }
@@ -157,7 +158,7 @@ fn set_status(context: &ActivationContext, status: ActivationStatus) {
 fn polled(
     context: &ActivationContext,
     poll: u32,
-    outcome: &str,
+    outcome: PollOutcome,
     result: &str,
     next_in_seconds: u32,
 ) -> RunEvent {
@@ -165,7 +166,7 @@ fn polled(
         module_id: context.module.id.clone(),
         activation: context.activation,
         poll,
-        outcome: outcome.to_owned(),
+        outcome,
         result: result.to_owned(),
         next_in_seconds,
     }

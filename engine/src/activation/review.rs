@@ -6,34 +6,25 @@
 //! feedback, rather than loop on (the same rule as a coding review chain's).
 
 use graph::config::{ReviewGateConfig, SessionMode};
-use serde_json::{Value, json};
+use graph::kinds::review_gate::{APPROVED_OUT, REVISE_OUT};
+use graph::ports::{DATA_IN, EXHAUSTED_OUT};
+use serde::Deserialize;
+use serde_json::Value;
 
 use super::chain::{Chain, run_chain, standard_outputs};
 use super::{ActivationContext, ActivationError, ActivationOutput, parse_json_reply};
 use crate::bundle::PortValue;
-use crate::provider::{ChatMessage, ResponseSchema};
+use crate::provider::ChatMessage;
+use crate::structured::{ReviewReply, review_decision};
 use wire::activation::TranscriptRole;
+use wire::content::meta::Reviewed;
+use wire::status::ReviewDecision;
 
 const REVIEW_INSTRUCTION: &str = "Review the input above. Say what is good, what is wrong or missing, and what would make it better.";
 
 const DECISION_REQUEST: &str = "Now decide. Approve if the work meets its instruction; otherwise ask for \
     revision with specific, actionable feedback. Reply with JSON only: \
     {\"decision\": \"approve\" | \"revise\", \"feedback\": \"…\"}";
-
-pub fn decision_schema() -> ResponseSchema {
-    ResponseSchema {
-        name: "review_decision".to_owned(),
-        schema: json!({
-            "type": "object",
-            "properties": {
-                "decision": {"type": "string", "enum": ["approve", "revise"]},
-                "feedback": {"type": "string"}
-            },
-            "required": ["decision", "feedback"],
-            "additionalProperties": false
-        }),
-    }
-}
 
 pub async fn review_gate(
     context: &ActivationContext,
@@ -69,7 +60,7 @@ pub async fn review_gate(
             &mut result.session,
             index,
             "Decision",
-            Some(decision_schema()),
+            Some(review_decision()),
             &config.agent_config,
         )
         .await?;
@@ -81,25 +72,24 @@ pub async fn review_gate(
             reply.text.chars().take(200).collect::<String>()
         ))
     })?;
-    let verdict = decision
-        .get("decision")
-        .and_then(Value::as_str)
-        .unwrap_or_default();
-    let feedback = decision
-        .get("feedback")
-        .and_then(Value::as_str)
-        .unwrap_or_default()
-        .to_owned();
-    let approved = match verdict {
-        "approve" => true,
-        "revise" => false,
-        other => {
-            return Err(ActivationError(format!(
-                "\"{}\": the reviewer decided \"{other}\", not approve or revise",
+    let ReviewReply { decision, feedback } = ReviewReply::deserialize(&decision).map_err(|_| {
+        let said = decision
+            .get("decision")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        ActivationError(match ReviewDecision::parse(said) {
+            Some(_) => format!(
+                "\"{}\": the reviewer's decision is not the JSON asked for: {}",
+                context.module.display_label(),
+                reply.text.chars().take(200).collect::<String>()
+            ),
+            None => format!(
+                "\"{}\": the reviewer decided \"{said}\", not approve or revise",
                 context.module.display_label()
-            )));
-        }
-    };
+            ),
+        })
+    })?;
+    let approved = decision == ReviewDecision::Approve;
     // Out of rounds (graph::ports::EXHAUSTED_OUT): the work goes out on a
     // port of its own, which fails the run when nothing takes it.
     let exhausted = !approved && context.activation >= config.max_rounds.max(1);
@@ -111,44 +101,45 @@ pub async fn review_gate(
     }
 
     let mut output = standard_outputs(context, &result, config.re_prompts.len());
-    let meta = |bundle: &mut crate::bundle::ContextBundle| {
-        bundle.meta.insert("decision".to_owned(), json!(verdict));
-        bundle
-            .meta
-            .insert("round".to_owned(), json!(context.activation));
+    let mut reviewed = Reviewed {
+        decision,
+        round: context.activation,
+        feedback: None,
     };
     if approved || exhausted {
         // What was reviewed, passed on unchanged.
-        let reviewed: Vec<String> = context
-            .bundles_on("data_in")
-            .into_iter()
-            .map(|(_, bundle)| bundle.as_text())
-            .collect();
-        let mut bundle = match context.bundles_on("data_in").as_slice() {
+        let inputs = context.bundles_on(DATA_IN);
+        let mut bundle = match inputs.as_slice() {
             [(_, only)] => only.clone(),
-            _ => context.text_bundle(reviewed.join("\n\n")),
+            _ => context.text_bundle(
+                inputs
+                    .iter()
+                    .map(|(_, bundle)| bundle.as_text())
+                    .collect::<Vec<_>>()
+                    .join("\n\n"),
+            ),
         };
-        meta(&mut bundle);
-        bundle.meta.insert("feedback".to_owned(), json!(feedback));
+        reviewed.feedback = Some(feedback.clone());
+        bundle.add_meta(&reviewed);
         let port = if approved {
-            "approved_out"
+            APPROVED_OUT
         } else {
-            "exhausted_out"
+            EXHAUSTED_OUT
         };
         output
             .ports
             .push((port.to_owned(), PortValue::Bundle(bundle)));
     } else {
         let mut bundle = context.text_bundle(feedback.clone());
-        meta(&mut bundle);
+        bundle.add_meta(&reviewed);
         output
             .ports
-            .push(("revise_out".to_owned(), PortValue::Bundle(bundle)));
+            .push((REVISE_OUT.to_owned(), PortValue::Bundle(bundle)));
     }
     if let Ok(mut record) = context.record.lock() {
         record
             .named_outputs
-            .insert("decision".to_owned(), verdict.to_owned());
+            .insert("decision".to_owned(), decision.as_str().to_owned());
         record.named_outputs.insert("feedback".to_owned(), feedback);
     }
     Ok(output)

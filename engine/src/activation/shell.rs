@@ -158,7 +158,7 @@ pub async fn run_in(
         )
         .map_err(|problem| ActivationError(format!("\"{label}\": {problem}")))?;
     let input: String = context
-        .bundles_on("data_in")
+        .bundles_on(graph::ports::DATA_IN)
         .into_iter()
         .map(|(_, bundle)| bundle.as_text())
         .collect::<Vec<_>>()

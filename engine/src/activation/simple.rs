@@ -2,13 +2,17 @@
 //! extractor.
 
 use graph::config::{AgentConfig, ClaimExtractorConfig, TransformConfig};
-use serde_json::{Value, json};
+use graph::kinds::output::result_key;
+use graph::ports::{DATA_IN, DATA_OUT, RECEIPT_OUT, SIGNAL_OUT};
+use serde::Deserialize;
+use wire::content::meta::InputFiles;
 
 use super::{ActivationContext, ActivationError, ActivationOutput, Tally, parse_json_reply};
 use crate::bundle::{ContextBundle, PortValue};
 use crate::prompt::{InputSelection, primary_turn, turn};
 use crate::provider::ResponseSchema;
 use crate::session::SessionStore;
+use crate::structured::ClaimsReply;
 
 /// Emits the run's input text, with any text files attached to it.
 pub fn input(context: &ActivationContext) -> ActivationOutput {
@@ -28,19 +32,20 @@ pub fn input(context: &ActivationContext) -> ActivationOutput {
     }
     let mut bundle = context.text_bundle(text.clone());
     if !context.run_input.files.is_empty() {
-        let names: Vec<&str> = context
-            .run_input
-            .files
-            .iter()
-            .map(|file| file.name.as_str())
-            .collect();
-        bundle.meta.insert("files".to_owned(), json!(names));
+        bundle.add_meta(&InputFiles {
+            files: context
+                .run_input
+                .files
+                .iter()
+                .map(|file| file.name.clone())
+                .collect(),
+        });
     }
     ActivationOutput {
         output_text: text,
         ports: vec![
-            ("data_out".to_owned(), PortValue::Bundle(bundle)),
-            ("signal_out".to_owned(), context.signal()),
+            (DATA_OUT.to_owned(), PortValue::Bundle(bundle)),
+            (SIGNAL_OUT.to_owned(), context.signal()),
         ],
         receipt: None,
         session_key: None,
@@ -55,7 +60,7 @@ pub fn input(context: &ActivationContext) -> ActivationOutput {
 /// Collects what reaches it; the run panel shows it as a result.
 pub fn output(context: &ActivationContext) -> ActivationOutput {
     let results: Vec<ContextBundle> = context
-        .bundles_on("data_in")
+        .bundles_on(DATA_IN)
         .into_iter()
         .map(|(_, bundle)| bundle)
         .collect();
@@ -68,7 +73,7 @@ pub fn output(context: &ActivationContext) -> ActivationOutput {
         for (index, bundle) in results.into_iter().enumerate() {
             record
                 .outputs
-                .insert(format!("result_{}", index + 1), PortValue::Bundle(bundle));
+                .insert(result_key(index + 1), PortValue::Bundle(bundle));
         }
     }
     ActivationOutput {
@@ -131,12 +136,9 @@ fn finish(
     ActivationOutput {
         output_text: bundle.as_text(),
         ports: vec![
-            ("data_out".to_owned(), PortValue::Bundle(bundle)),
-            ("signal_out".to_owned(), context.signal()),
-            (
-                "receipt_out".to_owned(),
-                PortValue::Receipt(receipt.clone()),
-            ),
+            (DATA_OUT.to_owned(), PortValue::Bundle(bundle)),
+            (SIGNAL_OUT.to_owned(), context.signal()),
+            (RECEIPT_OUT.to_owned(), PortValue::Receipt(receipt.clone())),
         ],
         receipt: Some(receipt),
         session_key: None,
@@ -169,20 +171,11 @@ pub async fn claim_extractor(
     } else {
         format!("{CLAIMS_INSTRUCTION}\n\n{}", config.instruction)
     };
-    let schema = ResponseSchema {
-        name: "claims".to_owned(),
-        schema: json!({
-            "type": "object",
-            "properties": {"claims": {"type": "array", "items": {"type": "string"}}},
-            "required": ["claims"],
-            "additionalProperties": false
-        }),
-    };
+    let schema = crate::structured::claims();
     let (text, receipt) =
         single_call(context, &config.agent_config, &instruction, Some(schema)).await?;
-    let claims = parse_json_reply(&text)
-        .and_then(|reply| reply.get("claims").cloned())
-        .filter(Value::is_array)
+    let ClaimsReply { claims } = parse_json_reply(&text)
+        .and_then(|reply| ClaimsReply::deserialize(reply).ok())
         .ok_or_else(|| {
             ActivationError(format!(
                 "\"{}\": the reply is not a JSON list of claims: {}",
@@ -192,7 +185,7 @@ pub async fn claim_extractor(
         })?;
     Ok(finish(
         context,
-        ContextBundle::json(&context.module.id, claims),
+        ContextBundle::typed(&context.module.id, &claims),
         receipt,
     ))
 }

@@ -6,14 +6,14 @@
 
 use std::time::Duration;
 
-use futures::StreamExt;
-use serde_json::{Value, json};
+mod request;
 
-use super::{
-    ChatRequest, ChatResponse, ContentPart, DeltaSink, Provider, ProviderError, ProviderFuture,
-    Role, Usage,
-};
+use futures::StreamExt;
+use serde_json::Value;
+
+use super::{ChatRequest, ChatResponse, DeltaSink, Provider, ProviderError, ProviderFuture, Usage};
 use eventsource_stream::Eventsource;
+use request::MessagesRequest;
 
 pub const API_VERSION: &str = "2023-06-01";
 /// Messages requires `max_tokens`; this is used when a module sets none.
@@ -42,58 +42,6 @@ impl AnthropicProvider {
             read_timeout: timeout,
         })
     }
-}
-
-fn body(request: &ChatRequest) -> Value {
-    let messages: Vec<Value> = request
-        .messages
-        .iter()
-        .map(|message| {
-            let content: Vec<Value> = message
-                .content
-                .iter()
-                .map(|part| match part {
-                    ContentPart::Text { text } => json!({"type": "text", "text": text}),
-                    ContentPart::Image {
-                        media_type,
-                        data_base64,
-                    } => json!({
-                        "type": "image",
-                        "source": {"type": "base64", "media_type": media_type, "data": data_base64}
-                    }),
-                })
-                .collect();
-            json!({
-                "role": match message.role { Role::User => "user", Role::Assistant => "assistant" },
-                "content": content,
-            })
-        })
-        .collect();
-    let mut body = json!({
-        "model": request.model,
-        "max_tokens": request.max_tokens.unwrap_or(DEFAULT_MAX_TOKENS),
-        "messages": messages,
-        "stream": true,
-    });
-    if let Some(system) = request
-        .system
-        .as_deref()
-        .filter(|system| !system.is_empty())
-    {
-        body["system"] = json!(system);
-    }
-    if let Some(temperature) = request.temperature {
-        body["temperature"] = json!(temperature);
-    }
-    if let Some(schema) = &request.response_schema {
-        body["tools"] = json!([{
-            "name": schema.name,
-            "description": "Give the answer in exactly this structure.",
-            "input_schema": schema.schema,
-        }]);
-        body["tool_choice"] = json!({"type": "tool", "name": schema.name});
-    }
-    body
 }
 
 /// `error.message` of an Anthropic error body, or the body itself.
@@ -215,7 +163,7 @@ impl Provider for AnthropicProvider {
                 .post(&self.endpoint)
                 .header("x-api-key", &self.api_key)
                 .header("anthropic-version", API_VERSION)
-                .json(&body(request))
+                .json(&MessagesRequest::new(request))
                 .send();
             let response = tokio::time::timeout(self.read_timeout, sent)
                 .await

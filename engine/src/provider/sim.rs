@@ -19,10 +19,15 @@
 
 use std::time::Duration;
 
-use serde_json::{Value, json};
+use serde_json::Value;
+use wire::content::CriterionScore;
+use wire::status::ReviewDecision;
 
 use super::{
     ChatRequest, ChatResponse, DeltaSink, Provider, ProviderError, ProviderFuture, Role, Usage,
+};
+use crate::structured::{
+    self, ClaimsReply, ComparisonReply, ReviewReply, TargetReply, VariantReply,
 };
 
 pub const PROVIDER_ID: &str = "sim";
@@ -143,7 +148,7 @@ impl SimProvider {
             return Ok(reply);
         }
         if let Some(schema) = &request.response_schema {
-            return Ok(structured_reply(&schema.name, &schema.schema, request).to_string());
+            return Ok(structured_reply(&schema.name, &schema.schema, request));
         }
         let history: String = request
             .messages
@@ -213,71 +218,79 @@ fn enum_names(schema: &Value, pointer: &str) -> Vec<String> {
 }
 
 /// A JSON reply for the schemas the engine asks for.
-fn structured_reply(name: &str, schema: &Value, request: &ChatRequest) -> Value {
+fn structured_reply(name: &str, schema: &Value, request: &ChatRequest) -> String {
     let everything: String = request
         .messages
         .iter()
         .map(|message| message.text())
         .collect::<Vec<_>>()
         .join("\n");
-    match name {
-        "review_decision" => {
-            if everything.contains("[sim:revise]") {
-                json!({"decision": "revise", "feedback": "Simulated feedback: tighten the argument and cite a source for each claim."})
+    // Scores on the schema's scale for each criterion it names, the same
+    // for the same text.
+    let scores = |criteria_at: &str, own: &str, whose: &str| -> Vec<CriterionScore> {
+        let maximum = schema
+            .pointer(&format!("{criteria_at}/score/maximum"))
+            .and_then(Value::as_u64)
+            .unwrap_or(10);
+        enum_names(schema, &format!("{criteria_at}/criterion/enum"))
+            .into_iter()
+            .map(|criterion| CriterionScore {
+                score: (fingerprint(&format!("{criterion}|{own}")) % (maximum + 1)).into(),
+                reasoning: format!("Simulated reasoning for {whose}{criterion}."),
+                criterion,
+            })
+            .collect()
+    };
+    let reply = match name {
+        structured::REVIEW_DECISION => {
+            let reply = if everything.contains("[sim:revise]") {
+                ReviewReply {
+                    decision: ReviewDecision::Revise,
+                    feedback:
+                        "Simulated feedback: tighten the argument and cite a source for each claim."
+                            .to_owned(),
+                }
             } else {
-                json!({"decision": "approve", "feedback": "Simulated approval: the work meets the instruction."})
-            }
+                ReviewReply {
+                    decision: ReviewDecision::Approve,
+                    feedback: "Simulated approval: the work meets the instruction.".to_owned(),
+                }
+            };
+            serde_json::to_string(&reply)
         }
-        "judge_scores" => {
-            let criteria = enum_names(schema, "/properties/scores/items/properties/criterion/enum");
-            let maximum = schema
-                .pointer("/properties/scores/items/properties/score/maximum")
-                .and_then(Value::as_u64)
-                .unwrap_or(10);
-            let scores: Vec<Value> = criteria
-                .iter()
-                .map(|criterion| {
-                    let score = fingerprint(&format!("{criterion}|{everything}")) % (maximum + 1);
-                    json!({"criterion": criterion, "score": score, "reasoning": format!("Simulated reasoning for {criterion}.")})
-                })
-                .collect();
-            json!({"scores": scores, "summary": "Simulated verdict."})
-        }
-        "judge_comparison" => {
+        structured::JUDGE_SCORES => serde_json::to_string(&TargetReply {
+            scores: scores("/properties/scores/items/properties", &everything, ""),
+            summary: "Simulated verdict.".to_owned(),
+        }),
+        structured::JUDGE_COMPARISON => {
             let item = "/properties/variants/items/properties";
-            let variants = enum_names(schema, &format!("{item}/variant/enum"));
-            let criteria = enum_names(
-                schema,
-                &format!("{item}/scores/items/properties/criterion/enum"),
-            );
-            let maximum = schema
-                .pointer(&format!("{item}/scores/items/properties/score/maximum"))
-                .and_then(Value::as_u64)
-                .unwrap_or(10);
             // Scored on the variant's own text, so that a different text
             // may score differently.
-            let scored: Vec<Value> = variants
-                .iter()
+            let variants = enum_names(schema, &format!("{item}/variant/enum"))
+                .into_iter()
                 .map(|variant| {
                     let own = everything
                         .split(&format!("## Variant \"{variant}\""))
                         .nth(1)
                         .and_then(|rest| rest.split("\n## Variant").next())
                         .unwrap_or_default();
-                    let scores: Vec<Value> = criteria
-                        .iter()
-                        .map(|criterion| {
-                            let score = fingerprint(&format!("{criterion}|{own}")) % (maximum + 1);
-                            json!({"criterion": criterion, "score": score, "reasoning": format!("Simulated reasoning for {variant} on {criterion}.")})
-                        })
-                        .collect();
-                    json!({"variant": variant, "scores": scores})
+                    VariantReply {
+                        scores: scores(
+                            &format!("{item}/scores/items/properties"),
+                            own,
+                            &format!("{variant} on "),
+                        ),
+                        variant,
+                    }
                 })
                 .collect();
-            json!({"variants": scored, "summary": "Simulated comparison."})
+            serde_json::to_string(&ComparisonReply {
+                variants,
+                summary: "Simulated comparison.".to_owned(),
+            })
         }
-        graph::intent::SCHEMA_NAME => intent_reply(schema, request),
-        "claims" => {
+        graph::intent::SCHEMA_NAME => serde_json::to_string(&intent_reply(schema, request)),
+        structured::CLAIMS => {
             let last = last_user_text(request);
             let claims: Vec<String> = last
                 .split(['.', '\n'])
@@ -286,10 +299,11 @@ fn structured_reply(name: &str, schema: &Value, request: &ChatRequest) -> Value 
                 .take(5)
                 .map(|sentence| format!("{sentence}."))
                 .collect();
-            json!({"claims": claims})
+            serde_json::to_string(&ClaimsReply { claims })
         }
-        _ => json!({}),
-    }
+        _ => Ok("{}".to_owned()),
+    };
+    reply.unwrap_or_default()
 }
 
 /// A reply to a structured gate: the intent a `[sim:intent …]` directive
@@ -435,6 +449,7 @@ impl Provider for SimProvider {
 mod tests {
     use super::*;
     use crate::provider::ChatMessage;
+    use serde_json::json;
 
     fn request(messages: Vec<ChatMessage>) -> ChatRequest {
         ChatRequest {
@@ -525,7 +540,7 @@ mod tests {
 
         let mut review = request(vec![ChatMessage::user("Review this [sim:revise]")]);
         review.response_schema = Some(super::super::ResponseSchema {
-            name: "review_decision".to_owned(),
+            name: structured::REVIEW_DECISION.to_owned(),
             schema: json!({}),
         });
         let (response, _) = complete(&review).await;

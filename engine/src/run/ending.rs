@@ -4,6 +4,8 @@
 
 use wire::activation::ActivationRecord;
 
+use graph::kinds::coding::DIFF_OUT;
+
 use super::command::Ending;
 use crate::activation::ActivationOutput;
 
@@ -97,7 +99,7 @@ pub(super) fn classify(
             AttemptEnd::Failed(Failure {
                 reason,
                 output: output.output_text.clone(),
-                diff: port_text(&output, "diff_out"),
+                diff: port_text(&output, DIFF_OUT),
                 kind: kind(output),
             })
         };

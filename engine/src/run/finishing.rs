@@ -5,7 +5,9 @@
 
 use std::sync::Arc;
 
+use graph::ports::{ERROR_OUT, TIMEOUT_OUT};
 use wire::activation::{ActivationRecord, ActivationStatus, Retried};
+use wire::content::meta::Failure as FailureMeta;
 use wire::event::RunEvent;
 
 use super::Run;
@@ -256,17 +258,10 @@ impl Run {
             return;
         }
         let mut bundle = ContextBundle::text(&module_id, error.to_owned());
-        bundle
-            .meta
-            .insert("error".to_owned(), serde_json::Value::Bool(true));
-        if timed_out {
-            bundle
-                .meta
-                .insert("timeout".to_owned(), serde_json::Value::Bool(true));
-        }
+        bundle.add_meta(&FailureMeta::new(timed_out));
         let value = PortValue::Bundle(bundle);
-        for port in ["timeout_out", "error_out"] {
-            if (port == "error_out" || timed_out)
+        for port in [TIMEOUT_OUT, ERROR_OUT] {
+            if (port == ERROR_OUT || timed_out)
                 && self.send(module, activation, record, port, value.clone())
             {
                 record.outputs.insert(port.to_owned(), value);

@@ -4,7 +4,9 @@
 
 use std::sync::Arc;
 
+use graph::ports::GIVE_UP_OUT;
 use wire::activation::{ActivationRecord, Route};
+use wire::content::meta::GaveUp;
 use wire::event::RunEvent;
 
 use super::Run;
@@ -70,15 +72,10 @@ impl Run {
             reason,
         });
         let mut bundle = ContextBundle::text(&module_id, message.clone());
-        bundle
-            .meta
-            .insert("give_up".to_owned(), serde_json::Value::Bool(true));
-        bundle
-            .meta
-            .insert("attempts".to_owned(), serde_json::Value::from(attempts));
+        bundle.add_meta(&GaveUp::after(attempts));
         let value = PortValue::Bundle(bundle);
-        if self.send(module, activation, record, "give_up_out", value.clone()) {
-            record.outputs.insert("give_up_out".to_owned(), value);
+        if self.send(module, activation, record, GIVE_UP_OUT, value.clone()) {
+            record.outputs.insert(GIVE_UP_OUT.to_owned(), value);
             None
         } else {
             Some(message)

@@ -15,6 +15,7 @@ use crate::activation::InputValue;
 use crate::attempts::Attempt;
 use crate::bundle::PortValue;
 use graph::join::Join;
+use graph::kinds::coding::DIFF_OUT;
 
 impl Run {
     /// Starts ready modules while there are slots. Activations a resumed
@@ -152,7 +153,7 @@ impl Run {
         let previous_diff = progress
             .last_record
             .as_ref()
-            .and_then(|record| record.outputs.get("diff_out"))
+            .and_then(|record| record.outputs.get(DIFF_OUT))
             .and_then(PortValue::as_bundle)
             .map(|bundle| bundle.as_text())
             .unwrap_or_default();

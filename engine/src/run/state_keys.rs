@@ -1,6 +1,7 @@
 //! The run state's keys a module's activation writes (PRODUCT §3.5), and
 //! which of them changed since they were last recorded.
 
+use graph::kinds::coding::DIFF_OUT;
 use wire::activation::ActivationRecord;
 
 use crate::activation::ActivationOutput;
@@ -50,7 +51,7 @@ pub(super) fn write_state(
     if let Some(diff) = output
         .ports
         .iter()
-        .find(|(port, _)| port == "diff_out")
+        .find(|(port, _)| port == DIFF_OUT)
         .and_then(|(_, value)| value.as_bundle())
     {
         set("diff", diff.as_text());

@@ -8,8 +8,10 @@ use std::sync::Arc;
 
 use graph::ModuleConfig;
 use graph::kinds::approval::{APPROVED_OUT, ApprovalConfig, REJECTED_OUT, REVISE_OUT};
+use graph::ports::{DATA_IN, EXHAUSTED_OUT, SIGNAL_OUT, TIMEOUT_OUT};
 use wire::activation::{ActivationRecord, ActivationStatus};
 use wire::approval::{Decision, DecisionRecord, Shown, Waiting};
+use wire::content::meta::{Decided, WaitedOut};
 use wire::event::{RunEvent, RunStatus};
 
 use super::Run;
@@ -109,7 +111,7 @@ impl Run {
             .collect();
         let on_data: Vec<&InputValue> = inputs
             .iter()
-            .filter(|input| input.port == "data_in")
+            .filter(|input| input.port == DATA_IN)
             .collect();
         let value = on_data
             .iter()
@@ -188,11 +190,9 @@ impl Run {
         let module_id = self.module_id(module).to_owned();
         let value = waited_value(&record);
         let mut bundle = ContextBundle::text(&module_id, value.clone());
-        bundle
-            .meta
-            .insert("timeout".to_owned(), serde_json::Value::Bool(true));
+        bundle.add_meta(&WaitedOut { timeout: true });
         let output = ActivationOutput {
-            ports: vec![("timeout_out".to_owned(), PortValue::Bundle(bundle))],
+            ports: vec![(TIMEOUT_OUT.to_owned(), PortValue::Bundle(bundle))],
             output_text: value,
             ..ActivationOutput::default()
         };
@@ -264,7 +264,7 @@ impl Run {
                 },
             ),
             Decision::Revise if activation >= max_rounds => (
-                "exhausted_out",
+                EXHAUSTED_OUT,
                 format!("Not approved after {max_rounds} rounds. The last feedback: {feedback}"),
             ),
             Decision::Revise => (REVISE_OUT, feedback.clone()),
@@ -275,24 +275,16 @@ impl Run {
             (Decision::Approve, None, Some(original)) => original,
             _ => ContextBundle::text(module_id, text.clone()),
         };
-        bundle.meta.insert(
-            "decision".to_owned(),
-            serde_json::Value::String(decision.decision.as_str().to_owned()),
-        );
-        bundle.meta.insert(
-            "decided_by".to_owned(),
-            serde_json::Value::String(decision.by.as_str().to_owned()),
-        );
-        if decision.decision == Decision::Reject {
-            bundle
-                .meta
-                .insert("value".to_owned(), serde_json::Value::String(value));
-        }
+        bundle.add_meta(&Decided {
+            decision: decision.decision,
+            decided_by: decision.by,
+            value: (decision.decision == Decision::Reject).then_some(value),
+        });
         ActivationOutput {
             ports: vec![
                 (port.to_owned(), PortValue::Bundle(bundle)),
                 (
-                    "signal_out".to_owned(),
+                    SIGNAL_OUT.to_owned(),
                     PortValue::Signal {
                         source_module: module_id.to_owned(),
                     },

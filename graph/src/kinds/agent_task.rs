@@ -7,13 +7,16 @@ use serde::{Deserialize, Serialize};
 use crate::Extra;
 use crate::config::AgentConfig;
 use crate::intent::IntentGate;
-use crate::kinds::{KindConfig, KindDefinition, RePromptLevel, standard_fields};
+use crate::kinds::{KindConfig, KindDefinition, OutputSession, RePromptLevel, standard_fields};
 use crate::ports::{
-    DATA_OUT, Direction, ModulePorts, Port, PortAccent, PortType, activation_outputs, bundle,
-    named_output_port_id, output, reprompt_port_id, reprompt_port_label, task_inputs,
+    Direction, ModulePorts, Port, PortAccent, PortType, activation_outputs, bundle,
+    named_output_port_id, output, reprompt_port_id, reprompt_port_label, spec, task_inputs,
 };
 use crate::reprompt::{Attachment, RePrompt};
 use crate::validate::{Code, ModuleFindings};
+
+/// The port of the primary response alone, with `separate_outputs` on.
+pub const ORIGINAL_OUT: &str = "original_out";
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -77,6 +80,7 @@ impl KindDefinition for AgentTaskConfig {
         "One LLM session: instruction, then re-prompts in the same session";
     const RE_PROMPTS: RePromptLevel = RePromptLevel::Module;
     const USES_PROVIDER: bool = true;
+    const OUTPUT_SESSION: OutputSession = OutputSession::Chat;
 }
 
 impl KindConfig for AgentTaskConfig {
@@ -94,13 +98,13 @@ impl KindConfig for AgentTaskConfig {
     );
 
     fn ports(&self) -> ModulePorts {
-        let mut outputs = vec![output(DATA_OUT)];
+        let mut outputs = vec![output(spec::DATA_OUT)];
         outputs.extend(named_outputs(&self.named_outputs));
         if self.separate_outputs {
             outputs.push(Port {
                 title: "Original Response".to_owned(),
                 ..output(bundle(
-                    "original_out",
+                    ORIGINAL_OUT,
                     "📄 Original",
                     "Response to primary instruction only",
                     PortAccent::Accent,
@@ -177,6 +181,12 @@ impl KindConfig for AgentTaskConfig {
                     ),
                 );
             }
+        }
+    }
+
+    fn validate_cables(&self, findings: &mut ModuleFindings<'_>) {
+        if !self.session_mode.is_new() {
+            findings.chat_continued();
         }
     }
 }

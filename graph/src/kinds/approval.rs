@@ -7,10 +7,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Extra;
 use crate::kinds::{KindConfig, KindDefinition};
-use crate::ports::{
-    CONTEXT_IN, DATA_IN, ERROR_OUT, EXHAUSTED_OUT, ModulePorts, PortAccent, SIGNAL_OUT,
-    TIMEOUT_OUT, bundle, input, output,
-};
+use crate::ports::{ModulePorts, PortAccent, bundle, input, output, spec};
 use crate::validate::{Code, ModuleFindings};
 
 /// What an approval asks when its config asks nothing.
@@ -19,10 +16,10 @@ pub const DEFAULT_ASK: &str = "Approve this?";
 /// The longest an approval may wait: 30 days.
 pub const TIMEOUT_LIMIT_SECONDS: u32 = 30 * 24 * 3600;
 
-/// The ports of a decision.
-pub const APPROVED_OUT: &str = "approved_out";
+/// The ports of a decision: approved and sent back as a review gate's,
+/// and rejected.
+pub use super::review_gate::{APPROVED_OUT, REVISE_OUT};
 pub const REJECTED_OUT: &str = "rejected_out";
-pub const REVISE_OUT: &str = "revise_out";
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -125,14 +122,17 @@ impl KindConfig for ApprovalConfig {
                 "The person's feedback, for another round in the same session",
                 PortAccent::Amber,
             )),
-            output(EXHAUSTED_OUT),
+            output(spec::EXHAUSTED_OUT),
         ];
         if self.timeout_seconds.is_some() {
-            outputs.push(output(TIMEOUT_OUT));
+            outputs.push(output(spec::TIMEOUT_OUT));
         }
-        outputs.extend([output(SIGNAL_OUT), output(ERROR_OUT)]);
+        outputs.extend([output(spec::SIGNAL_OUT), output(spec::ERROR_OUT)]);
         ModulePorts {
-            inputs: vec![input(DATA_IN, true, true), input(CONTEXT_IN, false, true)],
+            inputs: vec![
+                input(spec::DATA_IN, true, true),
+                input(spec::CONTEXT_IN, false, true),
+            ],
             outputs,
         }
     }

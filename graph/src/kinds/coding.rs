@@ -6,12 +6,23 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{AgentConfig, RePromptList, RePromptOwner};
 use crate::intent::IntentGate;
-use crate::kinds::{KindConfig, KindDefinition, RePromptLevel, standard_fields};
+use crate::kinds::{KindConfig, KindDefinition, OutputSession, RePromptLevel, standard_fields};
 use crate::ports::{
-    EXHAUSTED_OUT, ModulePorts, PortAccent, activation_outputs, bundle, output, task_inputs,
+    DATA_OUT, ModulePorts, PortAccent, activation_outputs, bundle, output, spec, task_inputs,
 };
 use crate::validate::{Code, ModuleFindings};
 use crate::{Extra, RePrompt};
+
+mod sessions;
+
+/// `git diff` of the workspace.
+pub const DIFF_OUT: &str = "diff_out";
+/// The files the agents changed (`wire::content::ChangedFile`s).
+pub const FILES_OUT: &str = "files_out";
+/// The last agent's final message.
+pub const SUMMARY_OUT: &str = "summary_out";
+/// The last tests the agents ran (`wire::content::TestResults`).
+pub const TEST_RESULTS_OUT: &str = "test_results_out";
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -180,6 +191,9 @@ impl KindDefinition for CodingConfig {
         "Coding agents over ACP: sequential, parallel or review chain";
     const RE_PROMPTS: RePromptLevel = RePromptLevel::PerAgent;
     const STARTS_PROCESSES: bool = true;
+    const OUTPUT_SESSION: OutputSession = OutputSession::CodingAgent;
+    /// `{{ diff }}`: what the agents had changed when the attempt failed.
+    const RETRY_VARIABLES: &'static [&'static str] = &["diff"];
 
     /// A coding module without agents cannot run, so a new one has a first.
     fn new_module() -> CodingConfig {
@@ -216,31 +230,31 @@ impl KindConfig for CodingConfig {
             outputs: activation_outputs(
                 [
                     output(bundle(
-                        "data_out",
+                        DATA_OUT,
                         "Output",
                         "Every agent's summary and re-prompt responses",
                         PortAccent::Accent,
                     )),
                     output(bundle(
-                        "diff_out",
+                        DIFF_OUT,
                         "Diff",
                         "git diff of the workspace",
                         PortAccent::Green,
                     )),
                     output(bundle(
-                        "files_out",
+                        FILES_OUT,
                         "Files",
                         "The files the agents changed",
                         PortAccent::Green,
                     )),
                     output(bundle(
-                        "summary_out",
+                        SUMMARY_OUT,
                         "Summary",
                         "The last agent's final message",
                         PortAccent::Cyan,
                     )),
                     output(bundle(
-                        "test_results_out",
+                        TEST_RESULTS_OUT,
                         "Test results",
                         "The last tests the agents ran",
                         PortAccent::Amber,
@@ -248,7 +262,8 @@ impl KindConfig for CodingConfig {
                 ]
                 .into_iter()
                 .chain(
-                    (self.coordination == Coordination::ReviewChain).then(|| output(EXHAUSTED_OUT)),
+                    (self.coordination == Coordination::ReviewChain)
+                        .then(|| output(spec::EXHAUSTED_OUT)),
                 )
                 .chain(intents)
                 .chain((!self.variants.is_empty()).then(crate::experiment::comparison_port)),
@@ -325,6 +340,16 @@ impl KindConfig for CodingConfig {
                 }
             }
         }
+    }
+
+    fn validate_cables(&self, findings: &mut ModuleFindings<'_>) {
+        sessions::check(self, findings);
+    }
+
+    /// The last agent's session does the fixing, so there must be one.
+    fn validators_unsupported(&self) -> Option<&'static str> {
+        (self.coordination != Coordination::Sequential)
+            .then_some("which need sequential agents: the last one's session does the fixing")
     }
 
     fn re_prompts(&self, owner: RePromptOwner) -> Option<&Vec<RePrompt>> {

@@ -4,9 +4,11 @@ use serde::{Deserialize, Serialize};
 
 use crate::Extra;
 use crate::kinds::{KindConfig, KindDefinition, standard_fields};
-use crate::ports::{
-    DATA_IN, ERROR_OUT, ModulePorts, PortAccent, SIGNAL_IN, SIGNAL_OUT, bundle, input, output,
-};
+use crate::ports::{FAIL_OUT, ModulePorts, PortAccent, bundle, input, output, spec};
+
+/// The command's output when it exits 0 (`fail_out`, shared with the poll,
+/// is [`crate::ports::FAIL_OUT`]).
+pub const PASS_OUT: &str = "pass_out";
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -44,6 +46,7 @@ impl KindDefinition for CommandConfig {
     const TITLE: &'static str = "Command";
     const DESCRIPTION: &'static str = "Runs a shell command as a validator";
     const STARTS_PROCESSES: bool = true;
+    const RUNS_A_COMMAND: bool = true;
 }
 
 impl KindConfig for CommandConfig {
@@ -51,22 +54,25 @@ impl KindConfig for CommandConfig {
 
     fn ports(&self) -> ModulePorts {
         ModulePorts {
-            inputs: vec![input(DATA_IN, false, true), input(SIGNAL_IN, false, false)],
+            inputs: vec![
+                input(spec::DATA_IN, false, true),
+                input(spec::SIGNAL_IN, false, false),
+            ],
             outputs: vec![
                 output(bundle(
-                    "pass_out",
+                    PASS_OUT,
                     "Pass",
                     "The command's output when it exits 0",
                     PortAccent::Green,
                 )),
                 output(bundle(
-                    "fail_out",
+                    FAIL_OUT,
                     "Fail",
                     "The command's output when it exits with another status",
                     PortAccent::Red,
                 )),
-                output(SIGNAL_OUT),
-                output(ERROR_OUT),
+                output(spec::SIGNAL_OUT),
+                output(spec::ERROR_OUT),
             ],
         }
     }

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Extra;
 use crate::kinds::{KindConfig, KindDefinition, standard_fields};
-use crate::ports::{ERROR_OUT, ModulePorts, PortAccent, SIGNAL_OUT, bundle, output};
+use crate::ports::{DATA_OUT, ModulePorts, PortAccent, bundle, output, spec};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -33,13 +33,13 @@ impl KindConfig for InputConfig {
             inputs: Vec::new(),
             outputs: vec![
                 output(bundle(
-                    "data_out",
+                    DATA_OUT,
                     "Input",
                     "The text and files given when the run starts",
                     PortAccent::Accent,
                 )),
-                output(SIGNAL_OUT),
-                output(ERROR_OUT),
+                output(spec::SIGNAL_OUT),
+                output(spec::ERROR_OUT),
             ],
         }
     }

@@ -6,9 +6,17 @@ use serde::{Deserialize, Serialize};
 use crate::Extra;
 use crate::config::AgentConfig;
 use crate::kinds::{KindConfig, KindDefinition, standard_fields};
-use crate::ports::{
-    ERROR_OUT, ModulePorts, PortAccent, SIGNAL_IN, SIGNAL_OUT, bundle, input, output,
-};
+use crate::ports::{DATA_OUT, ModulePorts, PortAccent, bundle, input, output, spec};
+use crate::validate::{Code, ModuleFindings};
+
+/// What the judge scores.
+pub const TARGET_IN: &str = "target_in";
+/// What the target is scored beside, or a module's variants to score
+/// instead (`experiment::COMPARISON_OUT`).
+pub const COMPARISON_IN: &str = "comparison_in";
+/// The scores, as `wire::content::JudgeScores` or, for variants,
+/// `wire::content::ComparisonScores`.
+pub const SCORES_OUT: &str = "scores_out";
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -69,13 +77,13 @@ impl KindConfig for JudgeConfig {
                 // Required unless variants come in to be compared
                 // (validation asks for one of the two).
                 input(
-                    bundle("target_in", "Target", "What is scored", PortAccent::Accent),
+                    bundle(TARGET_IN, "Target", "What is scored", PortAccent::Accent),
                     false,
                     false,
                 ),
                 input(
                     bundle(
-                        "comparison_in",
+                        COMPARISON_IN,
                         "Compare with",
                         "Scored side by side with the target",
                         PortAccent::Cyan,
@@ -83,24 +91,40 @@ impl KindConfig for JudgeConfig {
                     false,
                     false,
                 ),
-                input(SIGNAL_IN, false, false),
+                input(spec::SIGNAL_IN, false, false),
             ],
             outputs: vec![
                 output(bundle(
-                    "scores_out",
+                    SCORES_OUT,
                     "Scores",
                     "Structured scores per criterion",
                     PortAccent::Amber,
                 )),
                 output(bundle(
-                    "data_out",
+                    DATA_OUT,
                     "Verdict",
                     "The judge's reasoning and scores as text",
                     PortAccent::Accent,
                 )),
-                output(SIGNAL_OUT),
-                output(ERROR_OUT),
+                output(spec::SIGNAL_OUT),
+                output(spec::ERROR_OUT),
             ],
+        }
+    }
+
+    /// A judge scores its target, or the variants of a comparison.
+    fn validate_cables(&self, findings: &mut ModuleFindings<'_>) {
+        if !findings.wired(TARGET_IN)
+            && !findings.wired_from(COMPARISON_IN, Some(crate::experiment::COMPARISON_OUT))
+        {
+            let name = findings.name();
+            findings.report(
+                Code::RequiredInputMissing,
+                None,
+                format!(
+                    "\"{name}\" needs a cable into its \"Target\" input, or a module's variants (⚖ Variants) into \"Compare with\""
+                ),
+            );
         }
     }
 

@@ -4,7 +4,18 @@ use serde::{Deserialize, Serialize};
 
 use crate::Extra;
 use crate::kinds::{KindConfig, KindDefinition, standard_fields};
-use crate::ports::{ERROR_OUT, ModulePorts, PortAccent, bundle, input, output};
+use crate::ports::{DATA_IN, ModulePorts, PortAccent, bundle, input, output, spec};
+
+/// Where an output module's record keeps the `number`-th result it
+/// collected (from 1), among its outputs.
+pub fn result_key(number: usize) -> String {
+    format!("result_{number}")
+}
+
+/// The number of the result a record's output key holds, if it is one.
+pub fn result_number(key: &str) -> Option<usize> {
+    key.strip_prefix("result_")?.parse().ok()
+}
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
@@ -30,7 +41,7 @@ impl KindConfig for OutputConfig {
         ModulePorts {
             inputs: vec![input(
                 bundle(
-                    "data_in",
+                    DATA_IN,
                     "Results",
                     "Collected into the run panel",
                     PortAccent::Accent,
@@ -38,7 +49,7 @@ impl KindConfig for OutputConfig {
                 true,
                 true,
             )],
-            outputs: vec![output(ERROR_OUT)],
+            outputs: vec![output(spec::ERROR_OUT)],
         }
     }
 }

@@ -8,8 +8,7 @@ use serde::{Deserialize, Serialize};
 use crate::Extra;
 use crate::kinds::{KindConfig, KindDefinition, standard_fields};
 use crate::ports::{
-    DATA_IN, Direction, ERROR_OUT, ModulePorts, Port, PortAccent, PortType, SIGNAL_IN, SIGNAL_OUT,
-    bundle, input, output,
+    Direction, FAIL_OUT, ModulePorts, Port, PortAccent, PortType, bundle, input, output, spec,
 };
 use crate::validate::{Code, ModuleFindings};
 
@@ -54,6 +53,7 @@ impl KindDefinition for PollConfig {
     const TITLE: &'static str = "Poll";
     const DESCRIPTION: &'static str = "Runs a command every interval until it reports a decision";
     const STARTS_PROCESSES: bool = true;
+    const RUNS_A_COMMAND: bool = true;
 }
 
 /// The port of a declared result.
@@ -110,18 +110,21 @@ impl KindConfig for PollConfig {
             .collect();
         outputs.extend([
             output(bundle(
-                "fail_out",
+                FAIL_OUT,
                 "Fail",
                 "The script failed (a non-zero exit with no decision, or three skipped polls)",
                 PortAccent::Red,
             )),
             // Always: waiting has an end even when the timeout is the default.
-            output(crate::ports::TIMEOUT_OUT),
-            output(SIGNAL_OUT),
-            output(ERROR_OUT),
+            output(spec::TIMEOUT_OUT),
+            output(spec::SIGNAL_OUT),
+            output(spec::ERROR_OUT),
         ]);
         ModulePorts {
-            inputs: vec![input(DATA_IN, false, true), input(SIGNAL_IN, false, false)],
+            inputs: vec![
+                input(spec::DATA_IN, false, true),
+                input(spec::SIGNAL_IN, false, false),
+            ],
             outputs,
         }
     }

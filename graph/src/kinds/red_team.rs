@@ -3,8 +3,10 @@
 use serde::{Deserialize, Serialize};
 
 use crate::config::AgentConfig;
-use crate::kinds::{KindConfig, KindDefinition, RePromptLevel, standard_fields};
-use crate::ports::{ModulePorts, PortAccent, activation_outputs, bundle, output, task_inputs};
+use crate::kinds::{KindConfig, KindDefinition, OutputSession, RePromptLevel, standard_fields};
+use crate::ports::{
+    DATA_OUT, ModulePorts, PortAccent, activation_outputs, bundle, output, task_inputs,
+};
 use crate::{Extra, RePrompt};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -30,6 +32,7 @@ impl KindDefinition for RedTeamConfig {
     const DESCRIPTION: &'static str = "An LLM adversary that attacks its input";
     const RE_PROMPTS: RePromptLevel = RePromptLevel::Module;
     const USES_PROVIDER: bool = true;
+    const OUTPUT_SESSION: OutputSession = OutputSession::Chat;
 }
 
 impl KindConfig for RedTeamConfig {
@@ -39,7 +42,7 @@ impl KindConfig for RedTeamConfig {
         ModulePorts {
             inputs: task_inputs(true),
             outputs: activation_outputs([output(bundle(
-                "data_out",
+                DATA_OUT,
                 "Attacks",
                 "The red team's merged responses",
                 PortAccent::Accent,

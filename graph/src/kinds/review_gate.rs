@@ -4,10 +4,15 @@
 use serde::{Deserialize, Serialize};
 
 use crate::config::AgentConfig;
-use crate::kinds::{KindConfig, KindDefinition, RePromptLevel, standard_fields};
+use crate::kinds::{KindConfig, KindDefinition, OutputSession, RePromptLevel, standard_fields};
 use crate::ports::{
-    EXHAUSTED_OUT, ModulePorts, PortAccent, activation_outputs, bundle, output, task_inputs,
+    DATA_OUT, ModulePorts, PortAccent, activation_outputs, bundle, output, spec, task_inputs,
 };
+
+/// The reviewed input, once approved.
+pub const APPROVED_OUT: &str = "approved_out";
+/// The reviewer's feedback, for another round.
+pub const REVISE_OUT: &str = "revise_out";
 use crate::{Extra, RePrompt};
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -51,6 +56,7 @@ impl KindDefinition for ReviewGateConfig {
     const USES_PROVIDER: bool = true;
     /// A revision loop through the gate stops after `max_rounds`.
     const BOUNDS_LOOPS: bool = true;
+    const OUTPUT_SESSION: OutputSession = OutputSession::Chat;
 }
 
 impl KindConfig for ReviewGateConfig {
@@ -61,20 +67,20 @@ impl KindConfig for ReviewGateConfig {
             inputs: task_inputs(true),
             outputs: activation_outputs([
                 output(bundle(
-                    "approved_out",
+                    APPROVED_OUT,
                     "Approved",
                     "The reviewed input, once approved",
                     PortAccent::Green,
                 )),
                 output(bundle(
-                    "revise_out",
+                    REVISE_OUT,
                     "Revise",
                     "Feedback for another round",
                     PortAccent::Amber,
                 )),
-                output(EXHAUSTED_OUT),
+                output(spec::EXHAUSTED_OUT),
                 output(bundle(
-                    "data_out",
+                    DATA_OUT,
                     "Review",
                     "The reviewer's merged responses",
                     PortAccent::Accent,

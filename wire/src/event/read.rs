@@ -6,141 +6,50 @@
 //! to [`RunEvent`] and not here fails it.
 
 use serde::de::Error as _;
-use serde_json::{Error, Map, Value};
+use serde_json::{Error, Value};
+
+use graph::intent::Intent;
 
 use super::RunEvent;
 use crate::approval::{Decider, Decision};
-use crate::status::RunStatus;
+use crate::fields::Fields;
+use crate::status::{PollOutcome, RunStatus, VariantStatus};
 
-/// An event's payload, its fields taken one by one.
-struct Payload<'a> {
-    name: &'a str,
-    fields: Map<String, Value>,
-}
-
-impl Payload<'_> {
-    fn take(&mut self, field: &'static str) -> Result<Value, Error> {
-        self.fields
-            .remove(field)
-            .ok_or_else(|| Error::custom(format!("{}: missing field `{field}`", self.name)))
-    }
-
-    fn wrong(&self, field: &str, expected: &str) -> Error {
-        Error::custom(format!("{}: `{field}` is not {expected}", self.name))
-    }
-
-    fn text(&mut self, field: &'static str) -> Result<String, Error> {
-        match self.take(field)? {
-            Value::String(text) => Ok(text),
-            _ => Err(self.wrong(field, "a string")),
-        }
-    }
-
-    fn number<T: TryFrom<u64>>(&mut self, field: &'static str) -> Result<T, Error> {
-        self.take(field)?
-            .as_u64()
-            .and_then(|number| T::try_from(number).ok())
-            .ok_or_else(|| self.wrong(field, "a count"))
-    }
-
-    /// A cost in dollars, or `null` for none.
-    fn cost(&mut self, field: &'static str) -> Result<Option<f64>, Error> {
-        match self.take(field)? {
-            Value::Null => Ok(None),
-            value => value
-                .as_f64()
-                .map(Some)
-                .ok_or_else(|| self.wrong(field, "a number or null")),
-        }
-    }
-
-    /// Text that may be absent or `null`.
-    fn optional_text(&mut self, field: &'static str) -> Result<Option<String>, Error> {
-        match self.fields.remove(field) {
-            None | Some(Value::Null) => Ok(None),
-            Some(Value::String(text)) => Ok(Some(text)),
-            Some(_) => Err(self.wrong(field, "a string")),
-        }
-    }
-
-    fn flag(&mut self, field: &'static str) -> Result<bool, Error> {
-        match self.take(field)? {
-            Value::Bool(flag) => Ok(flag),
-            _ => Err(self.wrong(field, "true or false")),
-        }
-    }
-
-    /// A number that may be absent or `null`.
-    fn optional_number(&mut self, field: &'static str) -> Result<Option<i64>, Error> {
-        match self.fields.remove(field) {
-            None | Some(Value::Null) => Ok(None),
-            Some(value) => value
-                .as_i64()
-                .map(Some)
-                .ok_or_else(|| self.wrong(field, "a number")),
-        }
-    }
-
-    fn texts(&mut self, field: &'static str) -> Result<Vec<String>, Error> {
-        match self.take(field)? {
-            Value::Array(items) => items
-                .into_iter()
-                .map(|item| match item {
-                    Value::String(text) => Ok(text),
-                    _ => Err(self.wrong(field, "a list of strings")),
-                })
-                .collect(),
-            _ => Err(self.wrong(field, "a list of strings")),
-        }
-    }
-
-    /// A name one of `parse` knows.
-    fn named<T>(
-        &mut self,
-        field: &'static str,
-        parse: fn(&str) -> Option<T>,
-        what: &str,
-    ) -> Result<T, Error> {
-        let text = self.text(field)?;
-        parse(&text).ok_or_else(|| self.wrong(field, what))
-    }
-
-    fn status(&mut self) -> Result<RunStatus, Error> {
-        let text = self.text("status")?;
-        RunStatus::parse(&text).ok_or_else(|| self.wrong("status", "a run status"))
-    }
+/// The run status every run event has.
+fn status(payload: &mut Fields<'_>) -> Result<RunStatus, Error> {
+    payload.word("status", RunStatus::parse, "a run status")
 }
 
 /// The event called `name` with these fields; fields it does not have are
 /// left alone (the stream adds `run_id` and `ts`).
 pub fn event(name: &str, payload: Value) -> Result<RunEvent, Error> {
-    let Value::Object(fields) = payload else {
+    if !payload.is_object() {
         return Err(Error::custom(format!(
             "{name}: the payload is not an object"
         )));
-    };
-    let mut payload = Payload { name, fields };
+    }
+    let mut payload = Fields::of(name, payload)?;
     let payload = &mut payload;
     Ok(match name {
         "run.started" => RunEvent::RunStarted {
-            status: payload.status()?,
+            status: status(payload)?,
         },
         "run.completed" => RunEvent::RunCompleted {
-            status: payload.status()?,
+            status: status(payload)?,
         },
         "run.failed" => RunEvent::RunFailed {
-            status: payload.status()?,
+            status: status(payload)?,
             error: payload.text("error")?,
         },
         "run.cancelled" => RunEvent::RunCancelled {
-            status: payload.status()?,
+            status: status(payload)?,
         },
         "run.interrupted" => RunEvent::RunInterrupted {
-            status: payload.status()?,
+            status: status(payload)?,
             error: payload.text("error")?,
         },
         "run.resumed" => RunEvent::RunResumed {
-            status: payload.status()?,
+            status: status(payload)?,
             replayed: payload.number("replayed")?,
         },
         "module.queued" => RunEvent::ModuleQueued {
@@ -170,7 +79,7 @@ pub fn event(name: &str, payload: Value) -> Result<RunEvent, Error> {
             activation: payload.number("activation")?,
             tokens_in: payload.number("tokens_in")?,
             tokens_out: payload.number("tokens_out")?,
-            cost: payload.cost("cost")?,
+            cost: payload.nullable_float("cost")?,
         },
         "task.agent_task.reprompt_dispatched" => RunEvent::RepromptDispatched {
             module_id: payload.text("module_id")?,
@@ -195,9 +104,9 @@ pub fn event(name: &str, payload: Value) -> Result<RunEvent, Error> {
             module_id: payload.text("module_id")?,
             activation: payload.number("activation")?,
             variant: payload.text("variant")?,
-            status: payload.text("status")?,
+            status: payload.word("status", VariantStatus::parse, "a variant status")?,
             error: payload.optional_text("error")?,
-            cost: payload.cost("cost")?,
+            cost: payload.nullable_float("cost")?,
             duration_ms: payload.number("duration_ms")?,
         },
         "task.coding.agent_reprompt_dispatched" => RunEvent::CodingRepromptDispatched {
@@ -242,7 +151,7 @@ pub fn event(name: &str, payload: Value) -> Result<RunEvent, Error> {
         "module.intent" => RunEvent::ModuleIntent {
             module_id: payload.text("module_id")?,
             activation: payload.number("activation")?,
-            intent: payload.text("intent")?,
+            intent: payload.word("intent", Intent::from_name, "an intent")?,
             said: payload.text("said")?,
             reason: payload.text("reason")?,
             fallback: payload.flag("fallback")?,
@@ -278,7 +187,7 @@ pub fn event(name: &str, payload: Value) -> Result<RunEvent, Error> {
             module_id: payload.text("module_id")?,
             activation: payload.number("activation")?,
             poll: payload.number("poll")?,
-            outcome: payload.text("outcome")?,
+            outcome: payload.word("outcome", PollOutcome::parse, "a poll outcome")?,
             result: payload.text("result")?,
             next_in_seconds: payload.number("next_in_seconds")?,
         },
@@ -292,14 +201,19 @@ pub fn event(name: &str, payload: Value) -> Result<RunEvent, Error> {
             module_id: payload.text("module_id")?,
             activation: payload.number("activation")?,
             asked: payload.text("asked")?,
-            shown: payload.texts("shown")?,
-            deadline_at: payload.optional_number("deadline_at")?,
+            shown: payload.list("shown", |item| match item {
+                Value::String(text) => Ok(text),
+                _ => Err(Error::custom(
+                    "module.waiting: `shown` is not a list of names",
+                )),
+            })?,
+            deadline_at: payload.nullable_integer("deadline_at")?,
         },
         "module.decided" => RunEvent::ModuleDecided {
             module_id: payload.text("module_id")?,
             activation: payload.number("activation")?,
-            decision: payload.named("decision", Decision::parse, "a decision")?,
-            by: payload.named("by", Decider::parse, "who decided")?,
+            decision: payload.word("decision", Decision::parse, "a decision")?,
+            by: payload.word("by", Decider::parse, "who decided")?,
             feedback: payload.text("feedback")?,
         },
         unknown => return Err(Error::custom(format!("unknown event `{unknown}`"))),
@@ -326,6 +240,12 @@ mod tests {
         assert!(negative.to_string().contains("`activation`"), "{negative}");
         let status = event("run.started", json!({"status": "sleeping"})).unwrap_err();
         assert!(status.to_string().contains("run status"), "{status}");
+        let intent = event(
+            "module.intent",
+            json!({"module_id": "m1", "activation": 1, "intent": "wander", "said": "wander", "reason": "", "fallback": false}),
+        )
+        .unwrap_err();
+        assert!(intent.to_string().contains("an intent"), "{intent}");
         let unknown = event("run.teleported", json!({})).unwrap_err();
         assert!(unknown.to_string().contains("run.teleported"), "{unknown}");
         assert!(event("run.started", json!("running")).is_err());

@@ -3,11 +3,8 @@
 //! the retry instruction with its variables, and the timeout, whose port
 //! appears when it is set.
 
-use graph::ModuleConfig;
-use graph::attempts::{
-    BACKOFF_LIMIT_SECONDS, CODING_RETRY_VARIABLES, MAX_ATTEMPTS_LIMIT, RETRY_VARIABLES,
-    TIMEOUT_LIMIT_SECONDS,
-};
+use graph::attempts::{BACKOFF_LIMIT_SECONDS, MAX_ATTEMPTS_LIMIT, TIMEOUT_LIMIT_SECONDS};
+use graph::{ModuleConfig, ModuleKind};
 use leptos::prelude::*;
 
 use super::Selected;
@@ -33,18 +30,16 @@ pub fn attempts_section(selected: Selected) -> Option<impl IntoView> {
     }
     let attempts = selected.read(ModuleConfig::max_attempts);
     let has_retry_instruction = selected.read(|config| config.retry_instruction().is_some());
-    let coding = selected.read(|config| matches!(config, ModuleConfig::Coding(_)));
-    let variables = move || {
-        let mut names: Vec<&str> = RETRY_VARIABLES.to_vec();
-        if coding.get() {
-            names.extend(CODING_RETRY_VARIABLES);
-        }
-        names
+    let variables = selected.read(|config| {
+        config
+            .kind()
+            .map(ModuleKind::retry_variables)
+            .unwrap_or_default()
             .iter()
             .map(|name| format!("{{{{ {name} }}}}"))
             .collect::<Vec<_>>()
             .join(", ")
-    };
+    });
     let retry_fields = move || {
         (attempts.get() > 1).then(|| {
             view! {
@@ -87,7 +82,7 @@ pub fn attempts_section(selected: Selected) -> Option<impl IntoView> {
             return String::new();
         };
         let has_port = graph::ports::ports_of(config)
-            .output("timeout_out")
+            .output(graph::ports::TIMEOUT_OUT)
             .is_some();
         let own = if config.timeout_seconds().is_some() {
             ""
