@@ -680,6 +680,7 @@ mod tests {
             revision: 1,
             updated_at,
             last_run: None,
+            waiting_run: None,
         }
     }
 

@@ -121,7 +121,7 @@ async fn a_run_waits_across_a_kill_9_and_a_decision_completes_it_without_asking_
         let folder = tempfile::tempdir().unwrap();
         let (fixture, config) = provider(folder.path(), None).await;
         let mut first = Server::start(&database.url, &config, &[]).await;
-        let (_, token, run_id) =
+        let (graph_id, token, run_id) =
             start_run(&first, approval_graph(json!({"ask": "Publish it?"}))).await;
         let run = wait_for_waiting(&first, &run_id, "approve", 1).await;
         let waiting = &run["modules"]["approve"]["activations"][0]["waiting"];
@@ -129,6 +129,21 @@ async fn a_run_waits_across_a_kill_9_and_a_decision_completes_it_without_asking_
         assert_eq!(waiting["value"], "Reply 1 to 1 messages.", "{run}");
         wait_for_status(&first, &run_id, "waiting").await;
         assert_eq!(fixture.calls(), 1);
+        // The home page's list says the graph has a run waiting.
+        let summaries: Value = reqwest::Client::new()
+            .post(format!("{}/api/graphs/summaries", first.base))
+            .json(&json!({"graphs": [{"id": graph_id, "edit_token": token}]}))
+            .send()
+            .await
+            .unwrap()
+            .json()
+            .await
+            .unwrap();
+        assert_eq!(
+            summaries["graphs"][0]["waiting_run"],
+            run_id.as_str(),
+            "{summaries}"
+        );
         first.kill_9();
 
         let second = Server::start(&database.url, &config, &[]).await;

@@ -181,6 +181,16 @@ impl Store {
         .map_err(|error: sqlx::Error| StoreError::from(error))
     }
 
+    /// A graph's newest run that waits for a person, if one does.
+    pub async fn waiting_run(&self, graph_id: &str) -> Result<Option<String>, StoreError> {
+        Ok(sqlx::query_scalar::<_, String>(
+            "SELECT id FROM runs WHERE graph_id = $1 AND status = 'waiting' ORDER BY created_at DESC, id DESC LIMIT 1",
+        )
+        .bind(graph_id)
+        .fetch_optional(&self.pool)
+        .await?)
+    }
+
     /// Moves a run to `status`; a finished run stays as it finished.
     pub async fn set_run_status(
         &self,
