@@ -4,7 +4,8 @@
 //! completes it without asking the provider again; reject and revise go
 //! down their own branch, revise in the agent's same session; a timeout
 //! fires after a restart; the first of two decisions wins; an approver link
-//! decides and does nothing else; a webhook hears that an approval waits.
+//! decides and does nothing else; a webhook hears that an approval waits;
+//! the home page's example sends a coding agent's change back to it.
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
@@ -493,4 +494,93 @@ async fn a_webhook_hears_that_an_approval_waits_and_its_link_decides_nothing_els
         done["outputs"].to_string().contains("Shipped, edited"),
         "{run}"
     );
+}
+
+/// The home page's example "A person approves the change": a coding
+/// agent's change waits for a person, who sends it back with what to
+/// change; the agent takes that as its next turn in its same session, and
+/// the change it makes then is approved, with its diff, down the approved
+/// branch only.
+#[tokio::test]
+async fn the_example_sends_a_coding_agent_s_change_back_to_it_then_approves_it() {
+    let database = support::databases().await.remove(0);
+    let folder = tempfile::tempdir().unwrap();
+    let (fixture, config) = provider(folder.path(), None).await;
+    let server = Server::start(&database.url, &config, &[]).await;
+    let example = graph::starter::example("a-person-approves-the-change").unwrap();
+    let (_, token, run_id) =
+        start_run(&server, serde_json::to_value(&example.graph).unwrap()).await;
+    let run = wait_for_waiting(&server, &run_id, "review", 1).await;
+    // The person sees the agent's reply and its diff.
+    let shown = run["modules"]["review"]["activations"][0]["waiting"]["shown"]
+        .as_array()
+        .unwrap();
+    let diff = shown
+        .iter()
+        .find(|input| input["source_port"] == "diff_out")
+        .unwrap_or_else(|| panic!("no diff shown: {run}"));
+    assert!(
+        diff["value"]["content"]
+            .as_str()
+            .unwrap()
+            .contains("+++ b/WELCOME.md"),
+        "{diff}"
+    );
+    let (status, body) = decide(
+        &server,
+        &run_id,
+        "review",
+        Some(&token),
+        json!({"decision": "revise", "feedback": "Also write CONDUCT.md\nwrite CONDUCT.md: Be kind."}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let run = wait_for_waiting(&server, &run_id, "review", 2).await;
+    // The feedback is the agent's next turn in its same session (the
+    // simulated agent counts the turns of its session), and it acted on it.
+    let second = &run["modules"]["build"]["activations"][1];
+    assert!(
+        second["responses"][0]["text"]
+            .as_str()
+            .unwrap()
+            .starts_with("Simulated agent, turn 2."),
+        "{second}"
+    );
+    assert!(
+        second["transcript"][0]["text"]
+            .as_str()
+            .unwrap()
+            .contains("Also write CONDUCT.md"),
+        "{second}"
+    );
+    let (status, body) = decide(
+        &server,
+        &run_id,
+        "review",
+        Some(&token),
+        json!({"decision": "approve"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let run = wait_for_status(&server, &run_id, "completed").await;
+    let approved = &run["modules"]["approved"]["activations"][0]["outputs"]["result_1"];
+    assert!(
+        approved["content"]
+            .as_str()
+            .unwrap()
+            .contains("+++ b/CONDUCT.md"),
+        "the second round's change is approved: {approved}"
+    );
+    assert_eq!(approved["meta"]["decision"], "approve");
+    assert!(never_ran(&run, "rejected"), "{run}");
+    for (module, times) in [("task", 1), ("build", 2), ("review", 2)] {
+        assert_eq!(
+            run["modules"][module]["activations"]
+                .as_array()
+                .map(Vec::len),
+            Some(times),
+            "{module}"
+        );
+    }
+    assert_eq!(fixture.calls(), 0, "the example needs no provider");
 }
