@@ -584,3 +584,53 @@ async fn the_example_sends_a_coding_agent_s_change_back_to_it_then_approves_it()
     }
     assert_eq!(fixture.calls(), 0, "the example needs no provider");
 }
+
+/// Several processes on one PostgreSQL: a decision taken by a process that
+/// does not hold the run reaches the one that does, which goes on with it;
+/// and when that one is gone, the other takes the run up, decision and all.
+#[tokio::test]
+async fn on_postgres_any_process_takes_a_decision_and_the_run_goes_on() {
+    let Some(database) = support::databases()
+        .await
+        .into_iter()
+        .find(|database| database.name == "postgres")
+    else {
+        return;
+    };
+    let folder = tempfile::tempdir().unwrap();
+    let (fixture, config) = provider(folder.path(), None).await;
+    let mut holder = Server::start(&database.url, &config, &[]).await;
+    let other = Server::start(&database.url, &config, &[]).await;
+    let (_, token, run_id) = start_run(&holder, approval_graph(json!({}))).await;
+    wait_for_waiting(&holder, &run_id, "approve", 1).await;
+    // Decided on the other process, carried out by the holder.
+    let (status, body) = decide(
+        &other,
+        &run_id,
+        "approve",
+        Some(&token),
+        json!({"decision": "revise", "feedback": "Again, shorter"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    wait_for_waiting(&other, &run_id, "approve", 2).await;
+    assert_eq!(fixture.calls(), 2, "the draft ran again once");
+    // The holder dies; a decision taken meanwhile is not lost: the other
+    // process takes the run up and acts on it.
+    holder.kill_9();
+    let (status, body) = decide(
+        &other,
+        &run_id,
+        "approve",
+        Some(&token),
+        json!({"decision": "approve"}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let run = wait_for_status(&other, &run_id, "completed").await;
+    assert_eq!(
+        run["modules"]["done"]["activations"][0]["status"], "completed",
+        "{run}"
+    );
+    assert_eq!(fixture.calls(), 2, "nothing before the approval ran again");
+}
