@@ -43,6 +43,8 @@ pub struct InputValue {
     pub port: String,
     pub source_module: String,
     pub source_label: String,
+    /// The output port of the source module it left by.
+    pub source_port: String,
     pub value: PortValue,
     /// Arrived since the module's previous activation.
     pub fresh: bool,

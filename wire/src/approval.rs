@@ -85,6 +85,11 @@ pub struct Shown {
     pub port: String,
     pub source_module: String,
     pub source_label: String,
+    /// The source module's output port it left by (a coding module's
+    /// `diff_out`, `test_results_out`, …), which says how to show it; empty
+    /// in records written before it was kept.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub source_port: String,
     pub value: PortValue,
 }
 

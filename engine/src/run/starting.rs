@@ -188,6 +188,7 @@ impl Run {
                     port: cable.port.clone(),
                     source_module: self.modules[cable.source].id.clone(),
                     source_label: self.progress[cable.source].label.clone(),
+                    source_port: cable.source_port.clone(),
                     value: cable.value.clone()?,
                     fresh: cable.fresh,
                 })

@@ -106,6 +106,7 @@ impl Run {
                 port: input.port.clone(),
                 source_module: input.source_module.clone(),
                 source_label: input.source_label.clone(),
+                source_port: input.source_port.clone(),
                 value: input.value.clone(),
             })
             .collect();

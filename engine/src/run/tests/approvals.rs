@@ -95,6 +95,8 @@ fn an_approval_waits_with_no_task_and_no_slot_and_other_branches_go_on() {
     assert_eq!(waited.value, "draft says hello");
     assert_eq!(waited.shown.len(), 1);
     assert_eq!(waited.shown[0].source_module, "draft");
+    // Which output it left by says how the app shows it (a diff, tests).
+    assert_eq!(waited.shown[0].source_port, "data_out");
     assert!(!run.run.is_over());
 }
 
