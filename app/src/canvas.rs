@@ -21,6 +21,8 @@ pub mod model;
 mod module_box;
 mod sketches;
 
+pub(crate) use sketches::escape;
+
 use std::sync::Arc;
 use std::time::Duration;
 
