@@ -195,6 +195,8 @@ test('an approver link in a second browser sends the work back with feedback, an
   await expect(badge(approver, 'm4')).toHaveText('✋ Waiting for you', { timeout: 45_000 });
   await expect(decision(approver).locator('.diff-line.added', { hasText: '+Keep the greeting short.' })).toHaveCount(1, { timeout: 15_000 });
   await expect(runPanel(approver).getByRole('button', { name: 'Round 2' })).toHaveAttribute('aria-pressed', 'true');
+  // In the session it worked in: its second turn there.
+  await expect(decision(approver).getByRole('region', { name: 'From “Build” · Output' })).toContainText('Simulated agent, turn 2.');
   await expect(badge(page, 'm4')).toHaveText('✋ Waiting for you');
   await expect(badge(page, 'm3')).toHaveText('not reached');
   await runPanel(page).locator('.run-module-entry[data-module-id="m2"]').click();
