@@ -93,8 +93,10 @@ fn read_request(body: &[u8]) -> Result<DecisionRequest, ApiError> {
 
 /// `POST /api/runs/{run_id}/modules/{module_id}/decision`: the first
 /// decision on the module's waiting activation wins (`200` with the
-/// activation); a second is `409 decision.already_taken`, one for a
-/// module that does not wait `409 decision.not_waiting`.
+/// activation); a second is `409 decision.already_taken` — also once the
+/// first was acted on, or when it names an earlier round than the one
+/// waiting —, one for a module that does not wait `409
+/// decision.not_waiting`.
 pub async fn decide(
     State(state): State<AppState>,
     Path((run_id, module_id)): Path<(String, String)>,
@@ -113,8 +115,21 @@ pub async fn decide(
         .await?
         .and_then(|json| serde_json::from_str::<ActivationRecord>(&json).ok())
         .ok_or_else(not_waiting)?;
+    let already_taken = || ApiError::DecisionAlreadyTaken {
+        module: module_id.clone(),
+    };
+    // A decision on an earlier round came after the one that ended it.
+    match request.activation {
+        Some(seen) if seen < record.activation => return Err(already_taken()),
+        Some(seen) if seen > record.activation => return Err(not_waiting()),
+        _ => {}
+    }
     if record.status != ActivationStatus::Waiting || record.waiting.is_none() {
-        return Err(not_waiting());
+        return Err(if record.decision.is_some() {
+            already_taken()
+        } else {
+            not_waiting()
+        });
     }
     let decision = DecisionRecord {
         decision: request.decision,
@@ -134,7 +149,7 @@ pub async fn decide(
         decided_at: decision.at,
     };
     if !state.store.insert_decision(&stored).await? {
-        return Err(ApiError::DecisionAlreadyTaken { module: module_id });
+        return Err(already_taken());
     }
     // Run here: it acts at once. Run by another process, or by none, it
     // is read from the database there, or when the run is resumed.

@@ -240,16 +240,45 @@ async fn sending_back_reprompts_the_agent_in_its_session_and_a_rejection_takes_i
             .any(|(role, text)| *role == "assistant" && text.starts_with("Reply 1")),
         "the first round's reply is in the session: {transcript:?}"
     );
+    // Someone still looking at the first round is told it was decided,
+    // and their approval is not taken for the second, which they never saw.
+    let (status, body) = decide(
+        &server,
+        &run_id,
+        "approve",
+        Some(&token),
+        json!({"decision": "approve", "activation": 1}),
+    )
+    .await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (409, Some("decision.already_taken")),
+        "{body}"
+    );
     let (status, _) = decide(
         &server,
         &run_id,
         "approve",
         Some(&token),
-        json!({"decision": "reject", "feedback": "Not for us"}),
+        json!({"decision": "reject", "feedback": "Not for us", "activation": 2}),
     )
     .await;
     assert_eq!(status, 200);
     let run = wait_for_status(&server, &run_id, "completed").await;
+    // Once a decision was acted on, a later one is still "already taken".
+    let (status, body) = decide(
+        &server,
+        &run_id,
+        "approve",
+        Some(&token),
+        json!({"decision": "approve"}),
+    )
+    .await;
+    assert_eq!(
+        (status, body["error"]["code"].as_str()),
+        (409, Some("decision.already_taken")),
+        "{body}"
+    );
     let rejected = &run["modules"]["rejected"]["activations"][0];
     assert_eq!(rejected["status"], "completed", "{run}");
     assert!(never_ran(&run, "done"), "{run}");

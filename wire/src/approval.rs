@@ -130,6 +130,11 @@ pub struct DecisionRecord {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DecisionRequest {
     pub decision: Decision,
+    /// The activation the person decided on, as they saw it. When the
+    /// approval has moved on (someone else decided, another round waits),
+    /// the decision is refused rather than taken for what they never saw.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub activation: Option<u32>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub feedback: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]

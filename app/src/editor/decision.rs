@@ -258,6 +258,7 @@ fn DecisionForm(
         let edited = edited.filter(|edited| original.with_value(|original| original != edited));
         let request = DecisionRequest {
             decision,
+            activation: Some(activation),
             feedback: (!said.trim().is_empty()).then_some(said),
             value: edited.filter(|_| decision == Decision::Approve),
         };
