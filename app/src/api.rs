@@ -6,13 +6,15 @@
 use graph::Attachment;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+use wire::ActivationRecord;
+use wire::approval::{ApproverLink, DecisionRequest};
 use wire::error::ErrorDetail;
 use wire::graphs::{GraphCreated, GraphSaved, Summaries, SummariesRequest};
 use wire::providers::Catalogue;
 use wire::run::{RunList, RunRecord, RunStarted, StartRun};
 
 use crate::browser;
-use crate::edit_token;
+use crate::{approver_token, edit_token};
 
 /// Why a call did not give what it asked for.
 #[derive(Clone, Debug, PartialEq)]
@@ -217,6 +219,40 @@ pub async fn cancel_run(graph_id: &str, run_id: &str) -> Answer<()> {
     headers.extend(credentials(graph_id));
     let url = format!("/api/runs/{run_id}/cancel");
     send("POST", &url, Some("{}"), &headers).await.map(drop)
+}
+
+/// Who may decide on a run's approvals from this browser: the graph's
+/// editor (its edit token), else an approver link of the run.
+fn decision_credentials(graph_id: Option<&str>, run_id: &str) -> Option<Header> {
+    graph_id
+        .and_then(credentials)
+        .or_else(|| approver_token::authorization(run_id))
+}
+
+/// `POST /api/runs/{id}/modules/{module_id}/decision`: a person's decision
+/// on a waiting approval; the answer is the activation as decided.
+pub async fn decide(
+    graph_id: Option<&str>,
+    run_id: &str,
+    module_id: &str,
+    decision: &DecisionRequest,
+) -> Answer<ActivationRecord> {
+    let body = serde_json::to_string(decision).map_err(|error| {
+        ApiError::Unreadable(format!("the request could not be written: {error}"))
+    })?;
+    let mut headers = vec![json_content()];
+    headers.extend(decision_credentials(graph_id, run_id));
+    let url = format!("/api/runs/{run_id}/modules/{module_id}/decision");
+    read(&send("POST", &url, Some(&body), &headers).await?)
+}
+
+/// `POST /api/runs/{id}/approver-links`, with the edit token of the run's
+/// graph: a link that decides the run's approvals and nothing else.
+pub async fn make_approver_link(graph_id: &str, run_id: &str) -> Answer<ApproverLink> {
+    let mut headers = vec![json_content()];
+    headers.extend(credentials(graph_id));
+    let url = format!("/api/runs/{run_id}/approver-links");
+    read(&send("POST", &url, Some("{}"), &headers).await?)
 }
 
 /// The value of a JSON answer read loosely (a graph document to edit one

@@ -34,6 +34,8 @@ mod sketches;
 mod targets;
 mod wheel_zoom;
 
+pub(crate) use sketches::escape;
+
 use graph::Position;
 use leptos::prelude::*;
 

@@ -3,8 +3,11 @@
 //! clipboard fragments) is plain Rust in `history` and `clipboard`; the rest
 //! connects it to the page.
 
+mod approver_link;
 pub mod clipboard;
 mod comparison;
+mod decision;
+pub mod diff;
 pub mod history;
 mod keyboard;
 pub mod modal;
@@ -27,8 +30,8 @@ use leptos::prelude::*;
 
 use crate::api::{self, ApiError};
 use crate::canvas::{Canvas, CanvasEvents};
-use crate::edit_token;
-use crate::run::run_in_address;
+use crate::run::{RunAccess, run_in_address};
+use crate::{approver_token, edit_token};
 use overlays::Overlays;
 use palette::{KIND_MIME, Palette};
 use panel::{CablePanel, DetailPanel};
@@ -102,6 +105,11 @@ fn start(editor: EditorState) {
                     let arrival = edit_token::capture(&editor.graph_id());
                     let editable = arrival.can_edit;
                     editor.can_edit.set(editable);
+                    editor.run.access.set(if editable {
+                        RunAccess::Edit
+                    } else {
+                        RunAccess::View
+                    });
                     if arrival.run && editable {
                         editor.overlay.set(Overlay::Run);
                     }
@@ -124,6 +132,7 @@ fn start(editor: EditorState) {
                 }
                 EditorMode::Recorded => {
                     editor.save.status.set(SaveStatus::ViewOnly);
+                    editor.run.access.set(recorded_run_access(editor));
                     // Still going: follow it from here.
                     if editor.run.is_live()
                         && let Some(run_id) = editor.run.run_id.get_untracked()
@@ -173,6 +182,26 @@ fn start(editor: EditorState) {
             });
         })
     });
+}
+
+/// What the page of a recorded run may do: everything for the graph's
+/// editor, decide for an approver link (taken from the address), else look.
+fn recorded_run_access(editor: EditorState) -> RunAccess {
+    let Some(run_id) = editor.run.run_id.get_untracked() else {
+        return RunAccess::View;
+    };
+    let approver = approver_token::capture(&run_id);
+    let edits = editor
+        .run
+        .graph_id()
+        .is_some_and(|graph_id| edit_token::stored(&graph_id).is_some());
+    if edits {
+        RunAccess::Edit
+    } else if approver {
+        RunAccess::Approve
+    } else {
+        RunAccess::View
+    }
 }
 
 /// Shows the run in the address: followed live if it is still going, its
@@ -291,7 +320,9 @@ fn Toolbar() -> impl IntoView {
                         .with_untracked(|record| record.as_ref().and_then(|record| record.graph_id.clone()))
                         .map(|id| format!("/g/{id}"));
                     view! {
-                        <span class="access-badge read-only" title="A recorded run: the graph as it ran, read-only">"Recorded run"</span>
+                        <span class="access-badge read-only" title=move || recorded_badge(editor.run.access.get()).1>
+                            {move || recorded_badge(editor.run.access.get()).0}
+                        </span>
                         {graph_link.map(|href| view! { <a class="button-link" href=href>"Open the graph"</a> })}
                         <button type="button" title="Make a copy of this version you own and can edit" on:click=move |_| save::save_as_fork(editor, false)>"Fork to edit"</button>
                     }
@@ -299,6 +330,20 @@ fn Toolbar() -> impl IntoView {
                 }
             }}
         </header>
+    }
+}
+
+/// The badge of a recorded run's page and what it means.
+fn recorded_badge(access: RunAccess) -> (&'static str, &'static str) {
+    match access {
+        RunAccess::Approve => (
+            "Approver link",
+            "An approver link: it decides this run's approvals and nothing else; the graph is read-only",
+        ),
+        RunAccess::Unknown | RunAccess::View | RunAccess::Edit => (
+            "Recorded run",
+            "A recorded run: the graph as it ran, read-only",
+        ),
     }
 }
 

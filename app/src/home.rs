@@ -43,12 +43,13 @@ impl Entry {
     fn key(&self) -> String {
         match self {
             Entry::Available(summary) => format!(
-                "{}|{}|{}|{}|{:?}",
+                "{}|{}|{}|{}|{:?}|{:?}",
                 summary.id,
                 summary.revision,
                 summary.updated_at,
                 summary.name,
-                summary.last_run.as_ref().map(|run| (&run.id, &run.status))
+                summary.last_run.as_ref().map(|run| (&run.id, &run.status)),
+                summary.waiting_run
             ),
             Entry::Unavailable(id) => format!("gone|{id}"),
         }
@@ -78,6 +79,7 @@ pub fn status_words(status: RunStatus) -> &'static str {
     match status {
         RunStatus::Queued => "Queued",
         RunStatus::Running => "Running",
+        RunStatus::Waiting => "Waiting for a person",
         RunStatus::Completed => "Completed",
         RunStatus::Failed => "Failed",
         RunStatus::Cancelled => "Cancelled",
@@ -507,6 +509,20 @@ fn GraphLine(summary: GraphSummary, home: Home) -> impl IntoView {
         }
         None => view! { <span class="home-run none">"No runs yet"</span> }.into_any(),
     };
+    // A run that waits for a person is what the person came back for.
+    let waiting = summary.waiting_run.clone().map(|run_id| {
+        view! {
+            <a
+                class="home-waiting"
+                href=format!("/g/{}/runs/{run_id}", summary.id)
+                rel="external"
+                title="A run of this graph waits for someone to approve, reject or send back its work"
+            >
+                "✋ Waiting for you"
+            </a>
+            <span class="home-separator" aria-hidden="true">" · "</span>
+        }
+    });
     // A name cleared in the editor would leave nothing to click.
     let label = if summary.name.trim().is_empty() {
         "Untitled graph".to_owned()
@@ -566,6 +582,7 @@ fn GraphLine(summary: GraphSummary, home: Home) -> impl IntoView {
                     </div>
                 </Show>
                 <p class="home-graph-facts">
+                    {waiting}
                     <span>"Last edit " <time datetime=edited_iso>{edited}</time></span>
                     <span class="home-separator" aria-hidden="true">" · "</span>
                     {last_run}
@@ -679,6 +696,7 @@ mod tests {
             revision: 1,
             updated_at,
             last_run: None,
+            waiting_run: None,
         }
     }
 
@@ -710,6 +728,9 @@ mod tests {
             created_at: 11,
         });
         assert_ne!(before.key(), Entry::Available(ran).key());
+        let mut waiting = summary("g_a", 10);
+        waiting.waiting_run = Some("r_1".to_owned());
+        assert_ne!(before.key(), Entry::Available(waiting).key());
         assert_eq!(before.key(), Entry::Available(summary("g_a", 10)).key());
     }
 

@@ -7,6 +7,7 @@
 #![recursion_limit = "512"]
 
 pub mod api;
+pub mod approver_token;
 pub mod bench;
 pub mod browser;
 pub mod canvas;

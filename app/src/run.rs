@@ -16,6 +16,21 @@ use wire::{ActivationStatus, EventRecord, RunEvent, RunRecord, RunStatus};
 
 use crate::canvas::model::{CableRoute, CanvasModel, ModuleRun, ModuleRunState, set_if_changed};
 
+/// What this browser may do with the run shown, from the tokens it holds
+/// (known after hydration).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RunAccess {
+    /// Not known yet (before hydration): nothing to decide with is shown.
+    #[default]
+    Unknown,
+    /// See it (anyone with its link).
+    View,
+    /// An approver link of the run: decide its approvals, nothing else.
+    Approve,
+    /// The graph's edit token: decide, make approver links, cancel.
+    Edit,
+}
+
 /// The run the canvas shows.
 #[derive(Clone, Copy)]
 pub struct RunView {
@@ -32,6 +47,7 @@ pub struct RunView {
     /// Streamed text by (module, response index), while it streams.
     pub streams: RwSignal<BTreeMap<(String, u32), String>>,
     pub panel_open: RwSignal<bool>,
+    pub access: RwSignal<RunAccess>,
     /// The panel lists the graph's runs instead of the run.
     pub history: RwSignal<bool>,
     /// The module the run panel shows.
@@ -74,6 +90,7 @@ impl RunView {
             resumed: RwSignal::new(None),
             streams: RwSignal::new(BTreeMap::new()),
             panel_open: RwSignal::new(false),
+            access: RwSignal::new(RunAccess::Unknown),
             history: RwSignal::new(false),
             focus: RwSignal::new(None),
             focus_chosen: StoredValue::new(false),
@@ -205,7 +222,20 @@ impl RunView {
         self.graph.set_value(Some(record.graph.clone()));
         self.streams.set(BTreeMap::new());
         self.history.set(false);
-        if self
+        // An approval waiting for a person is what the page is opened for.
+        let waiting = record
+            .graph
+            .modules
+            .iter()
+            .find(|module| {
+                record
+                    .last(&module.id)
+                    .is_some_and(|activation| activation.status == ActivationStatus::Waiting)
+            })
+            .map(|module| module.id.clone());
+        if waiting.is_some() {
+            self.focus.set(waiting);
+        } else if self
             .focus
             .get_untracked()
             .is_none_or(|focus| record.last(&focus).is_none())
@@ -247,6 +277,42 @@ impl RunView {
         );
     }
 
+    /// Reads the run's record again now (a decision was taken).
+    pub fn reload(&self) {
+        self.refresh_soon(0);
+    }
+
+    /// Puts an activation the server answered with (a decision taken here)
+    /// in the record at once, before the event stream says so.
+    pub fn keep_activation(&self, activation: wire::ActivationRecord) {
+        let _ = self.record.try_update(|record| {
+            let kept = record
+                .as_mut()
+                .and_then(|record| record.modules.get_mut(&activation.module_id))
+                .and_then(|module| {
+                    module
+                        .activations
+                        .iter_mut()
+                        .find(|kept| kept.activation == activation.activation)
+                });
+            if let Some(kept) = kept {
+                *kept = activation;
+            }
+        });
+        self.refresh_soon(150);
+    }
+
+    /// The graph the run belongs to, if it is stored.
+    pub fn graph_id(&self) -> Option<String> {
+        self.record
+            .with_untracked(|record| record.as_ref().and_then(|record| record.graph_id.clone()))
+            .or_else(|| {
+                self.graph
+                    .with_value(|graph| graph.as_ref().and_then(|graph| graph.id.clone()))
+            })
+            .filter(|id| !id.is_empty())
+    }
+
     fn refresh(&self) {
         let Some(run_id) = self.run_id.try_get_untracked().flatten() else {
             return;
@@ -256,6 +322,12 @@ impl RunView {
             if let Ok(record) = crate::api::run(&run_id).await
                 && view.run_id.try_get_untracked().flatten().as_deref() == Some(record.id.as_str())
             {
+                // Waiting for a person and going on again have no event of
+                // their own: the record says which. A run that ended stays
+                // ended (an older answer may still arrive).
+                if view.is_live() && record.status.is_live() {
+                    set_if_changed(view.status, Some(record.status));
+                }
                 view.record.set(Some(record));
             }
         });
@@ -317,10 +389,19 @@ impl RunView {
                         .push_str(text)
                 });
             }
+            // A person is asked: the panel shows the question, unless
+            // they chose another module to look at.
+            RunEvent::ModuleWaiting { module_id, .. } => {
+                if !self.focus_chosen.get_value() {
+                    self.focus.set(Some(module_id.clone()));
+                }
+                self.refresh_soon(150);
+            }
             RunEvent::ModuleCompleted { .. }
             | RunEvent::ModuleFailed { .. }
             | RunEvent::ModuleRetrying { .. }
             | RunEvent::ModuleGaveUp { .. }
+            | RunEvent::ModuleDecided { .. }
             | RunEvent::CableIgnored { .. } => {
                 self.refresh_soon(150);
             }
@@ -440,9 +521,8 @@ pub fn apply_record(model: CanvasModel, record: &RunRecord) {
                     ActivationStatus::Cancelled | ActivationStatus::Interrupted => {
                         ModuleRunState::Cancelled
                     }
-                    ActivationStatus::Running | ActivationStatus::Waiting => {
-                        ModuleRunState::Running
-                    }
+                    ActivationStatus::Running => ModuleRunState::Running,
+                    ActivationStatus::Waiting => ModuleRunState::Waiting,
                     ActivationStatus::Queued => ModuleRunState::Queued,
                 };
                 // An attempt that gave up says so, as its badge did live.
@@ -456,8 +536,12 @@ pub fn apply_record(model: CanvasModel, record: &RunRecord) {
                     badge: if gave_up {
                         Some("gave up".to_owned())
                     } else {
-                        (activation.status == ActivationStatus::Interrupted)
-                            .then(|| "interrupted".to_owned())
+                        match activation.status {
+                            ActivationStatus::Interrupted => Some("interrupted".to_owned()),
+                            // As `module.waiting` says it live.
+                            ActivationStatus::Waiting => Some("Waiting for you".to_owned()),
+                            _ => None,
+                        }
                     },
                     started_ms: Some(activation.started_at as f64),
                     finished_ms: activation.finished_at.map(|at| at as f64),

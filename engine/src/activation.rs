@@ -43,6 +43,8 @@ pub struct InputValue {
     pub port: String,
     pub source_module: String,
     pub source_label: String,
+    /// The output port of the source module it left by.
+    pub source_port: String,
     pub value: PortValue,
     /// Arrived since the module's previous activation.
     pub fresh: bool,
@@ -616,6 +618,10 @@ pub async fn activate(context: &ActivationContext) -> Result<ActivationOutput, A
         ModuleConfig::Panel(config) => panel::panel(context, config).await,
         ModuleConfig::Command(config) => command::command(context, config).await,
         ModuleConfig::Poll(config) => poll::poll(context, config).await,
+        // The run waits for a person there, with no task (`run/waiting.rs`).
+        ModuleConfig::Approval(_) => Err(ActivationError(
+            "an approval waits for a person: it is never run as a task".to_owned(),
+        )),
         ModuleConfig::Coding(_) => match &context.settings.coding {
             Some(runner) => runner.run(context).await,
             None => Err(ActivationError(

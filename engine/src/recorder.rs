@@ -48,6 +48,17 @@ pub trait Recorder: Send + Sync + 'static {
         error: Option<&str>,
     ) -> impl Future<Output = Result<(), RecordError>> + Send;
 
+    /// Keeps how long the run has waited for people with nothing running,
+    /// and since when it waits now (PRODUCT §3.14), for a resume.
+    fn record_wait(
+        &self,
+        _run_id: &str,
+        _waited_ms: i64,
+        _waiting_since: Option<i64>,
+    ) -> impl Future<Output = Result<(), RecordError>> + Send {
+        std::future::ready(Ok(()))
+    }
+
     /// Sets keys of the run's state (PRODUCT §3.5), the ones that changed.
     fn save_state(
         &self,

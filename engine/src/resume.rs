@@ -44,7 +44,7 @@ pub enum Ended {
 }
 
 /// What a resume starts from, read from the record.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct Resume {
     /// The last event number in the log: the resumed run's events follow.
     pub last_seq: u64,
@@ -56,6 +56,22 @@ pub struct Resume {
     /// When the run first started (Unix ms): its maximum duration counts
     /// from then, not from the resume.
     pub started_at: Option<i64>,
+    /// How long the run has waited for people, with nothing running: time
+    /// its maximum duration does not count (PRODUCT §3.14).
+    pub waited_ms: i64,
+    /// Since when it waits for people, when it did as it stopped.
+    pub waiting_since: Option<i64>,
+    /// Decisions taken on its waiting approvals and not yet acted on.
+    pub decisions: Vec<PendingDecision>,
+}
+
+/// A decision a person took on an approval of a run that was not running
+/// it then, or that has not acted on it yet.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PendingDecision {
+    pub module_id: String,
+    pub activation: u32,
+    pub decision: wire::approval::DecisionRecord,
 }
 
 /// An ending waiting to be replayed.
@@ -105,6 +121,20 @@ impl Replay {
     /// Whether this activation had ended before the run stopped.
     pub fn has_ended(&self, module_id: &str, activation: u32) -> bool {
         self.ended.contains_key(&(module_id.to_owned(), activation))
+    }
+
+    /// The record of an approval that was waiting for a person.
+    pub fn take_waiting(&mut self, module_id: &str, activation: u32) -> Option<ActivationRecord> {
+        let key = (module_id.to_owned(), activation);
+        let waiting = self
+            .in_progress
+            .get(&key)
+            .is_some_and(|record| record.waiting.is_some());
+        if waiting {
+            self.in_progress.remove(&key)
+        } else {
+            None
+        }
     }
 
     /// This activation's last checkpoint, if it was in progress.

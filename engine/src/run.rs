@@ -26,6 +26,7 @@ mod starting;
 mod state_keys;
 #[cfg(test)]
 mod tests;
+mod waiting;
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
@@ -76,8 +77,19 @@ pub struct Run {
     /// A stopping run's activations had their time.
     grace_over: bool,
     replay: Option<Replay>,
-    /// When the run first started, for a resumed run whose record says.
+    /// When the run first started: from the record of a resumed run, else
+    /// when `start` was called.
     first_started_at: Option<i64>,
+    /// Approvals waiting for a person.
+    waiting: usize,
+    /// How long the run has waited for people with nothing running.
+    waited_ms: i64,
+    /// Since when it waits for people with nothing running: its deadline
+    /// is paused, and its status `waiting`.
+    waiting_since: Option<i64>,
+    /// Decisions a resumed run's record holds, acted on once the replay
+    /// is done.
+    pending_decisions: Vec<crate::resume::PendingDecision>,
     /// Going again through what a resumed run's record says happened:
     /// nothing is announced, nothing that had ended runs again.
     replaying: bool,
@@ -100,7 +112,7 @@ impl Run {
         run_id: &str,
         input: Arc<RunInput>,
         limits: Limits,
-        resume: Option<Resume>,
+        mut resume: Option<Resume>,
     ) -> Run {
         let topology = Topology::new(&graph);
         let cables = cables::live_cables(&topology);
@@ -121,6 +133,12 @@ impl Run {
         state.insert("input".to_owned(), input.text.clone());
         state.insert("run_id".to_owned(), run_id.to_owned());
         let first_started_at = resume.as_ref().and_then(|resume| resume.started_at);
+        let waited_ms = resume.as_ref().map_or(0, |resume| resume.waited_ms);
+        let waiting_since = resume.as_ref().and_then(|resume| resume.waiting_since);
+        let pending_decisions = resume
+            .as_mut()
+            .map(|resume| std::mem::take(&mut resume.decisions))
+            .unwrap_or_default();
         let replay = resume.map(Replay::new);
         Run {
             modules: graph.modules,
@@ -142,6 +160,10 @@ impl Run {
             replaying: replay.is_some(),
             replay,
             first_started_at,
+            waiting: 0,
+            waited_ms,
+            waiting_since,
+            pending_decisions,
             replayed_count: 0,
             to_replay: BTreeMap::new(),
             deferred: Vec::new(),
@@ -155,35 +177,57 @@ impl Run {
         self.emit(RunEvent::RunStarted {
             status: RunStatus::Running,
         });
-        self.commands.push(Command::SetStatus {
-            status: RunStatus::Running,
-            error: None,
-        });
+        // A run that was waiting for people says so again once its replay
+        // shows it still is (`update_waiting`).
+        if self.waiting_since.is_none() {
+            self.commands.push(Command::SetStatus {
+                status: RunStatus::Running,
+                error: None,
+            });
+        }
         if !self.replaying {
             let initial = self.saved_state.clone().into_iter().collect();
             self.commands.push(Command::SaveState(initial));
         }
+        self.first_started_at.get_or_insert(now);
+        let resumed_waiting = self.waiting_since.is_some();
         let time_left = self.time_left(now);
         if time_left.is_zero() {
             // A resumed run whose maximum duration passed while no process
             // ran it: it fails, starting nothing again.
             self.failure = Some(self.out_of_time());
-        } else {
+        } else if self.waiting_since.is_none() {
             self.commands.push(Command::ArmTimer {
                 timer: Timer::RunDeadline,
                 after: time_left,
             });
         }
         self.advance(now);
+        self.update_waiting(now);
+        if resumed_waiting && self.waiting_since.is_some() {
+            // Still waiting for people, as the record says: the status says
+            // so again, in case it was not stored.
+            self.commands.push(Command::SetStatus {
+                status: RunStatus::Waiting,
+                error: None,
+            });
+        }
         self.take_commands()
     }
 
-    /// What is left of the run's maximum duration: all of it for a new
-    /// run; for a resumed one, what the time since it first started left.
+    /// What is left of the run's maximum duration: the time since it first
+    /// started counts, but for the time it waited for people with nothing
+    /// running (PRODUCT §3.14).
     fn time_left(&self, now: i64) -> std::time::Duration {
-        let elapsed = self
-            .first_started_at
-            .map_or(0, |started_at| now.saturating_sub(started_at).max(0));
+        let waiting_now = self
+            .waiting_since
+            .map_or(0, |since| now.saturating_sub(since).max(0));
+        let elapsed = self.first_started_at.map_or(0, |started_at| {
+            now.saturating_sub(started_at)
+                .saturating_sub(self.waited_ms)
+                .saturating_sub(waiting_now)
+                .max(0)
+        });
         let elapsed = std::time::Duration::from_millis(u64::try_from(elapsed).unwrap_or(0));
         self.limits.max_run_duration.saturating_sub(elapsed)
     }
@@ -193,6 +237,7 @@ impl Run {
         self.spawned = self.spawned.saturating_sub(1);
         self.handle_ending(now, finished, false);
         self.advance(now);
+        self.update_waiting(now);
         self.take_commands()
     }
 
@@ -229,8 +274,12 @@ impl Run {
             Timer::RunDeadline => self.failure = Some(self.out_of_time()),
             Timer::StopGrace if self.stopping => self.grace_over = true,
             Timer::StopGrace => {}
+            Timer::Approval { module, activation } => {
+                self.approval_timed_out(now, module, activation);
+            }
         }
         self.advance(now);
+        self.update_waiting(now);
         self.take_commands()
     }
 
@@ -251,12 +300,16 @@ impl Run {
     }
 
     /// Whether the run has nothing more to do before it ends: it failed,
-    /// was cancelled, its stop grace is over, or nothing is in flight.
+    /// was cancelled, its stop grace is over, or nothing is in flight and
+    /// no approval waits (a stopping run does not wait for people: it is
+    /// resumed where they left it).
     pub fn is_over(&self) -> bool {
         self.cancelled
             || self.failure.is_some()
             || self.grace_over
-            || (self.spawned == 0 && self.to_replay.is_empty())
+            || (self.spawned == 0
+                && self.to_replay.is_empty()
+                && (self.waiting == 0 || self.stopping))
     }
 
     pub fn is_cancelled(&self) -> bool {
@@ -286,7 +339,7 @@ impl Run {
             }
             if self.replaying && self.to_replay.is_empty() && !self.stopping {
                 if self.failure.is_none() {
-                    self.end_replay();
+                    self.end_replay(now);
                     continue;
                 }
                 return;
@@ -303,7 +356,7 @@ impl Run {
 
     /// The replay reached where the run stopped: from here it is live, and
     /// what had not ended starts again.
-    fn end_replay(&mut self) {
+    fn end_replay(&mut self, now: i64) {
         self.replaying = false;
         self.emit(RunEvent::RunResumed {
             status: RunStatus::Running,
@@ -312,6 +365,14 @@ impl Run {
         for start in std::mem::take(&mut self.deferred) {
             self.spawned += 1;
             self.commands.push(Command::Start(Box::new(start)));
+        }
+        for pending in std::mem::take(&mut self.pending_decisions) {
+            self.decide(
+                now,
+                &pending.module_id,
+                pending.activation,
+                pending.decision,
+            );
         }
     }
 

@@ -18,7 +18,7 @@ use tokio_util::sync::CancellationToken;
 use crate::activation::{ActivationContext, activate};
 use crate::budget::Spend;
 use crate::recorder::Recorder;
-use crate::resume::{CheckpointSink, Resume};
+use crate::resume::{CheckpointSink, PendingDecision, Resume};
 use crate::run::{Command, Ending, Finished, Limits, Run, RunEnding, StartActivation, Timer};
 use crate::session::SessionStore;
 use crate::{Engine, RunInput, now_millis};
@@ -47,6 +47,8 @@ pub struct RunControl {
     pub stop: CancellationToken,
     /// Where a resumed run stopped.
     pub resume: Option<Resume>,
+    /// Decisions people take on its approvals while it runs.
+    pub decisions: Option<mpsc::UnboundedReceiver<PendingDecision>>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -84,7 +86,9 @@ pub async fn execute_controlled<R: Recorder>(
         cancel,
         stop,
         resume,
+        decisions,
     } = control;
+    let mut decisions = decisions;
     // A run that had logged nothing starts afresh.
     let resume = resume.filter(|resume| resume.last_seq > 0);
     let after = resume.as_ref().map_or(0, |resume| resume.last_seq);
@@ -100,10 +104,11 @@ pub async fn execute_controlled<R: Recorder>(
     shell.carry_out(run.start(now_millis())).await;
     while !run.is_over() {
         let commands = tokio::select! {
-            joined = shell.running.join_next() => match joined {
+            // With nothing running, only approvals wait: for people, not tasks.
+            joined = shell.running.join_next(), if !shell.running.is_empty() => match joined {
                 Some(Ok(finished)) => run.on_finished(now_millis(), finished),
                 Some(Err(error)) => run.on_lost_task(&error.to_string()),
-                None => run.on_lost_task("the run had no activation left to wait for"),
+                None => Vec::new(),
             },
             () = cancel.cancelled(), if !run.is_cancelled() => run.on_cancel(),
             () = shell.spend.reached().cancelled(), if !run.has_failed() => {
@@ -111,6 +116,12 @@ pub async fn execute_controlled<R: Recorder>(
             }
             () = stop.cancelled(), if !run.is_stopping() => run.on_stop(now_millis()),
             timer = shell.timers.next() => run.on_timer(now_millis(), timer),
+            decided = next_decision(&mut decisions) => run.on_decided(
+                now_millis(),
+                &decided.module_id,
+                decided.activation,
+                decided.decision,
+            ),
         };
         shell.carry_out(commands).await;
     }
@@ -211,6 +222,17 @@ impl<R: Recorder> Shell<R> {
                     self.log_failure(saved, "run status could not be recorded");
                 }
                 Command::ArmTimer { timer, after } => self.timers.arm(timer, after),
+                Command::DisarmTimer(timer) => self.timers.disarm(timer),
+                Command::RecordWait {
+                    waited_ms,
+                    waiting_since,
+                } => {
+                    let saved = self
+                        .recorder
+                        .record_wait(&self.run_id, waited_ms, waiting_since)
+                        .await;
+                    self.log_failure(saved, "the run's wait could not be recorded");
+                }
                 Command::KeepSession { key, session } => self.sessions.put(&key, session),
                 Command::KeepAgentSession { key, reference } => {
                     self.sessions.put_agent_session(&key, reference);
@@ -314,41 +336,55 @@ impl<R: Recorder> Shell<R> {
     }
 }
 
-/// The run's armed timers.
-#[derive(Default)]
+/// The run's armed timers: when each fires, and one sleep until the first.
 struct Timers {
-    deadline: Option<Pin<Box<Sleep>>>,
-    grace: Option<Pin<Box<Sleep>>>,
+    armed: std::collections::BTreeMap<Timer, tokio::time::Instant>,
+    sleep: Pin<Box<Sleep>>,
+}
+
+impl Default for Timers {
+    fn default() -> Timers {
+        Timers {
+            armed: std::collections::BTreeMap::new(),
+            sleep: Box::pin(tokio::time::sleep(Duration::ZERO)),
+        }
+    }
 }
 
 impl Timers {
     fn arm(&mut self, timer: Timer, after: Duration) {
-        let sleep = Some(Box::pin(tokio::time::sleep(after)));
-        match timer {
-            Timer::RunDeadline => self.deadline = sleep,
-            Timer::StopGrace => self.grace = sleep,
-        }
+        self.armed
+            .insert(timer, tokio::time::Instant::now() + after);
+    }
+
+    fn disarm(&mut self, timer: Timer) {
+        self.armed.remove(&timer);
     }
 
     /// The next timer to fire, which is then disarmed; never, when none is
     /// armed.
     async fn next(&mut self) -> Timer {
-        async fn fire(sleep: &mut Option<Pin<Box<Sleep>>>) {
-            match sleep {
-                Some(sleep) => sleep.as_mut().await,
-                None => std::future::pending().await,
-            }
-        }
-        let timer = tokio::select! {
-            () = fire(&mut self.deadline) => Timer::RunDeadline,
-            () = fire(&mut self.grace) => Timer::StopGrace,
+        let Some((&timer, &at)) = self.armed.iter().min_by_key(|(_, at)| **at) else {
+            return std::future::pending().await;
         };
-        match timer {
-            Timer::RunDeadline => self.deadline = None,
-            Timer::StopGrace => self.grace = None,
-        }
+        self.sleep.as_mut().reset(at);
+        self.sleep.as_mut().await;
+        self.armed.remove(&timer);
         timer
     }
+}
+
+/// The next decision taken on the run's approvals; never, when nobody can
+/// take one (the channel is closed, or there is none).
+async fn next_decision(
+    decisions: &mut Option<mpsc::UnboundedReceiver<PendingDecision>>,
+) -> PendingDecision {
+    if let Some(receiver) = decisions
+        && let Some(decided) = receiver.recv().await
+    {
+        return decided;
+    }
+    std::future::pending().await
 }
 
 /// Numbers events and hands them to the recorder in batches, in order,

@@ -9,6 +9,7 @@
 //! in `engine/src/activation.rs` and its form in `app/src/editor/panel.rs`.
 
 pub mod agent_task;
+pub mod approval;
 pub mod claim_extractor;
 pub mod coding;
 pub mod command;
@@ -471,6 +472,7 @@ register_kinds! {
     AgentTask => agent_task::AgentTaskConfig,
     Coding => coding::CodingConfig,
     ReviewGate => review_gate::ReviewGateConfig,
+    Approval => approval::ApprovalConfig,
     RedTeam => red_team::RedTeamConfig,
     Panel => panel::PanelConfig,
     Judge => judge::JudgeConfig,
@@ -644,6 +646,7 @@ mod tests {
                 providers: Some(vec!["sim".to_owned()]),
                 acp_profiles: Some(Vec::new()),
                 workspace_roots: Some(Vec::new()),
+                webhooks: Some(Vec::new()),
             };
             let codes: Vec<Code> = validate(&graph, &context)
                 .into_iter()

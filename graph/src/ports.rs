@@ -148,6 +148,7 @@ pub fn failure_outcome(port_id: &str) -> Option<&'static str> {
         ERROR_OUT => Some("an error"),
         FAIL_OUT => Some("a failed check"),
         crate::kinds::review_gate::REVISE_OUT => Some("a request for revision"),
+        crate::kinds::approval::REJECTED_OUT => Some("a rejection"),
         GIVE_UP_OUT => Some("giving up"),
         EXHAUSTED_OUT => Some("running out of rounds"),
         TIMEOUT_OUT => Some("a timeout"),
@@ -156,13 +157,18 @@ pub fn failure_outcome(port_id: &str) -> Option<&'static str> {
 }
 
 /// Failure outcomes that end the run naming the module when nothing takes
-/// them, which is what a person expects of an error, a timeout or giving
-/// up after the attempts they asked for; an unwired one is not warned
-/// about (see `validate`). A decision (a failed check, a revision) is.
+/// them, which is what a person expects of an error, a timeout, giving up
+/// after the attempts they asked for, or a person's rejection ("stop");
+/// an unwired one is not warned about (see `validate`). A decision a model
+/// or a check makes (a failed check, a revision) is.
 pub fn failure_without_warning(port_id: &str) -> bool {
     matches!(
         port_id,
-        ERROR_OUT | TIMEOUT_OUT | GIVE_UP_OUT | EXHAUSTED_OUT
+        ERROR_OUT
+            | TIMEOUT_OUT
+            | GIVE_UP_OUT
+            | EXHAUSTED_OUT
+            | crate::kinds::approval::REJECTED_OUT
     )
 }
 

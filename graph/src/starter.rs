@@ -5,10 +5,11 @@
 
 use crate::config::{
     AgentConfig, AgentTaskConfig, CodingAgentAssignment, CodingConfig, Criterion, InputConfig,
-    JudgeConfig, ModuleConfig, OutputConfig, ReviewGateConfig,
+    JudgeConfig, ModuleConfig, OutputConfig, ReviewGateConfig, SessionStyle,
 };
 use crate::experiment::{COMPARISON_OUT, ConfigOverrides, Variant};
 use crate::intent::{ESCALATE_OUT, Intent, IntentGate, NEXT_OUT};
+use crate::kinds::approval::{ApprovalConfig, REJECTED_OUT};
 use crate::kinds::coding::DIFF_OUT;
 use crate::kinds::judge::COMPARISON_IN;
 use crate::kinds::review_gate::{APPROVED_OUT, REVISE_OUT};
@@ -208,6 +209,83 @@ fn coding_graph() -> Graph {
             cable("c1", ("task", DATA_OUT), ("build", DATA_IN)),
             cable("c2", ("build", DATA_OUT), ("result", DATA_IN)),
             cable("c3", ("build", DIFF_OUT), ("result", DATA_IN)),
+        ],
+        ..Graph::default()
+    }
+}
+
+/// A person approves a coding agent's change: the approval shows the
+/// agent's reply and its diff, and a person approves it, rejects it with a
+/// reason, or sends it back with what to change — to the same agent, in its
+/// same session (its sessions are parked between rounds), at most three
+/// rounds.
+fn approval_graph() -> Graph {
+    Graph {
+        name: "A person approves the change".to_owned(),
+        modules: vec![
+            module(
+                "task",
+                "Task",
+                80.0,
+                120.0,
+                ModuleConfig::Input(InputConfig {
+                    description: "What should the agent write?".to_owned(),
+                    default_text: "A short welcome note for new contributors".to_owned(),
+                    ..InputConfig::default()
+                }),
+            ),
+            module(
+                "build",
+                "Write the file",
+                360.0,
+                120.0,
+                ModuleConfig::Coding(CodingConfig {
+                    instruction: "Write the file the task above asks for. When a person sends your change back, change it as they say.\nwrite WELCOME.md: Welcome! Start with the README, then pick an issue labelled good-first-issue."
+                        .to_owned(),
+                    agents: vec![CodingAgentAssignment {
+                        role: "builder".to_owned(),
+                        acp_profile_id: Some("sim-agent".to_owned()),
+                        ..CodingAgentAssignment::default()
+                    }],
+                    session_style: SessionStyle::Park,
+                    ..CodingConfig::default()
+                }),
+            ),
+            // Below the agent, so that the cable sent back to it shows as
+            // a loop rather than running behind both modules.
+            module(
+                "review",
+                "Review the change",
+                660.0,
+                300.0,
+                ModuleConfig::Approval(ApprovalConfig {
+                    ask: "Does this change do what the task asked? Approve it, reject it with a reason, or send it back with what to change."
+                        .to_owned(),
+                    ..ApprovalConfig::default()
+                }),
+            ),
+            module(
+                "approved",
+                "Approved change",
+                960.0,
+                220.0,
+                ModuleConfig::Output(OutputConfig::default()),
+            ),
+            module(
+                "rejected",
+                "Rejected, and why",
+                960.0,
+                400.0,
+                ModuleConfig::Output(OutputConfig::default()),
+            ),
+        ],
+        cables: vec![
+            cable("c1", ("task", DATA_OUT), ("build", DATA_IN)),
+            cable("c2", ("build", DATA_OUT), ("review", DATA_IN)),
+            cable("c3", ("build", DIFF_OUT), ("review", DATA_IN)),
+            cable("c4", ("review", APPROVED_OUT), ("approved", DATA_IN)),
+            cable("c5", ("review", REJECTED_OUT), ("rejected", DATA_IN)),
+            cable("c6", ("review", REVISE_OUT), ("build", CONTEXT_IN)),
         ],
         ..Graph::default()
     }
@@ -521,6 +599,12 @@ pub fn examples() -> Vec<Example> {
             description: "A coding agent builds a script; validators check it, and a failed check's prompt sends the agent back to fix it (needs a server started with --enable-commands).",
             graph: checks_graph(),
         },
+        Example {
+            id: "a-person-approves-the-change",
+            title: "A person approves the change",
+            description: "A coding agent writes a file; the run waits for a person, who sees the diff and approves it, rejects it, or sends it back to the agent with what to change.",
+            graph: approval_graph(),
+        },
     ]
 }
 
@@ -547,6 +631,7 @@ mod tests {
             providers: Some(vec!["sim".to_owned()]),
             acp_profiles: Some(vec!["sim-agent".to_owned()]),
             workspace_roots: Some(Vec::new()),
+            webhooks: Some(Vec::new()),
         };
         for example in examples() {
             let findings = validate(&example.graph, &context);

@@ -113,10 +113,16 @@ pub enum Code {
     #[serde(rename = "validation.session_not_continuable")]
     #[strum(serialize = "validation.session_not_continuable")]
     SessionNotContinuable,
+    #[serde(rename = "validation.approval_invalid")]
+    #[strum(serialize = "validation.approval_invalid")]
+    ApprovalInvalid,
+    #[serde(rename = "validation.webhook_not_allowed")]
+    #[strum(serialize = "validation.webhook_not_allowed")]
+    WebhookNotAllowed,
 }
 
 impl Code {
-    pub const ALL: [Code; 29] = [
+    pub const ALL: [Code; 31] = [
         Code::RepromptEmpty,
         Code::RepromptTooMany,
         Code::RepromptUnsupported,
@@ -146,6 +152,8 @@ impl Code {
         Code::BudgetInvalid,
         Code::ExperimentInvalid,
         Code::SessionNotContinuable,
+        Code::ApprovalInvalid,
+        Code::WebhookNotAllowed,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -193,6 +201,10 @@ pub struct ValidationContext {
     /// operator's `--workspace-roots`; empty allows none).
     #[serde(default)]
     pub workspace_roots: Option<Vec<String>>,
+    /// The webhooks an approval may notify (the operator's `[[webhooks]]`;
+    /// empty allows none).
+    #[serde(default)]
+    pub webhooks: Option<Vec<String>>,
 }
 
 pub fn has_errors(findings: &[Finding]) -> bool {

@@ -1259,6 +1259,90 @@ fn session_not_continuable_on_a_coding_agent() {
     );
 }
 
+/// input → task → an approval with `config`, approved to an output, sent
+/// back to the task.
+fn approval(config: Value) -> Graph {
+    load(
+        vec![
+            module("in", "step.input", json!({})),
+            module("a", "step.agent_task", json!({})),
+            module("ok", "step.approval", config),
+            module("out", "step.output", json!({})),
+        ],
+        vec![
+            cable("c1", ("in", "data_out"), ("a", "data_in")),
+            cable("c2", ("a", "data_out"), ("ok", "data_in")),
+            cable("c3", ("ok", "approved_out"), ("out", "data_in")),
+            cable("c4", ("ok", "revise_out"), ("a", "data_in")),
+        ],
+    )
+}
+
+#[test]
+fn approval_invalid() {
+    // An empty config is valid: it asks the person to approve its input.
+    assert_eq!(codes(&approval(json!({}))), []);
+    assert_eq!(codes(&approval(json!({"timeout_seconds": 86_400}))), []);
+    for config in [
+        json!({"timeout_seconds": 0}),
+        json!({"timeout_seconds": 31 * 24 * 3600}),
+        json!({"max_rounds": 0}),
+        json!({"show": ["instruction_in"]}),
+    ] {
+        let findings = validate(&approval(config.clone()), &ValidationContext::default());
+        assert_eq!(codes_of(&findings), [Code::ApprovalInvalid], "{config}");
+        assert_eq!(findings[0].severity, Severity::Error);
+        assert!(
+            findings[0]
+                .path
+                .as_deref()
+                .unwrap()
+                .starts_with("modules[2].config.")
+        );
+    }
+    // Its rejection with no cable is "stop": no warning; a revision with
+    // none is warned about, as a review gate's is.
+    let unwired = load(
+        vec![
+            module("in", "step.input", json!({})),
+            module("ok", "step.approval", json!({})),
+        ],
+        vec![cable("c1", ("in", "data_out"), ("ok", "data_in"))],
+    );
+    let findings = validate(&unwired, &ValidationContext::default());
+    assert_eq!(codes_of(&findings), [Code::UnwiredFailure], "{findings:?}");
+    assert!(findings[0].message.contains("revise_out"));
+}
+
+#[test]
+fn webhook_not_allowed() {
+    let notifying = approval(json!({"notify": ["ops"]}));
+    let server = |webhooks: &[&str]| ValidationContext {
+        webhooks: Some(webhooks.iter().map(|id| (*id).to_owned()).collect()),
+        ..ValidationContext::default()
+    };
+    assert_eq!(codes_with(&notifying, &server(&["ops"])), []);
+    // Unknown here (the editor before the server answered): not guessed.
+    assert_eq!(codes(&notifying), []);
+    let findings = validate(&notifying, &server(&["alerts"]));
+    assert_eq!(codes_of(&findings), [Code::WebhookNotAllowed]);
+    assert_eq!(
+        findings[0].path.as_deref(),
+        Some("modules[2].config.notify[0]")
+    );
+    assert!(
+        findings[0].message.contains("this server has alerts"),
+        "{}",
+        findings[0].message
+    );
+    let none = validate(&notifying, &server(&[]));
+    assert!(
+        none[0].message.contains("this server has none"),
+        "{}",
+        none[0].message
+    );
+}
+
 fn codes_of(findings: &[graph::Finding]) -> Vec<Code> {
     findings.iter().map(|finding| finding.code).collect()
 }

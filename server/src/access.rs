@@ -60,7 +60,19 @@ fn changes_something(method: &Method, path: &str) -> bool {
     }
     let reads = matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
     let posted_read = *method == Method::POST && POSTED_READS.contains(&path);
-    !reads && !posted_read
+    !reads && !posted_read && !is_decision(path)
+}
+
+/// A decision on an approval (`/api/runs/{id}/modules/{module}/decision`)
+/// carries its own capability, an approver link given to someone who may
+/// have nothing else of this server, and starts nothing new: the run it
+/// continues was started with the key.
+fn is_decision(path: &str) -> bool {
+    let Some(rest) = path.strip_prefix("/api/runs/") else {
+        return false;
+    };
+    let parts: Vec<&str> = rest.split('/').collect();
+    matches!(parts.as_slice(), [_, "modules", _, "decision"])
 }
 
 /// The key's hash in the request's cookie, or the key in its header,
@@ -217,6 +229,15 @@ mod tests {
     fn listing_the_graphs_a_browser_holds_needs_no_key() {
         assert!(!changes_something(&Method::POST, "/api/graphs/summaries"));
         assert!(!changes_something(&Method::GET, "/"));
+        assert!(!changes_something(
+            &Method::POST,
+            "/api/runs/r_x/modules/approve/decision"
+        ));
+        assert!(changes_something(
+            &Method::POST,
+            "/api/runs/r_x/approver-links"
+        ));
+        assert!(changes_something(&Method::POST, "/api/runs/r_x/cancel"));
         // Neighbours that do change something still need it.
         assert!(changes_something(&Method::POST, "/api/graphs"));
         assert!(changes_something(&Method::POST, "/api/graphs/g_x/fork"));

@@ -250,6 +250,7 @@ async fn insert_run(store: &Store, run_id: &str, snapshot: &str) -> Result<(), S
 fn store_recorder(store: &Store) -> Arc<Timed<StoreRecorder>> {
     let (events, _) = tokio::sync::broadcast::channel(16);
     timed(StoreRecorder {
+        notices: None,
         store: store.clone(),
         events,
         owner: BENCH_LEASE.owner.to_owned(),

@@ -21,6 +21,10 @@
 //! output_per_million = 0.60
 //! cached_input_per_million = 0.075
 //!
+//! [[webhooks]]                      # where approvals may send a notice
+//! id = "ops"
+//! url = "https://hooks.example/patchbay"
+//!
 //! [engine]
 //! max_activations = 500
 //! max_concurrency = 8
@@ -49,6 +53,23 @@ pub struct ConfigFile {
     /// The profile of coding agents that name none; the simulated agent
     /// when unset.
     pub default_acp_profile: Option<String>,
+    /// Where approvals may send a notice when they wait (PRODUCT §3.14):
+    /// the operator's list, which a graph names by id; none by default.
+    #[serde(default)]
+    pub webhooks: Vec<WebhookConfig>,
+    /// The address people open this server at (`https://patchbay.example`),
+    /// which makes the approver links in notices whole; without it they are
+    /// paths.
+    pub public_url: Option<String>,
+}
+
+/// A webhook an approval may notify.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct WebhookConfig {
+    pub id: String,
+    /// Where the notice is POSTed (http or https).
+    pub url: String,
 }
 
 #[derive(Clone, Debug, Default, Deserialize)]
@@ -120,6 +141,14 @@ impl ConfigFile {
                         provider.id
                     ));
                 }
+            }
+        }
+        for webhook in &file.webhooks {
+            if !(webhook.url.starts_with("http://") || webhook.url.starts_with("https://")) {
+                return Err(format!(
+                    "webhooks \"{}\": the url must start with http:// or https://",
+                    webhook.id
+                ));
             }
         }
         if let Some(budget) = file.engine.run_budget_usd

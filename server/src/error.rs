@@ -77,6 +77,24 @@ pub enum ApiError {
     TooManyGraphs {
         max: usize,
     },
+    /// Deciding on an approval without a token.
+    DecisionTokenRequired,
+    /// A token that is neither the graph's edit token nor an approver
+    /// token of this run.
+    DecisionTokenInvalid,
+    /// The decision body is not `{"decision", "feedback"?, "value"?}`.
+    DecisionRequest {
+        path: String,
+        message: String,
+    },
+    /// The module has no activation waiting for a decision.
+    DecisionNotWaiting {
+        module: String,
+    },
+    /// Someone decided on that activation first.
+    DecisionAlreadyTaken {
+        module: String,
+    },
     /// A failure of ours, not the client's. The detail goes to the log only.
     Internal(String),
 }
@@ -110,6 +128,13 @@ impl ApiError {
             ApiError::RunFinished(_) => StatusCode::CONFLICT,
             ApiError::SummariesRequest { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::TooManyGraphs { .. } => StatusCode::PAYLOAD_TOO_LARGE,
+            ApiError::DecisionTokenRequired | ApiError::DecisionTokenInvalid => {
+                StatusCode::FORBIDDEN
+            }
+            ApiError::DecisionRequest { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::DecisionNotWaiting { .. } | ApiError::DecisionAlreadyTaken { .. } => {
+                StatusCode::CONFLICT
+            }
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -142,6 +167,11 @@ impl ApiError {
             ApiError::RunFinished(_) => "run.not_running",
             ApiError::SummariesRequest { .. } => "summaries.invalid_request",
             ApiError::TooManyGraphs { .. } => "summaries.too_many_graphs",
+            ApiError::DecisionTokenRequired => "decision.token_required",
+            ApiError::DecisionTokenInvalid => "decision.token_invalid",
+            ApiError::DecisionRequest { .. } => "decision.invalid_request",
+            ApiError::DecisionNotWaiting { .. } => "decision.not_waiting",
+            ApiError::DecisionAlreadyTaken { .. } => "decision.already_taken",
             ApiError::Internal(_) => "internal",
         }
     }
@@ -212,6 +242,20 @@ impl ApiError {
             ApiError::TooManyGraphs { max } => {
                 format!("ask about at most {max} graphs at a time")
             }
+            ApiError::DecisionTokenRequired => "deciding needs the graph's edit token or an approver link of this run (Authorization: Bearer <token>)".to_owned(),
+            ApiError::DecisionTokenInvalid => {
+                "the token is neither the graph's edit token nor an approver link of this run"
+                    .to_owned()
+            }
+            ApiError::DecisionRequest { message, .. } => format!(
+                "a decision is {{\"decision\": \"approve\" | \"reject\" | \"revise\", \"feedback\"?, \"value\"?}}: {message}"
+            ),
+            ApiError::DecisionNotWaiting { module } => {
+                format!("module {module} is not waiting for a decision")
+            }
+            ApiError::DecisionAlreadyTaken { module } => {
+                format!("someone decided on module {module} first")
+            }
             ApiError::Internal(_) => "the server failed; the error is in its log".to_owned(),
         }
     }
@@ -242,6 +286,10 @@ impl ApiError {
             }
             ApiError::SummariesRequest { path, .. } => Some(json!({ "path": path })),
             ApiError::TooManyGraphs { max } => Some(json!({ "max_graphs": max })),
+            ApiError::DecisionRequest { path, .. } => Some(json!({ "path": path })),
+            ApiError::DecisionNotWaiting { module } | ApiError::DecisionAlreadyTaken { module } => {
+                Some(json!({ "module_id": module }))
+            }
             _ => None,
         }
     }

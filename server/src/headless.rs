@@ -217,6 +217,17 @@ pub async fn run_file(engine: Engine, file: &Path, input: RunInput) -> u8 {
         );
         return 2;
     }
+    if let Some(approval) = graph
+        .modules
+        .iter()
+        .find(|module| matches!(module.config, graph::ModuleConfig::Approval(_)))
+    {
+        eprintln!(
+            "patchbay: \"{}\" is an approval, and nobody is here to decide on the command line: run the graph on a server (patchbay serve)",
+            approval.display_label()
+        );
+        return 2;
+    }
     if let Err(unavailable) = &engine.settings.sandbox
         && graph
             .modules

@@ -10,6 +10,7 @@ pub mod bench;
 pub mod body;
 pub mod capability;
 pub mod config;
+pub mod decisions_api;
 pub mod error;
 pub mod estimate_api;
 pub mod graphs_api;
@@ -145,6 +146,11 @@ pub async fn build_state(settings: Settings) -> Result<AppState, StoreError> {
         )
         .into(),
         lease: settings.lease,
+        notifier: Arc::new(runs::notify::Notifier::new(
+            file.webhooks.clone(),
+            file.public_url.clone(),
+            store.clone(),
+        )),
     };
     let shutdown = tokio_util::sync::CancellationToken::new();
     let followers = runs::follow::Followers::default();

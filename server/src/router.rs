@@ -21,7 +21,8 @@ use tower_http::trace::TraceLayer;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::{
-    access, attachments_api, estimate_api, graphs_api, headers, pages, runs_api, summaries_api,
+    access, attachments_api, decisions_api, estimate_api, graphs_api, headers, pages, runs_api,
+    summaries_api,
 };
 
 /// Attachments and documents; run requests have a limit of their own.
@@ -62,6 +63,14 @@ fn api(state: &AppState) -> Router<AppState> {
         .route("/graphs/{id}/estimate", get(estimate_api::estimate))
         .route("/runs/{id}", get(runs_api::get))
         .route("/runs/{id}/cancel", post(runs_api::cancel))
+        .route(
+            "/runs/{id}/modules/{module_id}/decision",
+            post(decisions_api::decide),
+        )
+        .route(
+            "/runs/{id}/approver-links",
+            post(decisions_api::approver_link),
+        )
         .route("/runs/{id}/events", get(runs_api::events))
         .route("/providers", get(runs_api::providers))
         .route("/validate", post(graphs_api::validate_document))

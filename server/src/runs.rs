@@ -3,10 +3,12 @@
 //! registered in the hub while they last; taken over and resumed when the
 //! process that ran them stopped (PRODUCT §8).
 
+pub mod decisions;
 pub mod follow;
 pub mod hub;
 pub mod interrupted;
 pub mod lease;
+pub mod notify;
 pub mod recorder;
 pub mod resume;
 
@@ -35,6 +37,18 @@ pub struct Runner {
     pub owner: Arc<str>,
     /// How long a lease holds without being renewed.
     pub lease: Duration,
+    /// Tells webhooks that approvals wait.
+    pub notifier: Arc<notify::Notifier>,
+}
+
+/// What a run is: its id, the graph it runs (and the stored graph it is a
+/// run of), its input and budget.
+pub struct Launch {
+    pub run_id: String,
+    pub graph_id: Option<String>,
+    pub graph: Graph,
+    pub input: RunInput,
+    pub budget_usd: Option<f64>,
 }
 
 impl Runner {
@@ -48,15 +62,14 @@ impl Runner {
     }
 
     /// Runs a stored run in this process until it ends or stops.
-    pub fn launch(
-        &self,
-        run_id: String,
-        graph: Graph,
-        input: RunInput,
-        budget_usd: Option<f64>,
-        resume: Option<Resume>,
-        cancel_requested: bool,
-    ) {
+    pub fn launch(&self, launch: Launch, resume: Option<Resume>, cancel_requested: bool) {
+        let Launch {
+            run_id,
+            graph_id,
+            graph,
+            input,
+            budget_usd,
+        } = launch;
         let registered = self.hub.register(&run_id);
         if cancel_requested {
             registered.cancel.cancel();
@@ -65,11 +78,17 @@ impl Runner {
             store: self.store.clone(),
             events: registered.events,
             owner: self.owner.to_string(),
+            notices: Some(recorder::Notices {
+                notifier: Arc::clone(&self.notifier),
+                graph: Arc::new(graph.clone()),
+                graph_id,
+            }),
         });
         let control = RunControl {
             cancel: registered.cancel,
             stop: registered.stop,
             resume,
+            decisions: Some(registered.decisions),
         };
         let engine = self.engine.clone();
         let hub = self.hub.clone();
@@ -126,6 +145,16 @@ pub async fn start_run(
             lease: Some(runner.lease()),
         })
         .await?;
-    runner.launch(run_id.clone(), graph, input, budget_usd, None, false);
+    runner.launch(
+        Launch {
+            run_id: run_id.clone(),
+            graph_id: graph_id.map(str::to_owned),
+            graph,
+            input,
+            budget_usd,
+        },
+        None,
+        false,
+    );
     Ok(run_id)
 }

@@ -413,5 +413,6 @@ pub async fn providers(State(state): State<AppState>) -> Json<Catalogue> {
             .collect(),
         workspace_roots: state.workspace_roots(),
         commands_enabled: state.commands_enabled(),
+        webhooks: state.runner.notifier.ids(),
     })
 }

@@ -46,6 +46,7 @@ impl AppState {
                     .collect(),
             ),
             workspace_roots: Some(self.workspace_roots()),
+            webhooks: Some(self.runner.notifier.ids()),
         }
     }
 

@@ -3,11 +3,13 @@
 //! sqlx's Any driver (`$n` placeholders, TEXT and BIGINT columns); each has
 //! its own migrations under `migrations/`.
 
+mod approvals;
 mod attachments;
 mod graphs;
 mod runs;
 mod writer;
 
+pub use approvals::StoredDecision;
 pub use attachments::{NewAttachment, StoredAttachment};
 pub use graphs::{GraphHeading, LastRun, NewGraph, SaveOutcome, StoredGraph};
 pub use runs::{ActivationRow, Claimed, Lease, NewRun, StoredActivation, StoredEvent, StoredRun};

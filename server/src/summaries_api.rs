@@ -1,7 +1,8 @@
 //! `POST /api/graphs/summaries`: what the home page lists. A browser keeps
 //! the edit tokens of its graphs (never the server: it has only their
-//! hashes), so it sends them, and gets back each graph's name, last edit
-//! and last run — only for the graphs whose token it holds. Everything
+//! hashes), so it sends them, and gets back each graph's name, last edit,
+//! last run and the run waiting for a person, if one does — only for the
+//! graphs whose token it holds. Everything
 //! else, whether gone, never there or held with a wrong token, comes back
 //! as `unknown`, with nothing about it. It changes nothing.
 
@@ -90,12 +91,14 @@ pub async fn summaries(
             }),
             None => None,
         };
+        let waiting_run = state.store.waiting_run(&heading.id).await?;
         graphs.push(GraphSummary {
             id: heading.id.clone(),
             name: heading.name.clone(),
             revision: heading.revision,
             updated_at: heading.updated_at,
             last_run,
+            waiting_run,
         });
     }
     let unknown = asked

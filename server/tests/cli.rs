@@ -125,6 +125,25 @@ fn run_reports_progress_on_stderr_and_the_outputs_as_json_on_stdout() {
     assert_eq!(code(&output), 2);
     assert!(output.stdout.is_empty());
     assert!(text(&output.stderr).contains("nothing was run"));
+
+    // An approval: nobody is there to decide, so nothing is run.
+    let mut approving = starter();
+    approving["modules"]
+        .as_array_mut()
+        .unwrap()
+        .push(json!({"id": "ok", "kind": "step.approval", "label": "Sign-off", "position": {"x": 0, "y": 0}, "config": {}}));
+    approving["cables"].as_array_mut().unwrap().push(
+        json!({"id": "c_ok", "from": {"module": "m2", "port": "data_out"}, "to": {"module": "ok", "port": "data_in"}}),
+    );
+    let file = write(folder.path(), "approving.json", &approving);
+    let output = patchbay().args(["run"]).arg(&file).output().unwrap();
+    assert_eq!(code(&output), 2, "{}", text(&output.stderr));
+    assert!(output.stdout.is_empty());
+    assert!(
+        text(&output.stderr).contains("\"Sign-off\" is an approval, and nobody is here to decide"),
+        "{}",
+        text(&output.stderr)
+    );
 }
 
 #[test]

@@ -77,6 +77,12 @@ pub struct ActivationRecord {
     /// on another's, which a module that joins any ignores.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub ignored_inputs: Vec<String>,
+    /// An approval's question and what it shows, from when it waits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting: Option<crate::approval::Waiting>,
+    /// The decision a person took on an approval.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<crate::approval::DecisionRecord>,
 }
 
 /// Why an attempt was followed by another, and when.
@@ -137,6 +143,8 @@ impl ActivationRecord {
             retried: None,
             gave_up: None,
             ignored_inputs: Vec::new(),
+            waiting: None,
+            decision: None,
         }
     }
 

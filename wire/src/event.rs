@@ -263,6 +263,28 @@ pub enum RunEvent {
         attempts: u32,
         reason: String,
     },
+    /// An approval waits for a person (PRODUCT §3.14): what it asks, the
+    /// modules whose values it shows, and when its timeout fires (Unix
+    /// ms), if it has one.
+    #[serde(rename = "module.waiting")]
+    #[strum(serialize = "module.waiting")]
+    ModuleWaiting {
+        module_id: String,
+        activation: u32,
+        asked: String,
+        shown: Vec<String>,
+        deadline_at: Option<i64>,
+    },
+    /// A person decided on a waiting approval; the event's time is when.
+    #[serde(rename = "module.decided")]
+    #[strum(serialize = "module.decided")]
+    ModuleDecided {
+        module_id: String,
+        activation: u32,
+        decision: crate::approval::Decision,
+        by: crate::approval::Decider,
+        feedback: String,
+    },
 }
 
 impl RunEvent {
@@ -337,7 +359,9 @@ impl RunEvent {
             | RunEvent::ModulePolled { module_id, .. }
             | RunEvent::ModuleValidating { module_id, .. }
             | RunEvent::ModuleValidated { module_id, .. }
-            | RunEvent::ModuleFixDispatched { module_id, .. } => Some(module_id),
+            | RunEvent::ModuleFixDispatched { module_id, .. }
+            | RunEvent::ModuleWaiting { module_id, .. }
+            | RunEvent::ModuleDecided { module_id, .. } => Some(module_id),
         }
     }
 
@@ -526,6 +550,20 @@ impl RunEvent {
                 outcome: PollOutcome::Pending,
                 result: String::new(),
                 next_in_seconds: 300,
+            },
+            RunEvent::ModuleWaiting {
+                module_id: module_id(),
+                activation: 2,
+                asked: "Merge the change to “tides.md”?".to_owned(),
+                shown: vec!["m1".to_owned()],
+                deadline_at: Some(1_700_000_000_000),
+            },
+            RunEvent::ModuleDecided {
+                module_id: module_id(),
+                activation: 2,
+                decision: crate::approval::Decision::Revise,
+                by: crate::approval::Decider::ApproverLink,
+                feedback: "Keep the title".to_owned(),
             },
         ]
     }

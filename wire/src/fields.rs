@@ -96,6 +96,17 @@ impl<'a> Fields<'a> {
         }
     }
 
+    /// A whole number that may be absent or `null`.
+    pub(crate) fn nullable_integer(&mut self, field: &'static str) -> Result<Option<i64>, Error> {
+        match self.value(field) {
+            Value::Null => Ok(None),
+            value => value
+                .as_i64()
+                .map(Some)
+                .ok_or_else(|| self.wrong(field, "a whole number or null")),
+        }
+    }
+
     pub(crate) fn flag(&mut self, field: &'static str) -> Result<bool, Error> {
         match self.take(field)? {
             Value::Bool(flag) => Ok(flag),

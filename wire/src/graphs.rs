@@ -78,6 +78,9 @@ pub struct GraphSummary {
     /// Its last edit, in Unix milliseconds.
     pub updated_at: i64,
     pub last_run: Option<LastRun>,
+    /// Its newest run waiting for a person (PRODUCT §3.14), if one is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waiting_run: Option<String>,
 }
 
 /// The newest run of a graph.

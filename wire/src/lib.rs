@@ -5,6 +5,7 @@
 //! No I/O (serde and strum derives), so the browser bundle can depend on it.
 
 pub mod activation;
+pub mod approval;
 pub mod bundle;
 pub mod content;
 pub mod cost;

@@ -68,4 +68,7 @@ pub struct Catalogue {
     pub workspace_roots: Vec<String>,
     /// Whether the server runs commands (`--enable-commands`).
     pub commands_enabled: bool,
+    /// The webhooks approvals may notify (the operator's list).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub webhooks: Vec<String>,
 }

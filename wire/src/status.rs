@@ -46,6 +46,8 @@ words! {
     pub enum RunStatus {
         Queued,
         Running,
+        /// Nothing runs: an approval waits for a person (PRODUCT §3.14).
+        Waiting,
         Completed,
         Failed,
         Cancelled,
@@ -132,6 +134,7 @@ mod tests {
         for status in [
             RunStatus::Queued,
             RunStatus::Running,
+            RunStatus::Waiting,
             RunStatus::Completed,
             RunStatus::Failed,
             RunStatus::Cancelled,

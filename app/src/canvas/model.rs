@@ -87,6 +87,8 @@ pub enum ModuleRunState {
     /// Ready, waiting for a concurrency slot (PRODUCT §3.1).
     Queued,
     Running,
+    /// An approval waits for a person (PRODUCT §3.14).
+    Waiting,
     Done,
     Failed,
     Cancelled,
@@ -98,6 +100,7 @@ impl ModuleRunState {
             ModuleRunState::NotReached => "run-not-reached",
             ModuleRunState::Queued => "run-queued",
             ModuleRunState::Running => "run-running",
+            ModuleRunState::Waiting => "run-waiting",
             ModuleRunState::Done => "run-done",
             ModuleRunState::Failed => "run-failed",
             ModuleRunState::Cancelled => "run-cancelled",
@@ -199,6 +202,9 @@ impl ModuleRun {
                     took(Some(now_ms)).replacen(' ', " · ", 1)
                 ),
             },
+            ModuleRunState::Waiting => {
+                format!("✋ {}", self.badge.as_deref().unwrap_or("Waiting for you"))
+            }
             ModuleRunState::Done => format!("✓{}{tokens}", took(self.finished_ms)),
             // What it spent before it stopped still counts.
             ModuleRunState::Failed => {

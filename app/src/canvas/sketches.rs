@@ -21,7 +21,7 @@ use super::model::{CableRoute, CanvasModel, EdgeHandle, NodeHandle};
 use super::module_box::fit;
 
 /// Appends `text` with the characters markup gives a meaning escaped.
-fn escape(text: &str, markup: &mut String) {
+pub(crate) fn escape(text: &str, markup: &mut String) {
     for character in text.chars() {
         match character {
             '&' => markup.push_str("&amp;"),

@@ -303,6 +303,7 @@ pub fn DetailPanel() -> impl IntoView {
             Some(ModuleKind::Output) => kinds::output(selected).into_any(),
             Some(ModuleKind::Command) => kinds::command(selected).into_any(),
             Some(ModuleKind::Poll) => kinds::poll(selected).into_any(),
+            Some(ModuleKind::Approval) => kinds::approval(selected).into_any(),
             None => kinds::unknown(selected).into_any(),
         };
         let label_update = Callback::new(move |text: String| {

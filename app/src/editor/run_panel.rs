@@ -23,6 +23,8 @@ use crate::run::{RunView, reading, remember_in_address};
 /// A tab of the module view.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Tab {
+    /// An approval's question, what it shows, and the decision.
+    Decision,
     Merged,
     /// An experiment's variants side by side (`comparison_out`).
     Variants,
@@ -117,7 +119,13 @@ pub fn tabs(
     streaming: &[u32],
     variants: &[String],
 ) -> Vec<(Tab, String)> {
-    let mut tabs = vec![(Tab::Merged, "Merged".to_owned())];
+    // An approval opens on its decision.
+    let mut tabs: Vec<(Tab, String)> = activation
+        .filter(|activation| activation.waiting.is_some())
+        .map(|_| (Tab::Decision, "Decision".to_owned()))
+        .into_iter()
+        .collect();
+    tabs.push((Tab::Merged, "Merged".to_owned()));
     if activation.is_some_and(|activation| {
         activation
             .outputs
@@ -234,8 +242,9 @@ pub fn tab_text(
             .collect::<Vec<_>>()
             .join("\n\n"),
         Tab::Error => activation.error.clone().unwrap_or_default(),
-        // Shown as columns, not text (`comparison::Comparison`).
-        Tab::Variants => String::new(),
+        // Shown as columns, not text (`comparison::Comparison`), and as a
+        // form (`decision::DecisionView`).
+        Tab::Variants | Tab::Decision => String::new(),
     }
 }
 
@@ -305,6 +314,7 @@ fn status_text(status: Option<RunStatus>) -> &'static str {
     match status {
         Some(RunStatus::Queued) => "Queued",
         Some(RunStatus::Running) => "Running",
+        Some(RunStatus::Waiting) => "Waiting for a person",
         Some(RunStatus::Completed) => "Completed",
         Some(RunStatus::Failed) => "Failed",
         Some(RunStatus::Cancelled) => "Cancelled",
@@ -665,9 +675,16 @@ fn ModuleView(view_state: RunView) -> impl IntoView {
             {
                 return Tab::Response(index);
             }
-            // An experiment opens on its variants.
+            // An experiment opens on its variants, an approval on its decision.
             if compared.with(Option::is_some) {
                 return Tab::Variants;
+            }
+            if activation.with(|activation| {
+                activation
+                    .as_ref()
+                    .is_some_and(|activation| activation.waiting.is_some())
+            }) {
+                return Tab::Decision;
             }
             Tab::Merged
         })
@@ -735,7 +752,9 @@ fn ModuleView(view_state: RunView) -> impl IntoView {
                 })
             }}
             {move || {
-                if current.get() == Tab::Variants {
+                if current.get() == Tab::Decision {
+                    view! { <super::decision::DecisionView view_state activation/> }.into_any()
+                } else if current.get() == Tab::Variants {
                     let rows = Signal::derive(move || compared.get().unwrap_or_default());
                     view! { <super::comparison::Comparison rows/> }.into_any()
                 } else {
@@ -776,7 +795,8 @@ pub fn RunPanel() -> impl IntoView {
     };
     view! {
         <Show when=move || view_state.panel_open.get()>
-            <section class="run-panel" aria-label="Run">
+            // Deciding needs room for the diff and the form.
+            <section class="run-panel" class:deciding=move || view_state.status.get() == Some(RunStatus::Waiting) aria-label="Run">
                 <header class="run-header">
                     <Show
                         when=move || view_state.run_id.get().is_some()

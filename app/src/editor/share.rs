@@ -8,7 +8,7 @@ use super::modal::Modal;
 use super::state::{EditorMode, EditorState};
 use crate::{edit_token, link};
 
-fn origin() -> String {
+pub(super) fn origin() -> String {
     web_sys::window()
         .and_then(|window| window.location().origin().ok())
         .unwrap_or_default()
@@ -30,7 +30,7 @@ fn copy(editor: EditorState, field: NodeRef<leptos::html::Input>, text: String) 
 }
 
 #[component]
-fn LinkRow(
+pub(super) fn LinkRow(
     label: &'static str,
     #[prop(into)] name: String,
     url: String,

@@ -162,6 +162,7 @@ impl EditorState {
                         .collect(),
                 ),
                 workspace_roots: Some(catalogue.workspace_roots.clone()),
+                webhooks: Some(catalogue.webhooks.clone()),
             },
             None => ValidationContext::default(),
         })

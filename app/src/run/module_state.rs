@@ -64,12 +64,16 @@ pub fn step(
                 _ => (ModuleRunState::Failed, None),
             };
             return match before {
-                Some(run) if run.state == ModuleRunState::Running => Some(ModuleRun {
-                    state: stopped,
-                    badge,
-                    finished_ms: at,
-                    ..run.clone()
-                }),
+                Some(run)
+                    if matches!(run.state, ModuleRunState::Running | ModuleRunState::Waiting) =>
+                {
+                    Some(ModuleRun {
+                        state: stopped,
+                        badge,
+                        finished_ms: at,
+                        ..run.clone()
+                    })
+                }
                 Some(run) if run.state == ModuleRunState::NotReached => None,
                 // It waited for a slot and never had one (as its record says).
                 Some(run) if run.state == ModuleRunState::Queued => Some(ModuleRun {
@@ -231,6 +235,25 @@ pub fn step(
         }
         RunEvent::ModuleFixDispatched { fix, of, .. } => {
             run.badge = Some(format!("Fix {fix}/{of}…"));
+        }
+        // An approval waits for a person; their decision is shown until
+        // the module completes with it.
+        RunEvent::ModuleWaiting { .. } => {
+            run.state = ModuleRunState::Waiting;
+            run.badge = Some("Waiting for you".to_owned());
+            run.started_ms = at;
+            run.waiting_until_ms = None;
+        }
+        RunEvent::ModuleDecided { decision, .. } => {
+            run.state = ModuleRunState::Running;
+            run.badge = Some(
+                match decision {
+                    wire::approval::Decision::Approve => "Approved",
+                    wire::approval::Decision::Reject => "Rejected",
+                    wire::approval::Decision::Revise => "Sent back",
+                }
+                .to_owned(),
+            );
         }
         RunEvent::ModuleGaveUp {
             attempts, reason, ..

@@ -121,6 +121,15 @@ impl Run {
             });
         }
         for module in 0..self.progress.len() {
+            if let Some(mut record) = self.progress[module].waiting_record.take() {
+                record.finished_at = Some(now);
+                record.status = ActivationStatus::Cancelled;
+                record.error = Some("the run ended before anyone decided".to_owned());
+                self.commands.push(Command::SaveActivation {
+                    record: Arc::new(record),
+                    ending: None,
+                });
+            }
             if !self.progress[module].queued_recorded {
                 continue;
             }

@@ -39,6 +39,14 @@ pub enum Command {
     },
     /// Call `Run::on_timer(timer)` after this long.
     ArmTimer { timer: Timer, after: Duration },
+    /// Forget an armed timer.
+    DisarmTimer(Timer),
+    /// Record how long the run has waited for people, and since when it
+    /// waits now (PRODUCT §3.14): its maximum duration leaves that out.
+    RecordWait {
+        waited_ms: i64,
+        waiting_since: Option<i64>,
+    },
     /// Keep an agent task's session, rebuilt from its record, for the
     /// modules that continue it.
     KeepSession { key: String, session: Session },
@@ -80,12 +88,14 @@ pub struct StartActivation {
 }
 
 /// The run's clocks, which the shell keeps.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Timer {
     /// The run's maximum duration (`max_run_seconds`) is over.
     RunDeadline,
     /// A stopping run's activations have had their time to finish.
     StopGrace,
+    /// An approval's wait for a decision is over.
+    Approval { module: usize, activation: u32 },
 }
 
 /// How an activation's task ended.

@@ -18,6 +18,8 @@ pub(super) enum Slot {
     /// An activation of it is in flight (in a task, or waiting for a
     /// resumed run's replay to end).
     Running,
+    /// An approval waits for a person: no task, no slot.
+    Waiting,
 }
 
 /// An attempt to run again on the values the module had, whatever else
@@ -47,6 +49,8 @@ pub(super) struct ModuleProgress {
     /// Its last activation's record, with how it ended: a later attempt
     /// reads it, and giving up on arrival adds to it.
     pub last_record: Option<Arc<ActivationRecord>>,
+    /// A waiting approval's record, which its decision completes.
+    pub waiting_record: Option<ActivationRecord>,
     /// Cables a join-any module ignored values on while it ran the
     /// activation they came for; its record gets them when it finishes.
     pub ignored: Vec<String>,
@@ -67,6 +71,7 @@ impl ModuleProgress {
             queued_recorded: false,
             retry: None,
             last_record: None,
+            waiting_record: None,
             ignored: Vec::new(),
             incoming: Vec::new(),
             outgoing: Vec::new(),

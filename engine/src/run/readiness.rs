@@ -101,7 +101,7 @@ impl Run {
                 cable_id: cable_id.clone(),
             });
             let progress = &mut self.progress[module];
-            if progress.slot == Slot::Running {
+            if matches!(progress.slot, Slot::Running | Slot::Waiting) {
                 progress.ignored.push(cable_id);
             } else if let Some(record) = progress.last_record.as_mut() {
                 Arc::make_mut(record).ignored_inputs.push(cable_id);

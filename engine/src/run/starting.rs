@@ -24,11 +24,8 @@ impl Run {
     /// module that gave up on arrival, with nothing to take it) starts
     /// nothing more.
     pub(super) fn start_ready(&mut self, now: i64) {
-        while !self.stopping
-            && self.failure.is_none()
-            && self.in_flight < self.limits.max_concurrency.max(1)
-        {
-            let Some(module) = self.ready.pop_front() else {
+        while !self.stopping && self.failure.is_none() {
+            let Some(module) = self.next_ready() else {
                 break;
             };
             self.progress[module].slot = Slot::Idle;
@@ -47,6 +44,22 @@ impl Run {
             }
             self.start_activation(now, module, pending);
         }
+    }
+
+    /// The next ready module that may start: the first while a slot is
+    /// free, else the first approval, which waits for a person without
+    /// one.
+    fn next_ready(&mut self) -> Option<usize> {
+        if self.in_flight < self.limits.max_concurrency.max(1) {
+            return self.ready.pop_front();
+        }
+        let position = self.ready.iter().position(|&module| {
+            matches!(
+                self.modules[module].config,
+                graph::ModuleConfig::Approval(_)
+            )
+        })?;
+        self.ready.remove(position)
     }
 
     fn start_activation(&mut self, now: i64, module: usize, pending: Option<PendingAttempt>) {
@@ -87,6 +100,17 @@ impl Run {
                     record: replayed.record,
                 },
             );
+            return;
+        }
+        if matches!(
+            self.modules[module].config,
+            graph::ModuleConfig::Approval(_)
+        ) {
+            let recovered = self
+                .replay
+                .as_mut()
+                .and_then(|replay| replay.take_waiting(&module_id, activation));
+            self.begin_waiting(now, module, activation, inputs, recovered);
             return;
         }
         let recovered = self
@@ -164,6 +188,7 @@ impl Run {
                     port: cable.port.clone(),
                     source_module: self.modules[cable.source].id.clone(),
                     source_label: self.progress[cable.source].label.clone(),
+                    source_port: cable.source_port.clone(),
                     value: cable.value.clone()?,
                     fresh: cable.fresh,
                 })

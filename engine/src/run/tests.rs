@@ -5,6 +5,7 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used, clippy::panic)]
 
+mod approvals;
 mod attempts;
 mod endings;
 mod limits;
@@ -274,26 +275,42 @@ impl Stepper {
     }
 
     /// What a resume would start from if the run stopped now: every
-    /// activation that ended with its ending, the rest as they started.
+    /// activation that ended with its ending, the rest as they started or
+    /// as they wait.
     pub fn resume(&self) -> Resume {
         let mut resume = Resume {
             last_seq: self.events().len() as u64,
+            started_at: Some(1_000),
             ..Resume::default()
         };
-        let mut ended: Vec<(ActivationRecord, String)> = Vec::new();
+        let mut latest: Vec<(ActivationRecord, Option<String>)> = Vec::new();
         for command in &self.log {
-            if let Command::SaveActivation {
-                record,
-                ending: Some(ending),
-            } = command
-            {
-                ended.push((record.as_ref().clone(), ending.clone()));
+            if let Command::SaveActivation { record, ending } = command {
+                let position = latest.iter().position(|(kept, _)| {
+                    kept.module_id == record.module_id && kept.activation == record.activation
+                });
+                let ending = ending
+                    .clone()
+                    .or_else(|| position.and_then(|at| latest[at].1.clone()));
+                let entry = (record.as_ref().clone(), ending);
+                match position {
+                    Some(at) => latest[at] = entry,
+                    None => latest.push(entry),
+                }
+            }
+        }
+        for (record, ending) in latest {
+            match ending {
+                Some(ending) => resume.ended.push((record, ending)),
+                None if record.status == wire::ActivationStatus::Waiting => {
+                    resume.in_progress.push(record);
+                }
+                None => {}
             }
         }
         for start in &self.in_flight {
             resume.in_progress.push(start.record.clone());
         }
-        resume.ended = ended;
         resume
     }
 }
@@ -347,6 +364,17 @@ pub fn describe(command: &Command) -> String {
         Command::SaveState(_) => "state".to_owned(),
         Command::SetStatus { status, .. } => format!("status {}", status.as_str()),
         Command::ArmTimer { timer, .. } => format!("timer {timer:?}"),
+        Command::DisarmTimer(timer) => format!("disarm {timer:?}"),
+        Command::RecordWait { waiting_since, .. } => {
+            format!(
+                "wait {}",
+                if waiting_since.is_some() {
+                    "begins"
+                } else {
+                    "ends"
+                }
+            )
+        }
         Command::KeepSession { key, .. } => format!("session {key}"),
         Command::KeepAgentSession { key, .. } => format!("agent session {key}"),
         Command::CountReplayedCost { module_id, .. } => format!("replayed cost {module_id}"),

@@ -192,6 +192,7 @@ pub async fn fan_out(
     tokio::time::sleep(Duration::from_millis(200)).await;
 
     let recorder = Arc::new(StoreRecorder {
+        notices: None,
         store: state.store.clone(),
         events: registered.events.clone(),
         owner: super::BENCH_LEASE.owner.to_owned(),

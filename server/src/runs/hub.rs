@@ -1,14 +1,16 @@
 //! Runs in progress in this process: where their events are broadcast to
 //! SSE clients, how they are cancelled (a person's decision) and how they
 //! are stopped (the server stopping, or another process taking a run over:
-//! the run is left to be resumed). A run leaves the hub when it ends or
+//! the run is left to be resumed), and the decisions people take on its
+//! approvals. A run leaves the hub when it ends or
 //! stops; from then on its events come from the database alone.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use engine::EventRecord;
-use tokio::sync::broadcast;
+use engine::resume::PendingDecision;
+use tokio::sync::{broadcast, mpsc};
 use tokio_util::sync::CancellationToken;
 
 /// Events a slow SSE client may fall behind before it re-reads the log.
@@ -43,6 +45,7 @@ struct LiveRun {
     events: LiveEvents,
     cancel: CancellationToken,
     stop: CancellationToken,
+    decisions: mpsc::UnboundedSender<PendingDecision>,
 }
 
 /// What steers a run registered in the hub.
@@ -50,6 +53,8 @@ pub struct Registered {
     pub events: LiveEvents,
     pub cancel: CancellationToken,
     pub stop: CancellationToken,
+    /// Decisions people take on its approvals.
+    pub decisions: mpsc::UnboundedReceiver<PendingDecision>,
 }
 
 #[derive(Clone, Default)]
@@ -63,6 +68,7 @@ impl RunHub {
         let (events, _) = broadcast::channel(BUFFER);
         let cancel = CancellationToken::new();
         let stop = CancellationToken::new();
+        let (decided, decisions) = mpsc::unbounded_channel();
         if let Ok(mut runs) = self.runs.lock() {
             runs.insert(
                 run_id.to_owned(),
@@ -70,6 +76,7 @@ impl RunHub {
                     events: events.clone(),
                     cancel: cancel.clone(),
                     stop: stop.clone(),
+                    decisions: decided,
                 },
             );
         }
@@ -77,7 +84,21 @@ impl RunHub {
             events,
             cancel,
             stop,
+            decisions,
         }
+    }
+
+    /// Hands a decision to a run in progress here; false if it is not.
+    /// The run acts on a decision once: one it has acted on is ignored.
+    pub fn decide(&self, run_id: &str, decision: PendingDecision) -> bool {
+        self.runs
+            .lock()
+            .ok()
+            .and_then(|runs| {
+                runs.get(run_id)
+                    .map(|run| run.decisions.send(decision).is_ok())
+            })
+            .unwrap_or(false)
     }
 
     /// Live events of a run in progress here; `None` once it has ended.

@@ -1,8 +1,9 @@
 //! The lease keeper of this process (PRODUCT §8). Every second it renews
 //! the leases on the runs this process runs, hands them the cancels other
-//! processes left, stops the ones another process took over, and takes
-//! over runs whose lease ran out (a process killed, frozen or cut off) —
-//! all unfinished runs at start on SQLite, which one process serves.
+//! processes left and the decisions people took on their approvals
+//! elsewhere, stops the ones another process took over, and takes over
+//! runs whose lease ran out (a process killed, frozen or cut off) — all
+//! unfinished runs at start on SQLite, which one process serves.
 
 use std::time::Duration;
 
@@ -52,6 +53,7 @@ pub async fn pass(runner: &Runner, resume: bool, first: bool) {
         }
         Err(error) => tracing::warn!(%error, "leases could not be renewed"),
     }
+    super::decisions::deliver_pending(runner).await;
     // At start on SQLite every unfinished run is the previous process's.
     let expired_before = if first && runner.store.backend() == Backend::Sqlite {
         i64::MAX

@@ -10,7 +10,9 @@ use wire::activation::ActivationRecord;
 use wire::event::RunStatus;
 
 use super::hub::{LiveEvent, LiveEvents};
+use super::notify::{Notifier, Waiting};
 use crate::store::{Store, StoreError, StoredActivation, StoredEvent};
+use wire::RunEvent;
 
 pub struct StoreRecorder {
     pub store: Store,
@@ -18,6 +20,45 @@ pub struct StoreRecorder {
     /// The process that holds the run: on PostgreSQL, events are stored
     /// only while it does.
     pub owner: String,
+    /// Who is told when an approval of the run waits.
+    pub notices: Option<Notices>,
+}
+
+/// What notices of a run's waiting approvals need.
+pub struct Notices {
+    pub notifier: Arc<Notifier>,
+    pub graph: Arc<graph::Graph>,
+    pub graph_id: Option<String>,
+}
+
+impl Notices {
+    /// Sends the notices of the approvals that now wait, once their events
+    /// are stored (a resumed run does not log them again, so they are not
+    /// sent again).
+    fn send(&self, events: &[EventRecord]) {
+        for record in events {
+            if let RunEvent::ModuleWaiting {
+                module_id,
+                activation,
+                asked,
+                deadline_at,
+                ..
+            } = &record.event
+            {
+                self.notifier.waiting(
+                    &self.graph,
+                    Waiting {
+                        run_id: &record.run_id,
+                        graph_id: self.graph_id.as_deref(),
+                        module_id,
+                        activation: *activation,
+                        asked,
+                        deadline_at: *deadline_at,
+                    },
+                );
+            }
+        }
+    }
 }
 
 fn record_error(error: impl std::fmt::Display) -> RecordError {
@@ -76,6 +117,9 @@ impl Recorder for StoreRecorder {
             .append_events(&first.run_id, stored, Some(&self.owner))
             .await
             .map_err(record_error)?;
+        if let Some(notices) = &self.notices {
+            notices.send(events);
+        }
         // Written out for SSE only when someone follows the run.
         if self.events.receiver_count() > 0 {
             for record in events {
@@ -114,6 +158,18 @@ impl Recorder for StoreRecorder {
     ) -> Result<(), RecordError> {
         self.store
             .set_run_status(run_id, status.as_str(), error)
+            .await
+            .map_err(record_error)
+    }
+
+    async fn record_wait(
+        &self,
+        run_id: &str,
+        waited_ms: i64,
+        waiting_since: Option<i64>,
+    ) -> Result<(), RecordError> {
+        self.store
+            .record_wait(run_id, waited_ms, waiting_since)
             .await
             .map_err(record_error)
     }

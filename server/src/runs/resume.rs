@@ -9,8 +9,8 @@ use engine::resume::Resume;
 use graph::Graph;
 use wire::activation::{ActivationRecord, ActivationStatus};
 
-use super::Runner;
 use super::interrupted::{self, REASON};
+use super::{Launch, Runner};
 use crate::store::{Claimed, Store, StoreError};
 
 /// Resumes `claimed`, or closes it when `resume` is off or it cannot be.
@@ -24,16 +24,9 @@ pub async fn take_up(runner: &Runner, claimed: Claimed, resume: bool) -> Result<
         .await;
     }
     match read_back(&runner.store, &claimed.id).await? {
-        Ok((graph, input, budget_usd, resume)) => {
+        Ok((launch, resume)) => {
             tracing::info!(run = %claimed.id, replayed = resume.ended.len(), "resuming a run");
-            runner.launch(
-                claimed.id,
-                graph,
-                input,
-                budget_usd,
-                Some(resume),
-                claimed.cancel_requested,
-            );
+            runner.launch(launch, Some(resume), claimed.cancel_requested);
             Ok(())
         }
         Err(why) => {
@@ -53,7 +46,7 @@ pub async fn take_up(runner: &Runner, claimed: Claimed, resume: bool) -> Result<
 async fn read_back(
     store: &Store,
     id: &str,
-) -> Result<Result<(Graph, RunInput, Option<f64>, Resume), String>, StoreError> {
+) -> Result<Result<(Launch, Resume), String>, StoreError> {
     let Some(run) = store.run(id).await? else {
         return Ok(Err("the run is gone".to_owned()));
     };
@@ -68,9 +61,19 @@ async fn read_back(
         Ok(input) => input,
         Err(error) => return Ok(Err(format!("its input cannot be read ({error})"))),
     };
+    let (waited_ms, waiting_since) = store.run_wait(id).await?;
+    let decisions = store
+        .pending_decisions(id)
+        .await?
+        .iter()
+        .filter_map(super::decisions::pending)
+        .collect();
     let mut resume = Resume {
         last_seq: u64::try_from(store.last_event_seq(id).await?).unwrap_or(0),
         started_at: run.started_at,
+        waited_ms,
+        waiting_since,
+        decisions,
         ..Resume::default()
     };
     for row in store.activation_rows(id).await? {
@@ -89,5 +92,12 @@ async fn read_back(
             None => {}
         }
     }
-    Ok(Ok((graph, input, run.budget_usd, resume)))
+    let launch = Launch {
+        run_id: run.id,
+        graph_id: run.graph_id,
+        graph,
+        input,
+        budget_usd: run.budget_usd,
+    };
+    Ok(Ok((launch, resume)))
 }

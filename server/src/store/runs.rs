@@ -181,6 +181,16 @@ impl Store {
         .map_err(|error: sqlx::Error| StoreError::from(error))
     }
 
+    /// A graph's newest run that waits for a person, if one does.
+    pub async fn waiting_run(&self, graph_id: &str) -> Result<Option<String>, StoreError> {
+        Ok(sqlx::query_scalar::<_, String>(
+            "SELECT id FROM runs WHERE graph_id = $1 AND status = 'waiting' ORDER BY created_at DESC, id DESC LIMIT 1",
+        )
+        .bind(graph_id)
+        .fetch_optional(&self.pool)
+        .await?)
+    }
+
     /// Moves a run to `status`; a finished run stays as it finished.
     pub async fn set_run_status(
         &self,
@@ -323,7 +333,7 @@ impl Store {
     pub async fn renew_leases(&self, owner: &str, until: i64) -> Result<Vec<Claimed>, StoreError> {
         let rows = sqlx::query(
             "UPDATE runs SET lease_until = $1
-             WHERE owner = $2 AND status IN ('queued', 'running')
+             WHERE owner = $2 AND status IN ('queued', 'running', 'waiting')
              RETURNING id, cancel_requested",
         )
         .bind(until)
@@ -352,7 +362,7 @@ impl Store {
             "UPDATE runs SET owner = $1, lease_until = $2
              WHERE id IN (
                 SELECT id FROM runs
-                WHERE status IN ('queued', 'running')
+                WHERE status IN ('queued', 'running', 'waiting')
                   AND (lease_until IS NULL OR lease_until < $3)
                   AND (owner IS NULL OR owner <> $4)
                 ORDER BY created_at LIMIT $5 {lock})
@@ -374,7 +384,7 @@ impl Store {
     /// takes its runs over at once.
     pub async fn release_leases(&self, owner: &str) -> Result<u64, StoreError> {
         Ok(sqlx::query(
-            "UPDATE runs SET lease_until = 0 WHERE owner = $1 AND status IN ('queued', 'running')",
+            "UPDATE runs SET lease_until = 0 WHERE owner = $1 AND status IN ('queued', 'running', 'waiting')",
         )
         .bind(owner)
         .execute(&self.pool)
@@ -405,7 +415,7 @@ impl Store {
     pub async fn release_run(&self, id: &str, owner: &str) -> Result<(), StoreError> {
         sqlx::query(
             "UPDATE runs SET owner = NULL, lease_until = 0
-             WHERE id = $1 AND owner = $2 AND status IN ('queued', 'running')",
+             WHERE id = $1 AND owner = $2 AND status IN ('queued', 'running', 'waiting')",
         )
         .bind(id)
         .bind(owner)
@@ -418,7 +428,7 @@ impl Store {
     /// run has ended.
     pub async fn request_cancel(&self, id: &str) -> Result<bool, StoreError> {
         Ok(sqlx::query(
-            "UPDATE runs SET cancel_requested = 1 WHERE id = $1 AND status IN ('queued', 'running')",
+            "UPDATE runs SET cancel_requested = 1 WHERE id = $1 AND status IN ('queued', 'running', 'waiting')",
         )
         .bind(id)
         .execute(&self.pool)

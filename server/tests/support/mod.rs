@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub mod coding;
+pub mod processes;
 
 use axum::Router;
 use axum::body::Body;

@@ -119,6 +119,22 @@ impl Failure {
     }
 }
 
+/// A value an approval sends on (PRODUCT §3.14): the decision, who took
+/// it, and on a rejection the value that was rejected.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Decided {
+    pub decision: crate::approval::Decision,
+    pub decided_by: crate::approval::Decider,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+}
+
+/// The value of an approval nobody decided on in time, on `timeout_out`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WaitedOut {
+    pub timeout: bool,
+}
+
 /// The bundle on `give_up_out`: that the module gave up, after how many
 /// attempts.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -11,6 +11,7 @@ use serde_json::{Error, Value};
 use graph::intent::Intent;
 
 use super::RunEvent;
+use crate::approval::{Decider, Decision};
 use crate::fields::Fields;
 use crate::status::{PollOutcome, RunStatus, VariantStatus};
 
@@ -195,6 +196,25 @@ pub fn event(name: &str, payload: Value) -> Result<RunEvent, Error> {
             activation: payload.number("activation")?,
             attempts: payload.number("attempts")?,
             reason: payload.text("reason")?,
+        },
+        "module.waiting" => RunEvent::ModuleWaiting {
+            module_id: payload.text("module_id")?,
+            activation: payload.number("activation")?,
+            asked: payload.text("asked")?,
+            shown: payload.list("shown", |item| match item {
+                Value::String(text) => Ok(text),
+                _ => Err(Error::custom(
+                    "module.waiting: `shown` is not a list of names",
+                )),
+            })?,
+            deadline_at: payload.nullable_integer("deadline_at")?,
+        },
+        "module.decided" => RunEvent::ModuleDecided {
+            module_id: payload.text("module_id")?,
+            activation: payload.number("activation")?,
+            decision: payload.word("decision", Decision::parse, "a decision")?,
+            by: payload.word("by", Decider::parse, "who decided")?,
+            feedback: payload.text("feedback")?,
         },
         unknown => return Err(Error::custom(format!("unknown event `{unknown}`"))),
     })

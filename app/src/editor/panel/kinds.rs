@@ -476,6 +476,100 @@ pub fn poll(selected: Selected) -> impl IntoView {
     }
 }
 
+/// An approval: what the person is asked, how long it waits, how many
+/// rounds a revision loop through it may go, and who is told it waits.
+pub fn approval(selected: Selected) -> impl IntoView {
+    let approval_of = |config: &ModuleConfig| match config {
+        ModuleConfig::Approval(approval) => Some(approval.clone()),
+        _ => None,
+    };
+    let webhooks = move || {
+        selected.editor.catalogue.with(|catalogue| {
+            let known = catalogue
+                .as_ref()
+                .map(|catalogue| catalogue.webhooks.join(", "))
+                .unwrap_or_default();
+            if known.is_empty() {
+                "This server has no webhooks: its operator lists them in its configuration ([[webhooks]]).".to_owned()
+            } else {
+                format!("This server's webhooks: {known}.")
+            }
+        })
+    };
+    let wait_words = selected.read(move |config| {
+        approval_of(config)
+            .and_then(|approval| approval.timeout_seconds)
+            .map_or_else(
+                || "It waits as long as the run may. Set minutes to send the value to “Timed out” when nobody decided.".to_owned(),
+                |seconds| format!("Nobody decided within {}: the value goes to “Timed out”.", graph::attempts::duration_words(seconds)),
+            )
+    });
+    view! {
+        <TextArea
+            label="What the person is asked"
+            rows=2
+            placeholder=graph::kinds::approval::DEFAULT_ASK
+            value=selected.read(move |config| approval_of(config).map(|approval| approval.ask).unwrap_or_default())
+            on_input=selected.update("Edit the question", "ask", |config, value: String| {
+                if let ModuleConfig::Approval(approval) = config {
+                    approval.ask = value;
+                }
+            })
+            disabled=selected.disabled()
+        />
+        <NumberField
+            label="Wait at most (minutes)"
+            min=1.0
+            max=43_200.0
+            step=1.0
+            placeholder="no limit"
+            value=selected.read(move |config| {
+                approval_of(config)
+                    .and_then(|approval| approval.timeout_seconds)
+                    .map(|seconds| f64::from(seconds) / 60.0)
+            })
+            on_input=selected.update("Change how long it waits", "timeout_seconds", |config, value: Option<f64>| {
+                if let ModuleConfig::Approval(approval) = config {
+                    approval.timeout_seconds = value.map(|minutes| number(Some(minutes * 60.0)).max(1));
+                }
+            })
+            disabled=selected.disabled()
+        />
+        <p class="hint">{wait_words}</p>
+        <NumberField
+            label="Max rounds"
+            min=1.0
+            max=100.0
+            step=1.0
+            value=selected.read(move |config| approval_of(config).map(|approval| f64::from(approval.max_rounds)))
+            on_input=selected.update("Change max rounds", "max_rounds", |config, value: Option<f64>| {
+                if let ModuleConfig::Approval(approval) = config {
+                    approval.max_rounds = number(value).max(1);
+                }
+            })
+            disabled=selected.disabled()
+        />
+        <TextField
+            label="Notify (webhooks, by id)"
+            placeholder="ops"
+            value=selected.read(move |config| approval_of(config).map(|approval| approval.notify.join(", ")).unwrap_or_default())
+            on_input=selected.update("Change who is notified", "notify", |config, value: String| {
+                if let ModuleConfig::Approval(approval) = config {
+                    approval.notify = value
+                        .split(',')
+                        .map(str::trim)
+                        .filter(|id| !id.is_empty())
+                        .map(str::to_owned)
+                        .collect();
+                }
+            })
+            disabled=selected.disabled()
+        />
+        <p class="hint">{webhooks}</p>
+        <p class="hint">"The run waits here for a person with the edit link or an approver link of the run: “Approved” passes the value on (as they may have edited it), “Rejected” the value and their reason, “Send back” their feedback (wire it back to the agent for another round in its session)."</p>
+    }
+}
+
 pub fn unknown(selected: Selected) -> impl IntoView {
     let text = move || {
         selected.module.with(
