@@ -285,17 +285,54 @@ async fn new_starts_from_each_example_and_each_runs_to_completion_offline() {
         );
         let (status, started) = call(router, run).await;
         assert_eq!(status, StatusCode::CREATED, "{}: {started}", example.id);
-        let finished = wait_for(
-            router,
-            started["id"].as_str().unwrap(),
-            &["completed", "failed", "cancelled"],
-        )
-        .await;
+        let run_id = started["id"].as_str().unwrap();
+        let ended = ["completed", "failed", "cancelled"];
+        let mut finished = wait_for(router, run_id, &[&ended[..], &["waiting"]].concat()).await;
+        // An example that asks a person is approved, as a person would
+        // (each waiting activation once: the run may still say `waiting`
+        // for a moment after a decision, until it acts on it).
+        let mut decided = Vec::new();
+        while finished["status"] == "waiting" {
+            approve_what_waits(router, run_id, token, &finished, &mut decided).await;
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+            finished = wait_for(router, run_id, &[&ended[..], &["waiting"]].concat()).await;
+        }
         assert_eq!(
             finished["status"], "completed",
             "{}: {}",
             example.id, finished["error"]
         );
+    }
+}
+
+/// Approves every approval of the run that waits for a person and was not
+/// decided yet (`decided`: module and activation).
+async fn approve_what_waits(
+    router: &Router,
+    run_id: &str,
+    token: &str,
+    run: &Value,
+    decided: &mut Vec<(String, u64)>,
+) {
+    let modules = run["modules"].as_object().unwrap();
+    let waiting = modules.iter().filter_map(|(module_id, module)| {
+        let last = module["activations"].as_array()?.last()?;
+        let activation = (module_id.clone(), last["activation"].as_u64()?);
+        (last["status"] == "waiting" && !decided.contains(&activation)).then_some(activation)
+    });
+    let waiting: Vec<(String, u64)> = waiting.collect();
+    for (module_id, activation) in waiting {
+        let mut decide = post(
+            &format!("/api/runs/{run_id}/modules/{module_id}/decision"),
+            json!({"decision": "approve"}),
+        );
+        decide.headers_mut().insert(
+            header::AUTHORIZATION,
+            format!("Bearer {token}").parse().unwrap(),
+        );
+        let (status, body) = call(router, decide).await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        decided.push((module_id, activation));
     }
 }
 
