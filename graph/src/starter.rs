@@ -160,6 +160,21 @@ fn review_loop_graph() -> Graph {
     }
 }
 
+/// The task of the examples whose coding agent writes a file.
+fn welcome_note_task() -> Module {
+    module(
+        "task",
+        "Task",
+        80.0,
+        120.0,
+        ModuleConfig::Input(InputConfig {
+            description: "What should the agent write?".to_owned(),
+            default_text: "A short welcome note for new contributors".to_owned(),
+            ..InputConfig::default()
+        }),
+    )
+}
+
 /// A coding module whose agent (the built-in simulated one, named so the
 /// example stays offline whatever the server's default agent) writes a file
 /// in a fresh git workspace; its reply and its diff are the results.
@@ -167,17 +182,7 @@ fn coding_graph() -> Graph {
     Graph {
         name: "A coding agent writes a file".to_owned(),
         modules: vec![
-            module(
-                "task",
-                "Task",
-                80.0,
-                120.0,
-                ModuleConfig::Input(InputConfig {
-                    description: "What should the agent write?".to_owned(),
-                    default_text: "A short welcome note for new contributors".to_owned(),
-                    ..InputConfig::default()
-                }),
-            ),
+            welcome_note_task(),
             module(
                 "build",
                 "Write the file",
@@ -223,17 +228,7 @@ fn approval_graph() -> Graph {
     Graph {
         name: "A person approves the change".to_owned(),
         modules: vec![
-            module(
-                "task",
-                "Task",
-                80.0,
-                120.0,
-                ModuleConfig::Input(InputConfig {
-                    description: "What should the agent write?".to_owned(),
-                    default_text: "A short welcome note for new contributors".to_owned(),
-                    ..InputConfig::default()
-                }),
-            ),
+            welcome_note_task(),
             module(
                 "build",
                 "Write the file",

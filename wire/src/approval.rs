@@ -5,70 +5,31 @@
 use serde::{Deserialize, Serialize};
 
 use crate::bundle::PortValue;
+use crate::status::words;
 
-/// What a person decided.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    strum::IntoStaticStr,
-    strum::EnumString,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum Decision {
-    /// Go on: the value (as they may have edited it) leaves on
-    /// `approved_out`.
-    Approve,
-    /// Stop: the value and their reason leave on `rejected_out`.
-    Reject,
-    /// Do it again, but …: their feedback leaves on `revise_out`.
-    Revise,
-}
-
-impl Decision {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
-    pub fn parse(text: &str) -> Option<Decision> {
-        text.parse().ok()
+words! {
+    /// What a person decided.
+    pub enum Decision {
+        /// Go on: the value (as they may have edited it) leaves on
+        /// `approved_out`.
+        Approve,
+        /// Stop: the value and their reason leave on `rejected_out`.
+        Reject,
+        /// Do it again, but …: their feedback leaves on `revise_out`.
+        Revise,
     }
 }
 
-/// Who decided: someone with the graph's edit link, or with an approver
-/// link of the run.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    PartialEq,
-    Eq,
-    Serialize,
-    Deserialize,
-    strum::IntoStaticStr,
-    strum::EnumString,
-)]
-#[serde(rename_all = "snake_case")]
-#[strum(serialize_all = "snake_case")]
-pub enum Decider {
-    Editor,
-    ApproverLink,
+words! {
+    /// Who decided: someone with the graph's edit link, or with an
+    /// approver link of the run.
+    pub enum Decider {
+        Editor,
+        ApproverLink,
+    }
 }
 
 impl Decider {
-    pub fn as_str(self) -> &'static str {
-        self.into()
-    }
-
-    pub fn parse(text: &str) -> Option<Decider> {
-        text.parse().ok()
-    }
-
     /// As a person reads it: "the editor", "an approver link".
     pub fn words(self) -> &'static str {
         match self {
