@@ -158,6 +158,23 @@ ensure_postgres_test_database() {
   echo "postgres://patchbay:patchbay@127.0.0.1:$port/patchbay_test"
 }
 
+# Runs a command that leaves a server behind without the descriptors this
+# script inherited: a server keeps what it inherits for as long as it runs,
+# so PostgreSQL started under `flock LOCK scripts/test` held the lock after
+# the tests ended (and would keep a caller's pipe open the same way).
+without_inherited_descriptors() {
+  (
+    local descriptor number
+    for descriptor in /proc/self/fd/*; do
+      number="${descriptor##*/}"
+      if [ "$number" -gt 2 ] 2>/dev/null; then
+        eval "exec $number>&-" 2>/dev/null || true
+      fi
+    done
+    "$@"
+  )
+}
+
 prepare_postgres_test_database() {
   if ! command -v pg_lsclusters >/dev/null 2>&1; then
     apt_install postgresql
@@ -173,7 +190,7 @@ prepare_postgres_test_database() {
   read -r version name port status _ <<<"$cluster"
   if [ "$status" != "online" ]; then
     say "starting PostgreSQL $version/$name"
-    as_root pg_ctlcluster "$version" "$name" start
+    without_inherited_descriptors as_root pg_ctlcluster "$version" "$name" start
   fi
   local psql=(as_root env PGOPTIONS=--client-min-messages=warning runuser -u postgres -- psql -p "$port" -v ON_ERROR_STOP=1 -qtA)
   if [ -z "$("${psql[@]}" -c "SELECT 1 FROM pg_roles WHERE rolname = 'patchbay'")" ]; then
