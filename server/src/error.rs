@@ -22,6 +22,13 @@ pub enum ApiError {
     OverLimit(LimitExceeded),
     UnsupportedMediaType,
     GraphNotFound,
+    /// The graph has no such revision (never saved, or not a number).
+    RevisionNotFound(String),
+    /// `GET /api/graphs/{id}/revisions` with a query it cannot read.
+    RevisionsQuery {
+        path: String,
+        message: String,
+    },
     RouteNotFound,
     MethodNotAllowed,
     /// What needed the token: "saving", "starting a run", …
@@ -109,7 +116,10 @@ impl ApiError {
             ApiError::TooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::OverLimit(_) => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::UnsupportedMediaType => StatusCode::UNSUPPORTED_MEDIA_TYPE,
-            ApiError::GraphNotFound | ApiError::RouteNotFound => StatusCode::NOT_FOUND,
+            ApiError::GraphNotFound | ApiError::RouteNotFound | ApiError::RevisionNotFound(_) => {
+                StatusCode::NOT_FOUND
+            }
+            ApiError::RevisionsQuery { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             ApiError::EditTokenRequired(_) | ApiError::EditTokenInvalid => StatusCode::FORBIDDEN,
             ApiError::AccessKeyRequired => StatusCode::UNAUTHORIZED,
@@ -146,6 +156,8 @@ impl ApiError {
             ApiError::OverLimit(_) => "document.over_limit",
             ApiError::UnsupportedMediaType => "request.unsupported_media_type",
             ApiError::GraphNotFound => "graph.not_found",
+            ApiError::RevisionNotFound(_) => "graph.revision_not_found",
+            ApiError::RevisionsQuery { .. } => "graph.revisions_query_invalid",
             ApiError::RouteNotFound => "request.not_found",
             ApiError::MethodNotAllowed => "request.method_not_allowed",
             ApiError::EditTokenRequired(_) => "graph.edit_token_required",
@@ -187,6 +199,10 @@ impl ApiError {
                 "send the graph document as application/json".to_owned()
             }
             ApiError::GraphNotFound => "there is no graph with this id".to_owned(),
+            ApiError::RevisionNotFound(revision) => {
+                format!("the graph has no revision {revision}")
+            }
+            ApiError::RevisionsQuery { path, message } => format!("{path}: {message}"),
             ApiError::RouteNotFound => "there is no such API endpoint".to_owned(),
             ApiError::MethodNotAllowed => "this endpoint does not take that method".to_owned(),
             ApiError::EditTokenRequired(action) => format!(
@@ -266,6 +282,7 @@ impl ApiError {
                 Some(json!({ "path": error.path }))
             }
             ApiError::TooLarge { max_bytes } => Some(json!({ "max_bytes": max_bytes })),
+            ApiError::RevisionsQuery { path, .. } => Some(json!({ "path": path })),
             ApiError::OverLimit(exceeded) => Some(json!({ "limit": exceeded.limit })),
             ApiError::RevisionConflict { current } => Some(json!({ "current_revision": current })),
             ApiError::RunInput { path, .. } => Some(json!({ "path": path })),

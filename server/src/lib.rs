@@ -20,6 +20,7 @@ pub mod janitor;
 pub mod pages;
 pub mod providers;
 pub mod rate_limit;
+pub mod revisions_api;
 pub mod router;
 pub mod runs;
 pub mod runs_api;

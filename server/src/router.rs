@@ -21,8 +21,8 @@ use tower_http::trace::TraceLayer;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::{
-    access, attachments_api, decisions_api, estimate_api, graphs_api, headers, pages, runs_api,
-    summaries_api,
+    access, attachments_api, decisions_api, estimate_api, graphs_api, headers, pages,
+    revisions_api, runs_api, summaries_api,
 };
 
 /// Attachments and documents; run requests have a limit of their own.
@@ -61,6 +61,8 @@ fn api(state: &AppState) -> Router<AppState> {
                 .get(runs_api::list),
         )
         .route("/graphs/{id}/estimate", get(estimate_api::estimate))
+        .route("/graphs/{id}/revisions", get(revisions_api::list))
+        .route("/graphs/{id}/revisions/{revision}", get(revisions_api::get))
         .route("/runs/{id}", get(runs_api::get))
         .route("/runs/{id}/cancel", post(runs_api::cancel))
         .route(

@@ -11,7 +11,7 @@ mod writer;
 
 pub use approvals::StoredDecision;
 pub use attachments::{NewAttachment, StoredAttachment};
-pub use graphs::{GraphHeading, LastRun, NewGraph, SaveOutcome, StoredGraph};
+pub use graphs::{GraphHeading, LastRun, NewGraph, SaveOutcome, StoredGraph, StoredRevision};
 pub use runs::{ActivationRow, Claimed, Lease, NewRun, StoredActivation, StoredEvent, StoredRun};
 
 use std::path::Path;

@@ -90,3 +90,27 @@ pub struct LastRun {
     pub status: RunStatus,
     pub created_at: i64,
 }
+
+/// One saved revision of a graph, as its history lists it. Every save
+/// (autosave included) is a revision, and every save needs the edit link.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RevisionSummary {
+    pub revision: i64,
+    /// Unix milliseconds.
+    pub saved_at: i64,
+    /// The document's size as stored.
+    pub size_bytes: i64,
+}
+
+/// `GET /api/graphs/{id}/revisions`: newest first, a page at a time.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RevisionList {
+    /// The graph's current revision.
+    pub current: i64,
+    /// How many revisions are kept, and what they take in all.
+    pub kept: i64,
+    pub kept_bytes: i64,
+    pub revisions: Vec<RevisionSummary>,
+    /// Pass as `before` for the next page; `None` on the last.
+    pub next_before: Option<i64>,
+}

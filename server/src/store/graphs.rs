@@ -171,6 +171,43 @@ impl Store {
         .await?)
     }
 
+    /// A page of a graph's revisions, newest first: those before
+    /// `before` (all when `None`), at most `limit`.
+    pub async fn revisions(
+        &self,
+        id: &str,
+        before: Option<i64>,
+        limit: i64,
+    ) -> Result<Vec<StoredRevision>, StoreError> {
+        let rows: Vec<(i64, i64, i64)> = sqlx::query_as(
+            "SELECT revision, created_at, CAST(LENGTH(document) AS BIGINT) FROM graph_revisions
+             WHERE graph_id = $1 AND revision < $2 ORDER BY revision DESC LIMIT $3",
+        )
+        .bind(id)
+        .bind(before.unwrap_or(i64::MAX))
+        .bind(limit)
+        .fetch_all(&self.pool)
+        .await?;
+        Ok(rows
+            .into_iter()
+            .map(|(revision, saved_at, size_bytes)| StoredRevision {
+                revision,
+                saved_at,
+                size_bytes,
+            })
+            .collect())
+    }
+
+    /// How many revisions a graph keeps, and their documents' size in all.
+    pub async fn revisions_kept(&self, id: &str) -> Result<(i64, i64), StoreError> {
+        Ok(sqlx::query_as(
+            "SELECT COUNT(*), CAST(COALESCE(SUM(LENGTH(document)), 0) AS BIGINT) FROM graph_revisions WHERE graph_id = $1",
+        )
+        .bind(id)
+        .fetch_one(&self.pool)
+        .await?)
+    }
+
     /// How many revisions a graph has recorded.
     pub async fn revision_count(&self, id: &str) -> Result<i64, StoreError> {
         Ok(
@@ -217,4 +254,12 @@ impl Store {
             .fetch_one(&self.pool)
             .await?)
     }
+}
+
+/// A revision as a history lists it: no document.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredRevision {
+    pub revision: i64,
+    pub saved_at: i64,
+    pub size_bytes: i64,
 }
