@@ -15,9 +15,17 @@ use serde_json::{Value, json};
 use support::{as_editor, call, create_graph, edit_token, get, start, wait_for};
 
 async fn router() -> (Router, support::TestDatabase) {
-    let database = support::databases().await.remove(0);
-    let state = support::state(&database, Limits::default()).await;
-    (server::router::router(state), database)
+    routers().await.remove(0)
+}
+
+/// A router on each test database: SQLite, and PostgreSQL when there is one.
+async fn routers() -> Vec<(Router, support::TestDatabase)> {
+    let mut routers = Vec::new();
+    for database in support::databases().await {
+        let state = support::state(&database, Limits::default()).await;
+        routers.push((server::router::router(state), database));
+    }
+    routers
 }
 
 /// Saves `document` over `revision` with the editor's token.
@@ -42,7 +50,14 @@ fn renamed(name: &str) -> Value {
 
 #[tokio::test]
 async fn every_save_is_a_revision_the_editor_lists_and_reads_back_and_a_run_names_its_own() {
-    let (router, _database) = router().await;
+    for (router, database) in routers().await {
+        println!("{}", database.name);
+        history_of_saves_and_a_run(&router).await;
+    }
+}
+
+async fn history_of_saves_and_a_run(router: &Router) {
+    let router = router.clone();
     let id = create_graph(&router, renamed("First")).await;
     let mut revision = 1;
     for name in ["Second", "Third", "Fourth"] {
