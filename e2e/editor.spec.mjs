@@ -263,7 +263,7 @@ test('a stale-revision save offers load theirs or save mine as a fork', async ({
   await dialog.getByRole('button', { name: 'Save mine as a fork' }).click();
   await expect(page).not.toHaveURL(new RegExp(id));
   await expect(page.locator('.access-badge')).toHaveText('Editing');
-  await expect(page.getByLabel('Graph name')).toHaveValue('My version');
+  await expect(page.getByLabel('Graph name')).toHaveValue('My version (fork)');
   // The original kept their version.
   const original = await page.evaluate(async (graphId) => (await (await fetch(`/api/graphs/${graphId}`)).json()).name, id);
   expect(original).toBe('Their version');

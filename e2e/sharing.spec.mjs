@@ -70,6 +70,8 @@ test('a view link is read-only in another browser, and Fork to edit gives it an 
   await expect(visitor.locator('.access-badge')).toHaveText('Editing');
   const forkId = graphId(visitor);
   expect(forkId).not.toBe(id);
+  // Its name says it is a fork, so the two can be told apart in a list.
+  await expect(visitor.getByLabel('Graph name')).toHaveValue('Draft, review, finalize (fork)');
   await visitor.getByLabel('Graph name').fill('My fork');
   await saved(visitor);
   await visitor.reload();

@@ -16,6 +16,7 @@ pub mod json_schema;
 pub mod kinds;
 pub mod limits;
 pub mod migrate;
+pub mod names;
 pub mod order;
 pub mod port_moves;
 pub mod ports;

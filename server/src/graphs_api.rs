@@ -145,8 +145,10 @@ pub async fn fork(
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
     let original = stored(&state, &id).await?;
-    let graph = Graph::load(&original.document)
+    let mut graph = Graph::load(&original.document)
         .map_err(|error| ApiError::Internal(format!("stored graph {id} does not load: {error}")))?;
+    // Two graphs of one name in a person's list could not be told apart.
+    graph.name = graph::names::fork_name(&graph.name);
     let created = create_graph(&state, graph.clone(), Some(&id)).await?;
     Ok(created_response(&state, created, &graph))
 }

@@ -256,6 +256,11 @@ async fn fork_makes_an_independent_copy_with_its_own_token() {
         let original = send(&router, get(&format!("/api/graphs/{id}")))
             .await
             .json();
+        assert_eq!(
+            fork["name"],
+            format!("{} (fork)", original["name"].as_str().unwrap()),
+            "a fork says it is one"
+        );
         assert_eq!(fork["modules"], original["modules"]);
         assert_eq!(fork["cables"], original["cables"]);
         assert_eq!(fork["id"], fork_id.as_str());

@@ -295,6 +295,11 @@ pub fn load_theirs(editor: EditorState) {
 /// dialog ("Fork and run").
 pub fn save_as_fork(editor: EditorState, then_run: bool) {
     let mut document = editor.graph();
+    // A copy of a graph on the server is a fork, and says so; a graph that
+    // came in a self-contained link has no original here.
+    if document.id.is_some() {
+        document.name = graph::names::fork_name(&document.name);
+    }
     document.id = None;
     document.revision = 0;
     let Ok(body) = document.to_json() else { return };
