@@ -37,7 +37,9 @@ test('a view link is read-only in another browser, and Fork to edit gives it an 
   const visitor = await visitorContext.newPage();
   await visitor.goto(links['view-link']);
   await expect(visitor.locator('.access-badge')).toHaveText('View only');
-  await expect(visitor.locator('.save-status')).toHaveText('View only');
+  // Said once, by the badge: not again by the save status beside it.
+  await expect(visitor.getByText('View only', { exact: true })).toHaveCount(1);
+  await expect(visitor.locator('.save-status')).toHaveCount(0);
   await expect(visitor.locator('.palette')).toHaveCount(0);
   await expect(visitor.getByLabel('Graph name')).toBeDisabled();
   // No edits: deleting a module does nothing, and nothing is saved.

@@ -285,7 +285,11 @@ fn Toolbar() -> impl IntoView {
                     editor.edit("Rename graph", Some("name"), |edit| edit.set_name(&name));
                 }
             />
-            <span class=move || format!("save-status {}", editor.save.status.get().class()) role="status">{move || editor.save.status.get().text()}</span>
+            // A stored graph's badge already says "View only" (issue 43): the
+            // status says it only where no badge does, as on a recorded run.
+            <Show when=move || editor.mode != EditorMode::Stored || editor.save.status.get() != SaveStatus::ViewOnly>
+                <span class=move || format!("save-status {}", editor.save.status.get().class()) role="status">{move || editor.save.status.get().text()}</span>
+            </Show>
             <div class="toolbar-group">
                 <button type="button" title="Undo (Ctrl+Z)" aria-label="Undo" disabled=move || !editor.can_undo.get() on:click=move |_| editor.undo()>"↶"</button>
                 <button type="button" title="Redo (Ctrl+Shift+Z)" aria-label="Redo" disabled=move || !editor.can_redo.get() on:click=move |_| editor.redo()>"↷"</button>
