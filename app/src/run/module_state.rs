@@ -47,43 +47,7 @@ pub fn step(
         RunEvent::RunCompleted { .. }
         | RunEvent::RunFailed { .. }
         | RunEvent::RunCancelled { .. }
-        | RunEvent::RunInterrupted { .. } => {
-            // Whatever was still going stopped with the run; what never
-            // started shows nothing.
-            let (stopped, badge) = match event {
-                RunEvent::RunCancelled { .. } => (ModuleRunState::Cancelled, None),
-                RunEvent::RunInterrupted { .. } => {
-                    (ModuleRunState::Cancelled, Some("interrupted".to_owned()))
-                }
-                // The run's budget stopped what was in flight.
-                RunEvent::RunFailed { error, .. }
-                    if error.starts_with(wire::cost::BUDGET_EXCEEDED) =>
-                {
-                    (ModuleRunState::Cancelled, Some("budget spent".to_owned()))
-                }
-                _ => (ModuleRunState::Failed, None),
-            };
-            return match before {
-                Some(run)
-                    if matches!(run.state, ModuleRunState::Running | ModuleRunState::Waiting) =>
-                {
-                    Some(ModuleRun {
-                        state: stopped,
-                        badge,
-                        finished_ms: at,
-                        ..run.clone()
-                    })
-                }
-                Some(run) if run.state == ModuleRunState::NotReached => None,
-                // It waited for a slot and never had one (as its record says).
-                Some(run) if run.state == ModuleRunState::Queued => Some(ModuleRun {
-                    state: ModuleRunState::Cancelled,
-                    badge: Some("never started".to_owned()),
-                    ..run.clone()
-                }),
-                other => other.cloned(),
-            };
-        }
+        | RunEvent::RunInterrupted { .. } => return run_ended(event, before, at),
         RunEvent::ModuleQueued { .. } => {
             run.state = ModuleRunState::Queued;
             run.badge = None;
@@ -194,6 +158,69 @@ pub fn step(
             run.finished_ms = at;
             run.error = Some(error.clone());
         }
+        RunEvent::ModuleRetrying { .. }
+        | RunEvent::ModulePolled { .. }
+        | RunEvent::ModuleValidating { .. }
+        | RunEvent::ModuleFixDispatched { .. }
+        | RunEvent::ModuleWaiting { .. }
+        | RunEvent::ModuleDecided { .. }
+        | RunEvent::ModuleGaveUp { .. } => control_flow(&mut run, event, at),
+        // Streamed text is the panel's; these change nothing on the module.
+        // The way a value went is drawn on the cables (`RunView::apply`).
+        // Tokens are counted from `module.usage`, which every call has.
+        RunEvent::ModuleOutputDelta { .. }
+        | RunEvent::RepromptResponse { .. }
+        | RunEvent::CodingRepromptResponse { .. }
+        | RunEvent::CodingAgentFinished { .. }
+        | RunEvent::CableTaken { .. }
+        | RunEvent::CableNoneTaken { .. }
+        | RunEvent::CableIgnored { .. }
+        | RunEvent::ModuleValidated { .. }
+        | RunEvent::ModuleIntent { .. } => return before.cloned(),
+    }
+    Some(run)
+}
+
+/// A module when its run ends: whatever was still going stopped with the
+/// run; what never started shows nothing.
+fn run_ended(event: &RunEvent, before: Option<&ModuleRun>, at: Option<f64>) -> Option<ModuleRun> {
+    // Whatever was still going stopped with the run; what never
+    // started shows nothing.
+    let (stopped, badge) = match event {
+        RunEvent::RunCancelled { .. } => (ModuleRunState::Cancelled, None),
+        RunEvent::RunInterrupted { .. } => {
+            (ModuleRunState::Cancelled, Some("interrupted".to_owned()))
+        }
+        // The run's budget stopped what was in flight.
+        RunEvent::RunFailed { error, .. } if error.starts_with(wire::cost::BUDGET_EXCEEDED) => {
+            (ModuleRunState::Cancelled, Some("budget spent".to_owned()))
+        }
+        _ => (ModuleRunState::Failed, None),
+    };
+    match before {
+        Some(run) if matches!(run.state, ModuleRunState::Running | ModuleRunState::Waiting) => {
+            Some(ModuleRun {
+                state: stopped,
+                badge,
+                finished_ms: at,
+                ..run.clone()
+            })
+        }
+        Some(run) if run.state == ModuleRunState::NotReached => None,
+        // It waited for a slot and never had one (as its record says).
+        Some(run) if run.state == ModuleRunState::Queued => Some(ModuleRun {
+            state: ModuleRunState::Cancelled,
+            badge: Some("never started".to_owned()),
+            ..run.clone()
+        }),
+        other => other.cloned(),
+    }
+}
+
+/// A module's steps of control flow: retries, polls, checks, a person's
+/// decision, giving up.
+fn control_flow(run: &mut ModuleRun, event: &RunEvent, at: Option<f64>) {
+    match event {
         RunEvent::ModuleRetrying {
             attempt,
             max_attempts,
@@ -266,20 +293,8 @@ pub fn step(
                 "gave up after {attempts} attempt{plural}: {reason}"
             ));
         }
-        // Streamed text is the panel's; these change nothing on the module.
-        // The way a value went is drawn on the cables (`RunView::apply`).
-        // Tokens are counted from `module.usage`, which every call has.
-        RunEvent::ModuleOutputDelta { .. }
-        | RunEvent::RepromptResponse { .. }
-        | RunEvent::CodingRepromptResponse { .. }
-        | RunEvent::CodingAgentFinished { .. }
-        | RunEvent::CableTaken { .. }
-        | RunEvent::CableNoneTaken { .. }
-        | RunEvent::CableIgnored { .. }
-        | RunEvent::ModuleValidated { .. }
-        | RunEvent::ModuleIntent { .. } => return before.cloned(),
+        _ => {}
     }
-    Some(run)
 }
 
 /// `Variants 1/3 done · B: Re-prompt 1/2…`: a module with variants, and

@@ -93,6 +93,15 @@ pub fn event(name: &str, payload: Value) -> Result<RunEvent, Error> {
             token_count: payload.number("token_count")?,
             variant: payload.optional_text("variant")?,
         },
+        other => return step_event(other, payload),
+    })
+}
+
+/// The events of a module's steps inside its activation and of the run's
+/// control flow: variants, coding agents' turns, cables, intents, retries,
+/// checks, polls and people.
+fn step_event(name: &str, payload: &mut Fields<'_>) -> Result<RunEvent, Error> {
+    Ok(match name {
         "module.variant_started" => RunEvent::VariantStarted {
             module_id: payload.text("module_id")?,
             activation: payload.number("activation")?,
