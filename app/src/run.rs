@@ -398,6 +398,7 @@ impl RunView {
                 self.refresh_soon(150);
             }
             RunEvent::ModuleCompleted { .. }
+            | RunEvent::ModuleReused { .. }
             | RunEvent::ModuleFailed { .. }
             | RunEvent::ModuleRetrying { .. }
             | RunEvent::ModuleGaveUp { .. }
@@ -517,6 +518,7 @@ pub fn apply_record(model: CanvasModel, record: &RunRecord) {
             let state = record.last(&node.id).map(|activation| {
                 let state = match activation.status {
                     ActivationStatus::Completed => ModuleRunState::Done,
+                    ActivationStatus::Reused => ModuleRunState::Reused,
                     ActivationStatus::Failed => ModuleRunState::Failed,
                     ActivationStatus::Cancelled | ActivationStatus::Interrupted => {
                         ModuleRunState::Cancelled

@@ -16,6 +16,7 @@ pub mod provider;
 pub mod recorder;
 pub mod render;
 pub mod resume;
+pub mod reuse;
 pub mod routing;
 pub mod run;
 pub mod sandbox;

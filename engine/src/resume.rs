@@ -152,7 +152,7 @@ impl Replay {
 
 /// A record as the activation's task left it, before the run added
 /// how it ended (which replaying adds again).
-fn as_the_activation_left_it(mut record: ActivationRecord) -> ActivationRecord {
+pub(crate) fn as_the_activation_left_it(mut record: ActivationRecord) -> ActivationRecord {
     record.error = None;
     record.receipt = None;
     record.outputs.clear();

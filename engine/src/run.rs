@@ -21,6 +21,7 @@ mod ending;
 mod finishing;
 mod progress;
 mod readiness;
+mod reusing;
 mod sending;
 mod starting;
 mod state_keys;
@@ -38,6 +39,7 @@ use wire::event::{RunEvent, RunStatus};
 use crate::RunInput;
 use crate::render::RunState;
 use crate::resume::{Replay, Resume};
+use crate::reuse::Reuse;
 use cables::LiveCable;
 pub use command::{Command, Ending, Finished, Limits, RunEnding, StartActivation, Timer};
 use progress::{ModuleProgress, Slot};
@@ -100,6 +102,13 @@ pub struct Run {
     /// While replaying: activations that had not ended, started when the
     /// replay is done.
     deferred: Vec<StartActivation>,
+    /// A run from a module: the recorded run whose activations are taken
+    /// for the modules upstream of it.
+    reuse: Option<Reuse>,
+    /// Activations taken from the recorded run, handled in turn.
+    reused: VecDeque<Finished>,
+    /// Handling a reused activation: `module.reused` said it all.
+    reusing: bool,
     /// What the event being handled asks for so far.
     commands: Vec<Command>,
 }
@@ -167,8 +176,18 @@ impl Run {
             replayed_count: 0,
             to_replay: BTreeMap::new(),
             deferred: Vec::new(),
+            reuse: None,
+            reused: VecDeque::new(),
+            reusing: false,
             commands: Vec::new(),
         }
+    }
+
+    /// A run from a module: the modules `reuse` names are taken from its
+    /// recorded run instead of being run.
+    pub fn reusing(mut self, reuse: Reuse) -> Run {
+        self.reuse = Some(reuse);
+        self
     }
 
     /// Starts the run: announces it, arms its deadline, starts its entry
@@ -309,6 +328,7 @@ impl Run {
             || self.grace_over
             || (self.spawned == 0
                 && self.to_replay.is_empty()
+                && self.reused.is_empty()
                 && (self.waiting == 0 || self.stopping))
     }
 
@@ -334,6 +354,12 @@ impl Run {
             }
             self.ignore_late_arrivals();
             self.start_ready(now);
+            // Before what waits for a slot is recorded as queued: a reused
+            // activation gives its slot back at once.
+            if let Some(finished) = self.reused.pop_front() {
+                self.handle_reused(now, finished);
+                continue;
+            }
             if !self.replaying && !self.stopping {
                 self.record_queued(now);
             }
@@ -376,9 +402,10 @@ impl Run {
         }
     }
 
-    /// Announces an event, unless replaying: a resumed run's log has it.
+    /// Announces an event, unless replaying (a resumed run's log has it) or
+    /// handling a reused activation (`module.reused` says what happened).
     fn emit(&mut self, event: RunEvent) {
-        if !self.replaying {
+        if !self.replaying && !self.reusing {
             self.commands.push(Command::Emit(event));
         }
     }

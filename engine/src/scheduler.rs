@@ -19,6 +19,7 @@ use crate::activation::{ActivationContext, activate};
 use crate::budget::Spend;
 use crate::recorder::Recorder;
 use crate::resume::{CheckpointSink, PendingDecision, Resume};
+use crate::reuse::Reuse;
 use crate::run::{Command, Ending, Finished, Limits, Run, RunEnding, StartActivation, Timer};
 use crate::session::SessionStore;
 use crate::{Engine, RunInput, now_millis};
@@ -49,6 +50,8 @@ pub struct RunControl {
     pub resume: Option<Resume>,
     /// Decisions people take on its approvals while it runs.
     pub decisions: Option<mpsc::UnboundedReceiver<PendingDecision>>,
+    /// A run from a module: the recorded run it reuses upstream of it.
+    pub reuse: Option<Reuse>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -87,6 +90,7 @@ pub async fn execute_controlled<R: Recorder>(
         stop,
         resume,
         decisions,
+        reuse,
     } = control;
     let mut decisions = decisions;
     // A run that had logged nothing starts afresh.
@@ -95,6 +99,9 @@ pub async fn execute_controlled<R: Recorder>(
     let input = Arc::new(spec.input);
     let limits = Limits::of(&engine.settings);
     let mut run = Run::new(spec.graph, &spec.run_id, Arc::clone(&input), limits, resume);
+    if let Some(reuse) = reuse {
+        run = run.reusing(reuse);
+    }
     let mut shell = Shell::new(engine, spec.run_id, recorder, input, spec.budget_usd, after);
     // A person's cancel stops every activation in flight at once.
     shell.activation_cancel = cancel.child_token();

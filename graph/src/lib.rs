@@ -21,6 +21,7 @@ pub mod order;
 pub mod port_moves;
 pub mod ports;
 pub mod reprompt;
+pub mod reuse;
 pub mod routing;
 pub mod starter;
 pub mod template;

@@ -242,6 +242,7 @@ async fn insert_run(store: &Store, run_id: &str, snapshot: &str) -> Result<(), S
             input: "{}",
             budget_usd: None,
             lease: Some(BENCH_LEASE),
+            from: None,
         })
         .await
         .map_err(|error| format!("cannot store a run: {error}"))

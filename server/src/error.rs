@@ -64,6 +64,12 @@ pub enum ApiError {
         module: String,
         reason: String,
     },
+    /// A run from a module cannot reuse the run it names (PRODUCT §3.15):
+    /// the module it is about, and why.
+    RunFromInvalid {
+        module: Option<String>,
+        message: String,
+    },
     /// The run's input is larger than the server takes.
     RunInputTooLarge {
         max_bytes: usize,
@@ -124,7 +130,9 @@ impl ApiError {
             ApiError::EditTokenRequired(_) | ApiError::EditTokenInvalid => StatusCode::FORBIDDEN,
             ApiError::AccessKeyRequired => StatusCode::UNAUTHORIZED,
             ApiError::AccessKeyInvalid => StatusCode::FORBIDDEN,
-            ApiError::SandboxUnavailable { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::SandboxUnavailable { .. } | ApiError::RunFromInvalid { .. } => {
+                StatusCode::UNPROCESSABLE_ENTITY
+            }
             ApiError::RunInputTooLarge { .. } => StatusCode::PAYLOAD_TOO_LARGE,
             ApiError::RateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::RevisionRequired => StatusCode::PRECONDITION_REQUIRED,
@@ -165,6 +173,7 @@ impl ApiError {
             ApiError::AccessKeyRequired => "access.key_required",
             ApiError::AccessKeyInvalid => "access.key_invalid",
             ApiError::SandboxUnavailable { .. } => "run.sandbox_unavailable",
+            ApiError::RunFromInvalid { .. } => "run.from_invalid",
             ApiError::RunInputTooLarge { .. } => "run.input_too_large",
             ApiError::RateLimited { .. } => "run.rate_limited",
             ApiError::RevisionRequired => "graph.revision_required",
@@ -213,6 +222,9 @@ impl ApiError {
             ApiError::SandboxUnavailable { module, reason } => format!(
                 "module {module} would start processes, and this server cannot confine them, so it runs none: {reason}"
             ),
+            ApiError::RunFromInvalid { message, .. } => {
+                format!("this run cannot start from a recorded one: {message}")
+            }
             ApiError::RunInputTooLarge { max_bytes } => format!(
                 "the run's input (text and files) is larger than the limit of {max_bytes} bytes"
             ),
@@ -239,7 +251,7 @@ impl ApiError {
                 graph::reprompt::ACCEPTED_KINDS
             ),
             ApiError::RunInput { message, .. } => {
-                format!("the run request must be {{\"input\": {{\"text\", \"files\"}}, \"budget_usd\"}}: {message}")
+                format!("the run request must be {{\"input\": {{\"text\", \"files\"}}, \"budget_usd\", \"from\": {{\"run\", \"module\"}}}}: {message}")
             }
             ApiError::GraphInvalid(findings) => {
                 let errors = findings
@@ -290,6 +302,11 @@ impl ApiError {
             ApiError::CommandsDisabled(module) => Some(json!({ "module_id": module })),
             ApiError::SandboxUnavailable { module, .. } => Some(json!({ "module_id": module })),
             ApiError::RunInputTooLarge { max_bytes } => Some(json!({ "max_bytes": max_bytes })),
+            ApiError::RunFromInvalid {
+                module: Some(module),
+                ..
+            } => Some(json!({ "module_id": module, "path": "from" })),
+            ApiError::RunFromInvalid { module: None, .. } => Some(json!({ "path": "from" })),
             ApiError::RateLimited {
                 per_minute,
                 retry_after_seconds,

@@ -11,6 +11,7 @@ pub mod lease;
 pub mod notify;
 pub mod recorder;
 pub mod resume;
+pub mod reuse;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -49,6 +50,8 @@ pub struct Launch {
     pub graph: Graph,
     pub input: RunInput,
     pub budget_usd: Option<f64>,
+    /// A run from a module: what it takes from the recorded run.
+    pub reuse: Option<engine::reuse::Reuse>,
 }
 
 impl Runner {
@@ -69,6 +72,7 @@ impl Runner {
             graph,
             input,
             budget_usd,
+            reuse,
         } = launch;
         let registered = self.hub.register(&run_id);
         if cancel_requested {
@@ -89,6 +93,7 @@ impl Runner {
             stop: registered.stop,
             resume,
             decisions: Some(registered.decisions),
+            reuse,
         };
         let engine = self.engine.clone();
         let hub = self.hub.clone();
@@ -116,7 +121,7 @@ impl Runner {
 }
 
 /// Stores the run (queued, held by this process) and starts it; returns
-/// its id.
+/// its id. `from` makes it a run from a module, reusing a recorded run.
 pub async fn start_run(
     state: &AppState,
     graph: Graph,
@@ -124,7 +129,9 @@ pub async fn start_run(
     graph_revision: Option<i64>,
     input: RunInput,
     budget_usd: Option<f64>,
+    from: Option<(wire::run::RunFrom, engine::reuse::Reuse)>,
 ) -> Result<String, ApiError> {
+    let (from, reuse) = from.unzip();
     let budget_usd = budget_usd.or(state.engine.settings.default_run_budget_usd);
     let run_id = new_run_id();
     let snapshot = graph
@@ -143,6 +150,7 @@ pub async fn start_run(
             input: &input_json,
             budget_usd,
             lease: Some(runner.lease()),
+            from: from.as_ref(),
         })
         .await?;
     runner.launch(
@@ -152,6 +160,7 @@ pub async fn start_run(
             graph,
             input,
             budget_usd,
+            reuse,
         },
         None,
         false,

@@ -51,8 +51,8 @@ pub async fn start(
         .graph(&id)
         .await?
         .ok_or(ApiError::GraphNotFound)?;
-    let (input, budget_usd) = if body.0.iter().all(u8::is_ascii_whitespace) {
-        (RunInput::default(), None)
+    let (input, budget_usd, from) = if body.0.iter().all(u8::is_ascii_whitespace) {
+        (RunInput::default(), None, None)
     } else {
         let request: StartRun =
             serde_path_to_error::deserialize(&mut serde_json::Deserializer::from_slice(&body.0))
@@ -68,7 +68,7 @@ pub async fn start(
                 message: "a budget is an amount of US dollars more than 0".to_owned(),
             });
         }
-        (request.input, request.budget_usd)
+        (request.input, request.budget_usd, request.from)
     };
     let input_bytes = input.text.len()
         + input
@@ -104,6 +104,13 @@ pub async fn start(
             reason: unavailable.to_string(),
         });
     }
+    let (input, from) = match from {
+        Some(from) => {
+            let (input, reuse) = reusing(&state, &id, &graph, &from, input).await?;
+            (input, Some((from, reuse)))
+        }
+        None => (input, None),
+    };
     // Counted last: a refused request does not use up the client's runs.
     state.run_rate.check(&client)?;
     let run_id = start_run(
@@ -113,6 +120,7 @@ pub async fn start(
         Some(stored.revision),
         input,
         budget_usd,
+        from,
     )
     .await?;
     Ok((
@@ -129,6 +137,43 @@ pub async fn start(
         }),
     )
         .into_response())
+}
+
+/// A run from a module (PRODUCT §3.15): what it reuses of the run it
+/// names, and its input — the recorded run's unless another is given, and
+/// then only when no input module is reused with the old one.
+async fn reusing(
+    state: &AppState,
+    graph_id: &str,
+    graph: &Graph,
+    from: &wire::run::RunFrom,
+    input: RunInput,
+) -> Result<(RunInput, engine::reuse::Reuse), ApiError> {
+    let reusing = crate::runs::reuse::read(&state.store, graph_id, graph, from)
+        .await?
+        .map_err(|refused| ApiError::RunFromInvalid {
+            module: refused.module,
+            message: refused.message,
+        })?;
+    if input == RunInput::default() || input == reusing.input {
+        return Ok((reusing.input, reusing.reuse));
+    }
+    let reused_input = graph.modules.iter().find(|module| {
+        module.kind() == Some(graph::ModuleKind::Input) && reusing.plan.reused.contains(&module.id)
+    });
+    match reused_input {
+        Some(module) => {
+            let label = module.display_label();
+            Err(ApiError::RunFromInvalid {
+                module: Some(module.id.clone()),
+                message: format!(
+                    "the input differs from run {}'s, and \"{label}\" would be reused with the old one: run from \"{label}\" to use a new input",
+                    from.run
+                ),
+            })
+        }
+        None => Ok((input, reusing.reuse)),
+    }
 }
 
 async fn stored_run(state: &AppState, id: &str) -> Result<StoredRun, ApiError> {
@@ -157,6 +202,7 @@ fn summary(run: &StoredRun) -> Result<RunSummary, ApiError> {
         created_at: run.created_at,
         started_at: run.started_at,
         finished_at: run.finished_at,
+        from: run.from.clone(),
     })
 }
 
@@ -198,6 +244,7 @@ pub async fn run_document(store: &Store, id: &str) -> Result<Option<RunRecord>, 
         state: store.state(id).await?,
         last_event_id: store.last_event_seq(id).await?,
         budget_usd: run.budget_usd,
+        from: run.from.clone(),
     }))
 }
 

@@ -7,94 +7,11 @@
 
 mod support;
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::time::Duration;
-
 use axum::Router;
-use axum::body::Body;
-use axum::extract::State;
 use axum::http::StatusCode;
-use axum::response::Response;
-use axum::routing::post;
 use serde_json::{Value, json};
+use support::priced::priced_server;
 use support::{as_editor, call, create_graph, get, wait_for};
-
-/// 1000 tokens in, 500 out, a moment after the request.
-async fn completions(State(calls): State<Arc<AtomicUsize>>) -> Response {
-    let call = calls.fetch_add(1, Ordering::SeqCst) + 1;
-    tokio::time::sleep(Duration::from_millis(30)).await;
-    let chunk = |delta: Value, finish: Value| {
-        format!(
-            "data: {}\n\n",
-            json!({"id": "c", "object": "chat.completion.chunk", "created": 1_700_000_000, "model": "priced",
-                   "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]})
-        )
-    };
-    let mut stream = chunk(
-        json!({"role": "assistant", "content": format!("Reply {call}.")}),
-        Value::Null,
-    );
-    stream.push_str(&chunk(json!({}), json!("stop")));
-    stream.push_str(&format!(
-        "data: {}\n\n",
-        json!({"id": "c", "object": "chat.completion.chunk", "created": 1_700_000_000, "model": "priced",
-               "choices": [], "usage": {"prompt_tokens": 1000, "completion_tokens": 500, "total_tokens": 1500}})
-    ));
-    stream.push_str("data: [DONE]\n\n");
-    Response::builder()
-        .header("content-type", "text/event-stream")
-        .body(Body::from(stream))
-        .unwrap()
-}
-
-struct Priced {
-    router: Router,
-    calls: Arc<AtomicUsize>,
-    _folder: tempfile::TempDir,
-    _database: support::TestDatabase,
-}
-
-/// A server whose `paid` provider prices `priced` at $2 and $8 per
-/// million tokens in and out (a call: $0.006) and has no price for
-/// `unpriced`.
-async fn priced_server() -> Priced {
-    let calls = Arc::new(AtomicUsize::new(0));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    let app = Router::new()
-        .route("/v1/chat/completions", post(completions))
-        .with_state(Arc::clone(&calls));
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    let folder = tempfile::tempdir().unwrap();
-    let file = folder.path().join("patchbay.toml");
-    std::fs::write(
-        &file,
-        format!(
-            r#"[[providers]]
-id = "paid"
-kind = "openai"
-base_url = "http://{address}/v1"
-models = ["priced", "unpriced"]
-
-[providers.prices.priced]
-input_per_million = 2.0
-output_per_million = 8.0
-"#
-        ),
-    )
-    .unwrap();
-    let database = support::databases().await.remove(0);
-    let mut settings = support::settings(&database, graph::Limits::default());
-    settings.config_file = Some(file);
-    let state = server::build_state(settings).await.unwrap();
-    Priced {
-        router: server::router::router(state),
-        calls,
-        _folder: folder,
-        _database: database,
-    }
-}
 
 fn chain(model: &str) -> Value {
     json!({
@@ -234,7 +151,7 @@ async fn a_run_budget_stops_the_run_and_keeps_what_it_produced() {
         .filter(|response| response["complete"] == true)
         .count();
     assert_eq!(answered, 2, "{activation}");
-    assert!(server.calls.load(Ordering::SeqCst) <= 3);
+    assert!(server.calls() <= 3);
 }
 
 #[tokio::test]
@@ -256,7 +173,7 @@ async fn a_budget_must_be_an_amount_and_only_the_editor_may_ask_for_an_estimate(
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
         assert_eq!(body["error"]["details"]["path"], path, "{body}");
     }
-    assert_eq!(server.calls.load(Ordering::SeqCst), 0, "no run started");
+    assert_eq!(server.calls(), 0, "no run started");
 
     let estimate = format!("/api/graphs/{graph_id}/estimate");
     // No token, a forged one, another graph's.

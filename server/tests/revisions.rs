@@ -7,12 +7,11 @@
 mod support;
 
 use axum::Router;
-use axum::body::Body;
-use axum::http::{Request, StatusCode, header};
+use axum::http::{StatusCode, header};
 use graph::Limits;
 use graph::starter::starter_graph;
 use serde_json::{Value, json};
-use support::{as_editor, call, create_graph, edit_token, get, start, wait_for};
+use support::{as_editor, call, create_graph, edit_token, get, save, start, wait_for};
 
 async fn router() -> (Router, support::TestDatabase) {
     routers().await.remove(0)
@@ -26,20 +25,6 @@ async fn routers() -> Vec<(Router, support::TestDatabase)> {
         routers.push((server::router::router(state), database));
     }
     routers
-}
-
-/// Saves `document` over `revision` with the editor's token.
-async fn save(router: &Router, id: &str, revision: i64, document: &Value) -> i64 {
-    let request = Request::builder()
-        .method("PUT")
-        .uri(format!("/api/graphs/{id}"))
-        .header(header::CONTENT_TYPE, "application/json")
-        .header(header::IF_MATCH, revision.to_string())
-        .body(Body::from(document.to_string()))
-        .unwrap();
-    let (status, body) = call(router, as_editor(request, id)).await;
-    assert_eq!(status, StatusCode::OK, "{body}");
-    body["revision"].as_i64().unwrap()
 }
 
 fn renamed(name: &str) -> Value {

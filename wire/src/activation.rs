@@ -83,6 +83,17 @@ pub struct ActivationRecord {
     /// The decision a person took on an approval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decision: Option<crate::approval::DecisionRecord>,
+    /// Not run: taken from this activation of a recorded run (PRODUCT
+    /// §3.15), whose outputs, receipt and transcript it keeps.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reused_from: Option<ReusedFrom>,
+}
+
+/// The recorded activation a reused one was taken from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ReusedFrom {
+    pub run_id: String,
+    pub activation: u32,
 }
 
 /// Why an attempt was followed by another, and when.
@@ -145,6 +156,7 @@ impl ActivationRecord {
             ignored_inputs: Vec::new(),
             waiting: None,
             decision: None,
+            reused_from: None,
         }
     }
 

@@ -52,6 +52,17 @@ pub enum RunEvent {
     #[serde(rename = "module.completed")]
     #[strum(serialize = "module.completed")]
     ModuleCompleted { module_id: String, activation: u32 },
+    /// Activation `activation` of the module is not run: a run from a
+    /// module takes it from the recorded run `from_run`, its activation
+    /// `from_activation` (PRODUCT §3.15). Its outputs go on as recorded.
+    #[serde(rename = "module.reused")]
+    #[strum(serialize = "module.reused")]
+    ModuleReused {
+        module_id: String,
+        activation: u32,
+        from_run: String,
+        from_activation: u32,
+    },
     #[serde(rename = "module.failed")]
     #[strum(serialize = "module.failed")]
     ModuleFailed {
@@ -339,6 +350,7 @@ impl RunEvent {
             RunEvent::ModuleQueued { module_id, .. }
             | RunEvent::ModuleActivated { module_id, .. }
             | RunEvent::ModuleCompleted { module_id, .. }
+            | RunEvent::ModuleReused { module_id, .. }
             | RunEvent::ModuleFailed { module_id, .. }
             | RunEvent::ModuleOutputDelta { module_id, .. }
             | RunEvent::ModuleUsage { module_id, .. }
@@ -413,6 +425,12 @@ impl RunEvent {
             RunEvent::ModuleActivated {
                 module_id: module_id(),
                 activation: 2,
+            },
+            RunEvent::ModuleReused {
+                module_id: module_id(),
+                activation: 1,
+                from_run: "r_0123456789abcdef".to_owned(),
+                from_activation: 1,
             },
             RunEvent::ModuleCompleted {
                 module_id: module_id(),

@@ -55,6 +55,19 @@ pub struct StartRun {
     /// budget when unset.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_usd: Option<f64>,
+    /// Run from this module, reusing what the named run did upstream of it
+    /// (PRODUCT §3.15). The input defaults to that run's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<RunFrom>,
+}
+
+/// A run from a module: the recorded run whose activations are reused,
+/// and the module to run from.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunFrom {
+    pub run: String,
+    pub module: String,
 }
 
 /// The reply to a started run: where to read it and follow its events.
@@ -89,6 +102,9 @@ pub struct RunSummary {
     pub created_at: i64,
     pub started_at: Option<i64>,
     pub finished_at: Option<i64>,
+    /// A run from a module: which run it reused, from which module.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<RunFrom>,
 }
 
 /// `GET /api/graphs/{id}/runs`: newest first.
@@ -127,6 +143,9 @@ pub struct RunRecord {
     /// Its budget in US dollars, if it has one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub budget_usd: Option<f64>,
+    /// A run from a module: which run it reused, from which module.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<RunFrom>,
 }
 
 impl RunRecord {
@@ -148,17 +167,40 @@ impl RunRecord {
     }
 
     /// What the run cost: every activation's known cost, and how many had
-    /// none (a model with no price configured).
+    /// none (a model with no price configured). Reused activations cost
+    /// this run nothing: they are what it saved.
     pub fn cost(&self) -> crate::cost::CostTotal {
+        self.cost_of(|activation| activation.reused_from.is_none())
+    }
+
+    /// What the reused activations cost the run they were taken from.
+    pub fn saved(&self) -> crate::cost::CostTotal {
+        self.cost_of(|activation| activation.reused_from.is_some())
+    }
+
+    fn cost_of(&self, counts: impl Fn(&ActivationRecord) -> bool) -> crate::cost::CostTotal {
         let mut total = crate::cost::CostTotal::default();
         for activation in self
             .modules
             .values()
             .flat_map(|module| module.activations.iter())
+            .filter(|activation| counts(activation))
         {
             total.add(activation.cost());
         }
         total
+    }
+
+    /// How this run left each module, as a run from one of its modules
+    /// reads it (`graph::reuse::plan`). `ended` says whether an
+    /// activation's ending was kept (the server knows; a page assumes so).
+    pub fn recorded(&self, module: &str) -> graph::reuse::Recorded {
+        recorded_state(
+            self.modules
+                .get(module)
+                .map_or(&[][..], |record| &record.activations),
+            |_| true,
+        )
     }
 
     /// What one module's activations cost, the same way.
@@ -172,5 +214,32 @@ impl RunRecord {
             total.add(activation.cost());
         }
         total
+    }
+}
+
+/// How a recorded run left a module, from its activations: every one must
+/// have ended (`ended` says whether its ending was kept), the last one with
+/// a result or with a failure that something took (its `error_out`).
+pub fn recorded_state(
+    activations: &[ActivationRecord],
+    ended: impl Fn(&ActivationRecord) -> bool,
+) -> graph::reuse::Recorded {
+    use crate::status::ActivationStatus;
+    use graph::reuse::Recorded;
+    let Some(last) = activations.last() else {
+        return Recorded::NotReached;
+    };
+    let all_ended = activations.iter().all(|activation| {
+        matches!(
+            activation.status,
+            ActivationStatus::Completed | ActivationStatus::Failed | ActivationStatus::Reused
+        ) && ended(activation)
+    });
+    if !all_ended {
+        Recorded::Unfinished
+    } else if last.status == ActivationStatus::Failed && last.outputs.is_empty() {
+        Recorded::Failed
+    } else {
+        Recorded::Completed
     }
 }

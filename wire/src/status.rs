@@ -85,6 +85,8 @@ words! {
         Cancelled,
         /// The server stopped while it ran; the record keeps what it had.
         Interrupted,
+        /// Not run: taken from a recorded run (PRODUCT §3.15).
+        Reused,
     }
 }
 

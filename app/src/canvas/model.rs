@@ -90,6 +90,8 @@ pub enum ModuleRunState {
     /// An approval waits for a person (PRODUCT §3.14).
     Waiting,
     Done,
+    /// Taken from a recorded run, not run (PRODUCT §3.15).
+    Reused,
     Failed,
     Cancelled,
 }
@@ -102,6 +104,7 @@ impl ModuleRunState {
             ModuleRunState::Running => "run-running",
             ModuleRunState::Waiting => "run-waiting",
             ModuleRunState::Done => "run-done",
+            ModuleRunState::Reused => "run-reused",
             ModuleRunState::Failed => "run-failed",
             ModuleRunState::Cancelled => "run-cancelled",
         }
@@ -206,6 +209,8 @@ impl ModuleRun {
                 format!("✋ {}", self.badge.as_deref().unwrap_or("Waiting for you"))
             }
             ModuleRunState::Done => format!("✓{}{tokens}", took(self.finished_ms)),
+            // What it cost was the recorded run's, not this one's.
+            ModuleRunState::Reused => "↺ reused".to_owned(),
             // What it spent before it stopped still counts.
             ModuleRunState::Failed => {
                 format!("✕ {}{tokens}", self.badge.as_deref().unwrap_or("failed"))

@@ -322,6 +322,7 @@ mod tests {
             state: std::collections::BTreeMap::new(),
             last_event_id: 0,
             budget_usd: None,
+            from: None,
         };
         let rows = rows(&draft, Some(&record)).unwrap();
         assert_eq!(rows[0].score, Some(4.5));

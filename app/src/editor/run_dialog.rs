@@ -44,7 +44,11 @@ pub fn start(editor: EditorState, input: RunInput, budget_usd: Option<f64>) {
             editor.notify("The graph has edits the server does not have yet; the run uses what is saved. Resolve saving first.");
             return;
         }
-        match api::start_run(&editor.graph_id(), &StartRun { input, budget_usd }).await {
+        match api::start_run(&editor.graph_id(), &StartRun {
+            input,
+            budget_usd,
+            from: None,
+        }).await {
             Ok(started) => {
                 editor.overlay.set(Overlay::None);
                 editor.run.follow(editor.model, editor.graph(), &started.id);

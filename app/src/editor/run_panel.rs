@@ -981,6 +981,7 @@ mod tests {
             state: std::collections::BTreeMap::new(),
             last_event_id: 0,
             budget_usd: None,
+            from: None,
         }
     }
 

@@ -152,6 +152,16 @@ pub fn step(
             run.badge = None;
             run.finished_ms = at;
         }
+        // Taken from a recorded run: it did not run, and cost this run
+        // nothing (PRODUCT §3.15).
+        RunEvent::ModuleReused { .. } => {
+            run = ModuleRun {
+                state: ModuleRunState::Reused,
+                started_ms: at,
+                finished_ms: at,
+                ..ModuleRun::default()
+            };
+        }
         RunEvent::ModuleFailed { error, .. } => {
             run.state = ModuleRunState::Failed;
             run.badge = None;
@@ -807,6 +817,24 @@ mod tests {
         )
         .unwrap();
         assert_eq!(done.state, ModuleRunState::Done);
+    }
+
+    #[test]
+    fn a_reused_module_says_so_and_counts_nothing() {
+        let reused = after(
+            "m2",
+            vec![RunEvent::ModuleReused {
+                module_id: m2(),
+                activation: 1,
+                from_run: "r_0123456789abcdef".to_owned(),
+                from_activation: 1,
+            }],
+            None,
+        )
+        .unwrap();
+        assert_eq!(reused.state, ModuleRunState::Reused);
+        assert_eq!(reused.tokens, 0);
+        assert_eq!(reused.badge_text(0.0), "↺ reused");
     }
 
     #[test]

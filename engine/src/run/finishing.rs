@@ -33,19 +33,25 @@ impl Run {
         self.progress[module].slot = Slot::Idle;
         let label = self.progress[module].label.clone();
         self.handled += 1;
+        let reused = record.reused_from.is_some();
         let ending_kept = if replayed {
             self.replayed_count += 1;
-            self.commands.push(Command::CountReplayedCost {
-                module_id: record.module_id.clone(),
-                label: label.clone(),
-                cost: record.cost(),
-            });
+            // What a reused activation cost was paid by the run it came from.
+            if !reused {
+                self.commands.push(Command::CountReplayedCost {
+                    module_id: record.module_id.clone(),
+                    label: label.clone(),
+                    cost: record.cost(),
+                });
+            }
             None
         } else {
             record.finished_at = Some(now);
             encode_ending(self.handled, &ending)
         };
-        let session_key = self.keep_sessions(&ending, replayed);
+        // A reused activation's session is rebuilt from its transcript, as
+        // a replayed one's.
+        let session_key = self.keep_sessions(&ending, replayed || reused);
         record
             .ignored_inputs
             .append(&mut self.progress[module].ignored);
@@ -63,6 +69,9 @@ impl Run {
             AttemptEnd::Failed(failure) => {
                 self.attempt_failed(module, activation, &mut record, failure);
             }
+        }
+        if reused {
+            record.status = ActivationStatus::Reused;
         }
         let record = Arc::new(record);
         if !replayed {

@@ -102,6 +102,14 @@ impl Run {
             );
             return;
         }
+        if self
+            .reuse
+            .as_ref()
+            .is_some_and(|reuse| reuse.reuses(&module_id))
+        {
+            self.take_reused(now, module, activation);
+            return;
+        }
         if matches!(
             self.modules[module].config,
             graph::ModuleConfig::Approval(_)

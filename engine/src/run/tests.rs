@@ -11,6 +11,7 @@ mod endings;
 mod limits;
 mod readiness;
 mod resume;
+mod reuse;
 mod routing;
 
 use std::sync::Arc;
@@ -129,8 +130,18 @@ impl Stepper {
             text: "the moon".to_owned(),
             files: Vec::new(),
         });
+        Stepper::of(Run::new(graph, "r_test", input, limits, resume))
+    }
+
+    /// A run from a module, taking from `reuse` what it reuses.
+    pub fn reusing(graph: Graph, reuse: crate::reuse::Reuse) -> Stepper {
+        let run = Stepper::new(graph).run.reusing(reuse);
+        Stepper::of(run)
+    }
+
+    fn of(run: Run) -> Stepper {
         Stepper {
-            run: Run::new(graph, "r_test", input, limits, resume),
+            run,
             now: 1_000,
             in_flight: Vec::new(),
             log: Vec::new(),

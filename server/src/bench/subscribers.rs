@@ -162,6 +162,7 @@ pub async fn fan_out(
             input: "{}",
             budget_usd: None,
             lease: Some(super::BENCH_LEASE),
+            from: None,
         })
         .await
         .map_err(|error| error.to_string())?;

@@ -92,12 +92,28 @@ async fn read_back(
             None => {}
         }
     }
+    // A run from a module reuses what it reused when it started.
+    let reuse = match (&run.from, &run.graph_id) {
+        (Some(from), Some(graph_id)) => {
+            match super::reuse::read(store, graph_id, &graph, from).await? {
+                Ok(reusing) => Some(reusing.reuse),
+                Err(refused) => {
+                    return Ok(Err(format!(
+                        "it reuses run {}, which it cannot any more: {}",
+                        from.run, refused.message
+                    )));
+                }
+            }
+        }
+        _ => None,
+    };
     let launch = Launch {
         run_id: run.id,
         graph_id: run.graph_id,
         graph,
         input,
         budget_usd: run.budget_usd,
+        reuse,
     };
     Ok(Ok((launch, resume)))
 }

@@ -18,6 +18,8 @@ pub struct NewRun<'a> {
     pub budget_usd: Option<f64>,
     /// The process that runs it, and until when (PRODUCT §8).
     pub lease: Option<Lease<'a>>,
+    /// A run from a module: the run it reuses, and the module.
+    pub from: Option<&'a wire::run::RunFrom>,
 }
 
 /// A server process's hold on a run: it runs the run while it renews the
@@ -50,6 +52,8 @@ pub struct StoredRun {
     pub started_at: Option<i64>,
     pub finished_at: Option<i64>,
     pub budget_usd: Option<f64>,
+    /// A run from a module: the run it reuses, and the module.
+    pub from: Option<wire::run::RunFrom>,
 }
 
 /// One logged event, as stored.
@@ -78,7 +82,7 @@ pub struct ActivationRow {
     pub ending: Option<String>,
 }
 
-const RUN_COLUMNS: &str = "id, graph_id, graph_revision, snapshot, input, status, error, created_at, started_at, finished_at, budget_usd";
+const RUN_COLUMNS: &str = "id, graph_id, graph_revision, snapshot, input, status, error, created_at, started_at, finished_at, budget_usd, from_run, from_module";
 
 fn run_from_row(row: &AnyRow) -> Result<StoredRun, sqlx::Error> {
     Ok(StoredRun {
@@ -93,6 +97,13 @@ fn run_from_row(row: &AnyRow) -> Result<StoredRun, sqlx::Error> {
         started_at: row.try_get("started_at")?,
         finished_at: row.try_get("finished_at")?,
         budget_usd: row.try_get("budget_usd")?,
+        from: match (
+            row.try_get::<Option<String>, _>("from_run")?,
+            row.try_get::<Option<String>, _>("from_module")?,
+        ) {
+            (Some(run), Some(module)) => Some(wire::run::RunFrom { run, module }),
+            _ => None,
+        },
     })
 }
 
@@ -132,6 +143,7 @@ impl Store {
                 owner: run.lease.map(|lease| lease.owner.to_owned()),
                 lease_until: run.lease.map(|lease| lease.until),
                 budget_usd: run.budget_usd,
+                from: run.from.cloned(),
             }))
             .await
     }

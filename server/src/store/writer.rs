@@ -68,6 +68,7 @@ pub(super) struct RunWrite {
     pub owner: Option<String>,
     pub lease_until: Option<i64>,
     pub budget_usd: Option<f64>,
+    pub from: Option<wire::run::RunFrom>,
 }
 
 pub(super) struct ActivationWrite {
@@ -395,8 +396,8 @@ async fn fence<'a>(
 
 async fn insert_run(connection: &mut AnyConnection, run: &RunWrite) -> Result<(), StoreError> {
     sqlx::query(
-        "INSERT INTO runs (id, graph_id, graph_revision, snapshot, input, status, created_at, owner, lease_until, budget_usd)
-         VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9)",
+        "INSERT INTO runs (id, graph_id, graph_revision, snapshot, input, status, created_at, owner, lease_until, budget_usd, from_run, from_module)
+         VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10, $11)",
     )
     .bind(run.id.as_str())
     .bind(run.graph_id.as_deref())
@@ -407,6 +408,8 @@ async fn insert_run(connection: &mut AnyConnection, run: &RunWrite) -> Result<()
     .bind(run.owner.as_deref())
     .bind(run.lease_until)
     .bind(run.budget_usd)
+    .bind(run.from.as_ref().map(|from| from.run.as_str()))
+    .bind(run.from.as_ref().map(|from| from.module.as_str()))
     .execute(&mut *connection)
     .await?;
     Ok(())

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub mod coding;
+pub mod priced;
 pub mod processes;
 
 use axum::Router;
@@ -97,6 +98,7 @@ pub async fn insert_bare_run(store: &Store, id: &str) {
             input: "{}",
             budget_usd: None,
             lease: None,
+            from: None,
         })
         .await
         .unwrap_or_else(|error| panic!("run {id}: {error}"));
@@ -205,6 +207,20 @@ pub async fn create_graph(router: &Router, document: Value) -> String {
         .unwrap()
         .insert(id.clone(), body["edit_token"].as_str().unwrap().to_owned());
     id
+}
+
+/// Saves `document` over `revision` with the editor's token.
+pub async fn save(router: &Router, id: &str, revision: i64, document: &Value) -> i64 {
+    let request = Request::builder()
+        .method("PUT")
+        .uri(format!("/api/graphs/{id}"))
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::IF_MATCH, revision.to_string())
+        .body(Body::from(document.to_string()))
+        .unwrap();
+    let (status, body) = call(router, as_editor(request, id)).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    body["revision"].as_i64().unwrap()
 }
 
 pub async fn start(router: &Router, graph_id: &str, text: &str) -> String {

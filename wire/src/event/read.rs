@@ -64,6 +64,12 @@ pub fn event(name: &str, payload: Value) -> Result<RunEvent, Error> {
             module_id: payload.text("module_id")?,
             activation: payload.number("activation")?,
         },
+        "module.reused" => RunEvent::ModuleReused {
+            module_id: payload.text("module_id")?,
+            activation: payload.number("activation")?,
+            from_run: payload.text("from_run")?,
+            from_activation: payload.number("from_activation")?,
+        },
         "module.failed" => RunEvent::ModuleFailed {
             module_id: payload.text("module_id")?,
             activation: payload.number("activation")?,
