@@ -68,6 +68,8 @@ pub struct CanvasEvents {
     pub selection: Callback<()>,
     /// A port was clicked without dragging (show the output popup).
     pub port_clicked: Callback<(String, String, f64, f64)>,
+    /// A module was right-clicked (its menu), where the pointer was.
+    pub menu: Callback<(String, f64, f64)>,
     /// A cable being drawn is over this input (or none): whether it fits
     /// is said before the drop.
     pub hover: Callback<Option<Connection>>,
@@ -83,6 +85,7 @@ impl CanvasEvents {
             open: Callback::new(|_| {}),
             selection: Callback::new(|()| {}),
             port_clicked: Callback::new(|_| {}),
+            menu: Callback::new(|_| {}),
             hover: Callback::new(|_| {}),
         }
     }

@@ -11,10 +11,12 @@ pub mod diff;
 pub mod history;
 mod keyboard;
 pub mod modal;
+mod module_menu;
 mod overlays;
 mod palette;
 mod panel;
 mod run_dialog;
+mod run_from;
 mod run_panel;
 mod run_state;
 pub mod save;
@@ -461,6 +463,11 @@ pub fn Editor(
         selection: Callback::new(move |()| editor.selection_changed()),
         port_clicked: Callback::new(move |(module, _port, x, y): (String, String, f64, f64)| {
             editor.overlay.set(Overlay::Outputs { module, x, y });
+        }),
+        menu: Callback::new(move |(module, x, y): (String, f64, f64)| {
+            // What the menu does, it does to this module.
+            editor.select(&module);
+            editor.overlay.set(Overlay::ModuleMenu { module, x, y });
         }),
         hover: Callback::new(move |over| editor.hover_connection(over)),
     };

@@ -68,6 +68,15 @@ where
             events.open.run(id);
         }
     };
+    // A module's own menu instead of the browser's.
+    let on_context_menu = move |event: web_sys::MouseEvent| {
+        if let Some(id) = module_of(&event) {
+            event.prevent_default();
+            events
+                .menu
+                .run((id, f64::from(event.client_x()), f64::from(event.client_y())));
+        }
+    };
     let layers = children.into_inner();
 
     view! {
@@ -85,6 +94,7 @@ where
             on:pointercancel=move |event: web_sys::PointerEvent| pointer.cancel(event)
             on:wheel=move |event: web_sys::WheelEvent| zoom.wheel(event, origin)
             on:dblclick=on_double_click
+            on:contextmenu=on_context_menu
         >
             // Pan is a pure 2D translation of the outer element, which
             // Chromium applies on the compositor without re-layerizing the

@@ -178,6 +178,18 @@ pub fn handle(editor: EditorState, event: &web_sys::KeyboardEvent) {
             crate::browser::focus("#module-label");
             editor.selected.get_untracked().is_some()
         }
+        (false, _, "ContextMenu") | (false, true, "F10") => match editor.selected.get_untracked() {
+            Some(module) => {
+                let (width, height) = editor.model.pane_size.get_untracked();
+                editor.overlay.set(Overlay::ModuleMenu {
+                    module,
+                    x: width / 2.0,
+                    y: height / 3.0,
+                });
+                true
+            }
+            None => false,
+        },
         (false, _, "o" | "O") => match editor.selected.get_untracked() {
             Some(module) => {
                 let (width, height) = editor.model.pane_size.get_untracked();

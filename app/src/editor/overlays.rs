@@ -8,6 +8,7 @@ use graph::{Direction, Port, ports};
 use leptos::prelude::*;
 
 use super::modal::Modal;
+use super::module_menu::ModuleMenu;
 use super::run_dialog::RunDialog;
 use super::save::{self, SaveStatus};
 use super::share::ShareDialog;
@@ -15,7 +16,7 @@ use super::state::{EditorState, Overlay};
 use crate::canvas::Connection;
 
 /// Every shortcut, as the help dialog lists them.
-pub const SHORTCUTS: [(&str, &str); 23] = [
+pub const SHORTCUTS: [(&str, &str); 24] = [
     ("?", "Show this list"),
     (
         "Ctrl+Enter",
@@ -38,6 +39,10 @@ pub const SHORTCUTS: [(&str, &str); 23] = [
     ),
     ("Enter", "Edit the selected module's details"),
     ("O", "Outputs of the selected module, to start a cable"),
+    (
+        "Shift+F10, Menu key",
+        "The selected module's menu (Run from here, …); right click too",
+    ),
     ("F", "Fit the graph in view"),
     ("0", "Zoom to 100%"),
     ("+ and −", "Zoom in / out"),
@@ -260,7 +265,9 @@ pub fn Overlays() -> impl IntoView {
             Overlay::Help => Some(view! { <Help/> }.into_any()),
             Overlay::Outputs { module, x, y } => Some(view! { <Outputs module x y/> }.into_any()),
             Overlay::Targets { module, port } => Some(view! { <Targets module port/> }.into_any()),
+            Overlay::ModuleMenu { module, x, y } => Some(view! { <ModuleMenu module x y/> }.into_any()),
             Overlay::Run => Some(view! { <RunDialog/> }.into_any()),
+            Overlay::RunFrom(from) => Some(view! { <RunDialog from/> }.into_any()),
             Overlay::Share => Some(view! { <ShareDialog/> }.into_any()),
             Overlay::Problem { title, message } => Some(view! { <Problem title message/> }.into_any()),
         }}

@@ -1,12 +1,13 @@
 //! The run dialog: the run's input (text and files) and budget, then the
 //! run starts and the canvas follows it. The server runs the saved graph, so unsaved edits
-//! are saved first.
+//! are saved first. Run from a module, it says what the recorded run lends
+//! and what that saves, with the recorded input.
 
 use std::time::Duration;
 
 use graph::ModuleConfig;
 use leptos::prelude::*;
-use wire::run::{InputFile, RunInput, StartRun};
+use wire::run::{InputFile, RunFrom, RunInput, StartRun};
 
 use crate::api::{self, ApiError};
 use crate::browser;
@@ -36,9 +37,9 @@ async fn saved(editor: EditorState) -> bool {
     false
 }
 
-/// Starts a run of the graph with this input (and at most this budget)
-/// and follows it.
-pub fn start(editor: EditorState, input: RunInput, budget_usd: Option<f64>) {
+/// Starts a run of the graph with this input (and at most this budget),
+/// from a module when `from` says so, and follows it.
+pub fn start(editor: EditorState, input: RunInput, budget_usd: Option<f64>, from: Option<RunFrom>) {
     leptos::task::spawn_local(async move {
         if !saved(editor).await {
             editor.notify("The graph has edits the server does not have yet; the run uses what is saved. Resolve saving first.");
@@ -47,7 +48,7 @@ pub fn start(editor: EditorState, input: RunInput, budget_usd: Option<f64>) {
         match api::start_run(&editor.graph_id(), &StartRun {
             input,
             budget_usd,
-            from: None,
+            from,
         }).await {
             Ok(started) => {
                 editor.overlay.set(Overlay::None);
@@ -92,9 +93,51 @@ fn RunEstimate() -> impl IntoView {
     }
 }
 
+/// What a run from a module reuses, and why it cannot when it cannot.
 #[component]
-pub fn RunDialog() -> impl IntoView {
+fn RunFromSummary(from: RunFrom, preview: super::run_from::Preview) -> impl IntoView {
+    let lines = match &preview.refusal {
+        Some(refusal) => vec![format!("This cannot run from here: {refusal}.")],
+        None => vec![preview.reused_text(&from.run), preview.runs_text()],
+    };
+    let refused = preview.refusal.is_some();
+    view! {
+        <div class="run-from" class:refused=refused role=refused.then_some("alert") aria-label="What is reused">
+            {lines.into_iter().map(|line| view! { <p>{line}</p> }).collect_view()}
+        </div>
+    }
+}
+
+#[component]
+pub fn RunDialog(#[prop(optional)] from: Option<RunFrom>) -> impl IntoView {
     let editor = expect_context::<EditorState>();
+    // Run from a module: what the recorded run (the one shown) lends.
+    let recorded = from.as_ref().and_then(|from| {
+        editor.run.record.with_untracked(|record| {
+            record
+                .as_ref()
+                .filter(|record| record.id == from.run)
+                .cloned()
+        })
+    });
+    let preview = from.as_ref().map(|from| match &recorded {
+        Some(record) => {
+            editor.with_graph(|graph| super::run_from::preview(graph, record, &from.module))
+        }
+        None => super::run_from::Preview::refused(format!("run {} is not the run shown", from.run)),
+    });
+    let refused = preview
+        .as_ref()
+        .is_some_and(|preview| preview.refusal.is_some());
+    let input_reused = preview.as_ref().is_some_and(|preview| preview.input_reused);
+    let module_label = from.as_ref().map(|from| {
+        editor.with_graph(|graph| {
+            graph.module(&from.module).map_or_else(
+                || from.module.clone(),
+                |module| module.display_label().to_owned(),
+            )
+        })
+    });
     // The input module's description and default text.
     let (description, default_text) = editor.with_graph(|graph| {
         graph
@@ -108,7 +151,12 @@ pub fn RunDialog() -> impl IntoView {
             })
             .unwrap_or_default()
     });
-    let text = RwSignal::new(default_text);
+    // From a module, the recorded run's input.
+    let text = RwSignal::new(
+        recorded
+            .as_ref()
+            .map_or(default_text, |record| record.input.text.clone()),
+    );
     let files = RwSignal::new(Vec::<InputFile>::new());
     let starting = RwSignal::new(false);
     // `Some(None)`: the field holds something that is not an amount.
@@ -119,19 +167,26 @@ pub fn RunDialog() -> impl IntoView {
             .is_some_and(|amount| !amount.is_some_and(|amount| amount > 0.0))
             .then_some("A budget is an amount of US dollars more than 0, like 0.50.")
     };
+    let from_for_start = StoredValue::new(from.clone());
     let go = move || {
-        if starting.get_untracked() || budget_problem().is_some() {
+        if starting.get_untracked() || budget_problem().is_some() || refused {
             return;
         }
         starting.set(true);
         let budget_usd = budget.get_untracked().flatten();
         start(
             editor,
-            RunInput {
-                text: text.get_untracked(),
-                files: files.get_untracked(),
+            // The server takes the recorded input when none is given.
+            if input_reused {
+                RunInput::default()
+            } else {
+                RunInput {
+                    text: text.get_untracked(),
+                    files: files.get_untracked(),
+                }
             },
             budget_usd,
+            from_for_start.get_value(),
         );
         crate::browser::run_after(move || starting.set(false), Duration::from_millis(1500));
     };
@@ -162,7 +217,11 @@ pub fn RunDialog() -> impl IntoView {
         input.set_value("");
     };
     view! {
-        <Modal title="Run the graph".to_owned() class="run-dialog">
+        <Modal
+            title=module_label.as_ref().map_or_else(|| "Run the graph".to_owned(), |label| format!("Run from “{label}”"))
+            class="run-dialog"
+        >
+                {from.clone().zip(preview.clone()).map(|(from, preview)| view! { <RunFromSummary from preview/> })}
                 <Show when={
                     let empty = description.is_empty();
                     move || !empty
@@ -174,6 +233,8 @@ pub fn RunDialog() -> impl IntoView {
                     <textarea
                         rows=5
                         autofocus=true
+                        readonly=input_reused
+                        title=input_reused.then_some("The recorded run's input: its input module is reused. Run from the input module to change it.")
                         aria-label="Run input"
                         prop:value=move || text.get()
                         on:input=move |event| text.set(event_target_value(&event))
@@ -185,7 +246,10 @@ pub fn RunDialog() -> impl IntoView {
                         }
                     ></textarea>
                 </label>
-                <label class="attach">
+                <Show when=move || input_reused>
+                    <p class="hint">"The recorded run's input: its input module is reused. Run from the input module to give another."</p>
+                </Show>
+                <label class="attach" hidden=input_reused>
                     {crate::icons::paperclip()}
                     "Add files"
                     <input type="file" multiple=true hidden=true on:change=choose/>
@@ -217,10 +281,11 @@ pub fn RunDialog() -> impl IntoView {
                     <span class="hint">"When the run's calls have cost this much, what is in flight stops and the run fails with budget_exceeded; what was produced is kept."</span>
                     <span class="hint warning" role="alert">{budget_problem}</span>
                 </label>
-                <RunEstimate/>
+                // From a module, the dialog says what it saves instead.
+                {from.is_none().then(|| view! { <RunEstimate/> })}
                 <div class="actions">
                     <button type="button" on:click=move |_| editor.overlay.set(Overlay::None)>"Cancel"</button>
-                    <button type="button" class="primary" disabled=move || starting.get() on:click=move |_| go()>"Start run (Ctrl+Enter)"</button>
+                    <button type="button" class="primary" disabled=move || starting.get() || refused on:click=move |_| go()>"Start run (Ctrl+Enter)"</button>
                 </div>
         </Modal>
     }

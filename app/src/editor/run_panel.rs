@@ -277,24 +277,40 @@ fn receipt_text(receipt: Option<&Receipt>) -> String {
 /// What the run cost so far, for its header: `None` when nothing in it
 /// called a model or an agent.
 pub fn run_cost_text(record: &wire::RunRecord) -> Option<String> {
+    let spent = |activation: &&wire::ActivationRecord| {
+        activation.receipt.is_some() || !activation.responses.is_empty()
+    };
+    // What reused activations cost was the recorded run's: it is saved.
+    let saved = record
+        .modules
+        .values()
+        .flat_map(|module| module.activations.iter())
+        .filter(spent)
+        .any(|activation| activation.reused_from.is_some())
+        .then(|| format!("{} saved by reuse", record.saved().text()));
     let spenders: Vec<&wire::ActivationRecord> = record
         .modules
         .values()
         .flat_map(|module| module.activations.iter())
-        .filter(|activation| activation.receipt.is_some() || !activation.responses.is_empty())
+        .filter(spent)
+        .filter(|activation| activation.reused_from.is_none())
         .collect();
     if spenders.is_empty() {
-        return None;
+        return saved;
     }
+    let with_saved = |text: String| match &saved {
+        Some(saved) => format!("{text} · {saved}"),
+        None => text,
+    };
     if spenders.iter().all(|activation| {
         activation
             .receipt
             .as_ref()
             .is_some_and(|receipt| receipt.simulated)
     }) {
-        return Some("free (simulated)".to_owned());
+        return Some(with_saved("free (simulated)".to_owned()));
     }
-    Some(record.cost().text())
+    Some(with_saved(record.cost().text()))
 }
 
 /// What a resume kept and what it did again, for the notice's tooltip.
@@ -422,12 +438,14 @@ fn History(graph_id: String) -> impl IntoView {
                                     let id = summary.id.clone();
                                     let link = format!("/g/{graph_id}/runs/{}", summary.id);
                                     let took = summary.finished_at.map(|end| duration_text((end - summary.created_at) as f64)).unwrap_or_default();
+                                    let from = summary.from.as_ref().map(|from| from_text(from, &editor));
                                     view! {
                                         <li class=format!("history-run status-{}", summary.status.as_str())>
                                             <button type="button" class="history-open" on:click=move |_| open(id.clone())>
                                                 <span class="history-status">{status_text(Some(summary.status))}</span>
                                                 <span class="history-time">{local_time(summary.created_at)}</span>
                                                 <span class="history-took">{took}</span>
+                                                {from.map(|from| view! { <span class="history-from">{from}</span> })}
                                             </button>
                                             <a href=link title="The run's own page, to share">"link"</a>
                                         </li>
@@ -441,6 +459,18 @@ fn History(graph_id: String) -> impl IntoView {
             }}
         </div>
     }
+}
+
+/// "from run r_… at Draft": where a run from a module started, by the
+/// module's label in the graph now.
+fn from_text(from: &wire::run::RunFrom, editor: &EditorState) -> String {
+    let label = editor.with_graph(|graph| {
+        graph.module(&from.module).map_or_else(
+            || from.module.clone(),
+            |module| module.display_label().to_owned(),
+        )
+    });
+    format!("from run {} at {label}", from.run)
 }
 
 /// Which way the activation went, in words: the intent its gate read
@@ -710,7 +740,10 @@ fn ModuleView(view_state: RunView) -> impl IntoView {
     });
     view! {
         <div class="run-module">
-            {picker}
+            <div class="run-module-actions">
+                {picker}
+                <super::run_from::RunFromHere/>
+            </div>
             <div class="run-tabs" role="tablist" aria-label="Responses and outputs">
                 {move || {
                     tab_list

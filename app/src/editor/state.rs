@@ -30,6 +30,12 @@ pub enum Overlay {
         x: f64,
         y: f64,
     },
+    /// A module's menu (a right click on it), where the pointer was.
+    ModuleMenu {
+        module: String,
+        x: f64,
+        y: f64,
+    },
     /// The inputs a chosen output may be wired to (keyboard wiring).
     Targets {
         module: String,
@@ -37,6 +43,8 @@ pub enum Overlay {
     },
     /// The run's input, before it starts.
     Run,
+    /// A run from a module, reusing a recorded run (PRODUCT §3.15).
+    RunFrom(wire::run::RunFrom),
     /// The graph's links.
     Share,
     /// Something that did not work, explained (a broken import file).

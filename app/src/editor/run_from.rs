@@ -1,0 +1,278 @@
+//! Running from a module (PRODUCT §3.15), as the run dialog shows it before
+//! anything is sent: which modules the recorded run lends and which run
+//! again, what that saves, and why it cannot when it cannot — by the same
+//! rules the server applies (`graph::reuse::plan`); and the button that
+//! offers it on a module of a finished run.
+
+use graph::Graph;
+use graph::ModuleKind;
+use leptos::prelude::*;
+use wire::RunRecord;
+use wire::cost::CostTotal;
+use wire::run::RunFrom;
+
+use super::state::{EditorMode, EditorState, Overlay};
+
+/// What a run from `module`, reusing `record`, would do.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Preview {
+    /// The labels of the modules reused, in document order.
+    pub reused: Vec<String>,
+    /// The labels of the modules that run.
+    pub runs: Vec<String>,
+    /// What the reused activations cost the recorded run.
+    pub saved: CostTotal,
+    /// Every reused activation that called a model or an agent called the
+    /// simulated provider: it saves no money, only time.
+    pub simulated: bool,
+    /// An input module is reused: the recorded input is the run's.
+    pub input_reused: bool,
+    /// Why it cannot run this way (the server would refuse it).
+    pub refusal: Option<String>,
+}
+
+/// The preview of a run of `current` from `module`, reusing `record`.
+pub fn preview(current: &Graph, record: &RunRecord, module: &str) -> Preview {
+    let labels = |ids: &[String]| -> Vec<String> {
+        ids.iter()
+            .map(|id| {
+                current
+                    .module(id)
+                    .map_or_else(|| id.clone(), |module| module.display_label().to_owned())
+            })
+            .collect()
+    };
+    if !record.is_finished() {
+        return Preview::refused(format!(
+            "run {} is still {}: wait for it to end",
+            record.id,
+            record.status.as_str()
+        ));
+    }
+    match graph::reuse::plan(current, &record.graph, module, &record.id, |id| {
+        record.recorded(id)
+    }) {
+        Ok(plan) => {
+            let mut saved = CostTotal::default();
+            let mut simulated = true;
+            for id in &plan.reused {
+                for activation in record
+                    .modules
+                    .get(id)
+                    .map_or(&[][..], |module| &module.activations)
+                {
+                    // Only what called a model or an agent had a cost.
+                    if activation.receipt.is_some() || !activation.responses.is_empty() {
+                        saved.add(activation.cost());
+                        simulated &= activation
+                            .receipt
+                            .as_ref()
+                            .is_some_and(|receipt| receipt.simulated);
+                    }
+                }
+            }
+            let input_reused = plan.reused.iter().any(|id| {
+                current
+                    .module(id)
+                    .is_some_and(|module| module.kind() == Some(ModuleKind::Input))
+            });
+            Preview {
+                reused: labels(&plan.reused),
+                runs: labels(&plan.runs),
+                saved,
+                simulated,
+                input_reused,
+                refusal: None,
+            }
+        }
+        Err(refusal) => Preview::refused(refusal.message),
+    }
+}
+
+impl Preview {
+    /// A run from a module that cannot be, saying why.
+    pub fn refused(why: String) -> Preview {
+        Preview {
+            reused: Vec::new(),
+            runs: Vec::new(),
+            saved: CostTotal::default(),
+            simulated: false,
+            input_reused: false,
+            refusal: Some(why),
+        }
+    }
+
+    /// "Reused from run r_…, not run again: Topic, Outline, Draft (saves
+    /// $0.0120)."
+    pub fn reused_text(&self, run_id: &str) -> String {
+        if self.reused.is_empty() {
+            return format!("Nothing is reused from run {run_id}: every module runs.");
+        }
+        let calls = self.saved.priced + self.saved.unpriced;
+        let saves = if calls == 0 {
+            String::new()
+        } else if self.simulated {
+            let plural = if calls == 1 { "" } else { "s" };
+            format!(" — saves {calls} call{plural} (simulated, so no money)")
+        } else {
+            format!(" — saves {}", self.saved.text())
+        };
+        format!(
+            "Reused from run {run_id}, not run again: {}{saves}.",
+            self.reused.join(", ")
+        )
+    }
+
+    /// "Runs: Polish."
+    pub fn runs_text(&self) -> String {
+        format!("Runs: {}.", self.runs.join(", "))
+    }
+}
+
+/// A run from `module` reusing the run shown, when this page may start
+/// one; else why not, in words for a disabled menu item.
+pub fn offer(editor: EditorState, module: &str) -> Result<RunFrom, &'static str> {
+    if editor.mode != EditorMode::Stored {
+        return Err("Open the graph to run it from here");
+    }
+    if !editor.can_edit.get() {
+        return Err("Only the graph's editors can run it");
+    }
+    let Some(run) = editor.run.run_id.get() else {
+        return Err("Run the graph first: this reuses a finished run");
+    };
+    if !editor
+        .run
+        .status
+        .get()
+        .is_some_and(wire::RunStatus::is_finished)
+    {
+        return Err("Wait for the run to end");
+    }
+    editor.version.track();
+    if !editor.with_graph(|graph| graph.module(module).is_some()) {
+        return Err("The graph no longer has this module");
+    }
+    Ok(RunFrom {
+        run,
+        module: module.to_owned(),
+    })
+}
+
+/// "▶ Run from here" on the module of a finished run the run panel
+/// shows: the run dialog, to run it again from this module.
+#[component]
+pub fn RunFromHere() -> impl IntoView {
+    let editor = expect_context::<EditorState>();
+    let view_state = editor.run;
+    let offered = Memo::new(move |_| {
+        let focus = view_state.focus.get().unwrap_or_default();
+        offer(editor, &focus).ok()
+    });
+    let label = move || {
+        let focus = view_state.focus.get().unwrap_or_default();
+        editor.with_graph(|graph| {
+            graph
+                .module(&focus)
+                .map(|module| module.display_label().to_owned())
+                .unwrap_or_default()
+        })
+    };
+    view! {
+        <Show when=move || offered.with(Option::is_some)>
+            <button
+                type="button"
+                class="run-from-here"
+                title=move || format!("Run again from “{}”, reusing what this run did upstream of it", label())
+                on:click=move |_| {
+                    if let Some(from) = offered.get_untracked() {
+                        editor.overlay.set(Overlay::RunFrom(from));
+                    }
+                }
+            >
+                "▶ Run from here"
+            </button>
+        </Show>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use graph::starter::starter_graph;
+    use wire::activation::ActivationRecord;
+    use wire::bundle::Receipt;
+    use wire::run::ModuleRecord;
+    use wire::status::{ActivationStatus, RunStatus};
+
+    /// The starter graph, run to the end, every call priced at $0.01.
+    fn recorded(graph: &Graph) -> RunRecord {
+        let mut modules = std::collections::BTreeMap::new();
+        for module in &graph.modules {
+            let mut activation = ActivationRecord::new(&module.id, 1, 1);
+            activation.status = ActivationStatus::Completed;
+            if module.kind() == Some(ModuleKind::AgentTask) {
+                activation.receipt = Some(Receipt {
+                    cost: Some(0.01),
+                    ..Receipt::default()
+                });
+            }
+            modules.insert(
+                module.id.clone(),
+                ModuleRecord {
+                    activations: vec![activation],
+                },
+            );
+        }
+        RunRecord {
+            id: "r_first".to_owned(),
+            graph_id: Some("g".to_owned()),
+            graph_revision: Some(1),
+            status: RunStatus::Completed,
+            error: None,
+            created_at: 1,
+            started_at: Some(1),
+            finished_at: Some(2),
+            input: wire::run::RunInput::default(),
+            graph: graph.clone(),
+            modules,
+            state: std::collections::BTreeMap::new(),
+            last_event_id: 9,
+            budget_usd: None,
+            from: None,
+        }
+    }
+
+    #[test]
+    fn the_dialog_lists_what_is_reused_and_what_that_saves() {
+        // Topic → Draft → Final essay, run from Final essay.
+        let graph = starter_graph();
+        let preview = preview(&graph, &recorded(&graph), "m3");
+        assert!(preview.refusal.is_none(), "{preview:?}");
+        assert!(preview.input_reused);
+        assert_eq!(preview.reused, ["Topic", "Draft"]);
+        assert_eq!(preview.runs, ["Final essay"]);
+        assert_eq!(
+            preview.reused_text("r_first"),
+            "Reused from run r_first, not run again: Topic, Draft — saves $0.0100."
+        );
+        assert_eq!(preview.runs_text(), "Runs: Final essay.");
+    }
+
+    #[test]
+    fn a_change_upstream_is_said_before_anything_is_sent() {
+        let graph = starter_graph();
+        let mut changed = graph.clone();
+        *changed.modules[1].config.instruction_mut().unwrap() = "Something else".to_owned();
+        let preview = preview(&changed, &recorded(&graph), "m3");
+        let refusal = preview.refusal.unwrap();
+        assert!(
+            refusal.starts_with("\"Draft\" had its settings changed since run r_first"),
+            "{refusal}"
+        );
+        // From Draft itself, the change is what runs.
+        let preview = super::preview(&changed, &recorded(&graph), "m2");
+        assert_eq!(preview.refusal, None);
+        assert_eq!(preview.runs, ["Draft", "Final essay"]);
+    }
+}
