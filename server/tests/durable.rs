@@ -400,3 +400,74 @@ async fn every_event_a_client_saw_survives_a_kill_9_in_the_middle_of_many_runs_w
         );
     }
 }
+
+/// in → "A" → "B" → out, both on the provider.
+fn two_step_graph() -> Value {
+    let task = |id: &str| {
+        module(
+            id,
+            "step.agent_task",
+            json!({"instruction": format!("Step {id}"), "agent_config": {"provider": "fixture", "model": "fixture-model"}}),
+        )
+    };
+    json!({
+        "modules": [module("in", "step.input", json!({})), task("a"), task("b"), module("out", "step.output", json!({}))],
+        "cables": [
+            cable("c1", ("in", "data_out"), ("a", "data_in")),
+            cable("c2", ("a", "data_out"), ("b", "data_in")),
+            cable("c3", ("b", "data_out"), ("out", "data_in")),
+        ]
+    })
+}
+
+#[tokio::test]
+async fn a_run_from_a_module_killed_mid_run_resumes_reusing_what_it_reused() {
+    let database = support::databases().await.remove(0);
+    let folder = tempfile::tempdir().unwrap();
+    let (fixture, config) = provider(folder.path(), None).await;
+    let mut first = Server::start(&database.url, &config, &[]).await;
+    let (graph_id, token, recorded) = start_run(&first, two_step_graph()).await;
+    wait_for_status(&first, &recorded, "completed").await;
+    assert_eq!(fixture.calls(), 2);
+    // The run from B hangs in B's call, and its server is killed.
+    *fixture.hang_at.lock().unwrap() = Some(3);
+    let started: Value = reqwest::Client::new()
+        .post(format!("{}/api/graphs/{graph_id}/runs", first.base))
+        .bearer_auth(&token)
+        .json(&json!({"from": {"run": recorded, "module": "b"}}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let run_id = started["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{started}"))
+        .to_owned();
+    wait_for_calls(&fixture, 3).await;
+    first.kill_9();
+    fixture.release();
+
+    let second = Server::start(&database.url, &config, &[]).await;
+    let run = wait_for_status(&second, &run_id, "completed").await;
+    // B was asked again; A never was: it is still the recorded run's.
+    assert_eq!(fixture.calls(), 4);
+    let a = &run["modules"]["a"]["activations"];
+    assert_eq!(a.as_array().unwrap().len(), 1, "{run}");
+    assert_eq!(a[0]["status"], "reused");
+    assert_eq!(a[0]["reused_from"]["run_id"], recorded.as_str());
+    assert_eq!(run["modules"]["b"]["activations"][0]["status"], "completed");
+    assert_eq!(run["from"]["run"], recorded.as_str());
+    let log = whole_log(&second, &run_id).await;
+    assert_one_continuous_log(&log, "run.completed");
+    assert_eq!(
+        names(&log)
+            .iter()
+            .filter(|name| **name == "module.reused")
+            .count(),
+        2,
+        "in and A, once each: {:?}",
+        names(&log)
+    );
+}
