@@ -18,6 +18,8 @@ use std::sync::atomic::AtomicU32;
 
 use engine::activation::{ActivationContext, ActivationError, ActivationOutput, Tally};
 use graph::config::Coordination;
+use graph::kinds::coding::DIFF_OUT;
+use graph::ports::{DATA_OUT, EXHAUSTED_OUT};
 use graph::workspace_roots::WorkspacePathProblem;
 
 use crate::CodingModules;
@@ -58,18 +60,29 @@ impl CodingModules {
             _ => None,
         };
         let folder = context.settings.run_folder(&context.run_id);
-        // A variant works in a workspace of its own.
-        let workspace = Workspace::prepare(
-            sandbox,
-            &folder,
-            &context.own_name(),
-            source.as_deref().map(|folder| Source {
+        // Without a folder of its own, it goes on from the work of the
+        // coding module that feeds it.
+        let upstream = match source {
+            Some(_) => None,
+            None => upstream_workspace(context, &label)?,
+        };
+        let source = match (&source, &upstream) {
+            (Some(folder), _) => Some(Source {
                 folder,
                 max_bytes: self.sources.max_copy_bytes,
+                at_commit: None,
             }),
-        )
-        .await
-        .map_err(|problem| ActivationError(format!("\"{label}\": {problem}")))?;
+            (None, Some((folder, commit))) => Some(Source {
+                folder,
+                max_bytes: self.sources.max_copy_bytes,
+                at_commit: Some(commit),
+            }),
+            (None, None) => None,
+        };
+        // A variant works in a workspace of its own.
+        let workspace = Workspace::prepare(sandbox, &folder, &context.own_name(), source)
+            .await
+            .map_err(|problem| ActivationError(format!("\"{label}\": {problem}")))?;
         let work = Work {
             context,
             config,
@@ -112,6 +125,7 @@ impl CodingModules {
             .await
             .map_err(ActivationError)?;
         let mut output = outputs(&work, &profiles, &phases, review, diff, files);
+        hand_on_workspace(context, &head, &mut output);
         output.gates = work
             .gates
             .lock()
@@ -133,7 +147,54 @@ impl CodingModules {
         }
         Ok(output)
     }
+}
 
+/// The workspace a coding module upstream left, as the first input that
+/// names one says (its `data_out`): where it is on this server and the
+/// commit it left. A run from a module reuses an upstream's recorded
+/// work, so that is the recorded run's workspace, at its recorded commit.
+fn upstream_workspace(
+    context: &ActivationContext,
+    label: &str,
+) -> Result<Option<(PathBuf, String)>, ActivationError> {
+    let Some((input, left)) = context.inputs.iter().find_map(|input| {
+        let left = input.value.as_bundle()?.source_workspace.clone()?;
+        Some((input, left))
+    }) else {
+        return Ok(None);
+    };
+    let folder = context
+        .settings
+        .run_folder(&left.run_id)
+        .path()
+        .join(engine::sandbox::folder_name(&left.workspace));
+    if !folder.join(".git").is_dir() {
+        return Err(ActivationError(format!(
+            "\"{label}\" goes on from the work \"{}\" left in run {}, and that workspace is no longer on this server (a run's folder is removed after its retention): run from \"{}\" to do that work again",
+            input.source_label, left.run_id, input.source_label
+        )));
+    }
+    Ok(Some((folder, left.commit.clone())))
+}
+
+/// Names the workspace this activation leaves, at `head`, on the ports
+/// that carry its work, for a coding module downstream to go on from.
+fn hand_on_workspace(context: &ActivationContext, head: &str, output: &mut ActivationOutput) {
+    let left = wire::bundle::SourceWorkspace {
+        run_id: context.run_id.clone(),
+        workspace: context.own_name(),
+        commit: head.to_owned(),
+    };
+    for (port, value) in &mut output.ports {
+        if [DATA_OUT, EXHAUSTED_OUT, DIFF_OUT].contains(&port.as_str())
+            && let engine::bundle::PortValue::Bundle(bundle) = value
+        {
+            bundle.source_workspace = Some(left.clone());
+        }
+    }
+}
+
+impl CodingModules {
     /// The folder `path` names, with its links resolved, when it is inside
     /// one of the operator's roots (also resolved) and not inside the
     /// server's own workspaces, where other runs work.

@@ -86,11 +86,24 @@ pub struct Workspace {
 pub use wire::content::{ChangedFile, FileChange};
 
 /// Where a workspace starts from: an allowed folder of the server (its
-/// path with links resolved) and the most it may hold.
+/// path with links resolved), or the workspace an upstream coding module
+/// left, at the commit it left (`at_commit`), whatever is on disk since;
+/// and the most it may hold.
 #[derive(Clone, Copy, Debug)]
 pub struct Source<'a> {
     pub folder: &'a Path,
     pub max_bytes: u64,
+    pub at_commit: Option<&'a str>,
+}
+
+/// Where a workspace started from an upstream's keeps that commit, so its
+/// diff is its own work, on every activation.
+const BASE_REF: &str = "refs/patchbay/base";
+
+/// A commit named by its hash, as git prints it (never an option or a
+/// ref expression).
+fn is_commit(text: &str) -> bool {
+    (7..=64).contains(&text.len()) && text.bytes().all(|byte| byte.is_ascii_hexdigit())
 }
 
 impl Workspace {
@@ -126,16 +139,28 @@ impl Workspace {
             // stopped): the module goes on from its last commit.
             git.run(&path, &["reset", "-q", "--hard"]).await?;
             git.run(&path, &["clean", "-q", "-fd"]).await?;
-            let base = git
-                .run(&path, &["rev-list", "--max-parents=0", "HEAD"])
-                .await?;
-            let base = base.lines().next().unwrap_or_default().to_owned();
+            let base = match git
+                .run(&path, &["rev-parse", "--verify", "-q", BASE_REF])
+                .await
+            {
+                Ok(base) => base,
+                Err(_) => {
+                    git.run(&path, &["rev-list", "--max-parents=0", "HEAD"])
+                        .await?
+                }
+            };
+            let base = base.lines().next().unwrap_or_default().trim().to_owned();
             return Ok(Workspace {
                 path,
                 base,
                 branch: None,
                 git,
             });
+        }
+        if let Some(commit) = source.and_then(|source| source.at_commit)
+            && !is_commit(commit)
+        {
+            return Err(format!("\"{commit}\" is not a commit"));
         }
         if let Some(source) = source {
             let (from, to, max_bytes) =
@@ -156,6 +181,9 @@ impl Workspace {
                     source.folder.display()
                 )
             })?;
+        }
+        if let Some(commit) = source.and_then(|source| source.at_commit) {
+            return Workspace::at_upstream_commit(path, git, commit).await;
         }
         if !path.join(".git").exists() {
             git.run(&path, &["init", "-q"]).await?;
@@ -180,6 +208,29 @@ impl Workspace {
         Ok(Workspace {
             path,
             base,
+            branch: None,
+            git,
+        })
+    }
+
+    /// A copy of an upstream's workspace, put back to the commit it left:
+    /// what it changed after, or what is on its disk now, does not count.
+    async fn at_upstream_commit(
+        path: PathBuf,
+        git: Git,
+        commit: &str,
+    ) -> Result<Workspace, String> {
+        if !path.join(".git").exists() {
+            return Err("the upstream's workspace is not a git repository".to_owned());
+        }
+        git.run(&path, &["reset", "-q", "--hard", commit]).await?;
+        git.run(&path, &["clean", "-q", "-fdx"]).await?;
+        // Its worktrees were the upstream's, in a folder not copied.
+        git.run(&path, &["worktree", "prune"]).await?;
+        git.run(&path, &["update-ref", BASE_REF, commit]).await?;
+        Ok(Workspace {
+            path,
+            base: commit.to_owned(),
             branch: None,
             git,
         })
@@ -327,6 +378,7 @@ mod tests {
         Some(Source {
             folder,
             max_bytes: 1024 * 1024,
+            at_commit: None,
         })
     }
 
@@ -340,6 +392,7 @@ mod tests {
         let capped = Source {
             folder: big.path(),
             max_bytes: 1000,
+            at_commit: None,
         };
         let error = Workspace::prepare(&sandbox, &folder, "m", Some(capped))
             .await
@@ -358,6 +411,51 @@ mod tests {
             .unwrap();
         assert!(workspace.path.join("a.txt").exists());
         assert!(!workspace.path.join("pipe").exists());
+    }
+
+    #[tokio::test]
+    async fn a_workspace_from_an_upstream_s_starts_at_its_commit_and_diffs_only_its_own_work() {
+        let sandbox = sandbox();
+        let root = tempfile::tempdir().unwrap();
+        let first_run = RunFolder::new(root.path(), "r1");
+        let build = Workspace::prepare(&sandbox, &first_run, "build", None)
+            .await
+            .unwrap();
+        std::fs::write(build.path.join("plan.txt"), "the plan\n").unwrap();
+        let left = build.commit("builder").await.unwrap();
+        // What happens on its disk after does not count.
+        std::fs::write(build.path.join("plan.txt"), "changed on disk\n").unwrap();
+        std::fs::write(build.path.join("stray.txt"), "stray\n").unwrap();
+        let upstream = |commit| Source {
+            folder: &build.path,
+            max_bytes: 1024 * 1024,
+            at_commit: Some(commit),
+        };
+        let second_run = RunFolder::new(root.path(), "r2");
+        let fix = Workspace::prepare(&sandbox, &second_run, "fix", Some(upstream(&left)))
+            .await
+            .unwrap();
+        assert_eq!(fix.base, left);
+        assert_eq!(
+            std::fs::read_to_string(fix.path.join("plan.txt")).unwrap(),
+            "the plan\n"
+        );
+        assert!(!fix.path.join("stray.txt").exists());
+        std::fs::write(fix.path.join("fix.txt"), "fixed\n").unwrap();
+        let head = fix.commit("fixer").await.unwrap();
+        let changed = fix.changed_files(&fix.base, &head).await.unwrap();
+        let paths: Vec<&str> = changed.iter().map(|file| file.path.as_str()).collect();
+        assert_eq!(paths, ["fix.txt"]);
+        // Used again (a loop), it keeps that base.
+        let again = Workspace::prepare(&sandbox, &second_run, "fix", Some(upstream(&left)))
+            .await
+            .unwrap();
+        assert_eq!(again.base, left);
+        // Anything but a commit's hash is refused before git sees it.
+        let error = Workspace::prepare(&sandbox, &second_run, "odd", Some(upstream("--help")))
+            .await
+            .unwrap_err();
+        assert!(error.contains("is not a commit"), "{error}");
     }
 
     #[tokio::test]

@@ -1168,3 +1168,108 @@ async fn a_coding_module_s_variants_work_in_workspaces_of_their_own() {
     assert!(diff.contains("Hello from A"), "{diff}");
     assert!(!diff.contains("Hello from B"), "{diff}");
 }
+
+/// The paths a coding module's activation changed, from its `files_out`.
+fn changed_paths(run: &Value, module: &str) -> Vec<String> {
+    run["modules"][module]["activations"][0]["outputs"]["files_out"]["content"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{run}"))
+        .iter()
+        .map(|file| file["path"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// A coding module fed by another goes on from that one's work: its
+/// workspace starts as a copy of the upstream's at the commit it left,
+/// and its diff is its own work. A run from the second module reuses the
+/// first one's recorded work (PRODUCT §3.15): it starts from the recorded
+/// commit, whatever is on the disk since, and says so when that workspace
+/// is gone.
+#[tokio::test]
+async fn a_coding_chain_goes_on_from_the_upstream_s_work_and_a_run_from_its_second_module_starts_at_the_recorded_commit()
+ {
+    let setup = support::coding::setup(None).await;
+    let graph = support::coding::coding_chain_graph(vec![
+        (
+            "build",
+            "Build",
+            config(
+                "Write the plan.",
+                vec![agent("builder", Some("write plan.txt: the plan"), &[])],
+            ),
+        ),
+        (
+            "fix",
+            "Fix",
+            config(
+                "Fix it.",
+                vec![agent("fixer", Some("write fix.txt: fixed"), &[])],
+            ),
+        ),
+    ]);
+    let graph_id = create_graph(&setup.router, graph).await;
+    let first_id = start(&setup.router, &graph_id, "x").await;
+    let first = wait_for(&setup.router, &first_id, &["completed", "failed"]).await;
+    assert_eq!(first["status"], "completed", "{first}");
+    let workspaces = setup.workspaces.path();
+    let planned =
+        std::fs::read_to_string(workspaces.join(&first_id).join("build/plan.txt")).unwrap();
+    // Fix worked on Build's files, and its changes are its own.
+    assert_eq!(
+        std::fs::read_to_string(workspaces.join(&first_id).join("fix/plan.txt")).unwrap(),
+        planned
+    );
+    assert_eq!(changed_paths(&first, "fix"), ["fix.txt"]);
+    assert_eq!(changed_paths(&first, "build"), ["plan.txt"]);
+
+    // Build's workspace changes on the disk after the run.
+    std::fs::write(
+        workspaces.join(&first_id).join("build/plan.txt"),
+        "changed on disk\n",
+    )
+    .unwrap();
+    let run_from_fix = || async {
+        let (status, started) = call(
+            &setup.router,
+            as_editor(
+                post(
+                    &format!("/api/graphs/{graph_id}/runs"),
+                    json!({"from": {"run": first_id, "module": "fix"}}),
+                ),
+                &graph_id,
+            ),
+        )
+        .await;
+        assert_eq!(status, StatusCode::CREATED, "{started}");
+        let id = started["id"].as_str().unwrap().to_owned();
+        let run = wait_for(&setup.router, &id, &["completed", "failed"]).await;
+        (id, run)
+    };
+    let (second_id, second) = run_from_fix().await;
+    assert_eq!(second["status"], "completed", "{second}");
+    assert_eq!(
+        second["modules"]["build"]["activations"][0]["status"],
+        "reused"
+    );
+    assert!(
+        !workspaces.join(&second_id).join("build").exists(),
+        "Build did not run again"
+    );
+    assert_eq!(
+        std::fs::read_to_string(workspaces.join(&second_id).join("fix/plan.txt")).unwrap(),
+        planned,
+        "Fix starts from Build's recorded commit, not from what is on disk"
+    );
+    assert_eq!(changed_paths(&second, "fix"), ["fix.txt"]);
+
+    // Once Build's workspace is gone, a run from Fix says so.
+    std::fs::remove_dir_all(workspaces.join(&first_id).join("build")).unwrap();
+    let (_, third) = run_from_fix().await;
+    assert_eq!(third["status"], "failed", "{third}");
+    let error = third["error"].as_str().unwrap();
+    assert!(
+        error.contains("\"Fix\" goes on from the work \"Build\" left in run")
+            && error.contains("is no longer on this server"),
+        "{error}"
+    );
+}

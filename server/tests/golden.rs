@@ -98,6 +98,9 @@ impl Masker {
                     let time = TIME_FIELDS.contains(&key.as_str()) || key.ends_with(".duration_ms");
                     let field = if time && !field.is_null() {
                         json!("<time>")
+                    } else if key == "commit" && field.is_string() {
+                        // A git commit's hash has the time it was made in it.
+                        json!("<commit>")
                     } else if SECRET_FIELDS.contains(&key.as_str())
                         && let Some(token) = field.as_str()
                     {

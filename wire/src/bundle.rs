@@ -25,8 +25,21 @@ pub struct ContextBundle {
     /// The chat session that produced it, for `session_mode: continue`.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub source_session_key: Option<String>,
+    /// The workspace a coding module left, where a coding module it feeds
+    /// starts from (PRODUCT §1.2, `step.coding`).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub source_workspace: Option<SourceWorkspace>,
     #[serde(default)]
     pub meta: Map<String, Value>,
+}
+
+/// A coding module's workspace as an activation left it: the run and the
+/// workspace's name in it (the module's id, or a variant's), and the commit.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SourceWorkspace {
+    pub run_id: String,
+    pub workspace: String,
+    pub commit: String,
 }
 
 impl ContextBundle {
@@ -36,6 +49,7 @@ impl ContextBundle {
             content_type: content_type::TEXT.to_owned(),
             source_module: source_module.to_owned(),
             source_session_key: None,
+            source_workspace: None,
             meta: Map::new(),
         }
     }
@@ -46,6 +60,7 @@ impl ContextBundle {
             content_type: content_type::JSON.to_owned(),
             source_module: source_module.to_owned(),
             source_session_key: None,
+            source_workspace: None,
             meta: Map::new(),
         }
     }
