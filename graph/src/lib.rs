@@ -6,6 +6,7 @@
 //! or database crates.
 
 pub mod attempts;
+pub mod changes;
 pub mod condition;
 pub mod config;
 pub mod document;

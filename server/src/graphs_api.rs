@@ -116,12 +116,17 @@ pub async fn update(
     let document = graph
         .to_json()
         .map_err(|error| ApiError::Internal(error.to_string()))?;
+    let summary = what_changed(&state, &id, &graph).await?;
     match state
         .store
-        .save_graph(&id, expected, &graph.name, &document)
+        .save_graph(&id, expected, &graph.name, &document, &summary)
         .await?
     {
         SaveOutcome::Saved { revision } => {
+            // Older revisions thin out; a save that did not thin is still saved.
+            if let Err(error) = state.store.thin_history(&id).await {
+                tracing::warn!(graph = %id, %error, "the graph's history could not be thinned");
+            }
             let findings = validate(&graph, &state.validation_context());
             Ok((
                 [(ETAG, format!("\"{revision}\""))],
@@ -137,6 +142,17 @@ pub async fn update(
         SaveOutcome::Stale { current } => Err(ApiError::RevisionConflict { current }),
         SaveOutcome::NotFound => Err(ApiError::GraphNotFound),
     }
+}
+
+/// What a save changes from the graph as stored, for its history.
+async fn what_changed(state: &AppState, id: &str, graph: &Graph) -> Result<String, ApiError> {
+    let Some(stored) = state.store.graph(id).await? else {
+        return Err(ApiError::GraphNotFound);
+    };
+    Ok(match Graph::load(&stored.document) {
+        Ok(before) => graph::changes::between(&before, graph).summary(&before, graph),
+        Err(_) => "replaced a document this server cannot read".to_owned(),
+    })
 }
 
 /// Anyone who can view a graph may fork it: a copy under a new id and token.

@@ -92,6 +92,8 @@ pub async fn list(
                 revision: revision.revision,
                 saved_at: revision.saved_at,
                 size_bytes: revision.size_bytes,
+                origin: revision.origin,
+                summary: revision.summary,
             })
             .collect(),
         next_before,

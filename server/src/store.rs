@@ -7,6 +7,7 @@ mod approvals;
 mod attachments;
 mod graphs;
 mod runs;
+mod thinning;
 mod writer;
 
 pub use approvals::StoredDecision;

@@ -65,6 +65,27 @@ async fn history_of_saves_and_a_run(router: &Router) {
         .map(|revision| revision["revision"].as_i64().unwrap())
         .collect();
     assert_eq!(numbers, [4, 3, 2, 1], "newest first");
+    // Each says how it came to be and what changed.
+    let notes: Vec<(&str, &str)> = list["revisions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|revision| {
+            (
+                revision["origin"].as_str().unwrap(),
+                revision["summary"].as_str().unwrap_or_default(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        notes,
+        [
+            ("saved", "renamed “Fourth”"),
+            ("saved", "renamed “Third”"),
+            ("saved", "renamed “Second”"),
+            ("created", "")
+        ]
+    );
     let sizes: i64 = list["revisions"]
         .as_array()
         .unwrap()

@@ -56,7 +56,7 @@ async fn saves_move_the_revision_and_keep_history() {
             .await
             .unwrap();
         let saved = store
-            .save_graph(&id, 1, "v2", &document(&id, 2, "v2"))
+            .save_graph(&id, 1, "v2", &document(&id, 2, "v2"), "renamed")
             .await
             .unwrap();
         assert_eq!(
@@ -67,7 +67,7 @@ async fn saves_move_the_revision_and_keep_history() {
         );
         // A writer still at revision 1 is told where the graph is now.
         let stale = store
-            .save_graph(&id, 1, "lost", &document(&id, 2, "lost"))
+            .save_graph(&id, 1, "lost", &document(&id, 2, "lost"), "renamed")
             .await
             .unwrap();
         assert_eq!(stale, SaveOutcome::Stale { current: 2 });
@@ -81,7 +81,7 @@ async fn saves_move_the_revision_and_keep_history() {
             Some(document(&id, 1, "v1"))
         );
         let missing = store
-            .save_graph(&new_graph_id(), 1, "x", "{}")
+            .save_graph(&new_graph_id(), 1, "x", "{}", "no change")
             .await
             .unwrap();
         assert_eq!(missing, SaveOutcome::NotFound);
@@ -110,7 +110,7 @@ async fn of_concurrent_saves_from_one_revision_exactly_one_wins() {
                 tokio::spawn(async move {
                     let name = format!("writer {writer}");
                     store
-                        .save_graph(&id, 1, &name, &document(&id, 2, &name))
+                        .save_graph(&id, 1, &name, &document(&id, 2, &name), "renamed")
                         .await
                         .unwrap()
                 })
@@ -315,5 +315,91 @@ async fn writes_longer_than_one_statement_keep_every_row_and_value_in_place() {
         let mut given: Vec<&str> = records.iter().map(|(_, record)| record.as_str()).collect();
         given.sort_unstable();
         assert_eq!(kept, given, "{}", database.name);
+    }
+}
+
+#[tokio::test]
+async fn an_old_history_thins_out_keeping_the_first_the_current_and_what_runs_ran() {
+    for database in support::databases().await {
+        let store = support::store(&database).await;
+        let id = new_graph_id();
+        store
+            .insert_graph(NewGraph {
+                id: &id,
+                edit_token_hash: "x",
+                name: "v1",
+                document: &document(&id, 1, "v1"),
+                forked_from: None,
+            })
+            .await
+            .unwrap();
+        for revision in 2..=30 {
+            let name = format!("v{revision}");
+            store
+                .save_graph(
+                    &id,
+                    revision - 1,
+                    &name,
+                    &document(&id, revision, &name),
+                    "renamed",
+                )
+                .await
+                .unwrap();
+        }
+        // A run ran revision 10.
+        store
+            .insert_run(server::store::NewRun {
+                id: &server::capability::new_run_id(),
+                graph_id: Some(&id),
+                graph_revision: Some(10),
+                snapshot: "{}",
+                input: "{}",
+                budget_usd: None,
+                lease: None,
+                from: None,
+            })
+            .await
+            .unwrap();
+        // Young, nothing goes.
+        assert_eq!(
+            store.thin_history(&id).await.unwrap(),
+            0,
+            "{}",
+            database.name
+        );
+        // Two hours on, one revision of those ten minutes stays, with the
+        // first, the run's and the current one.
+        let pool = sqlx::AnyPool::connect(&database.url).await.unwrap();
+        // Saved a second apart, inside one ten-minute span two hours ago.
+        let now = i64::try_from(
+            std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_millis(),
+        )
+        .unwrap();
+        let span_start = (now - 7_200_000) / 600_000 * 600_000;
+        sqlx::query(
+            "UPDATE graph_revisions SET created_at = $2 + revision * 1000 WHERE graph_id = $1 AND revision < 30",
+        )
+        .bind(&id)
+        .bind(span_start)
+        .execute(&pool)
+        .await
+        .unwrap();
+        assert_eq!(
+            store.thin_history(&id).await.unwrap(),
+            26,
+            "{}",
+            database.name
+        );
+        let kept: Vec<i64> = store
+            .revisions(&id, None, 50)
+            .await
+            .unwrap()
+            .iter()
+            .map(|revision| revision.revision)
+            .collect();
+        assert_eq!(kept, [30, 29, 10, 1], "{}", database.name);
     }
 }

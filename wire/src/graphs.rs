@@ -100,6 +100,13 @@ pub struct RevisionSummary {
     pub saved_at: i64,
     /// The document's size as stored.
     pub size_bytes: i64,
+    /// How it came to be: `created`, `forked` (from another graph) or
+    /// `saved` (with the edit link, by the editor or a script).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub origin: Option<String>,
+    /// What changed from the revision before it, in one line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
 }
 
 /// `GET /api/graphs/{id}/revisions`: newest first, a page at a time.

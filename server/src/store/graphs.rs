@@ -74,11 +74,16 @@ impl Store {
         .execute(&mut *transaction)
         .await?;
         sqlx::query(
-            "INSERT INTO graph_revisions (graph_id, revision, document, created_at) VALUES ($1, 1, $2, $3)",
+            "INSERT INTO graph_revisions (graph_id, revision, document, created_at, origin) VALUES ($1, 1, $2, $3, $4)",
         )
         .bind(graph.id)
         .bind(graph.document)
         .bind(now)
+        .bind(if graph.forked_from.is_some() {
+            "forked"
+        } else {
+            "created"
+        })
         .execute(&mut *transaction)
         .await?;
         transaction.commit().await?;
@@ -110,13 +115,14 @@ impl Store {
     }
 
     /// Saves `document` (already stamped with `expected + 1`) if the graph is
-    /// still at revision `expected`.
+    /// still at revision `expected`; `summary` says what changed.
     pub async fn save_graph(
         &self,
         id: &str,
         expected: i64,
         name: &str,
         document: &str,
+        summary: &str,
     ) -> Result<SaveOutcome, StoreError> {
         let now = now_millis();
         let mut transaction = self.pool.begin().await?;
@@ -144,12 +150,13 @@ impl Store {
         }
         let revision = expected + 1;
         sqlx::query(
-            "INSERT INTO graph_revisions (graph_id, revision, document, created_at) VALUES ($1, $2, $3, $4)",
+            "INSERT INTO graph_revisions (graph_id, revision, document, created_at, origin, summary) VALUES ($1, $2, $3, $4, 'saved', $5)",
         )
         .bind(id)
         .bind(revision)
         .bind(document)
         .bind(now)
+        .bind(summary)
         .execute(&mut *transaction)
         .await?;
         transaction.commit().await?;
@@ -179,8 +186,9 @@ impl Store {
         before: Option<i64>,
         limit: i64,
     ) -> Result<Vec<StoredRevision>, StoreError> {
-        let rows: Vec<(i64, i64, i64)> = sqlx::query_as(
-            "SELECT revision, created_at, CAST(LENGTH(document) AS BIGINT) FROM graph_revisions
+        type Row = (i64, i64, i64, Option<String>, Option<String>);
+        let rows: Vec<Row> = sqlx::query_as(
+            "SELECT revision, created_at, CAST(LENGTH(document) AS BIGINT), origin, summary FROM graph_revisions
              WHERE graph_id = $1 AND revision < $2 ORDER BY revision DESC LIMIT $3",
         )
         .bind(id)
@@ -190,12 +198,46 @@ impl Store {
         .await?;
         Ok(rows
             .into_iter()
-            .map(|(revision, saved_at, size_bytes)| StoredRevision {
-                revision,
-                saved_at,
-                size_bytes,
-            })
+            .map(
+                |(revision, saved_at, size_bytes, origin, summary)| StoredRevision {
+                    revision,
+                    saved_at,
+                    size_bytes,
+                    origin,
+                    summary,
+                },
+            )
             .collect())
+    }
+
+    /// Thins a graph's history out (`thinning.rs`): drops the revisions
+    /// it no longer keeps at its age; says how many went.
+    pub async fn thin_history(&self, id: &str) -> Result<usize, StoreError> {
+        let revisions: Vec<(i64, i64)> =
+            sqlx::query_as("SELECT revision, created_at FROM graph_revisions WHERE graph_id = $1")
+                .bind(id)
+                .fetch_all(&self.pool)
+                .await?;
+        let ran: Vec<Option<i64>> =
+            sqlx::query_scalar("SELECT DISTINCT graph_revision FROM runs WHERE graph_id = $1")
+                .bind(id)
+                .fetch_all(&self.pool)
+                .await?;
+        let ran = ran.into_iter().flatten().collect();
+        let dropped = super::thinning::dropped(&revisions, &ran, now_millis());
+        for chunk in dropped.chunks(200) {
+            let placeholders: Vec<String> = (2..chunk.len() + 2).map(|n| format!("${n}")).collect();
+            let sql = format!(
+                "DELETE FROM graph_revisions WHERE graph_id = $1 AND revision IN ({})",
+                placeholders.join(", ")
+            );
+            let mut query = sqlx::query(sqlx::AssertSqlSafe(sql)).bind(id);
+            for revision in chunk {
+                query = query.bind(*revision);
+            }
+            query.execute(&self.pool).await?;
+        }
+        Ok(dropped.len())
     }
 
     /// How many revisions a graph keeps, and their documents' size in all.
@@ -262,4 +304,6 @@ pub struct StoredRevision {
     pub revision: i64,
     pub saved_at: i64,
     pub size_bytes: i64,
+    pub origin: Option<String>,
+    pub summary: Option<String>,
 }
