@@ -194,6 +194,35 @@ pub async fn runs_of_graph(graph_id: &str) -> Answer<RunList> {
     )
 }
 
+/// `GET /api/graphs/{id}/revisions`: a page of the graph's history, newest
+/// first (those before `before`), for its editors.
+pub async fn revisions(graph_id: &str, before: Option<i64>) -> Answer<wire::graphs::RevisionList> {
+    let headers: Vec<Header> = credentials(graph_id).into_iter().collect();
+    let page = before.map_or_else(String::new, |before| format!("?before={before}"));
+    read(
+        &send(
+            "GET",
+            &format!("/api/graphs/{graph_id}/revisions{page}"),
+            None,
+            &headers,
+        )
+        .await?,
+    )
+}
+
+/// `GET /api/graphs/{id}/revisions/{revision}`: that revision's document,
+/// as text, for its editors.
+pub async fn revision(graph_id: &str, revision: i64) -> Answer<String> {
+    let headers: Vec<Header> = credentials(graph_id).into_iter().collect();
+    send(
+        "GET",
+        &format!("/api/graphs/{graph_id}/revisions/{revision}"),
+        None,
+        &headers,
+    )
+    .await
+}
+
 /// `GET /api/graphs/{id}/estimate`: what a run may cost, from past runs.
 pub async fn estimate(graph_id: &str) -> Answer<wire::cost::Estimate> {
     let headers: Vec<Header> = credentials(graph_id).into_iter().collect();

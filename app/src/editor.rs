@@ -15,6 +15,7 @@ mod module_menu;
 mod overlays;
 mod palette;
 mod panel;
+mod revisions;
 mod run_dialog;
 mod run_from;
 mod run_panel;
@@ -132,6 +133,7 @@ fn start(editor: EditorState) {
                     editor.can_edit.set(true);
                     editor.save.status.set(SaveStatus::Local);
                 }
+                EditorMode::Revision => editor.save.status.set(SaveStatus::ViewOnly),
                 EditorMode::Recorded => {
                     editor.save.status.set(SaveStatus::ViewOnly);
                     editor.run.access.set(recorded_run_access(editor));
@@ -319,6 +321,17 @@ fn Toolbar() -> impl IntoView {
                     <button type="button" class="primary" title="Store it on the server as a new graph you own" on:click=move |_| save::save_as_fork(editor, false)>"Save to server"</button>
                 }
                 .into_any(),
+                EditorMode::Revision => {
+                    let graph_id = editor.graph_id();
+                    let number = editor.with_graph(|graph| graph.revision);
+                    view! {
+                        <span class="access-badge read-only" title="A past revision of the graph, read-only; restore it from the graph's History">
+                            {format!("Revision {number}")}
+                        </span>
+                        <a class="button-link" href=format!("/g/{graph_id}")>"Back to the graph"</a>
+                    }
+                    .into_any()
+                }
                 EditorMode::Recorded => {
                     let graph_link = editor
                         .run
@@ -389,6 +402,7 @@ fn RunControls() -> impl IntoView {
                         run.panel_open.set(true);
                         run.history.set(true);
                     }>"Runs"</button>
+                    <button type="button" title="This graph's saved revisions: compare one with now, restore one" on:click=move |_| editor.overlay.set(Overlay::History)>"History"</button>
                 </Show>
             </div>
         }
@@ -397,6 +411,7 @@ fn RunControls() -> impl IntoView {
             <button type="button" class="run-button" disabled=true title="Save it to the server to run it">"▶ Run"</button>
         }
         .into_any(),
+        EditorMode::Revision => ().into_any(),
         EditorMode::Recorded => view! {
             <button type="button" title="Show the run's details" on:click=move |_| run.panel_open.set(true)>"Run details"</button>
         }
@@ -501,6 +516,8 @@ pub fn Editor(
         <div class="editor">
             <Toolbar/>
             <MigrationBanner/>
+            <revisions::CompareBanner/>
+            {(editor.mode == EditorMode::Recorded).then(|| view! { <revisions::ChangedSinceBanner/> })}
             <div class="workspace">
                 <Show when=move || editor.can_edit.get()>
                     <Palette/>

@@ -27,7 +27,7 @@ use leptos_router::components::{Route, Router, Routes};
 use leptos_router::{SsrMode, path};
 
 use home::HomePage;
-use pages::{GraphPage, NotFound, OpenPage, RunPage};
+use pages::{GraphPage, NotFound, OpenPage, RevisionPage, RunPage};
 
 /// The HTML document around the app.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -59,6 +59,7 @@ pub fn App() -> impl IntoView {
                 <Route path=path!("/") view=HomePage/>
                 <Route path=path!("/g/:id") view=GraphPage ssr=SsrMode::Async/>
                 <Route path=path!("/g/:id/runs/:run_id") view=RunPage ssr=SsrMode::Async/>
+                <Route path=path!("/g/:id/revisions/:revision") view=RevisionPage/>
                 <Route path=path!("/open") view=OpenPage/>
                 <Route path=path!("/bench") view=bench::BenchPage/>
             </Routes>

@@ -1,6 +1,7 @@
 //! The pages: a graph at `/g/{id}` (the editor), a recorded run at
-//! `/g/{id}/runs/{run_id}` (read-only), a graph from a self-contained link
-//! at `/open#graph=…`, and the not-found page.
+//! `/g/{id}/runs/{run_id}` (read-only), a past revision at
+//! `/g/{id}/revisions/{revision}` (read-only, for editors), a graph from a
+//! self-contained link at `/open#graph=…`, and the not-found page.
 
 use leptos::either::Either;
 use leptos::prelude::*;
@@ -103,6 +104,54 @@ pub fn RunPage() -> impl IntoView {
                 })
             }}
         </Suspense>
+    }
+}
+
+/// A past revision of a graph, read-only, for the graph's editors: the
+/// history needs the edit token, which only this browser has, so the page
+/// loads the revision once it is in the browser.
+#[component]
+pub fn RevisionPage() -> impl IntoView {
+    let params = use_params_map();
+    let loaded = RwSignal::new(None::<Result<graph::Graph, String>>);
+    Effect::new(move |_| {
+        let (graph_id, revision) = {
+            let params = params.read();
+            (
+                params.get("id").unwrap_or_default(),
+                params.get("revision").unwrap_or_default(),
+            )
+        };
+        leptos::task::spawn_local(async move {
+            let Ok(number) = revision.parse::<i64>() else {
+                loaded.set(Some(Err(format!(
+                    "\"{revision}\" is not a revision number."
+                ))));
+                return;
+            };
+            let answer = crate::api::revision(&graph_id, number).await;
+            loaded.set(Some(match answer {
+                Ok(text) => graph::Graph::load(&text).map_err(|error| error.to_string()),
+                Err(error) if error.status() == Some(403) => Err(
+                    "Only the graph's editors see its history: open the graph with its edit link in this browser first.".to_owned(),
+                ),
+                Err(error) if error.status() == Some(404) => Err(format!(
+                    "This graph has no revision {number}: it may never have existed, or an older revision was thinned out of the history."
+                )),
+                Err(error) => Err(format!(
+                    "The revision could not be loaded: {}.",
+                    error.message_or("the server refused")
+                )),
+            }));
+        });
+    });
+    move || match loaded.get() {
+        None => view! { <p class="loading">"Loading the revision…"</p> }.into_any(),
+        Some(Ok(graph)) => view! { <Editor graph mode=EditorMode::Revision/> }.into_any(),
+        Some(Err(message)) => view! {
+            <NotFound title="This revision cannot be shown" message/>
+        }
+        .into_any(),
     }
 }
 

@@ -219,6 +219,35 @@ impl Edit<'_> {
         self.graph.migrations = migrations;
     }
 
+    /// Makes the graph `target` (a past revision restored): every module
+    /// and cable it has, as it has them, in its order; the rest removed;
+    /// its name. One undoable step, touching only what differs.
+    pub fn restore(&mut self, target: &Graph) {
+        let changes = graph::changes::between(self.graph, target);
+        for id in &changes.cables_removed {
+            self.remove_cable(id);
+        }
+        for id in &changes.modules_removed {
+            self.remove_module(id);
+        }
+        for id in changes
+            .modules_added
+            .iter()
+            .chain(&changes.modules_changed)
+            .chain(&changes.modules_moved)
+        {
+            self.note_module(id);
+        }
+        for id in changes.cables_added.iter().chain(&changes.cables_changed) {
+            self.note_cable(id);
+        }
+        self.graph.modules = target.modules.clone();
+        self.graph.cables = target.cables.clone();
+        if changes.renamed {
+            self.set_name(&target.name);
+        }
+    }
+
     fn after(&self) -> Touched {
         let module = |id: &String| {
             self.graph
@@ -417,6 +446,36 @@ mod tests {
         {
             *instruction = text.to_owned();
         }
+    }
+
+    #[test]
+    fn restoring_a_revision_is_one_step_that_undo_takes_back() {
+        let revision = starter_graph();
+        let mut document = Document::new(revision.clone());
+        document.edit("Edits", None, 0.0, |edit| {
+            set_instruction(edit, "m2", "Something else");
+            edit.remove_module("m3");
+            let mut extra = edit.graph().modules[0].clone();
+            extra.id = "m9".to_owned();
+            edit.add_module(extra);
+            edit.module_mut("m1").unwrap().position = Position { x: 9.0, y: 9.0 };
+            edit.set_name("Renamed");
+        });
+        document.seal();
+        let edited = document.graph.clone();
+        document.edit("Restore revision 1", None, 1.0, |edit| {
+            edit.restore(&revision)
+        });
+        assert_eq!(document.graph.modules, revision.modules);
+        assert_eq!(document.graph.cables, revision.cables);
+        assert_eq!(document.graph.name, revision.name);
+        let change = document.undo().unwrap();
+        assert_eq!(change.label, "Restore revision 1");
+        assert_eq!(document.graph.modules, edited.modules);
+        assert_eq!(document.graph.cables, edited.cables);
+        assert_eq!(document.graph.name, "Renamed");
+        document.redo().unwrap();
+        assert_eq!(document.graph.modules, revision.modules);
     }
 
     #[test]

@@ -9,6 +9,7 @@ use leptos::prelude::*;
 
 use super::modal::Modal;
 use super::module_menu::ModuleMenu;
+use super::revisions::HistoryDialog;
 use super::run_dialog::RunDialog;
 use super::save::{self, SaveStatus};
 use super::share::ShareDialog;
@@ -269,6 +270,7 @@ pub fn Overlays() -> impl IntoView {
             Overlay::Run => Some(view! { <RunDialog/> }.into_any()),
             Overlay::RunFrom(from) => Some(view! { <RunDialog from/> }.into_any()),
             Overlay::Share => Some(view! { <ShareDialog/> }.into_any()),
+            Overlay::History => Some(view! { <HistoryDialog/> }.into_any()),
             Overlay::Problem { title, message } => Some(view! { <Problem title message/> }.into_any()),
         }}
         {move || match editor.save.status.get() {

@@ -356,7 +356,7 @@ fn modules_of(graph: &Graph) -> Vec<(String, String, String)> {
 }
 
 /// Local time of a Unix-milliseconds instant (in the browser).
-fn local_time(milliseconds: i64) -> String {
+pub(super) fn local_time(milliseconds: i64) -> String {
     #[cfg(feature = "hydrate")]
     {
         String::from(

@@ -47,6 +47,8 @@ pub enum Overlay {
     RunFrom(wire::run::RunFrom),
     /// The graph's links.
     Share,
+    /// The graph's revisions: compare one, restore one.
+    History,
     /// Something that did not work, explained (a broken import file).
     Problem {
         title: String,
@@ -65,6 +67,9 @@ pub enum EditorMode {
     Local,
     /// A recorded run (`/g/{id}/runs/{run_id}`): the graph as it ran, read-only.
     Recorded,
+    /// A past revision (`/g/{id}/revisions/{revision}`), for its editors:
+    /// read-only, restored from the graph's History.
+    Revision,
 }
 
 /// Milliseconds since the epoch (the browser's clock in the browser).
@@ -109,6 +114,8 @@ pub struct EditorState {
     pub mode: EditorMode,
     /// The run the canvas shows, if any.
     pub run: RunView,
+    /// A past revision the canvas is compared with (History).
+    pub compare: RwSignal<Option<super::revisions::Compared>>,
 }
 
 impl EditorState {
@@ -136,6 +143,7 @@ impl EditorState {
             show_validation: RwSignal::new(false),
             mode,
             run: RunView::new(),
+            compare: RwSignal::new(None),
         }
     }
 
