@@ -62,6 +62,18 @@ test('Run from here reuses what is upstream, says what that saves, and draws it 
   // The history says where the run came from.
   await runPanel(page).getByRole('button', { name: 'History' }).click();
   await expect(runPanel(page).locator('.history-run').first()).toContainText(`from run ${firstRunId} at Final essay`);
+
+  // The two runs side by side: reused or run again, nothing differs.
+  const history = runPanel(page);
+  await expect(history.getByRole('button', { name: 'Compare the two runs' })).toBeDisabled();
+  for (const box of await history.getByRole('checkbox').all()) await box.check();
+  await history.getByRole('button', { name: 'Compare the two runs' }).click();
+  const compared = page.getByRole('dialog', { name: 'Compare runs' });
+  await expect(compared).toContainText('0 of 3 modules differ.');
+  const draft = compared.locator('.compared-module[data-module-id="m2"]');
+  await expect(draft.locator('.compared-sides .hint').first()).toContainText('completed');
+  await expect(draft.locator('.compared-sides .hint').nth(1)).toContainText('reused');
+  await expect(draft.locator('.compared-mark')).toHaveText('same');
   expect(errors).toEqual([]);
 });
 

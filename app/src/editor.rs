@@ -16,6 +16,7 @@ mod overlays;
 mod palette;
 mod panel;
 mod revisions;
+mod run_comparison;
 mod run_dialog;
 mod run_from;
 mod run_panel;

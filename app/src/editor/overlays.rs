@@ -10,6 +10,7 @@ use leptos::prelude::*;
 use super::modal::Modal;
 use super::module_menu::ModuleMenu;
 use super::revisions::HistoryDialog;
+use super::run_comparison::RunComparison;
 use super::run_dialog::RunDialog;
 use super::save::{self, SaveStatus};
 use super::share::ShareDialog;
@@ -271,6 +272,9 @@ pub fn Overlays() -> impl IntoView {
             Overlay::RunFrom(from) => Some(view! { <RunDialog from/> }.into_any()),
             Overlay::Share => Some(view! { <ShareDialog/> }.into_any()),
             Overlay::History => Some(view! { <HistoryDialog/> }.into_any()),
+            Overlay::CompareRuns { first, second } => {
+                Some(view! { <RunComparison first second/> }.into_any())
+            }
             Overlay::Problem { title, message } => Some(view! { <Problem title message/> }.into_any()),
         }}
         {move || match editor.save.status.get() {

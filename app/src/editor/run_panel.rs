@@ -422,8 +422,38 @@ fn History(graph_id: String) -> impl IntoView {
             }
         });
     };
+    // Two runs chosen to compare, the older first.
+    let chosen = RwSignal::new(Vec::<(i64, String)>::new());
+    let toggle = move |created_at: i64, id: String| {
+        chosen.update(|chosen| {
+            if let Some(at) = chosen.iter().position(|(_, known)| *known == id) {
+                chosen.remove(at);
+            } else {
+                chosen.push((created_at, id));
+                if chosen.len() > 2 {
+                    chosen.remove(0);
+                }
+            }
+        });
+    };
+    let compare = move || {
+        let mut pair = chosen.get_untracked();
+        pair.sort();
+        if let [(_, first), (_, second)] = pair.as_slice() {
+            editor.overlay.set(super::state::Overlay::CompareRuns {
+                first: first.clone(),
+                second: second.clone(),
+            });
+        }
+    };
     view! {
         <div class="run-history" role="region" aria-label="Run history">
+            <div class="history-compare">
+                <span class="hint">"Tick two runs to compare them module by module."</span>
+                <button type="button" disabled=move || chosen.with(|chosen| chosen.len() != 2) on:click=move |_| compare()>
+                    "Compare the two runs"
+                </button>
+            </div>
             {move || match runs.get() {
                 None => view! { <p class="hint">"Loading the run history…"</p> }.into_any(),
                 Some(Err(message)) => view! { <p class="hint">{message}</p> }.into_any(),
@@ -439,8 +469,16 @@ fn History(graph_id: String) -> impl IntoView {
                                     let link = format!("/g/{graph_id}/runs/{}", summary.id);
                                     let took = summary.finished_at.map(|end| duration_text((end - summary.created_at) as f64)).unwrap_or_default();
                                     let from = summary.from.as_ref().map(|from| from_text(from, &editor));
+                                    let (ticked_id, tick_id) = (summary.id.clone(), summary.id.clone());
+                                    let created_at = summary.created_at;
                                     view! {
                                         <li class=format!("history-run status-{}", summary.status.as_str())>
+                                            <input
+                                                type="checkbox"
+                                                aria-label=format!("Compare run {}", summary.id)
+                                                prop:checked=move || chosen.with(|chosen| chosen.iter().any(|(_, known)| *known == ticked_id))
+                                                on:change=move |_| toggle(created_at, tick_id.clone())
+                                            />
                                             <button type="button" class="history-open" on:click=move |_| open(id.clone())>
                                                 <span class="history-status">{status_text(Some(summary.status))}</span>
                                                 <span class="history-time">{local_time(summary.created_at)}</span>

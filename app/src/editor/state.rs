@@ -49,6 +49,11 @@ pub enum Overlay {
     Share,
     /// The graph's revisions: compare one, restore one.
     History,
+    /// Two runs of the graph side by side, the older first.
+    CompareRuns {
+        first: String,
+        second: String,
+    },
     /// Something that did not work, explained (a broken import file).
     Problem {
         title: String,
