@@ -8,6 +8,8 @@ pub mod clipboard;
 mod comparison;
 mod decision;
 pub mod diff;
+#[cfg(test)]
+mod fixtures;
 pub mod history;
 mod keyboard;
 pub mod modal;

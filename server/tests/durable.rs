@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::processes::{
-    Seen, Server, cable, follow, module, names, provider, run_again, start_run, wait_for_calls,
-    wait_for_status, whole_log,
+    Seen, Server, cable, follow, module, names, provider, run_again, start_run, start_with,
+    wait_for_calls, wait_for_status, whole_log,
 };
 
 /// input → "Chain" (original + 3 re-prompts, on the provider) → output
@@ -431,20 +431,13 @@ async fn a_run_from_a_module_killed_mid_run_resumes_reusing_what_it_reused() {
     assert_eq!(fixture.calls(), 2);
     // The run from B hangs in B's call, and its server is killed.
     *fixture.hang_at.lock().unwrap() = Some(3);
-    let started: Value = reqwest::Client::new()
-        .post(format!("{}/api/graphs/{graph_id}/runs", first.base))
-        .bearer_auth(&token)
-        .json(&json!({"from": {"run": recorded, "module": "b"}}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    let run_id = started["id"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{started}"))
-        .to_owned();
+    let run_id = start_with(
+        &first,
+        &graph_id,
+        &token,
+        &json!({"from": {"run": recorded, "module": "b"}}),
+    )
+    .await;
     wait_for_calls(&fixture, 3).await;
     first.kill_9();
     fixture.release();

@@ -49,14 +49,9 @@ async fn run_with(router: &Router, graph_id: &str, body: Value) -> (StatusCode, 
     .await
 }
 
-/// A run of the chain on "the moon", to its end.
-async fn first_run(server: &Priced, graph_id: &str) -> Value {
-    let (status, started) = run_with(
-        &server.router,
-        graph_id,
-        json!({"input": {"text": "the moon"}}),
-    )
-    .await;
+/// Starts a run with `body` and waits for its end; returns it, completed.
+async fn run_to_end(server: &Priced, graph_id: &str, body: Value) -> Value {
+    let (status, started) = run_with(&server.router, graph_id, body).await;
     assert_eq!(status, StatusCode::CREATED, "{started}");
     let run = wait_for(
         &server.router,
@@ -66,6 +61,11 @@ async fn first_run(server: &Priced, graph_id: &str) -> Value {
     .await;
     assert_eq!(run["status"], "completed", "{run}");
     run
+}
+
+/// A run of the chain on "the moon", to its end.
+async fn first_run(server: &Priced, graph_id: &str) -> Value {
+    run_to_end(server, graph_id, json!({"input": {"text": "the moon"}})).await
 }
 
 fn from(run: &Value, module: &str) -> Value {
@@ -87,16 +87,7 @@ async fn a_run_from_the_last_module_calls_the_provider_for_it_alone_and_reuses_t
         assert_eq!(server.calls(), 3);
         // The last module's instruction changes.
         let revision = save(&server.router, &id, 1, &chain("Polish it, briefly.")).await;
-        let (status, started) = run_with(&server.router, &id, from(&first, "a3")).await;
-        assert_eq!(status, StatusCode::CREATED, "{started}");
-        assert_eq!(started["graph_revision"], revision);
-        let run = wait_for(
-            &server.router,
-            started["id"].as_str().unwrap(),
-            &["completed", "failed"],
-        )
-        .await;
-        assert_eq!(run["status"], "completed", "{run}");
+        let run = run_to_end(&server, &id, from(&first, "a3")).await;
         assert_eq!(server.calls(), 4, "only Polish called the provider");
         let asked = server.asked();
         assert!(
@@ -197,15 +188,7 @@ async fn a_module_that_continues_its_input_s_session_continues_the_recorded_one(
     let first = first_run(&server, &id).await;
     document["modules"][3]["config"]["instruction"] = json!("Polish it, briefly.");
     save(&server.router, &id, 1, &document).await;
-    let (status, started) = run_with(&server.router, &id, from(&first, "a3")).await;
-    assert_eq!(status, StatusCode::CREATED, "{started}");
-    let run = wait_for(
-        &server.router,
-        started["id"].as_str().unwrap(),
-        &["completed", "failed"],
-    )
-    .await;
-    assert_eq!(run["status"], "completed", "{run}");
+    run_to_end(&server, &id, from(&first, "a3")).await;
     let sent = server.sent().pop().unwrap();
     let said: Vec<(&str, &str)> = sent
         .iter()
@@ -352,14 +335,7 @@ async fn another_input_is_refused_while_the_input_module_is_reused() {
     // From the input module itself, the new input is used.
     let mut body = from(&first, "m1");
     body["input"] = json!({"text": "jupiter"});
-    let (status, started) = run_with(&server.router, &id, body).await;
-    assert_eq!(status, StatusCode::CREATED, "{started}");
-    let run = wait_for(
-        &server.router,
-        started["id"].as_str().unwrap(),
-        &["completed", "failed"],
-    )
-    .await;
+    let run = run_to_end(&server, &id, body).await;
     assert_eq!(run["input"]["text"], "jupiter");
     assert_eq!(only(&run, "m1")["status"], "completed");
 }

@@ -178,30 +178,12 @@ pub fn handle(editor: EditorState, event: &web_sys::KeyboardEvent) {
             crate::browser::focus("#module-label");
             editor.selected.get_untracked().is_some()
         }
-        (false, _, "ContextMenu") | (false, true, "F10") => match editor.selected.get_untracked() {
-            Some(module) => {
-                let (width, height) = editor.model.pane_size.get_untracked();
-                editor.overlay.set(Overlay::ModuleMenu {
-                    module,
-                    x: width / 2.0,
-                    y: height / 3.0,
-                });
-                true
-            }
-            None => false,
-        },
-        (false, _, "o" | "O") => match editor.selected.get_untracked() {
-            Some(module) => {
-                let (width, height) = editor.model.pane_size.get_untracked();
-                editor.overlay.set(Overlay::Outputs {
-                    module,
-                    x: width / 2.0,
-                    y: height / 3.0,
-                });
-                true
-            }
-            None => false,
-        },
+        (false, _, "ContextMenu") | (false, true, "F10") => {
+            over_selected(editor, |module, x, y| Overlay::ModuleMenu { module, x, y })
+        }
+        (false, _, "o" | "O") => {
+            over_selected(editor, |module, x, y| Overlay::Outputs { module, x, y })
+        }
         (false, shift, arrow @ ("ArrowLeft" | "ArrowRight" | "ArrowUp" | "ArrowDown")) => {
             let step = if shift { 1.0 } else { 20.0 };
             let (dx, dy) = match arrow {
@@ -217,5 +199,18 @@ pub fn handle(editor: EditorState, event: &web_sys::KeyboardEvent) {
     };
     if handled {
         event.prevent_default();
+    }
+}
+
+/// Opens a popup about the selected module (its outputs, its menu) over
+/// the canvas, where a pointer would have been; false with none selected.
+fn over_selected(editor: EditorState, popup: impl FnOnce(String, f64, f64) -> Overlay) -> bool {
+    match editor.selected.get_untracked() {
+        Some(module) => {
+            let (width, height) = editor.model.pane_size.get_untracked();
+            editor.overlay.set(popup(module, width / 2.0, height / 3.0));
+            true
+        }
+        None => false,
     }
 }

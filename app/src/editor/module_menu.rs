@@ -117,12 +117,7 @@ fn move_focus(event: &web_sys::KeyboardEvent) {
 #[component]
 pub fn ModuleMenu(module: String, x: f64, y: f64) -> impl IntoView {
     let editor = expect_context::<EditorState>();
-    let label = editor.with_graph(|graph| {
-        graph
-            .module(&module)
-            .map(|module| module.display_label().to_owned())
-            .unwrap_or_default()
-    });
+    let label = editor.module_label(&module);
     let style = format!("left: {}px; top: {}px", x.max(8.0), y.max(8.0));
     // Keys act in the menu from the start: its first entry that can be
     // chosen takes focus once it is on the page.

@@ -84,12 +84,7 @@ fn Outputs(module: String, x: f64, y: f64) -> impl IntoView {
             .map(|module| ports(module).outputs)
             .unwrap_or_default()
     });
-    let label = editor.with_graph(|graph| {
-        graph
-            .module(&module)
-            .map(|module| module.display_label().to_owned())
-            .unwrap_or_default()
-    });
+    let label = editor.module_label(&module);
     let style = format!("left: {}px; top: {}px", x.max(8.0), y.max(8.0));
     view! {
         <div class="popup-backdrop" on:click=move |_| editor.overlay.set(Overlay::None)>

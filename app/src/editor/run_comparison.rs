@@ -178,43 +178,15 @@ mod tests {
     use super::*;
     use graph::starter::starter_graph;
     use wire::bundle::{ContextBundle, PortValue};
-    use wire::run::ModuleRecord;
-    use wire::status::{ActivationStatus, RunStatus};
 
     fn record(id: &str, graph: &graph::Graph, draft: &str) -> RunRecord {
-        let mut modules = std::collections::BTreeMap::new();
-        for module in &graph.modules {
-            let mut activation = ActivationRecord::new(&module.id, 1, 1);
-            activation.status = ActivationStatus::Completed;
+        crate::editor::fixtures::finished_run(id, graph, |module, activation| {
             let said = if module.id == "m2" { draft } else { "the same" };
             activation.outputs.insert(
                 "data_out".to_owned(),
                 PortValue::Bundle(ContextBundle::text(&module.id, said)),
             );
-            modules.insert(
-                module.id.clone(),
-                ModuleRecord {
-                    activations: vec![activation],
-                },
-            );
-        }
-        RunRecord {
-            id: id.to_owned(),
-            graph_id: Some("g".to_owned()),
-            graph_revision: Some(1),
-            status: RunStatus::Completed,
-            error: None,
-            created_at: 1,
-            started_at: Some(1),
-            finished_at: Some(2),
-            input: wire::run::RunInput::default(),
-            graph: graph.clone(),
-            modules,
-            state: std::collections::BTreeMap::new(),
-            last_event_id: 9,
-            budget_usd: None,
-            from: None,
-        }
+        })
     }
 
     #[test]

@@ -93,6 +93,35 @@ fn RunEstimate() -> impl IntoView {
     }
 }
 
+/// Reads the files chosen in the file field into the run's input; a file
+/// that cannot be read is said, not dropped silently.
+fn add_files(editor: EditorState, files: RwSignal<Vec<InputFile>>, event: &web_sys::Event) {
+    let Some((input, chosen)) = browser::chosen_files(event) else {
+        return;
+    };
+    for file in chosen {
+        leptos::task::spawn_local(async move {
+            match browser::read_bytes(&file).await {
+                Ok(bytes) => files.update(|files| {
+                    files.push(InputFile {
+                        name: file.name(),
+                        media_type: if file.type_().is_empty() {
+                            "application/octet-stream".to_owned()
+                        } else {
+                            file.type_()
+                        },
+                        bytes,
+                    });
+                }),
+                Err(message) => {
+                    editor.notify(format!("“{}” could not be read: {message}", file.name()))
+                }
+            }
+        });
+    }
+    input.set_value("");
+}
+
 /// What a run from a module reuses, and why it cannot when it cannot.
 #[component]
 fn RunFromSummary(from: RunFrom, preview: super::run_from::Preview) -> impl IntoView {
@@ -111,33 +140,15 @@ fn RunFromSummary(from: RunFrom, preview: super::run_from::Preview) -> impl Into
 #[component]
 pub fn RunDialog(#[prop(optional)] from: Option<RunFrom>) -> impl IntoView {
     let editor = expect_context::<EditorState>();
-    // Run from a module: what the recorded run (the one shown) lends.
-    let recorded = from.as_ref().and_then(|from| {
-        editor.run.record.with_untracked(|record| {
-            record
-                .as_ref()
-                .filter(|record| record.id == from.run)
-                .cloned()
-        })
-    });
-    let preview = from.as_ref().map(|from| match &recorded {
-        Some(record) => {
-            editor.with_graph(|graph| super::run_from::preview(graph, record, &from.module))
-        }
-        None => super::run_from::Preview::refused(format!("run {} is not the run shown", from.run)),
-    });
+    let from_module = from
+        .as_ref()
+        .map(|from| super::run_from::FromModule::of(editor, from));
+    let preview = from_module.as_ref().map(|from| from.preview.clone());
     let refused = preview
         .as_ref()
         .is_some_and(|preview| preview.refusal.is_some());
     let input_reused = preview.as_ref().is_some_and(|preview| preview.input_reused);
-    let module_label = from.as_ref().map(|from| {
-        editor.with_graph(|graph| {
-            graph.module(&from.module).map_or_else(
-                || from.module.clone(),
-                |module| module.display_label().to_owned(),
-            )
-        })
-    });
+    let module_label = from_module.as_ref().map(|from| from.label.clone());
     // The input module's description and default text.
     let (description, default_text) = editor.with_graph(|graph| {
         graph
@@ -153,9 +164,9 @@ pub fn RunDialog(#[prop(optional)] from: Option<RunFrom>) -> impl IntoView {
     });
     // From a module, the recorded run's input.
     let text = RwSignal::new(
-        recorded
-            .as_ref()
-            .map_or(default_text, |record| record.input.text.clone()),
+        from_module
+            .and_then(|from| from.recorded_input)
+            .unwrap_or(default_text),
     );
     let files = RwSignal::new(Vec::<InputFile>::new());
     let starting = RwSignal::new(false);
@@ -190,32 +201,7 @@ pub fn RunDialog(#[prop(optional)] from: Option<RunFrom>) -> impl IntoView {
         );
         crate::browser::run_after(move || starting.set(false), Duration::from_millis(1500));
     };
-    let choose = move |event: web_sys::Event| {
-        let Some((input, chosen)) = browser::chosen_files(&event) else {
-            return;
-        };
-        for file in chosen {
-            leptos::task::spawn_local(async move {
-                match browser::read_bytes(&file).await {
-                    Ok(bytes) => files.update(|files| {
-                        files.push(InputFile {
-                            name: file.name(),
-                            media_type: if file.type_().is_empty() {
-                                "application/octet-stream".to_owned()
-                            } else {
-                                file.type_()
-                            },
-                            bytes,
-                        });
-                    }),
-                    Err(message) => {
-                        editor.notify(format!("“{}” could not be read: {message}", file.name()))
-                    }
-                }
-            });
-        }
-        input.set_value("");
-    };
+    let choose = move |event: web_sys::Event| add_files(editor, files, &event);
     view! {
         <Modal
             title=module_label.as_ref().map_or_else(|| "Run the graph".to_owned(), |label| format!("Run from “{label}”"))

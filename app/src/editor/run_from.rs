@@ -129,6 +129,37 @@ impl Preview {
     }
 }
 
+/// What the run dialog needs to run from a module of the run shown.
+pub struct FromModule {
+    pub preview: Preview,
+    /// The module's label.
+    pub label: String,
+    /// The recorded run's input text.
+    pub recorded_input: Option<String>,
+}
+
+impl FromModule {
+    pub fn of(editor: EditorState, from: &RunFrom) -> FromModule {
+        let recorded = editor.run.record.with_untracked(|record| {
+            record
+                .as_ref()
+                .filter(|record| record.id == from.run)
+                .cloned()
+        });
+        editor.with_graph(|graph| FromModule {
+            preview: match &recorded {
+                Some(record) => preview(graph, record, &from.module),
+                None => Preview::refused(format!("run {} is not the run shown", from.run)),
+            },
+            label: graph.module(&from.module).map_or_else(
+                || from.module.clone(),
+                |module| module.display_label().to_owned(),
+            ),
+            recorded_input: recorded.map(|record| record.input.text),
+        })
+    }
+}
+
 /// A run from `module` reusing the run shown, when this page may start
 /// one; else why not, in words for a disabled menu item.
 pub fn offer(editor: EditorState, module: &str) -> Result<RunFrom, &'static str> {
@@ -169,15 +200,7 @@ pub fn RunFromHere() -> impl IntoView {
         let focus = view_state.focus.get().unwrap_or_default();
         offer(editor, &focus).ok()
     });
-    let label = move || {
-        let focus = view_state.focus.get().unwrap_or_default();
-        editor.with_graph(|graph| {
-            graph
-                .module(&focus)
-                .map(|module| module.display_label().to_owned())
-                .unwrap_or_default()
-        })
-    };
+    let label = move || editor.module_label(&view_state.focus.get().unwrap_or_default());
     view! {
         <Show when=move || offered.with(Option::is_some)>
             <button
@@ -200,47 +223,18 @@ pub fn RunFromHere() -> impl IntoView {
 mod tests {
     use super::*;
     use graph::starter::starter_graph;
-    use wire::activation::ActivationRecord;
     use wire::bundle::Receipt;
-    use wire::run::ModuleRecord;
-    use wire::status::{ActivationStatus, RunStatus};
 
     /// The starter graph, run to the end, every call priced at $0.01.
     fn recorded(graph: &Graph) -> RunRecord {
-        let mut modules = std::collections::BTreeMap::new();
-        for module in &graph.modules {
-            let mut activation = ActivationRecord::new(&module.id, 1, 1);
-            activation.status = ActivationStatus::Completed;
+        crate::editor::fixtures::finished_run("r_first", graph, |module, activation| {
             if module.kind() == Some(ModuleKind::AgentTask) {
                 activation.receipt = Some(Receipt {
                     cost: Some(0.01),
                     ..Receipt::default()
                 });
             }
-            modules.insert(
-                module.id.clone(),
-                ModuleRecord {
-                    activations: vec![activation],
-                },
-            );
-        }
-        RunRecord {
-            id: "r_first".to_owned(),
-            graph_id: Some("g".to_owned()),
-            graph_revision: Some(1),
-            status: RunStatus::Completed,
-            error: None,
-            created_at: 1,
-            started_at: Some(1),
-            finished_at: Some(2),
-            input: wire::run::RunInput::default(),
-            graph: graph.clone(),
-            modules,
-            state: std::collections::BTreeMap::new(),
-            last_event_id: 9,
-            budget_usd: None,
-            from: None,
-        }
+        })
     }
 
     #[test]

@@ -156,6 +156,16 @@ impl EditorState {
         self.graph_id.get_value()
     }
 
+    /// A module's label as the graph has it now (empty when it is gone).
+    pub fn module_label(&self, id: &str) -> String {
+        self.with_graph(|graph| {
+            graph
+                .module(id)
+                .map(|module| module.display_label().to_owned())
+                .unwrap_or_default()
+        })
+    }
+
     /// A copy of the document as it is now.
     pub fn graph(&self) -> Graph {
         self.document.with_value(|document| document.graph.clone())

@@ -10,6 +10,16 @@ use wire::{EventRecord, PollOutcome, RunEvent, VariantStatus};
 
 use crate::canvas::model::{ModuleRun, ModuleRunState};
 
+/// A module taken from a recorded run: it did not run here.
+fn reused(at: Option<f64>) -> ModuleRun {
+    ModuleRun {
+        state: ModuleRunState::Reused,
+        started_ms: at,
+        finished_ms: at,
+        ..ModuleRun::default()
+    }
+}
+
 /// The state of module `module_id` after `record`, given its state before
 /// (`None`: nothing shown). `graph` is the graph the run runs: a coding
 /// agent's badge counts its re-prompts there.
@@ -154,14 +164,7 @@ pub fn step(
         }
         // Taken from a recorded run: it did not run, and cost this run
         // nothing (PRODUCT §3.15).
-        RunEvent::ModuleReused { .. } => {
-            run = ModuleRun {
-                state: ModuleRunState::Reused,
-                started_ms: at,
-                finished_ms: at,
-                ..ModuleRun::default()
-            };
-        }
+        RunEvent::ModuleReused { .. } => run = reused(at),
         RunEvent::ModuleFailed { error, .. } => {
             run.state = ModuleRunState::Failed;
             run.badge = None;

@@ -202,10 +202,21 @@ pub async fn start_run(server: &Server, graph: Value) -> (String, String, String
 
 /// Starts another run of a graph on `server`; returns its id.
 pub async fn run_again(server: &Server, graph_id: &str, token: &str) -> String {
+    start_with(
+        server,
+        graph_id,
+        token,
+        &json!({"input": {"text": "the moon"}}),
+    )
+    .await
+}
+
+/// Starts a run of a graph on `server` with `body`; returns its id.
+pub async fn start_with(server: &Server, graph_id: &str, token: &str, body: &Value) -> String {
     let started: Value = reqwest::Client::new()
         .post(format!("{}/api/graphs/{graph_id}/runs", server.base))
         .bearer_auth(token)
-        .json(&json!({"input": {"text": "the moon"}}))
+        .json(body)
         .send()
         .await
         .unwrap()
