@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use graph::Graph;
 use leptos::prelude::*;
-use wire::{ActivationStatus, EventRecord, RunEvent, RunRecord, RunStatus};
+use wire::{ActivationRecord, ActivationStatus, EventRecord, RunEvent, RunRecord, RunStatus};
 
 use crate::canvas::model::{CableRoute, CanvasModel, ModuleRun, ModuleRunState, set_if_changed};
 
@@ -63,6 +63,9 @@ pub struct RunView {
     source: StoredValue<Option<send_wrapper::SendWrapper<Subscription>>>,
     refresh_timer: StoredValue<Option<crate::browser::Timer>>,
     ticker: StoredValue<Option<crate::browser::Repeat>>,
+    /// The canvas the run is drawn on: once the run has ended, its record
+    /// redraws it, so what the canvas shows is what a reload shows.
+    model: StoredValue<Option<CanvasModel>>,
 }
 
 /// An open event stream and the callbacks it calls.
@@ -99,6 +102,7 @@ impl RunView {
             source: StoredValue::new(None),
             refresh_timer: StoredValue::new(None),
             ticker: StoredValue::new(None),
+            model: StoredValue::new(None),
         }
     }
 
@@ -120,6 +124,7 @@ impl RunView {
     /// them again, for a finished run, which then closes).
     pub fn follow(&self, model: CanvasModel, graph: Graph, run_id: &str) {
         self.stop_following();
+        self.model.set_value(Some(model));
         self.graph.set_value(Some(graph));
         self.last_seen.set_value(0);
         self.focus_chosen.set_value(false);
@@ -327,6 +332,13 @@ impl RunView {
                 // ended (an older answer may still arrive).
                 if view.is_live() && record.status.is_live() {
                     set_if_changed(view.status, Some(record.status));
+                }
+                // Ended: the canvas shows what is recorded (a module stopped
+                // by a sibling's failure is recorded cancelled, not failed).
+                if record.is_finished()
+                    && let Some(model) = view.model.try_get_value().flatten()
+                {
+                    apply_record(model, &record);
                 }
                 view.record.set(Some(record));
             }
@@ -547,15 +559,16 @@ pub fn apply_record(model: CanvasModel, record: &RunRecord) {
                     },
                     started_ms: Some(activation.started_at as f64),
                     finished_ms: activation.finished_at.map(|at| at as f64),
-                    tokens: activation.tokens(),
-                    // Only what called a model or an agent has a cost.
-                    cost: {
-                        let mut cost = wire::cost::CostTotal::default();
-                        if activation.receipt.is_some() || !activation.responses.is_empty() {
-                            cost.add(activation.cost());
-                        }
-                        cost
-                    },
+                    // The module's every activation, as the live badge
+                    // counts them; the panel's receipt has each one's.
+                    tokens: record.modules.get(&*node.id).map_or(0, |module| {
+                        module
+                            .activations
+                            .iter()
+                            .map(ActivationRecord::tokens)
+                            .sum()
+                    }),
+                    cost: module_spend(record, &node.id),
                     error: activation
                         .gave_up
                         .clone()
@@ -574,6 +587,21 @@ pub fn apply_record(model: CanvasModel, record: &RunRecord) {
             }
         }
     }
+}
+
+/// What a module's activations that called a model or an agent cost.
+fn module_spend(record: &RunRecord, module: &str) -> wire::cost::CostTotal {
+    let mut cost = wire::cost::CostTotal::default();
+    for activation in record
+        .modules
+        .get(module)
+        .map_or(&[][..], |module| &module.activations)
+    {
+        if activation.receipt.is_some() || !activation.responses.is_empty() {
+            cost.add(activation.cost());
+        }
+    }
+    cost
 }
 
 /// Keeps the run in the address (`?run=…`), so a reload follows it again.

@@ -106,9 +106,14 @@ pub fn handle(editor: EditorState, event: &web_sys::KeyboardEvent) {
                 editor.model.pending_from.set(None);
             } else if in_field {
                 crate::browser::focus(".pane");
-            } else {
+            } else if !editor.model.selected_ids().is_empty() {
                 editor.model.select_only(&[]);
                 editor.selection_changed();
+            } else if editor.show_validation.get_untracked() {
+                // Then the docked panels, the last opened first.
+                editor.show_validation.set(false);
+            } else if editor.run.panel_open.get_untracked() {
+                editor.run.panel_open.set(false);
             }
             true
         }

@@ -54,7 +54,10 @@ pub const SHORTCUTS: [(&str, &str); 24] = [
     ("V", "Show or hide validation"),
     ("Ctrl+S", "Save now"),
     ("Alt+↑ / Alt+↓", "Move a re-prompt up / down (in its text)"),
-    ("Escape", "Close, cancel, or clear the selection"),
+    (
+        "Escape",
+        "Close, cancel, clear the selection, then close the validation and run panels",
+    ),
 ];
 
 #[component]
