@@ -2,6 +2,11 @@
 // (issue 43, point 1): a review loop that runs out of rounds — its draft
 // ran three times, its tokens counted for all three both ways, the run
 // failed on the unwired Out of rounds; and Escape closes the docked panels.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { test, expect } from '@playwright/test';
 import { find, check } from './support.mjs';
 
@@ -54,5 +59,51 @@ test('a review loop shows the same states and tokens live and after a reload', a
   await page.locator('.pane').focus();
   await page.keyboard.press('Escape');
   await expect(validation).toBeHidden();
+  expect(errors).toEqual([]);
+});
+
+/** A server of its own, started without --enable-commands (the default). */
+async function serverWithoutCommands() {
+  const port = await new Promise((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port: free } = probe.address();
+      probe.close(() => resolve(free));
+    });
+  });
+  const folder = mkdtempSync(join(tmpdir(), 'patchbay-e2e-'));
+  const child = spawn(process.env.PATCHBAY_BINARY, [
+    'serve', '--addr', `127.0.0.1:${port}`, '--database-url', `sqlite://${folder}/x.db`,
+    '--site-root', process.env.PATCHBAY_SITE_ROOT,
+  ], { stdio: 'ignore' });
+  const base = `http://127.0.0.1:${port}`;
+  for (let tries = 0; tries < 100; tries++) {
+    try {
+      if ((await fetch(`${base}/api/health`)).ok) break;
+    } catch { /* not up yet */ }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { base, stop: () => { child.kill(); rmSync(folder, { recursive: true, force: true }); } };
+}
+
+test('what a server will not run is a finding before the run, and the run dialog says so by Start', async ({ page }) => {
+  const errors = watchErrors(page, { consoleErrors: false });
+  const server = await serverWithoutCommands();
+  try {
+    await page.goto(`${server.base}/new?example=build-until-the-checks-pass`);
+    await expect(page.locator('.access-badge')).toHaveText('Editing');
+    const badge = page.locator('.validation-badge');
+    await expect(badge).toHaveText('✕ 1');
+    await expect(badge).toHaveClass(/has-errors/);
+    await badge.click();
+    const said = '“Build” runs shell commands (its 2 validators), and this server does not run commands: start it with --enable-commands, or remove them';
+    await expect(page.getByRole('region', { name: 'Validation' })).toContainText(said);
+    await page.locator('.pane').focus();
+    await page.keyboard.press('Control+Enter');
+    const dialog = page.getByRole('dialog', { name: 'Run the graph' });
+    await expect(dialog.locator('.cannot-run')).toHaveText(said);
+    await expect(dialog.getByRole('button', { name: /Start run/ })).toBeDisabled();
+  } finally {
+    server.stop();
+  }
   expect(errors).toEqual([]);
 });

@@ -647,6 +647,7 @@ mod tests {
                 acp_profiles: Some(Vec::new()),
                 workspace_roots: Some(Vec::new()),
                 webhooks: Some(Vec::new()),
+                ..ValidationContext::default()
             };
             let codes: Vec<Code> = validate(&graph, &context)
                 .into_iter()

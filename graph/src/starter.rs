@@ -621,12 +621,15 @@ mod tests {
 
     #[test]
     fn every_example_is_valid_with_no_findings() {
-        // The context of a server with only its built-in provider and agent.
+        // The context of a server with only its built-in provider and agent,
+        // which runs commands and confines processes.
         let context = ValidationContext {
             providers: Some(vec!["sim".to_owned()]),
             acp_profiles: Some(vec!["sim-agent".to_owned()]),
             workspace_roots: Some(Vec::new()),
             webhooks: Some(Vec::new()),
+            commands_enabled: Some(true),
+            sandbox_available: Some(true),
         };
         for example in examples() {
             let findings = validate(&example.graph, &context);

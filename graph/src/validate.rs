@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+pub mod capabilities;
 pub(crate) mod sessions;
 
 use crate::kinds::{KindConfig, RePromptLevel};
@@ -119,10 +120,18 @@ pub enum Code {
     #[serde(rename = "validation.webhook_not_allowed")]
     #[strum(serialize = "validation.webhook_not_allowed")]
     WebhookNotAllowed,
+    /// It runs shell commands and the server does not run commands.
+    #[serde(rename = "validation.commands_disabled")]
+    #[strum(serialize = "validation.commands_disabled")]
+    CommandsDisabled,
+    /// It starts processes and the server cannot confine them.
+    #[serde(rename = "validation.sandbox_unavailable")]
+    #[strum(serialize = "validation.sandbox_unavailable")]
+    SandboxUnavailable,
 }
 
 impl Code {
-    pub const ALL: [Code; 31] = [
+    pub const ALL: [Code; 33] = [
         Code::RepromptEmpty,
         Code::RepromptTooMany,
         Code::RepromptUnsupported,
@@ -154,6 +163,8 @@ impl Code {
         Code::SessionNotContinuable,
         Code::ApprovalInvalid,
         Code::WebhookNotAllowed,
+        Code::CommandsDisabled,
+        Code::SandboxUnavailable,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -205,6 +216,12 @@ pub struct ValidationContext {
     /// empty allows none).
     #[serde(default)]
     pub webhooks: Option<Vec<String>>,
+    /// Whether the server runs shell commands (`--enable-commands`).
+    #[serde(default)]
+    pub commands_enabled: Option<bool>,
+    /// Whether the server can confine the processes it starts.
+    #[serde(default)]
+    pub sandbox_available: Option<bool>,
 }
 
 pub fn has_errors(findings: &[Finding]) -> bool {
@@ -266,6 +283,7 @@ pub fn validate(graph: &Graph, context: &ValidationContext) -> Vec<Finding> {
     check_unwired_intents(&mut findings, &topology);
     check_conditions(&mut findings, &topology);
     check_shape(&mut findings, &topology);
+    capabilities::check(&mut findings, graph, context);
     findings.0
 }
 

@@ -1347,6 +1347,58 @@ fn codes_of(findings: &[graph::Finding]) -> Vec<Code> {
     findings.iter().map(|finding| finding.code).collect()
 }
 
+/// A server that runs commands or not, and confines processes or not.
+fn server_that(commands: bool, sandbox: bool) -> ValidationContext {
+    ValidationContext {
+        commands_enabled: Some(commands),
+        sandbox_available: Some(sandbox),
+        ..ValidationContext::default()
+    }
+}
+
+fn example_graph(id: &str) -> graph::Graph {
+    graph::starter::example(id).unwrap().graph
+}
+
+#[test]
+fn commands_disabled() {
+    // A coding module with two validators, on a server without commands.
+    let build = example_graph("build-until-the-checks-pass");
+    let findings = validate(&build, &server_that(false, true));
+    let found: Vec<&graph::Finding> = findings
+        .iter()
+        .filter(|finding| finding.code == Code::CommandsDisabled)
+        .collect();
+    assert_eq!(found.len(), 1, "{findings:?}");
+    assert_eq!(found[0].severity, graph::Severity::Error);
+    assert_eq!(
+        found[0].message,
+        "“Build” runs shell commands (its 2 validators), and this server does not run commands: start it with --enable-commands, or remove them"
+    );
+    // Where commands run, or where it is not known yet, nothing is said.
+    assert!(!codes_with(&build, &server_that(true, true)).contains(&Code::CommandsDisabled));
+    assert!(!codes(&build).contains(&Code::CommandsDisabled));
+}
+
+#[test]
+fn sandbox_unavailable() {
+    let coding = example_graph("coding-agent");
+    let findings = validate(&coding, &server_that(true, false));
+    let found: Vec<&graph::Finding> = findings
+        .iter()
+        .filter(|finding| finding.code == Code::SandboxUnavailable)
+        .collect();
+    assert!(!found.is_empty(), "{findings:?}");
+    assert!(
+        found[0]
+            .message
+            .contains("starts processes (its coding agents), and this server cannot confine them"),
+        "{}",
+        found[0].message
+    );
+    assert!(!codes_with(&coding, &server_that(true, true)).contains(&Code::SandboxUnavailable));
+}
+
 #[test]
 fn every_code_is_exercised_above() {
     // Keeps this file honest when a code is added: each code must appear in a

@@ -56,13 +56,17 @@ pub enum ApiError {
     },
     /// The graph has validation errors, so it cannot run.
     GraphInvalid(Vec<Finding>),
-    /// The graph has a `step.command` module and this server runs none.
-    CommandsDisabled(String),
+    /// A module runs shell commands and this server runs none: which one,
+    /// and the words that name it and what in it needs them.
+    CommandsDisabled {
+        module: String,
+        message: String,
+    },
     /// The graph would start processes (this module) and they cannot be
     /// confined here (why).
     SandboxUnavailable {
         module: String,
-        reason: String,
+        message: String,
     },
     /// A run from a module cannot reuse the run it names (PRODUCT §3.15):
     /// the module it is about, and why.
@@ -142,7 +146,7 @@ impl ApiError {
             ApiError::AttachmentUnsupported { .. } => StatusCode::UNSUPPORTED_MEDIA_TYPE,
             ApiError::RunInput { .. }
             | ApiError::GraphInvalid(_)
-            | ApiError::CommandsDisabled(_) => StatusCode::UNPROCESSABLE_ENTITY,
+            | ApiError::CommandsDisabled { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::RunFinished(_) => StatusCode::CONFLICT,
             ApiError::SummariesRequest { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::TooManyGraphs { .. } => StatusCode::PAYLOAD_TOO_LARGE,
@@ -184,7 +188,7 @@ impl ApiError {
             ApiError::AttachmentUnsupported { .. } => "attachment.unsupported",
             ApiError::RunInput { .. } => "run.invalid_input",
             ApiError::GraphInvalid(_) => "run.graph_invalid",
-            ApiError::CommandsDisabled(_) => "run.commands_disabled",
+            ApiError::CommandsDisabled { .. } => "run.commands_disabled",
             ApiError::RunFinished(_) => "run.not_running",
             ApiError::SummariesRequest { .. } => "summaries.invalid_request",
             ApiError::TooManyGraphs { .. } => "summaries.too_many_graphs",
@@ -219,9 +223,7 @@ impl ApiError {
             ),
             ApiError::AccessKeyRequired => "this server needs its access key to change anything: open the link with ?key=… its operator gave you, or send X-Patchbay-Access-Key".to_owned(),
             ApiError::AccessKeyInvalid => "the access key is not this server's".to_owned(),
-            ApiError::SandboxUnavailable { module, reason } => format!(
-                "module {module} would start processes, and this server cannot confine them, so it runs none: {reason}"
-            ),
+            ApiError::SandboxUnavailable { message, .. } => message.clone(),
             ApiError::RunFromInvalid { message, .. } => {
                 format!("this run cannot start from a recorded one: {message}")
             }
@@ -260,9 +262,7 @@ impl ApiError {
                     .count();
                 format!("the graph has {errors} validation error(s); fix them to run it")
             }
-            ApiError::CommandsDisabled(module) => format!(
-                "module {module} is a step.command, and this server does not run commands (start it with --enable-commands)"
-            ),
+            ApiError::CommandsDisabled { message, .. } => message.clone(),
             ApiError::RunFinished(status) => format!("the run is not in progress (it is {status})"),
             ApiError::SummariesRequest { message, .. } => format!(
                 "the request must be {{\"graphs\": [{{\"id\", \"edit_token\"}}]}}: {message}"
@@ -299,7 +299,7 @@ impl ApiError {
             ApiError::RevisionConflict { current } => Some(json!({ "current_revision": current })),
             ApiError::RunInput { path, .. } => Some(json!({ "path": path })),
             ApiError::GraphInvalid(findings) => Some(json!({ "findings": findings })),
-            ApiError::CommandsDisabled(module) => Some(json!({ "module_id": module })),
+            ApiError::CommandsDisabled { module, .. } => Some(json!({ "module_id": module })),
             ApiError::SandboxUnavailable { module, .. } => Some(json!({ "module_id": module })),
             ApiError::RunInputTooLarge { max_bytes } => Some(json!({ "max_bytes": max_bytes })),
             ApiError::RunFromInvalid {

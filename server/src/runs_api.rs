@@ -81,28 +81,10 @@ pub async fn start(
     }
     let graph = Graph::load(&stored.document)
         .map_err(|error| ApiError::Internal(format!("stored graph {id}: {error}")))?;
+    refuse_what_this_server_cannot_run(&state, &graph)?;
     let findings = validate(&graph, &state.validation_context());
     if has_errors(&findings) {
         return Err(ApiError::GraphInvalid(findings));
-    }
-    if !state.commands_enabled()
-        && let Some(module) = graph
-            .modules
-            .iter()
-            .find(|module| module.config.runs_commands())
-    {
-        return Err(ApiError::CommandsDisabled(module.id.clone()));
-    }
-    if let Err(unavailable) = &state.engine.settings.sandbox
-        && let Some(module) = graph
-            .modules
-            .iter()
-            .find(|module| module.config.starts_processes())
-    {
-        return Err(ApiError::SandboxUnavailable {
-            module: module.id.clone(),
-            reason: unavailable.to_string(),
-        });
     }
     let (input, from) = match from {
         Some(from) => {
@@ -137,6 +119,34 @@ pub async fn start(
         }),
     )
         .into_response())
+}
+
+/// The operator's switches, which validation shows as findings too
+/// (`graph::validate::capabilities`): commands, and confining processes.
+fn refuse_what_this_server_cannot_run(state: &AppState, graph: &Graph) -> Result<(), ApiError> {
+    use graph::validate::capabilities;
+    for module in &graph.modules {
+        if !state.commands_enabled()
+            && let Some(what) = capabilities::commands_in(module)
+        {
+            return Err(ApiError::CommandsDisabled {
+                module: module.id.clone(),
+                message: capabilities::commands_disabled(module, &what),
+            });
+        }
+        if let Err(unavailable) = &state.engine.settings.sandbox
+            && let Some(what) = capabilities::processes_in(module)
+        {
+            return Err(ApiError::SandboxUnavailable {
+                module: module.id.clone(),
+                message: format!(
+                    "{}: {unavailable}",
+                    capabilities::sandbox_unavailable(module, &what)
+                ),
+            });
+        }
+    }
+    Ok(())
 }
 
 /// A run from a module (PRODUCT §3.15): what it reuses of the run it
@@ -460,6 +470,7 @@ pub async fn providers(State(state): State<AppState>) -> Json<Catalogue> {
             .collect(),
         workspace_roots: state.workspace_roots(),
         commands_enabled: state.commands_enabled(),
+        sandbox_available: Some(state.engine.settings.sandbox.is_ok()),
         webhooks: state.runner.notifier.ids(),
     })
 }

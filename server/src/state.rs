@@ -47,6 +47,8 @@ impl AppState {
             ),
             workspace_roots: Some(self.workspace_roots()),
             webhooks: Some(self.runner.notifier.ids()),
+            commands_enabled: Some(self.commands_enabled()),
+            sandbox_available: Some(self.engine.settings.sandbox.is_ok()),
         }
     }
 

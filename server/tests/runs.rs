@@ -202,6 +202,25 @@ async fn runs_are_refused_with_clear_errors() {
         assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
         assert_eq!(body["error"]["code"], "run.commands_disabled");
         assert_eq!(body["error"]["details"]["module_id"], "m4");
+        let message = body["error"]["message"].as_str().unwrap();
+        assert!(
+            message.contains("runs shell commands (its command), and this server does not run commands: start it with --enable-commands"),
+            "{message}"
+        );
+        // Validation says so before any run: the same words, as a finding.
+        let (_, stored) = call(&router, get(&format!("/api/graphs/{graph_id}"))).await;
+        let (status, validated) = call(&router, post("/api/validate", stored)).await;
+        assert_eq!(status, StatusCode::OK, "{validated}");
+        let finding = validated["findings"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|finding| finding["code"] == "validation.commands_disabled")
+            .unwrap_or_else(|| panic!("{validated}"))
+            .clone();
+        assert_eq!(finding["module_id"], "m4");
+        assert_eq!(finding["severity"], "error");
+        assert_eq!(finding["message"].as_str().unwrap(), message);
 
         // A malformed request says where.
         let graph_id = create_graph(&router, starter()).await;
@@ -300,6 +319,7 @@ async fn providers_are_listed_without_secrets() {
             "acp_profiles": [{"id": "sim-agent", "name": "Simulated agent", "simulated": true, "modes": ["code", "ask"], "offers": null}],
             "workspace_roots": [],
             "commands_enabled": false,
+            "sandbox_available": true,
         })
     );
 }

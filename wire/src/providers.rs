@@ -68,6 +68,10 @@ pub struct Catalogue {
     pub workspace_roots: Vec<String>,
     /// Whether the server runs commands (`--enable-commands`).
     pub commands_enabled: bool,
+    /// Whether it can confine the processes graphs start (coding agents,
+    /// commands); `None` from a server that does not say.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sandbox_available: Option<bool>,
     /// The webhooks approvals may notify (the operator's list).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub webhooks: Vec<String>,

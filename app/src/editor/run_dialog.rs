@@ -122,6 +122,25 @@ fn add_files(editor: EditorState, files: RwSignal<Vec<InputFile>>, event: &web_s
     input.set_value("");
 }
 
+/// What this server will refuse to run in the graph, as validation found
+/// it (commands not enabled, processes it cannot confine), one line each.
+fn cannot_run_here(editor: EditorState) -> Memo<Vec<String>> {
+    Memo::new(move |_| {
+        editor.findings.with(|findings| {
+            findings
+                .iter()
+                .filter(|finding| {
+                    matches!(
+                        finding.code,
+                        graph::Code::CommandsDisabled | graph::Code::SandboxUnavailable
+                    )
+                })
+                .map(|finding| finding.message.clone())
+                .collect()
+        })
+    })
+}
+
 /// What a run from a module reuses, and why it cannot when it cannot.
 #[component]
 fn RunFromSummary(from: RunFrom, preview: super::run_from::Preview) -> impl IntoView {
@@ -179,8 +198,13 @@ pub fn RunDialog(#[prop(optional)] from: Option<RunFrom>) -> impl IntoView {
             .then_some("A budget is an amount of US dollars more than 0, like 0.50.")
     };
     let from_for_start = StoredValue::new(from.clone());
+    let cannot = cannot_run_here(editor);
     let go = move || {
-        if starting.get_untracked() || budget_problem().is_some() || refused {
+        if starting.get_untracked()
+            || budget_problem().is_some()
+            || refused
+            || cannot.with_untracked(|cannot| !cannot.is_empty())
+        {
             return;
         }
         starting.set(true);
@@ -270,8 +294,11 @@ pub fn RunDialog(#[prop(optional)] from: Option<RunFrom>) -> impl IntoView {
                 // From a module, the dialog says what it saves instead.
                 {from.is_none().then(|| view! { <RunEstimate/> })}
                 <div class="actions">
+                    <p class="hint warning cannot-run" role="alert">
+                        {move || cannot.get().join(" ")}
+                    </p>
                     <button type="button" on:click=move |_| editor.overlay.set(Overlay::None)>"Cancel"</button>
-                    <button type="button" class="primary" disabled=move || starting.get() || refused on:click=move |_| go()>"Start run (Ctrl+Enter)"</button>
+                    <button type="button" class="primary" disabled=move || starting.get() || refused || cannot.with(|cannot| !cannot.is_empty()) on:click=move |_| go()>"Start run (Ctrl+Enter)"</button>
                 </div>
         </Modal>
     }

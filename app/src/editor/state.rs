@@ -194,6 +194,8 @@ impl EditorState {
                 ),
                 workspace_roots: Some(catalogue.workspace_roots.clone()),
                 webhooks: Some(catalogue.webhooks.clone()),
+                commands_enabled: Some(catalogue.commands_enabled),
+                sandbox_available: catalogue.sandbox_available,
             },
             None => ValidationContext::default(),
         })
