@@ -63,9 +63,6 @@ pub struct RunView {
     source: StoredValue<Option<send_wrapper::SendWrapper<Subscription>>>,
     refresh_timer: StoredValue<Option<crate::browser::Timer>>,
     ticker: StoredValue<Option<crate::browser::Repeat>>,
-    /// The canvas the run is drawn on: once the run has ended, its record
-    /// redraws it, so what the canvas shows is what a reload shows.
-    model: StoredValue<Option<CanvasModel>>,
 }
 
 /// An open event stream and the callbacks it calls.
@@ -102,7 +99,6 @@ impl RunView {
             source: StoredValue::new(None),
             refresh_timer: StoredValue::new(None),
             ticker: StoredValue::new(None),
-            model: StoredValue::new(None),
         }
     }
 
@@ -124,7 +120,6 @@ impl RunView {
     /// them again, for a finished run, which then closes).
     pub fn follow(&self, model: CanvasModel, graph: Graph, run_id: &str) {
         self.stop_following();
-        self.model.set_value(Some(model));
         self.graph.set_value(Some(graph));
         self.last_seen.set_value(0);
         self.focus_chosen.set_value(false);
@@ -332,13 +327,6 @@ impl RunView {
                 // ended (an older answer may still arrive).
                 if view.is_live() && record.status.is_live() {
                     set_if_changed(view.status, Some(record.status));
-                }
-                // Ended: the canvas shows what is recorded (a module stopped
-                // by a sibling's failure is recorded cancelled, not failed).
-                if record.is_finished()
-                    && let Some(model) = view.model.try_get_value().flatten()
-                {
-                    apply_record(model, &record);
                 }
                 view.record.set(Some(record));
             }
@@ -589,7 +577,9 @@ pub fn apply_record(model: CanvasModel, record: &RunRecord) {
     }
 }
 
-/// What a module's activations that called a model or an agent cost.
+/// What a module's activations cost, counting those whose calls were
+/// answered (as the live badge counts `module.usage`, one per answer): an
+/// attempt whose call failed spent nothing.
 fn module_spend(record: &RunRecord, module: &str) -> wire::cost::CostTotal {
     let mut cost = wire::cost::CostTotal::default();
     for activation in record
@@ -597,7 +587,11 @@ fn module_spend(record: &RunRecord, module: &str) -> wire::cost::CostTotal {
         .get(module)
         .map_or(&[][..], |module| &module.activations)
     {
-        if activation.receipt.is_some() || !activation.responses.is_empty() {
+        let answered = activation
+            .responses
+            .iter()
+            .any(|response| response.complete);
+        if activation.receipt.is_some() || answered {
             cost.add(activation.cost());
         }
     }

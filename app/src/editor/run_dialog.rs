@@ -294,9 +294,11 @@ pub fn RunDialog(#[prop(optional)] from: Option<RunFrom>) -> impl IntoView {
                 // From a module, the dialog says what it saves instead.
                 {from.is_none().then(|| view! { <RunEstimate/> })}
                 <div class="actions">
-                    <p class="hint warning cannot-run" role="alert">
-                        {move || cannot.get().join(" ")}
-                    </p>
+                    <Show when=move || cannot.with(|cannot| !cannot.is_empty())>
+                        <p class="hint warning cannot-run" role="alert">
+                            {move || cannot.get().join(" ")}
+                        </p>
+                    </Show>
                     <button type="button" on:click=move |_| editor.overlay.set(Overlay::None)>"Cancel"</button>
                     <button type="button" class="primary" disabled=move || starting.get() || refused || cannot.with(|cannot| !cannot.is_empty()) on:click=move |_| go()>"Start run (Ctrl+Enter)"</button>
                 </div>
