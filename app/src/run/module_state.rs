@@ -10,6 +10,45 @@ use wire::{EventRecord, PollOutcome, RunEvent, VariantStatus};
 
 use crate::canvas::model::{ModuleRun, ModuleRunState};
 
+/// A re-prompt sent, a variant started or finished: the badge, and each
+/// variant's line.
+fn re_prompts_and_variants(run: &mut ModuleRun, event: &RunEvent) {
+    match event {
+        RunEvent::RepromptDispatched {
+            reprompt_index,
+            reprompt_count,
+            variant,
+            ..
+        } => {
+            let step = format!("Re-prompt {reprompt_index}/{reprompt_count}…");
+            run.badge = Some(match variant {
+                Some(variant) => {
+                    run.set_variant_line(variant, step.clone());
+                    variants_badge(run, Some(&format!("{variant}: {step}")))
+                }
+                None => step,
+            });
+        }
+        RunEvent::VariantStarted { variant, count, .. } => {
+            run.variant_count = *count;
+            run.set_variant_line(variant, "started…".to_owned());
+            run.badge = Some(variants_badge(run, Some(&format!("{variant}: started…"))));
+        }
+        RunEvent::VariantFinished {
+            variant, status, ..
+        } => {
+            run.variants_done += 1;
+            let ended = match status {
+                VariantStatus::Completed => "✓ done",
+                VariantStatus::Failed => "✕ failed",
+            };
+            run.set_variant_line(variant, ended.to_owned());
+            run.badge = Some(variants_badge(run, None));
+        }
+        _ => {}
+    }
+}
+
 /// A module taken from a recorded run: it did not run here.
 fn reused(at: Option<f64>) -> ModuleRun {
     ModuleRun {
@@ -96,37 +135,9 @@ pub fn step(
                 ..ModuleRun::default()
             };
         }
-        RunEvent::RepromptDispatched {
-            reprompt_index,
-            reprompt_count,
-            variant,
-            ..
-        } => {
-            let step = format!("Re-prompt {reprompt_index}/{reprompt_count}…");
-            run.badge = Some(match variant {
-                Some(variant) => {
-                    run.set_variant_line(variant, step.clone());
-                    variants_badge(&run, Some(&format!("{variant}: {step}")))
-                }
-                None => step,
-            });
-        }
-        RunEvent::VariantStarted { variant, count, .. } => {
-            run.variant_count = *count;
-            run.set_variant_line(variant, "started…".to_owned());
-            run.badge = Some(variants_badge(&run, Some(&format!("{variant}: started…"))));
-        }
-        RunEvent::VariantFinished {
-            variant, status, ..
-        } => {
-            run.variants_done += 1;
-            let ended = match status {
-                VariantStatus::Completed => "✓ done",
-                VariantStatus::Failed => "✕ failed",
-            };
-            run.set_variant_line(variant, ended.to_owned());
-            run.badge = Some(variants_badge(&run, None));
-        }
+        RunEvent::RepromptDispatched { .. }
+        | RunEvent::VariantStarted { .. }
+        | RunEvent::VariantFinished { .. } => re_prompts_and_variants(&mut run, event),
         RunEvent::CodingRepromptDispatched {
             agent_role,
             reprompt_index,
