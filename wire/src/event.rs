@@ -503,6 +503,16 @@ impl RunEvent {
                 round: 2,
                 files_changed: 3,
             },
+        ]
+        .into_iter()
+        .chain(RunEvent::one_of_each_step())
+        .collect()
+    }
+
+    /// The control flow's events, for `one_of_each`.
+    fn one_of_each_step() -> Vec<RunEvent> {
+        let module_id = || "m2".to_owned();
+        vec![
             RunEvent::CableTaken {
                 module_id: module_id(),
                 activation: 1,
