@@ -61,6 +61,22 @@ ensure_wasm_bindgen() {
   fi
 }
 
+# The split step of the build (tools/wasm-split), installed from this
+# repository when its source or lock file changes. Prints its path.
+ensure_wasm_split() {
+  local root="${XDG_CACHE_HOME:-$HOME/.cache}/patchbay/tools"
+  local binary="$root/bin/patchbay-wasm-split"
+  local wanted
+  wanted="$(cat "$ROOT/tools/wasm-split/Cargo.toml" "$ROOT/tools/wasm-split/Cargo.lock" "$ROOT/tools/wasm-split/src/main.rs" | sha256sum | awk '{print $1}')"
+  if [ ! -x "$binary" ] || [ "$(cat "$root/.patchbay-wasm-split" 2>/dev/null)" != "$wanted" ]; then
+    say "installing the bundle splitter (tools/wasm-split, about 2 minutes, once)"
+    cargo install --quiet --locked --force --path "$ROOT/tools/wasm-split" --root "$root" >&2 \
+      || fail "cargo install --path tools/wasm-split failed"
+    echo "$wanted" >"$root/.patchbay-wasm-split"
+  fi
+  echo "$binary"
+}
+
 ensure_node() {
   command -v npm >/dev/null 2>&1 || apt_install nodejs npm
 }

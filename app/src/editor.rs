@@ -12,6 +12,7 @@ pub mod diff;
 mod fixtures;
 pub mod history;
 mod keyboard;
+mod lazy_parts;
 pub mod modal;
 mod module_menu;
 mod overlays;
@@ -38,10 +39,10 @@ use crate::api::{self, ApiError};
 use crate::canvas::{Canvas, CanvasEvents};
 use crate::run::{RunAccess, run_in_address};
 use crate::{approver_token, edit_token};
+use lazy_parts::{LazyDetailPanel, LazyRunPanel, Part, preload};
 use overlays::Overlays;
 use palette::{KIND_MIME, Palette};
-use panel::{CablePanel, DetailPanel};
-use run_panel::RunPanel;
+use panel::CablePanel;
 use save::SaveStatus;
 use state::{EditorMode, EditorState, Overlay};
 use transfer::ImportButton;
@@ -140,6 +141,7 @@ fn start(editor: EditorState) {
                 EditorMode::Recorded => {
                     editor.save.status.set(SaveStatus::ViewOnly);
                     editor.run.access.set(recorded_run_access(editor));
+                    editor.run.panel_open.set(true);
                     // Still going: follow it from here.
                     if editor.run.is_live()
                         && let Some(run_id) = editor.run.run_id.get_untracked()
@@ -304,7 +306,15 @@ fn Toolbar() -> impl IntoView {
             <ValidationBadge/>
             <RunControls/>
             <div class="toolbar-group">
-                <button type="button" title="Links to this graph" on:click=move |_| editor.overlay.set(Overlay::Share)>"Share"</button>
+                <button
+                    type="button"
+                    title="Links to this graph"
+                    on:pointerover=|_| preload(Part::ShareDialog)
+                    on:focus=|_| preload(Part::ShareDialog)
+                    on:click=move |_| editor.overlay.set(Overlay::Share)
+                >
+                    "Share"
+                </button>
                 <button type="button" title="Download the graph as a JSON file" on:click=move |_| transfer::export(editor)>"Export"</button>
                 <ImportButton/>
             </div>
@@ -397,15 +407,25 @@ fn RunControls() -> impl IntoView {
                         class="primary run-button"
                         title="Run the graph (Ctrl+Enter)"
                         disabled=move || run.is_live()
+                        on:pointerover=|_| preload(Part::RunDialog)
+                        on:focus=|_| preload(Part::RunDialog)
                         on:click=move |_| editor.overlay.set(Overlay::Run)
                     >
                         {move || if run.is_live() { "Running…" } else { "▶ Run" }}
                     </button>
-                    <button type="button" title="This graph's runs" on:click=move |_| {
+                    <button type="button" title="This graph's runs" on:pointerover=|_| preload(Part::RunPanel) on:focus=|_| preload(Part::RunPanel) on:click=move |_| {
                         run.panel_open.set(true);
                         run.history.set(true);
                     }>"Runs"</button>
-                    <button type="button" title="This graph's saved revisions: compare one with now, restore one" on:click=move |_| editor.overlay.set(Overlay::History)>"History"</button>
+                    <button
+                        type="button"
+                        title="This graph's saved revisions: compare one with now, restore one"
+                        on:pointerover=|_| preload(Part::HistoryDialog)
+                        on:focus=|_| preload(Part::HistoryDialog)
+                        on:click=move |_| editor.overlay.set(Overlay::History)
+                    >
+                        "History"
+                    </button>
                 </Show>
             </div>
         }
@@ -453,6 +473,9 @@ pub fn Editor(
     let editor = EditorState::new(graph, mode);
     if let Some(record) = record {
         editor.run.show_record(editor.model, record);
+        // Opened once in the browser (start): the panel's code is a chunk
+        // the server's page cannot hydrate from.
+        editor.run.panel_open.set(false);
     }
     provide_context(editor);
     start(editor);
@@ -527,6 +550,8 @@ pub fn Editor(
                 </Show>
                 <div
                     class="canvas-area"
+                    on:pointerover=|_| preload(Part::DetailPanel)
+                    on:focusin=|_| preload(Part::DetailPanel)
                     on:dragover=move |event: web_sys::DragEvent| event.prevent_default()
                     on:drop=on_drop
                 >
@@ -540,9 +565,9 @@ pub fn Editor(
                         >{reason}</div>
                     })}
                     <ValidationPanel/>
-                    <RunPanel/>
+                    <LazyRunPanel/>
                 </div>
-                <DetailPanel/>
+                <LazyDetailPanel/>
                 <CablePanel/>
             </div>
             <Overlays/>

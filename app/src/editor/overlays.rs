@@ -7,13 +7,12 @@ use std::time::Duration;
 use graph::{Direction, Port, ports};
 use leptos::prelude::*;
 
+use super::lazy_parts::{
+    lazy_history_dialog, lazy_run_comparison, lazy_run_dialog, lazy_share_dialog,
+};
 use super::modal::Modal;
 use super::module_menu::ModuleMenu;
-use super::revisions::HistoryDialog;
-use super::run_comparison::RunComparison;
-use super::run_dialog::RunDialog;
 use super::save::{self, SaveStatus};
-use super::share::ShareDialog;
 use super::state::{EditorState, Overlay};
 use crate::canvas::Connection;
 
@@ -266,13 +265,11 @@ pub fn Overlays() -> impl IntoView {
             Overlay::Outputs { module, x, y } => Some(view! { <Outputs module x y/> }.into_any()),
             Overlay::Targets { module, port } => Some(view! { <Targets module port/> }.into_any()),
             Overlay::ModuleMenu { module, x, y } => Some(view! { <ModuleMenu module x y/> }.into_any()),
-            Overlay::Run => Some(view! { <RunDialog/> }.into_any()),
-            Overlay::RunFrom(from) => Some(view! { <RunDialog from/> }.into_any()),
-            Overlay::Share => Some(view! { <ShareDialog/> }.into_any()),
-            Overlay::History => Some(view! { <HistoryDialog/> }.into_any()),
-            Overlay::CompareRuns { first, second } => {
-                Some(view! { <RunComparison first second/> }.into_any())
-            }
+            Overlay::Run => Some(lazy_run_dialog(None)),
+            Overlay::RunFrom(from) => Some(lazy_run_dialog(Some(from))),
+            Overlay::Share => Some(lazy_share_dialog()),
+            Overlay::History => Some(lazy_history_dialog()),
+            Overlay::CompareRuns { first, second } => Some(lazy_run_comparison(first, second)),
             Overlay::Problem { title, message } => Some(view! { <Problem title message/> }.into_any()),
         }}
         {move || match editor.save.status.get() {

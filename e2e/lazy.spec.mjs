@@ -1,0 +1,121 @@
+// The bundle is split (README, Building): what no page shows when it opens —
+// a module's detail panel, the run panel, the run, history, share and
+// comparison dialogs — is a chunk fetched the first time it is shown. A view
+// link fetches none of them; an editor opens each once and it works, with a
+// "Loading…" placeholder at most, never an error.
+import { test, expect } from '@playwright/test';
+import { find, act, check } from './support.mjs';
+
+const { node, panel, runPanel } = find;
+const { newGraph } = act;
+const { watchErrors } = check;
+
+/** The chunks of the split bundle a page has asked for, by file name. */
+function chunkRequests(page) {
+  const chunks = [];
+  page.on('request', (request) => {
+    const name = new URL(request.url()).pathname.split('/').pop();
+    if (/^(split_|chunk_).*\.wasm$/.test(name)) chunks.push(name);
+  });
+  return chunks;
+}
+
+test('a view link is drawn and hydrated from the main module, and never fetches what only editors use', async ({ page, browser }) => {
+  await newGraph(page);
+  const address = page.url().split('#')[0];
+
+  const visitor = await browser.newPage();
+  const errors = watchErrors(visitor);
+  const chunks = chunkRequests(visitor);
+  await visitor.goto(address);
+  await expect(visitor.locator('.access-badge')).toHaveText('View only');
+  await expect(node(visitor, 'm2')).toBeVisible();
+  await visitor.waitForLoadState('networkidle');
+  expect(chunks).toEqual([]);
+  // Hydrated: the zoom buttons work. A visitor may look at a module's
+  // details (that chunk loads), never at what editing needs.
+  await visitor.getByRole('button', { name: 'Zoom in' }).click();
+  await expect(visitor.locator('.zoom-level')).not.toHaveText('100%');
+  await node(visitor, 'm2').locator('.module-header').click();
+  await expect(panel(visitor).getByLabel('Label')).toHaveValue('Draft');
+  await visitor.getByRole('button', { name: /Fork and run/ }).hover();
+  await visitor.getByRole('button', { name: 'Share', exact: true }).hover();
+  await visitor.waitForLoadState('networkidle');
+  for (const editorOnly of ['run_dialog', 'history_dialog', 'run_comparison', 'run_panel']) {
+    expect(chunks.filter((name) => name.startsWith(`split_${editorOnly}_`)), editorOnly).toEqual([]);
+  }
+  expect(errors).toEqual([]);
+  await visitor.close();
+});
+
+test('each lazily loaded part loads once when first shown and works', async ({ page }) => {
+  const errors = watchErrors(page);
+  await newGraph(page);
+  const chunks = chunkRequests(page);
+  await page.waitForLoadState('networkidle');
+  expect(chunks).toEqual([]);
+
+  // A module's detail panel.
+  await node(page, 'm2').locator('.module-header').click();
+  await expect(panel(page).getByLabel('Label')).toHaveValue('Draft');
+  expect(chunks.some((name) => name.startsWith('split_detail_panel_'))).toBe(true);
+
+  // The run dialog, then the run panel the run opens. Its chunk is on its
+  // way as soon as the pointer is on ▶ Run, before the click.
+  await page.locator('.run-button').hover();
+  await expect.poll(() => chunks.some((name) => name.startsWith('split_run_dialog_'))).toBe(true);
+  await page.locator('.run-button').click();
+  const dialog = page.getByRole('dialog', { name: 'Run the graph' });
+  await dialog.getByLabel('Run input').fill('Why tide tables matter');
+  await dialog.getByRole('button', { name: /Start run/ }).click();
+  await expect(runPanel(page).locator('.run-status')).toHaveText('Completed', { timeout: 30000 });
+  expect(chunks.some((name) => name.startsWith('split_run_dialog_'))).toBe(true);
+  expect(chunks.some((name) => name.startsWith('split_run_panel_'))).toBe(true);
+
+  // A second run, and the two compared from the run panel's history.
+  await page.locator('.pane').focus();
+  await page.keyboard.press('Control+Enter');
+  await page.getByRole('dialog', { name: 'Run the graph' }).getByLabel('Run input').press('Control+Enter');
+  await expect(runPanel(page).locator('.run-status')).toHaveText('Completed', { timeout: 30000 });
+  await runPanel(page).getByRole('button', { name: 'History' }).click();
+  for (const box of await runPanel(page).getByRole('checkbox').all()) await box.check();
+  await runPanel(page).getByRole('button', { name: 'Compare the two runs' }).click();
+  const compared = page.getByRole('dialog', { name: 'Compare runs' });
+  await expect(compared).toContainText('modules differ');
+  await compared.getByRole('button', { name: 'Close' }).click();
+
+  // The graph's history and the Share dialog.
+  await page.getByRole('banner').getByRole('button', { name: 'History', exact: true }).click();
+  const history = page.getByRole('dialog', { name: 'History' });
+  await expect(history.locator('.revision').first()).toBeVisible();
+  await history.getByRole('button', { name: 'Close' }).click();
+  await page.getByRole('banner').getByRole('button', { name: 'Share', exact: true }).click();
+  const share = page.getByRole('dialog', { name: 'Share' });
+  await expect(share.getByRole('textbox').first()).toHaveValue(/\/g\//);
+  await share.getByRole('button', { name: 'Close' }).click();
+
+  for (const part of ['run_comparison', 'history_dialog', 'share_dialog']) {
+    expect(chunks.some((name) => name.startsWith(`split_${part}_`)), part).toBe(true);
+  }
+  // Each chunk is fetched once: a part shown again comes from memory.
+  expect(new Set(chunks).size).toBe(chunks.length);
+  expect(errors).toEqual([]);
+});
+
+test('a recorded run opens its run panel once the page is in the browser', async ({ page }) => {
+  const errors = watchErrors(page);
+  await newGraph(page);
+  await page.locator('.pane').focus();
+  await page.keyboard.press('Control+Enter');
+  const dialog = page.getByRole('dialog', { name: 'Run the graph' });
+  await dialog.getByLabel('Run input').fill('Why tide tables matter');
+  await dialog.getByLabel('Run input').press('Control+Enter');
+  await expect(runPanel(page).locator('.run-status')).toHaveText('Completed', { timeout: 30000 });
+  const runId = await runPanel(page).locator('.run-id').textContent();
+  const graph = page.url().split('/g/')[1].split(/[?#]/)[0];
+
+  await page.goto(`/g/${graph}/runs/${runId}`);
+  await expect(runPanel(page).locator('.run-status')).toHaveText('Completed');
+  await expect(node(page, 'm2').locator('.run-badge')).toContainText('✓');
+  expect(errors).toEqual([]);
+});

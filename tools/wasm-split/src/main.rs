@@ -1,0 +1,49 @@
+//! `patchbay-wasm-split INPUT.wasm OUTPUT_DIR`: splits a bundle linked with
+//! `--emit-relocs` at its `#[lazy]` functions (the same library and the same
+//! file names cargo-leptos uses with `--split`, so Leptos finds them):
+//! `OUTPUT_DIR/app.wasm` (for wasm-bindgen), one `.wasm` per chunk,
+//! `__wasm_split.______________________.js` (loads a chunk into the main
+//! module's memory and table) and `__wasm_split_manifest.json` (for each lazy
+//! function, the chunks it needs: the server preloads them for a page that
+//! calls it while rendering).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+fn main() -> ExitCode {
+    let arguments: Vec<String> = std::env::args().skip(1).collect();
+    let [input, output] = arguments.as_slice() else {
+        eprintln!("usage: patchbay-wasm-split INPUT.wasm OUTPUT_DIR");
+        return ExitCode::from(2);
+    };
+    match split(Path::new(input), Path::new(output)) {
+        Ok(chunks) => {
+            println!("{chunks} chunks");
+            ExitCode::SUCCESS
+        }
+        Err(error) => {
+            eprintln!("patchbay-wasm-split: {error:#}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn split(input: &Path, output: &Path) -> Result<usize, Box<dyn std::error::Error>> {
+    let input_wasm =
+        std::fs::read(input).map_err(|error| format!("{}: {error}", input.display()))?;
+    std::fs::create_dir_all(output)?;
+    let main_out_path: PathBuf = output.join("app.wasm");
+    let split = wasm_split_cli_support::transform({
+        let mut options = wasm_split_cli_support::Options::new(&input_wasm);
+        options.output_dir = output;
+        options.main_out_path = &main_out_path;
+        options.main_module = "./app.js";
+        options.link_name = "./__wasm_split.______________________.js";
+        options.target.web();
+        options
+    })
+    .map_err(|error| format!("{error:#}"))?;
+    let manifest = serde_json::to_string_pretty(&split.prefetch_map)?;
+    std::fs::write(output.join("__wasm_split_manifest.json"), manifest)?;
+    Ok(split.split_modules.len())
+}
