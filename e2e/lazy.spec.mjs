@@ -41,7 +41,7 @@ test('a view link is drawn and hydrated from the main module, and never fetches 
   await visitor.getByRole('button', { name: /Fork and run/ }).hover();
   await visitor.getByRole('button', { name: 'Share', exact: true }).hover();
   await visitor.waitForLoadState('networkidle');
-  for (const editorOnly of ['run_dialog', 'history_dialog', 'run_comparison', 'run_panel']) {
+  for (const editorOnly of ['run_dialog', 'history_dialog', 'run_comparison', 'run_panel', 'palette']) {
     expect(chunks.filter((name) => name.startsWith(`split_${editorOnly}_`)), editorOnly).toEqual([]);
   }
   expect(errors).toEqual([]);
@@ -50,15 +50,32 @@ test('a view link is drawn and hydrated from the main module, and never fetches 
 
 test('each lazily loaded part loads once when first shown and works', async ({ page }) => {
   const errors = watchErrors(page);
-  await newGraph(page);
   const chunks = chunkRequests(page);
+  await newGraph(page);
   await page.waitForLoadState('networkidle');
-  expect(chunks).toEqual([]);
+  // An editor's first screen has the palette, a chunk of its own.
+  expect(chunks.filter((name) => name.startsWith('split_')).map((name) => name.replace(/_\d+\.wasm$/, ''))).toEqual(['split_palette']);
+  await expect(page.getByLabel('Search module kinds')).toBeVisible();
 
-  // A module's detail panel.
+  // The validation findings, the shortcut list, a module's menu (in the
+  // main module), then a cable's panel (a chunk, the module panel's).
+  await page.locator('.validation-badge').click();
+  await expect(page.getByRole('region', { name: 'Validation' })).toContainText('No problems');
+  await page.locator('.validation-badge').click();
+  await page.locator('.pane').click({ position: { x: 600, y: 30 } });
+  await page.keyboard.press('?');
+  await expect(page.getByRole('dialog', { name: 'Keyboard shortcuts' })).toBeVisible();
+  await page.keyboard.press('Escape');
+  await node(page, 'm3').click({ button: 'right' });
+  await expect(page.getByRole('menu')).toBeVisible();
+  await page.keyboard.press('Escape');
+  await node(page, 'm2').locator('.module-header').click();
+  await panel(page).getByRole('group', { name: 'Cables' }).getByRole('button', { name: '“Topic” · Input → Data' }).click();
+  await expect(page.getByRole('complementary', { name: 'Cable details' }).getByRole('button', { name: 'Remove cable' })).toBeEnabled();
+
+  expect(chunks.some((name) => name.startsWith('split_side_panel_'))).toBe(true);
   await node(page, 'm2').locator('.module-header').click();
   await expect(panel(page).getByLabel('Label')).toHaveValue('Draft');
-  expect(chunks.some((name) => name.startsWith('split_detail_panel_'))).toBe(true);
 
   // The run dialog, then the run panel the run opens. Its chunk is on its
   // way as soon as the pointer is on ▶ Run, before the click.

@@ -39,10 +39,9 @@ use crate::api::{self, ApiError};
 use crate::canvas::{Canvas, CanvasEvents};
 use crate::run::{RunAccess, run_in_address};
 use crate::{approver_token, edit_token};
-use lazy_parts::{LazyDetailPanel, LazyRunPanel, Part, preload};
+use lazy_parts::{LazyCablePanel, LazyDetailPanel, LazyPalette, LazyRunPanel, Part, preload};
 use overlays::Overlays;
-use palette::{KIND_MIME, Palette};
-use panel::CablePanel;
+use palette::KIND_MIME;
 use save::SaveStatus;
 use state::{EditorMode, EditorState, Overlay};
 use transfer::ImportButton;
@@ -545,9 +544,7 @@ pub fn Editor(
             <revisions::CompareBanner/>
             {(editor.mode == EditorMode::Recorded).then(|| view! { <revisions::ChangedSinceBanner/> })}
             <div class="workspace">
-                <Show when=move || editor.can_edit.get()>
-                    <Palette/>
-                </Show>
+                <LazyPalette/>
                 <div
                     class="canvas-area"
                     on:pointerover=|_| preload(Part::DetailPanel)
@@ -568,7 +565,7 @@ pub fn Editor(
                     <LazyRunPanel/>
                 </div>
                 <LazyDetailPanel/>
-                <CablePanel/>
+                <LazyCablePanel/>
             </div>
             <Overlays/>
         </div>

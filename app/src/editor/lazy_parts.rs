@@ -1,6 +1,6 @@
-//! The parts of the editor that no page shows when it opens — a module's
-//! detail panel, the run panel with its inspectors, the run, history, share
-//! and comparison dialogs — each compiled into a chunk of the bundle of its
+//! The parts of the editor that no page shows when it opens — a module's or
+//! a cable's panel, the run panel with its inspectors, the run, history,
+//! share and comparison dialogs, and the palette (editors only) — each compiled into a chunk of the bundle of its
 //! own (`#[lazy]`; scripts/build splits them out) and fetched the first time
 //! it is shown, so a view link downloads only what draws the graph. Until a
 //! chunk has arrived, its place says it is loading: never an empty panel.
@@ -12,17 +12,33 @@
 use leptos::prelude::*;
 use wire::run::RunFrom;
 
-use super::panel::DetailPanel;
+use super::palette::Palette;
+use super::panel::{CablePanel, DetailPanel};
 use super::revisions::HistoryDialog;
 use super::run_comparison::RunComparison;
 use super::run_dialog::RunDialog;
 use super::run_panel::RunPanel;
+use super::run_panel::status_text;
 use super::share::ShareDialog;
-use super::state::EditorState;
+use super::state::{EditorMode, EditorState};
+use crate::run::reading;
+use wire::RunStatus;
+
+/// The module's and the cable's panels share most of their code (fields,
+/// the cables list): one chunk for both, rather than a third for what they
+/// share.
+#[lazy]
+fn side_panel(cable: bool) -> AnyView {
+    if cable {
+        view! { <CablePanel/> }.into_any()
+    } else {
+        view! { <DetailPanel/> }.into_any()
+    }
+}
 
 #[lazy]
-fn detail_panel() -> AnyView {
-    view! { <DetailPanel/> }.into_any()
+fn palette() -> AnyView {
+    view! { <Palette/> }.into_any()
 }
 
 #[lazy]
@@ -81,7 +97,7 @@ pub fn preload(part: Part) {
         return;
     }
     let _ = match part {
-        Part::DetailPanel => lazy_preload!(detail_panel),
+        Part::DetailPanel => lazy_preload!(side_panel),
         Part::RunPanel => lazy_preload!(run_panel),
         Part::RunDialog => lazy_preload!(run_dialog),
         Part::HistoryDialog => lazy_preload!(history_dialog),
@@ -89,21 +105,62 @@ pub fn preload(part: Part) {
     };
 }
 
-/// A part from its chunk, with `placeholder` (a class and a line of text,
+/// A part from its chunk, with a placeholder (a class and a line of text,
 /// styled like the part it stands for) until the chunk has arrived.
 fn loaded(
     part: impl Future<Output = AnyView> + Send + 'static,
     class: &'static str,
     label: &'static str,
 ) -> AnyView {
+    loaded_or(part, move || placeholder(class, label))
+}
+
+fn loaded_or(
+    part: impl Future<Output = AnyView> + Send + 'static,
+    fallback: impl Fn() -> AnyView + Send + Sync + 'static,
+) -> AnyView {
+    view! { <Suspense fallback=fallback>{Suspend::new(part)}</Suspense> }.into_any()
+}
+
+fn placeholder(class: &'static str, label: &'static str) -> AnyView {
     view! {
-        <Suspense fallback=move || view! {
-            <div class=format!("lazy-part {class}") role="status" aria-label=label aria-busy="true">
-                <p class="hint">"Loading…"</p>
-            </div>
-        }>
-            {Suspend::new(part)}
-        </Suspense>
+        <div class=format!("lazy-part {class}") role="status" aria-label=label aria-busy="true">
+            <p class="hint">"Loading…"</p>
+        </div>
+    }
+    .into_any()
+}
+
+/// What a recorded run's page shows of the run before its run panel has
+/// arrived, rendered on the server too: the run, its status and what the
+/// module in focus produced (the run's result, usually), as text.
+fn recorded_summary(editor: EditorState) -> AnyView {
+    let run = editor.run;
+    let focus = run.focus.get_untracked();
+    let (id, output) = run.record.with_untracked(|record| {
+        let Some(record) = record.as_ref() else {
+            return (String::new(), None);
+        };
+        let output = focus.as_deref().and_then(|module| {
+            let text = reading::merged(record.last(module)?, &|id| record.label_of(id))?;
+            Some((record.label_of(module), text))
+        });
+        (record.id.clone(), output)
+    });
+    view! {
+        <section class="run-panel run-summary" aria-label="Run" aria-busy="true">
+            <header class="run-header">
+                <strong>"Run"</strong>
+                <code class="run-id">{id}</code>
+                <span class=format!("run-status status-{}", run.status.get_untracked().map_or("", RunStatus::as_str))>
+                    {status_text(run.status.get_untracked())}
+                </span>
+            </header>
+            {output.map(|(label, text)| view! {
+                <h3>{label}</h3>
+                <pre class="run-output">{text}</pre>
+            })}
+        </section>
     }
     .into_any()
 }
@@ -115,16 +172,61 @@ pub fn LazyDetailPanel() -> impl IntoView {
     let open = Memo::new(move |_| editor.selected.with(Option::is_some));
     move || {
         open.get()
-            .then(|| loaded(detail_panel(), "detail-panel", "Module details"))
+            .then(|| loaded(side_panel(false), "detail-panel", "Module details"))
     }
 }
 
-/// The run panel, while it is open.
+/// The selected cable's panel, while a cable alone is selected.
+#[component]
+pub fn LazyCablePanel() -> impl IntoView {
+    let editor = expect_context::<EditorState>();
+    let open = Memo::new(move |_| {
+        editor.selected.with(Option::is_none) && editor.model.selected_edge.with(Option::is_some)
+    });
+    move || {
+        open.get()
+            .then(|| loaded(side_panel(true), "detail-panel", "Cable details"))
+    }
+}
+
+/// The palette of module kinds, for those who may edit (a view link never
+/// fetches it).
+#[component]
+pub fn LazyPalette() -> impl IntoView {
+    let editor = expect_context::<EditorState>();
+    let open = editor.can_edit;
+    move || {
+        open.get()
+            .then(|| loaded(palette(), "palette", "Add module"))
+    }
+}
+
+/// The run panel, while it is open. A recorded run's page has its summary
+/// in the panel's place until the panel arrives (on the server's page too).
 #[component]
 pub fn LazyRunPanel() -> impl IntoView {
     let editor = expect_context::<EditorState>();
     let open = editor.run.panel_open;
-    move || open.get().then(|| loaded(run_panel(), "run-panel", "Run"))
+    let recorded = editor.mode == EditorMode::Recorded;
+    // Once opened, closing the panel closes it: the summary is not shown again.
+    let opened = StoredValue::new(false);
+    move || {
+        if open.get() {
+            opened.set_value(true);
+            let fallback = move || {
+                if recorded {
+                    recorded_summary(editor)
+                } else {
+                    placeholder("run-panel", "Run")
+                }
+            };
+            Some(loaded_or(run_panel(), fallback))
+        } else if recorded && !opened.get_value() {
+            Some(recorded_summary(editor))
+        } else {
+            None
+        }
+    }
 }
 
 pub fn lazy_run_dialog(from: Option<RunFrom>) -> AnyView {

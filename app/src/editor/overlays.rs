@@ -237,6 +237,20 @@ fn Conflict(current: u64) -> impl IntoView {
     }
 }
 
+/// The small things that open over the canvas: the shortcut list, a
+/// module's outputs or menu, the targets of a port, a problem.
+pub fn popup(overlay: Overlay) -> AnyView {
+    match overlay {
+        Overlay::Help => view! { <Help/> }.into_any(),
+        Overlay::Outputs { module, x, y } => view! { <Outputs module x y/> }.into_any(),
+        Overlay::Targets { module, port } => view! { <Targets module port/> }.into_any(),
+        Overlay::ModuleMenu { module, x, y } => view! { <ModuleMenu module x y/> }.into_any(),
+        Overlay::Problem { title, message } => view! { <Problem title message/> }.into_any(),
+        // The dialogs are loaded from chunks of their own (lazy_parts).
+        _ => ().into_any(),
+    }
+}
+
 #[component]
 pub fn Overlays() -> impl IntoView {
     let editor = expect_context::<EditorState>();
@@ -261,16 +275,12 @@ pub fn Overlays() -> impl IntoView {
     view! {
         {move || match editor.overlay.get() {
             Overlay::None => None,
-            Overlay::Help => Some(view! { <Help/> }.into_any()),
-            Overlay::Outputs { module, x, y } => Some(view! { <Outputs module x y/> }.into_any()),
-            Overlay::Targets { module, port } => Some(view! { <Targets module port/> }.into_any()),
-            Overlay::ModuleMenu { module, x, y } => Some(view! { <ModuleMenu module x y/> }.into_any()),
             Overlay::Run => Some(lazy_run_dialog(None)),
             Overlay::RunFrom(from) => Some(lazy_run_dialog(Some(from))),
             Overlay::Share => Some(lazy_share_dialog()),
             Overlay::History => Some(lazy_history_dialog()),
             Overlay::CompareRuns { first, second } => Some(lazy_run_comparison(first, second)),
-            Overlay::Problem { title, message } => Some(view! { <Problem title message/> }.into_any()),
+            popup => Some(self::popup(popup)),
         }}
         {move || match editor.save.status.get() {
             SaveStatus::Conflict(current) => Some(view! { <Conflict current/> }),

@@ -326,7 +326,7 @@ fn resumed_title(replayed: u32) -> String {
     )
 }
 
-fn status_text(status: Option<RunStatus>) -> &'static str {
+pub(super) fn status_text(status: Option<RunStatus>) -> &'static str {
     match status {
         Some(RunStatus::Queued) => "Queued",
         Some(RunStatus::Running) => "Running",
