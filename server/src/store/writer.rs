@@ -346,15 +346,44 @@ async fn apply(
         }
     }
     if backend == Backend::Postgres {
-        for run_id in notify {
-            sqlx::query("SELECT pg_notify($1, $2)")
-                .bind(EVENTS_CHANNEL)
-                .bind(run_id)
-                .execute(&mut *connection)
-                .await?;
-        }
+        notify_followers(connection, &notify.into_iter().collect::<Vec<_>>()).await?;
     }
     Ok(outcomes)
+}
+
+/// Runs announced by one `pg_notify` statement at most.
+const NOTIFY_GROUP: usize = 100;
+
+/// Tells every process that these runs have new events: one statement for
+/// the lot (a commit of many runs' events was a round trip per run).
+async fn notify_followers(
+    connection: &mut AnyConnection,
+    run_ids: &[&str],
+) -> Result<(), StoreError> {
+    // Made once, as the insert statements are (Texts).
+    static STATEMENTS: OnceLock<Vec<String>> = OnceLock::new();
+    let statements = STATEMENTS.get_or_init(|| {
+        (1..=NOTIFY_GROUP)
+            .map(|count| {
+                let calls = (0..count)
+                    .map(|index| format!("pg_notify($1, ${})", index + 2))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                format!("SELECT {calls}")
+            })
+            .collect()
+    });
+    for group in run_ids.chunks(NOTIFY_GROUP) {
+        let Some(statement) = statements.get(group.len() - 1) else {
+            continue;
+        };
+        let mut query = sqlx::query(statement.as_str()).bind(EVENTS_CHANNEL);
+        for run_id in group {
+            query = query.bind(*run_id);
+        }
+        query.execute(&mut *connection).await?;
+    }
+    Ok(())
 }
 
 /// On PostgreSQL, locks the row of each run whose events are fenced until
