@@ -5,7 +5,7 @@ import { test, expect } from '@playwright/test';
 import { find, act, check } from './support.mjs';
 
 const { node, panel, runPanel } = find;
-const { newGraph, wire, drag } = act;
+const { newGraph, runToEnd, wire, drag } = act;
 const { watchErrors, saved } = check;
 
 test('a module that joins any runs on the first input and lists the one it ignored', async ({ page }) => {
@@ -33,12 +33,7 @@ test('a module that joins any runs on the first input and lists the one it ignor
   await saved(page);
 
   await page.locator('.pane').click({ position: { x: 600, y: 30 } });
-  await page.locator('.pane').focus();
-  await page.keyboard.press('Control+Enter');
-  const dialog = page.getByRole('dialog', { name: 'Run the graph' });
-  await dialog.getByLabel('Run input').fill('tides');
-  await dialog.getByLabel('Run input').press('Control+Enter');
-  await expect(runPanel(page).locator('.run-status')).toHaveText('Completed', { timeout: 30_000 });
+  await runToEnd(page, 'tides');
   await runPanel(page).locator('.run-module-entry[data-module-id="m3"]').click();
   await expect(runPanel(page).getByRole('group', { name: 'Activations' })).toHaveCount(0);
   await expect(runPanel(page).locator('.run-routes')).toContainText('Ignored the value from “Slow draft”');

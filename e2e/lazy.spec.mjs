@@ -7,7 +7,7 @@ import { test, expect } from '@playwright/test';
 import { find, act, check } from './support.mjs';
 
 const { node, panel, runPanel } = find;
-const { newGraph } = act;
+const { newGraph, runToEnd } = act;
 const { watchErrors } = check;
 
 /** The chunks of the split bundle a page has asked for, by file name. */
@@ -122,12 +122,7 @@ test('each lazily loaded part loads once when first shown and works', async ({ p
 test('a recorded run opens its run panel once the page is in the browser', async ({ page }) => {
   const errors = watchErrors(page);
   await newGraph(page);
-  await page.locator('.pane').focus();
-  await page.keyboard.press('Control+Enter');
-  const dialog = page.getByRole('dialog', { name: 'Run the graph' });
-  await dialog.getByLabel('Run input').fill('Why tide tables matter');
-  await dialog.getByLabel('Run input').press('Control+Enter');
-  await expect(runPanel(page).locator('.run-status')).toHaveText('Completed', { timeout: 30000 });
+  await runToEnd(page, 'Why tide tables matter');
   const runId = await runPanel(page).locator('.run-id').textContent();
   const graph = page.url().split('/g/')[1].split(/[?#]/)[0];
 

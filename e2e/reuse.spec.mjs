@@ -7,19 +7,12 @@ import { test, expect } from '@playwright/test';
 import { find, act, check } from './support.mjs';
 
 const { node, runPanel, panel } = find;
-const { newGraph } = act;
+const { newGraph, runToEnd } = act;
 const { watchErrors, saved } = check;
 
 const badge = (page, id) => node(page, id).locator('.run-badge');
 
-async function firstRun(page) {
-  await page.locator('.pane').focus();
-  await page.keyboard.press('Control+Enter');
-  const dialog = page.getByRole('dialog', { name: 'Run the graph' });
-  await dialog.getByLabel('Run input').fill('Why tide tables matter');
-  await dialog.getByLabel('Run input').press('Control+Enter');
-  await expect(runPanel(page).locator('.run-status')).toHaveText('Completed', { timeout: 30000 });
-}
+const firstRun = (page) => runToEnd(page, 'Why tide tables matter');
 
 test('Run from here reuses what is upstream, says what that saves, and draws it as reused', async ({ page }) => {
   const errors = watchErrors(page, { consoleErrors: false });

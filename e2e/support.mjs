@@ -36,6 +36,17 @@ async function newGraph(page) {
   return graphId(page);
 }
 
+/** Runs the graph from the keyboard (Ctrl+Enter, the input, Ctrl+Enter)
+ * and waits until the run panel says it completed. */
+async function runToEnd(page, input) {
+  await page.locator('.pane').focus();
+  await page.keyboard.press('Control+Enter');
+  const dialog = page.getByRole('dialog', { name: 'Run the graph' });
+  await dialog.getByLabel('Run input').fill(input);
+  await dialog.getByLabel('Run input').press('Control+Enter');
+  await expect(runPanel(page).locator('.run-status')).toHaveText('Completed', { timeout: 30_000 });
+}
+
 /** Drags a cable from an output port's dot to an input port's dot; `from`
  * and `to` are `[module id, port id]`. */
 async function wire(page, from, to) {
@@ -101,5 +112,5 @@ function watchErrors(page, { uncaught = true, consoleErrors = true, csp = false 
 }
 
 export const find = { panel, node, port, runPanel, graphId, centre };
-export const act = { newGraph, wire, drag };
+export const act = { newGraph, runToEnd, wire, drag };
 export const check = { saved, findings, findingCodes, watchErrors };
