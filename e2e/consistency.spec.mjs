@@ -1,7 +1,9 @@
 // What the canvas shows live is what a reload of the same run shows
 // (issue 43, point 1): a review loop that runs out of rounds — its draft
 // ran three times, its tokens counted for all three both ways, the run
-// failed on the unwired Out of rounds; and Escape closes the docked panels.
+// failed on the unwired Out of rounds; a module stopped by its sibling's
+// failure; a poll between polls, on the run's own page as the server draws
+// it; and Escape closes the docked panels.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -10,8 +12,30 @@ import { join } from 'node:path';
 import { test, expect } from '@playwright/test';
 import { find, check } from './support.mjs';
 
-const { runPanel } = find;
+const { node, runPanel } = find;
 const { watchErrors } = check;
+
+const module = (id, kind, label, x, y, config = {}) => ({ id, kind, label, position: { x, y }, config });
+const cable = (id, from, to) => ({
+  id, from: { module: from[0], port: from[1] }, to: { module: to[0], port: to[1] },
+});
+
+/** Makes `document` on the server and opens it with its edit link. */
+async function openGraph(page, document) {
+  const created = await (await page.request.post('/api/graphs', { data: document })).json();
+  await page.goto(created.edit_url);
+  await expect(page.locator('.access-badge')).toHaveText('Editing');
+  return created.id;
+}
+
+/** Starts a run from the keyboard and the run dialog. */
+async function startRun(page, text) {
+  await page.locator('.pane').focus();
+  await page.keyboard.press('Control+Enter');
+  const input = page.getByRole('dialog', { name: 'Run the graph' }).getByLabel('Run input');
+  await input.fill(text);
+  await input.press('Control+Enter');
+}
 
 /** Every module's state and badge, with the times taken out (a live
  * duration is read from event times, a reloaded one from the record's). */
@@ -59,6 +83,70 @@ test('a review loop shows the same states and tokens live and after a reload', a
   await page.locator('.pane').focus();
   await page.keyboard.press('Escape');
   await expect(validation).toBeHidden();
+  expect(errors).toEqual([]);
+});
+
+test('a module stopped by its sibling\'s failure shows cancelled live, as its record does', async ({ page }) => {
+  const errors = watchErrors(page, { consoleErrors: false });
+  await openGraph(page, {
+    name: 'Two at once, one fails',
+    modules: [
+      module('m1', 'step.input', 'Topic', 40, 160),
+      module('m2', 'step.agent_task', 'Fails', 300, 60, {
+        instruction: 'Write about it. [sim:fail]', agent_config: { provider: 'sim' },
+      }),
+      module('m3', 'step.agent_task', 'Slow', 300, 260, {
+        instruction: 'Take your time. [sim:sleep 20]', agent_config: { provider: 'sim' },
+      }),
+    ],
+    cables: [
+      cable('c1', ['m1', 'data_out'], ['m2', 'data_in']),
+      cable('c2', ['m1', 'data_out'], ['m3', 'data_in']),
+    ],
+  });
+  await startRun(page, 'tides');
+  await expect(runPanel(page).locator('.run-status')).toHaveText('Failed', { timeout: 30000 });
+  await expect(node(page, 'm3').locator('.run-badge')).toHaveText(/^■ cancelled/);
+  await expect(node(page, 'm2').locator('.run-badge')).toHaveText(/^✕ failed/);
+  const live = await badges(page);
+  await page.reload();
+  await expect(node(page, 'm2').locator('.run-badge')).toHaveText(/^✕ failed/);
+  expect(await badges(page)).toEqual(live);
+  expect(errors).toEqual([]);
+});
+
+test('a poll between polls counts down on the run\'s page the server draws, as it does live', async ({ page, browser }) => {
+  const errors = watchErrors(page, { consoleErrors: false });
+  const id = await openGraph(page, {
+    name: 'Wait for the release',
+    modules: [
+      module('m1', 'step.input', 'Release', 40, 160),
+      module('m2', 'step.poll', 'Wait for approval', 300, 160, {
+        command: '[ "$PATCHBAY_POLL" -ge 3 ] && echo PATCHBAY_RESULT:approved; exit 0',
+        interval_seconds: 4,
+        results: ['approved'],
+      }),
+    ],
+    cables: [cable('c1', ['m1', 'data_out'], ['m2', 'data_in'])],
+  });
+  await startRun(page, 'release 1.2');
+  await expect(node(page, 'm2').locator('.run-badge')).toContainText('◌ Polling · next in');
+  const runId = new URL(page.url()).searchParams.get('run');
+  expect(runId).toBeTruthy();
+  // The run's page as the server renders it from the record, before any
+  // script runs: the same countdown, not "Running".
+  const context = await browser.newContext({ javaScriptEnabled: false });
+  try {
+    const stranger = await context.newPage();
+    await stranger.goto(`/g/${id}/runs/${runId}`);
+    await expect(stranger.locator('[data-node-id="m2"] .run-badge')).toContainText('◌ Polling · next in');
+  } finally {
+    await context.close();
+  }
+  // And a reload while it waits.
+  await page.reload();
+  await expect(node(page, 'm2').locator('.run-badge')).toContainText('◌ Polling · next in');
+  await expect(runPanel(page).locator('.run-status')).toHaveText('Completed', { timeout: 30000 });
   expect(errors).toEqual([]);
 });
 

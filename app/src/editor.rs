@@ -9,7 +9,7 @@ mod comparison;
 mod decision;
 pub mod diff;
 #[cfg(test)]
-mod fixtures;
+pub(crate) mod fixtures;
 pub mod history;
 mod keyboard;
 mod lazy_parts;

@@ -228,9 +228,9 @@ impl RunView {
             .modules
             .iter()
             .find(|module| {
-                record
-                    .last(&module.id)
-                    .is_some_and(|activation| activation.status == ActivationStatus::Waiting)
+                record.last(&module.id).is_some_and(|activation| {
+                    activation.status == ActivationStatus::Waiting && activation.waiting.is_some()
+                })
             })
             .map(|module| module.id.clone());
         if waiting.is_some() {
@@ -515,55 +515,9 @@ fn clear_routes(model: CanvasModel) {
 pub fn apply_record(model: CanvasModel, record: &RunRecord) {
     model.nodes.with_untracked(|nodes| {
         for node in nodes {
-            let state = record.last(&node.id).map(|activation| {
-                let state = match activation.status {
-                    ActivationStatus::Completed => ModuleRunState::Done,
-                    ActivationStatus::Reused => ModuleRunState::Reused,
-                    ActivationStatus::Failed => ModuleRunState::Failed,
-                    ActivationStatus::Cancelled | ActivationStatus::Interrupted => {
-                        ModuleRunState::Cancelled
-                    }
-                    ActivationStatus::Running => ModuleRunState::Running,
-                    ActivationStatus::Waiting => ModuleRunState::Waiting,
-                    ActivationStatus::Queued => ModuleRunState::Queued,
-                };
-                // An attempt that gave up says so, as its badge did live.
-                let gave_up = activation.gave_up.is_some();
-                ModuleRun {
-                    state: if gave_up {
-                        ModuleRunState::Failed
-                    } else {
-                        state
-                    },
-                    badge: if gave_up {
-                        Some("gave up".to_owned())
-                    } else {
-                        match activation.status {
-                            ActivationStatus::Interrupted => Some("interrupted".to_owned()),
-                            // As `module.waiting` says it live.
-                            ActivationStatus::Waiting => Some("Waiting for you".to_owned()),
-                            _ => None,
-                        }
-                    },
-                    started_ms: Some(activation.started_at as f64),
-                    finished_ms: activation.finished_at.map(|at| at as f64),
-                    // The module's every activation, as the live badge
-                    // counts them; the panel's receipt has each one's.
-                    tokens: record.modules.get(&*node.id).map_or(0, |module| {
-                        module
-                            .activations
-                            .iter()
-                            .map(ActivationRecord::tokens)
-                            .sum()
-                    }),
-                    cost: module_spend(record, &node.id),
-                    error: activation
-                        .gave_up
-                        .clone()
-                        .or_else(|| activation.error.clone()),
-                    ..ModuleRun::default()
-                }
-            });
+            let state = record
+                .last(&node.id)
+                .map(|activation| recorded_module(record, &node.id, activation));
             set_if_changed(node.run, state);
         }
     });
@@ -574,6 +528,67 @@ pub fn apply_record(model: CanvasModel, record: &RunRecord) {
                 show_route(model, &module.id, &route.port, route.cable_id.as_deref());
             }
         }
+    }
+}
+
+/// A module as its record shows it: the same state and badge its live view
+/// came to from the events (issue 43: live and recorded agree).
+fn recorded_module(record: &RunRecord, module: &str, activation: &ActivationRecord) -> ModuleRun {
+    let (state, badge) = match activation.status {
+        // An attempt that gave up says so, as its badge did live.
+        _ if activation.gave_up.is_some() => (ModuleRunState::Failed, Some("gave up")),
+        ActivationStatus::Completed => (ModuleRunState::Done, None),
+        ActivationStatus::Reused => (ModuleRunState::Reused, None),
+        ActivationStatus::Failed => (ModuleRunState::Failed, None),
+        ActivationStatus::Interrupted => (ModuleRunState::Cancelled, Some("interrupted")),
+        ActivationStatus::Cancelled
+            if activation.error.as_deref() == Some(wire::activation::NEVER_STARTED) =>
+        {
+            (ModuleRunState::Cancelled, Some("never started"))
+        }
+        // The run's budget stopped what was in flight.
+        ActivationStatus::Cancelled
+            if record
+                .error
+                .as_deref()
+                .is_some_and(|error| error.starts_with(wire::cost::BUDGET_EXCEEDED)) =>
+        {
+            (ModuleRunState::Cancelled, Some("budget spent"))
+        }
+        ActivationStatus::Cancelled => (ModuleRunState::Cancelled, None),
+        ActivationStatus::Running => (ModuleRunState::Running, None),
+        // A poll between polls counts down to the next, as `module.polled`
+        // says it live; an approval waits for a person.
+        ActivationStatus::Waiting if activation.waiting.is_none() => {
+            (ModuleRunState::Running, Some("Polling"))
+        }
+        ActivationStatus::Waiting => (ModuleRunState::Waiting, Some("Waiting for you")),
+        ActivationStatus::Queued => (ModuleRunState::Queued, None),
+    };
+    ModuleRun {
+        state,
+        badge: badge.map(str::to_owned),
+        started_ms: Some(activation.started_at as f64),
+        finished_ms: activation.finished_at.map(|at| at as f64),
+        // The module's every activation, as the live badge counts them;
+        // the panel's receipt has each one's.
+        tokens: record.modules.get(module).map_or(0, |module| {
+            module
+                .activations
+                .iter()
+                .map(ActivationRecord::tokens)
+                .sum()
+        }),
+        cost: module_spend(record, module),
+        error: activation
+            .gave_up
+            .clone()
+            .or_else(|| activation.error.clone()),
+        waiting_until_ms: activation
+            .next_poll_at
+            .filter(|_| activation.status == ActivationStatus::Waiting)
+            .map(|at| at as f64),
+        ..ModuleRun::default()
     }
 }
 
@@ -645,4 +660,85 @@ fn show_route(model: CanvasModel, module_id: &str, port: &str, taken: Option<&st
             }
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use graph::starter::starter_graph;
+    use wire::status::{ActivationStatus, RunStatus};
+
+    use super::recorded_module;
+    use crate::canvas::model::ModuleRunState;
+
+    /// The badge the record gives the starter's Draft (m2), changed by `change`.
+    fn recorded(
+        run_error: Option<&str>,
+        change: impl Fn(&mut wire::ActivationRecord),
+    ) -> (ModuleRunState, String, Option<f64>) {
+        let graph = starter_graph();
+        let mut record =
+            crate::editor::fixtures::finished_run("r", &graph, |module, activation| {
+                if module.id == "m2" {
+                    change(activation);
+                }
+            });
+        record.status = RunStatus::Failed;
+        record.error = run_error.map(str::to_owned);
+        let activation = record.last("m2").unwrap().clone();
+        let module = recorded_module(&record, "m2", &activation);
+        (
+            module.state,
+            module.badge_text(activation.started_at as f64),
+            module.waiting_until_ms,
+        )
+    }
+
+    #[test]
+    fn a_record_shows_what_the_live_view_said_when_the_run_ended() {
+        // Stopped by another module's failure, by the budget, and never
+        // started for want of a slot: as `module_state::run_ended` says it.
+        let cancelled = |activation: &mut wire::ActivationRecord| {
+            activation.status = ActivationStatus::Cancelled;
+        };
+        let (state, badge, _) = recorded(Some("“Review” failed"), cancelled);
+        assert_eq!(
+            (state, badge.as_str()),
+            (ModuleRunState::Cancelled, "■ cancelled")
+        );
+        let budget = format!(
+            "{}: the run's budget of $0.01 is spent",
+            wire::cost::BUDGET_EXCEEDED
+        );
+        let (_, badge, _) = recorded(Some(&budget), cancelled);
+        assert_eq!(badge, "■ budget spent");
+        let (_, badge, _) = recorded(None, |activation| {
+            activation.status = ActivationStatus::Cancelled;
+            activation.error = Some(wire::activation::NEVER_STARTED.to_owned());
+        });
+        assert_eq!(badge, "■ never started");
+    }
+
+    #[test]
+    fn a_poll_between_polls_counts_down_from_its_record_as_it_does_live() {
+        let (state, badge, until) = recorded(None, |activation| {
+            activation.status = ActivationStatus::Waiting;
+            activation.next_poll_at = Some(activation.started_at + 3_000);
+        });
+        assert_eq!(state, ModuleRunState::Running);
+        assert_eq!(until, Some(3_001.0));
+        assert_eq!(badge, "◌ Polling · next in 3.0 s");
+        // An approval that waits is another thing: it waits for a person.
+        let (state, badge, _) = recorded(None, |activation| {
+            activation.status = ActivationStatus::Waiting;
+            activation.waiting = Some(wire::approval::Waiting {
+                asked: "Publish?".to_owned(),
+                shown: Vec::new(),
+                value: String::new(),
+                passes_on: None,
+                deadline_at: None,
+            });
+        });
+        assert_eq!(state, ModuleRunState::Waiting);
+        assert_eq!(badge, "✋ Waiting for you");
+    }
 }

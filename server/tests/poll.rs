@@ -86,6 +86,53 @@ async fn it_polls_until_the_script_decides() {
 }
 
 #[tokio::test]
+async fn between_polls_the_record_says_it_waits_and_when_it_polls_next() {
+    let setup = setup_running_commands().await;
+    // Not yet, then approved on the second poll, 2 s later.
+    let script = "[ \"$PATCHBAY_POLL\" -ge 2 ] && echo PATCHBAY_RESULT:approved; exit 0";
+    let graph_id = create_graph(
+        &setup.router,
+        polling(
+            json!({"command": script, "interval_seconds": 2}),
+            &["result:approved"],
+        ),
+    )
+    .await;
+    let run_id = start(&setup.router, &graph_id, "the release").await;
+    // What a reload or the run's page reads: the stored record, not the
+    // process's memory.
+    let mut waiting = Value::Null;
+    for _ in 0..150 {
+        let (_, run) =
+            support::call(&setup.router, support::get(&format!("/api/runs/{run_id}"))).await;
+        let activation = &run["modules"]["wait"]["activations"][0];
+        if activation["status"] == "waiting" {
+            waiting = activation.clone();
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        waiting["status"], "waiting",
+        "the poll never showed waiting"
+    );
+    let next = waiting["next_poll_at"]
+        .as_i64()
+        .expect("when it polls next");
+    let started = waiting["started_at"].as_i64().unwrap();
+    assert!(
+        (started + 1_500..started + 4_000).contains(&next),
+        "next poll at {next}, started {started}"
+    );
+    // It is no approval: nobody may decide it.
+    assert!(waiting.get("waiting").is_none(), "{waiting}");
+    let run = wait_for(&setup.router, &run_id, &["completed", "failed"]).await;
+    let ended = &run["modules"]["wait"]["activations"][0];
+    assert_eq!(ended["status"], "completed", "{run}");
+    assert!(ended.get("next_poll_at").is_none(), "{ended}");
+}
+
+#[tokio::test]
 async fn a_marker_decides_whatever_the_exit_status_and_a_failure_without_one_fails() {
     let setup = setup_running_commands().await;
     let wired = ["result:approved", "result:fix", "fail_out"];

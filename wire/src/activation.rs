@@ -10,6 +10,11 @@ use serde::{Deserialize, Serialize};
 use crate::bundle::{PortValue, Receipt};
 pub use crate::status::ActivationStatus;
 
+/// Why an activation that waited for a concurrency slot never ran: the run
+/// ended first. The live view says "never started" of it, and so does the
+/// record.
+pub const NEVER_STARTED: &str = "the run ended before it had a slot to start in";
+
 /// One response of an activation: the primary response is index 0, the
 /// response to re-prompt i is index i.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -87,6 +92,10 @@ pub struct ActivationRecord {
     /// §3.15), whose outputs, receipt and transcript it keeps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reused_from: Option<ReusedFrom>,
+    /// A poll between polls (status `waiting`): when it polls next (Unix
+    /// ms), so a reload counts down as the live badge does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_poll_at: Option<i64>,
 }
 
 /// The recorded activation a reused one was taken from.
@@ -157,6 +166,7 @@ impl ActivationRecord {
             waiting: None,
             decision: None,
             reused_from: None,
+            next_poll_at: None,
         }
     }
 

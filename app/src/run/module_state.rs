@@ -219,7 +219,10 @@ fn run_ended(event: &RunEvent, before: Option<&ModuleRun>, at: Option<f64>) -> O
         RunEvent::RunFailed { error, .. } if error.starts_with(wire::cost::BUDGET_EXCEEDED) => {
             (ModuleRunState::Cancelled, Some("budget spent".to_owned()))
         }
-        _ => (ModuleRunState::Failed, None),
+        // Another module's failure ended the run: what was still going was
+        // stopped, and is recorded cancelled (one that finished meanwhile
+        // said so with its own event first).
+        _ => (ModuleRunState::Cancelled, None),
     };
     match before {
         Some(run) if matches!(run.state, ModuleRunState::Running | ModuleRunState::Waiting) => {
@@ -909,11 +912,14 @@ mod tests {
         assert_eq!(running.state, ModuleRunState::Cancelled);
         assert_eq!(running.finished_ms, Some(1002.0));
         assert_eq!(queued, None);
+        // Another module's failure stopped it: cancelled, as recorded.
         let (running, _) = end(RunEvent::RunFailed {
             status: RunStatus::Failed,
             error: "x".to_owned(),
         });
-        assert_eq!(running.unwrap().state, ModuleRunState::Failed);
+        let running = running.unwrap();
+        assert_eq!(running.state, ModuleRunState::Cancelled);
+        assert_eq!(running.badge_text(0.0), "■ cancelled");
         // A spent budget stopped it; it did not fail.
         let (running, _) = end(RunEvent::RunFailed {
             status: RunStatus::Failed,

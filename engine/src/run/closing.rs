@@ -37,6 +37,22 @@ impl Run {
                 },
                 Ending::TimedOut(_) | Ending::Cancelled => ActivationStatus::Cancelled,
             };
+            // What finished as the run ended says so, as its record will:
+            // the live view must not guess it was stopped.
+            let module_id = record.module_id.clone();
+            let activation = record.activation;
+            match (&record.status, &record.error) {
+                (ActivationStatus::Completed, _) => self.emit(RunEvent::ModuleCompleted {
+                    module_id,
+                    activation,
+                }),
+                (ActivationStatus::Failed, Some(error)) => self.emit(RunEvent::ModuleFailed {
+                    module_id,
+                    activation,
+                    error: error.clone(),
+                }),
+                _ => {}
+            }
         }
         self.commands.push(Command::SaveActivation {
             record: Arc::new(record),
@@ -137,7 +153,7 @@ impl Run {
             let mut record = ActivationRecord::new(self.module_id(module), activation, now);
             record.status = ActivationStatus::Cancelled;
             record.finished_at = record.started_at.into();
-            record.error = Some("the run ended before it had a slot to start in".to_owned());
+            record.error = Some(wire::activation::NEVER_STARTED.to_owned());
             self.commands.push(Command::SaveActivation {
                 record: Arc::new(record),
                 ending: None,

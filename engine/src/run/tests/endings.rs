@@ -28,7 +28,57 @@ fn an_activation_that_finished_as_the_run_was_cancelled_keeps_its_result() {
     let mut run = work(json!({}), &[]);
     run.step(|run, _| run.on_cancel());
     let (lines, _) = run.close(|| done(output("work", &[("data_out", "Done in time")])));
-    assert_eq!(lines, ["save work#1 completed", "run.cancelled"]);
+    // Said live as it is recorded: completed, not stopped by the cancel.
+    assert_eq!(
+        lines,
+        [
+            "module.completed work#1",
+            "save work#1 completed",
+            "run.cancelled"
+        ]
+    );
+}
+
+/// in → left and in → right: two agent tasks running side by side.
+fn side_by_side() -> Stepper {
+    use super::{cable, graph, module, task};
+    let mut run = Stepper::new(graph(
+        vec![
+            module("in", "step.input", json!({})),
+            task("left", json!({})),
+            task("right", json!({})),
+        ],
+        vec![
+            cable("c1", ("in", "data_out"), ("left", "data_in")),
+            cable("c2", ("in", "data_out"), ("right", "data_in")),
+        ],
+    ));
+    run.start();
+    run.answer("in");
+    run
+}
+
+#[test]
+fn a_sibling_stopped_by_another_s_failure_is_recorded_cancelled_and_says_nothing_more() {
+    let mut run = side_by_side();
+    run.end("left", super::error("no"));
+    let (lines, ending) = run.close(|| Ending::Cancelled);
+    assert_eq!(ending.status, RunStatus::Failed);
+    // The live view turns what was running at run.failed into cancelled,
+    // as the record says.
+    assert_eq!(lines, ["save right#1 cancelled", "run.failed"]);
+}
+
+#[test]
+fn a_sibling_that_failed_on_its_own_as_the_run_ended_says_so_before_the_run_ends() {
+    let mut run = side_by_side();
+    run.end("left", super::error("no"));
+    let (lines, _) = run.close(|| super::error("also no"));
+    assert_eq!(
+        lines,
+        ["module.failed right#1", "save right#1 failed", "run.failed"]
+    );
+    assert_eq!(run.record("right", 1).error.as_deref(), Some("also no"));
 }
 
 #[test]
