@@ -129,27 +129,41 @@ ensure_acp_python_sdk() {
   echo "$venv/bin/python"
 }
 
-# A real coding agent for the optional real-agent test: Gemini CLI (Apache-2.0),
-# spoken to over ACP with --acp, its model calls sent to a loopback mock.
-# Prints the path of its gemini.js, or nothing (with a warning) when npm cannot
-# install it: the test then says it skipped.
+# Real coding agents for the optional real-agent tests, each spoken to over
+# ACP with its model calls sent to a loopback mock: Gemini CLI (Apache-2.0,
+# --acp, a mock of Google's API) and Qwen Code (Apache-2.0, --acp, a mock of
+# OpenAI's Chat Completions). Each has a folder of its own (npm --no-save
+# would prune the other). Prints the path of the agent's script, or nothing
+# (with a warning) when npm cannot install it: its test then says it skipped.
 REAL_AGENT_PACKAGE="@google/gemini-cli@0.61.0"
-ensure_real_agent() {
-  local folder="${XDG_CACHE_HOME:-$HOME/.cache}/patchbay/real-agents"
-  local script="$folder/node_modules/@google/gemini-cli/bundle/gemini.js"
-  if [ ! -f "$script" ] || [ "$(cat "$folder/.patchbay-package" 2>/dev/null)" != "$REAL_AGENT_PACKAGE" ]; then
+SECOND_REAL_AGENT_PACKAGE="@qwen-code/qwen-code@0.24.4"
+ensure_npm_agent() {
+  local folder="$1" package="$2" script="$1/$3"
+  if [ ! -f "$script" ] || [ "$(cat "$folder/.patchbay-package" 2>/dev/null)" != "$package" ]; then
     ensure_node
-    say "installing a real ACP agent ($REAL_AGENT_PACKAGE) for the optional real-agent test"
+    say "installing a real ACP agent ($package) for the optional real-agent tests"
     mkdir -p "$folder"
-    if (cd "$folder" && npm install --no-audit --no-fund --loglevel=error --no-save \
-      --prefix "$folder" "$REAL_AGENT_PACKAGE" >&2); then
-      echo "$REAL_AGENT_PACKAGE" >"$folder/.patchbay-package"
+    # Qwen Code asks for Node 22 and runs on Debian's 20 (checked); its
+    # optional packages (images, a terminal, the clipboard) ACP never uses.
+    if (cd "$folder" && npm install --no-audit --no-fund --loglevel=error --no-save --omit=optional \
+      --engine-strict=false --prefix "$folder" "$package" >&2); then
+      echo "$package" >"$folder/.patchbay-package"
     else
-      echo "warning: npm could not install $REAL_AGENT_PACKAGE; the real-agent test will skip" >&2
+      echo "warning: npm could not install $package; its real-agent test will skip" >&2
       return 0
     fi
   fi
   echo "$script"
+}
+
+ensure_real_agent() {
+  ensure_npm_agent "${XDG_CACHE_HOME:-$HOME/.cache}/patchbay/real-agents" \
+    "$REAL_AGENT_PACKAGE" node_modules/@google/gemini-cli/bundle/gemini.js
+}
+
+ensure_second_real_agent() {
+  ensure_npm_agent "${XDG_CACHE_HOME:-$HOME/.cache}/patchbay/real-agents/qwen-code" \
+    "$SECOND_REAL_AGENT_PACKAGE" node_modules/@qwen-code/qwen-code/cli-entry.js
 }
 
 ensure_build_tools() {

@@ -128,6 +128,18 @@ pub(super) async fn run_turn(
     }
 }
 
+/// Qwen Code reports each model call's tokens on an empty message chunk
+/// (`_meta.usage {inputTokens, outputTokens}`) and none on the prompt's
+/// response: a turn's figure is their sum.
+fn count_chunk_usage(meta: Option<&serde_json::Map<String, Value>>, outcome: &mut TurnOutcome) {
+    let Some(usage) = meta.and_then(|meta| meta.get("usage")) else {
+        return;
+    };
+    let number = |key: &str| usage.get(key).and_then(Value::as_u64).unwrap_or(0);
+    outcome.tokens_in += number("inputTokens");
+    outcome.tokens_out += number("outputTokens");
+}
+
 fn finish(outcome: &mut TurnOutcome, response: &PromptResponse) {
     outcome.stop_reason = serde_json::to_value(response.stop_reason)
         .ok()
@@ -167,10 +179,14 @@ fn take_update(
         }
         SessionUpdate::AgentMessageChunk(ContentChunk {
             content: ContentBlock::Text(text),
+            meta,
             ..
         }) => {
-            outcome.text.push_str(&text.text);
-            let _ = events.send(TurnEvent::Text(text.text));
+            count_chunk_usage(meta.as_ref(), outcome);
+            if !text.text.is_empty() {
+                outcome.text.push_str(&text.text);
+                let _ = events.send(TurnEvent::Text(text.text));
+            }
         }
         SessionUpdate::ToolCall(call) => {
             let id = call.tool_call_id.to_string();

@@ -1,0 +1,347 @@
+//! A second real coding agent, Qwen Code (`@qwen-code/qwen-code` with
+//! `--acp`), driven by coding modules through the HTTP API. Its model calls
+//! go to a loopback mock of OpenAI's Chat Completions (the wire the project's
+//! own provider speaks), which plays a read of notes.md, an edit of it (tool
+//! calls the agent asks permission for and performs through our confined
+//! `fs/*` methods), then plain text. A downstream module asks to continue the
+//! agent's session (Qwen Code offers `session/load`).
+//!
+//! Optional and slower (about ten seconds): scripts/test installs the package
+//! in `~/.cache/patchbay/real-agents/qwen-code`; when it is absent the test
+//! says why and skips, unless `PATCHBAY_REQUIRE_REAL_AGENT=1`.
+
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::State;
+use axum::http::{StatusCode, Uri, header};
+use axum::response::{IntoResponse, Response};
+use graph::Extra;
+use graph::config::{SessionMode, WorkspaceConfig};
+use serde_json::{Value, json};
+use support::coding::{activation_of, agent, coding_chain_graph, config, run_document, setup};
+use support::coding::{responses_of, transcript_of};
+
+const NEW_CONTENT: &str = "edited by Qwen Code through Patchbay\n";
+/// Prompt tokens the mock reports for every call.
+const PROMPT_TOKENS: u64 = 11;
+
+/// `cli-entry.js` of an installed Qwen Code, or why there is none.
+fn qwen_code() -> Result<PathBuf, String> {
+    let script = match std::env::var("PATCHBAY_TEST_QWEN_CODE") {
+        Ok(path) if !path.is_empty() => PathBuf::from(path),
+        _ => {
+            let home = std::env::var("HOME").map_err(|_| "HOME is not set".to_owned())?;
+            PathBuf::from(home).join(
+                ".cache/patchbay/real-agents/qwen-code/node_modules/@qwen-code/qwen-code/cli-entry.js",
+            )
+        }
+    };
+    if !script.exists() {
+        return Err(format!(
+            "{} is not installed (scripts/test installs @qwen-code/qwen-code; PATCHBAY_TEST_QWEN_CODE names another copy)",
+            script.display()
+        ));
+    }
+    match std::process::Command::new("node").arg("--version").output() {
+        Ok(output) if output.status.success() => Ok(script),
+        _ => Err("node is not on PATH".to_owned()),
+    }
+}
+
+/// The chat requests the mock received, in order.
+#[derive(Clone, Default)]
+struct MockOpenAi {
+    calls: Arc<Mutex<Vec<Value>>>,
+}
+
+fn text_of(content: &Value) -> String {
+    match content {
+        Value::String(text) => text.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|part| part["text"].as_str())
+            .collect(),
+        _ => String::new(),
+    }
+}
+
+/// The folder the agent works in, as its first message says it.
+fn working_folder(messages: &[Value]) -> String {
+    const SAID: &str = "I'm currently working in the directory: ";
+    messages
+        .iter()
+        .map(|message| text_of(&message["content"]))
+        .find_map(|text| {
+            let start = text.find(SAID)? + SAID.len();
+            text[start..].split_whitespace().next().map(str::to_owned)
+        })
+        .unwrap_or_default()
+}
+
+/// What the recorded model says next: asked to edit notes.md, it reads the
+/// file, then writes it (Qwen Code writes only what it has read), then says
+/// so; anything else is answered with how much history it was sent.
+enum Reply {
+    Tool(&'static str, Value),
+    Text(String),
+}
+
+fn reply(request: &Value) -> Reply {
+    let messages = request["messages"].as_array().cloned().unwrap_or_default();
+    let notes = format!("{}/notes.md", working_folder(&messages));
+    let last = messages.last().cloned().unwrap_or(Value::Null);
+    if last["role"] == "tool" {
+        let called = messages
+            .iter()
+            .rev()
+            .find(|message| message["role"] == "assistant")
+            .and_then(|message| message["tool_calls"][0]["function"]["name"].as_str());
+        return match called {
+            Some("read_file") => Reply::Tool(
+                "write_file",
+                json!({"file_path": notes, "content": NEW_CONTENT}),
+            ),
+            _ => Reply::Text("I updated notes.md.".to_owned()),
+        };
+    }
+    if last["role"] == "user" && text_of(&last["content"]).contains("EDIT notes.md") {
+        return Reply::Tool("read_file", json!({"file_path": notes}));
+    }
+    Reply::Text(format!(
+        "Re-prompt answer, with {} messages of history.",
+        messages.len()
+    ))
+}
+
+/// One streamed chunk of a chat completion.
+fn chunk(delta: &Value, finish: Option<&str>) -> String {
+    let chunk = json!({
+        "id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 0, "model": "mock-model",
+        "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+    });
+    format!("data: {chunk}\n\n")
+}
+
+async fn answer(State(mock): State<MockOpenAi>, uri: Uri, body: Bytes) -> Response {
+    if uri.path().ends_with("/models") {
+        return axum::Json(json!({"object": "list", "data": [{"id": "mock-model", "object": "model", "created": 0, "owned_by": "mock"}]}))
+            .into_response();
+    }
+    if !uri.path().ends_with("/chat/completions") {
+        return StatusCode::NOT_FOUND.into_response();
+    }
+    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let reply = reply(&request);
+    mock.calls.lock().unwrap().push(request);
+    let mut stream = String::new();
+    let finish = match reply {
+        Reply::Tool(name, arguments) => {
+            let call = json!({"index": 0, "id": format!("call_{name}"), "type": "function",
+                "function": {"name": name, "arguments": arguments.to_string()}});
+            stream.push_str(&chunk(
+                &json!({"role": "assistant", "content": null, "tool_calls": [call]}),
+                None,
+            ));
+            "tool_calls"
+        }
+        Reply::Text(text) => {
+            stream.push_str(&chunk(&json!({"role": "assistant", "content": text}), None));
+            "stop"
+        }
+    };
+    stream.push_str(&chunk(&json!({}), Some(finish)));
+    let usage = json!({
+        "id": "chatcmpl-mock", "object": "chat.completion.chunk", "created": 0, "model": "mock-model",
+        "choices": [],
+        "usage": {"prompt_tokens": PROMPT_TOKENS, "completion_tokens": 7, "total_tokens": PROMPT_TOKENS + 7},
+    });
+    stream.push_str(&format!("data: {usage}\n\ndata: [DONE]\n\n"));
+    ([(header::CONTENT_TYPE, "text/event-stream")], stream).into_response()
+}
+
+async fn start_mock() -> (MockOpenAi, String) {
+    let mock = MockOpenAi::default();
+    let app = Router::new().fallback(answer).with_state(mock.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (mock, format!("http://{address}/v1"))
+}
+
+/// The server's configuration: a profile for Qwen Code, asking permission
+/// for edits (`--approval-mode default`; its own default writes without
+/// asking), its settings turning off telemetry, update checks and the side
+/// calls it makes after each turn.
+fn write_config(folder: &Path, script: &Path, mock_url: &str) -> PathBuf {
+    let package = script
+        .ancestors()
+        .find(|folder| {
+            folder
+                .file_name()
+                .is_some_and(|name| name == "node_modules")
+        })
+        .unwrap_or_else(|| script.parent().unwrap());
+    let settings = folder.join("qwen-settings.json");
+    std::fs::write(
+        &settings,
+        json!({
+            "security": {"auth": {"selectedType": "openai"}},
+            "model": {"name": "mock-model"},
+            "general": {"enableAutoUpdate": false},
+            "privacy": {"usageStatisticsEnabled": false},
+            "telemetry": {"enabled": false},
+            "ui": {"enableFollowupSuggestions": false},
+            "memory": {"enableManagedAutoMemory": false, "enableManagedAutoDream": false, "enableAutoSkill": false},
+        })
+        .to_string(),
+    )
+    .unwrap();
+    let config_file = folder.join("patchbay.toml");
+    std::fs::write(
+        &config_file,
+        format!(
+            "[[acp_profiles]]\nid = \"qwen\"\nname = \"Qwen Code\"\ncommand = \"node\"\n\
+             args = [{:?}, \"--acp\", \"--approval-mode\", \"default\"]\n\
+             read_only = [{:?}, {:?}]\n\
+             env = {{ OPENAI_API_KEY = \"dummy\", OPENAI_BASE_URL = {:?}, OPENAI_MODEL = \"mock-model\", \
+             QWEN_USAGE_STATISTICS_ENABLED = \"false\", QWEN_CODE_SYSTEM_SETTINGS_PATH = {:?} }}\n",
+            script.display().to_string(),
+            package.display().to_string(),
+            settings.display().to_string(),
+            mock_url,
+            settings.display().to_string(),
+        ),
+    )
+    .unwrap();
+    config_file
+}
+
+#[tokio::test]
+async fn qwen_code_edits_a_file_answers_a_re_prompt_and_is_offered_to_the_next_module() {
+    let script = match qwen_code() {
+        Ok(script) => script,
+        Err(reason) => {
+            assert!(
+                std::env::var("PATCHBAY_REQUIRE_REAL_AGENT").is_err(),
+                "the real agent is required here: {reason}"
+            );
+            eprintln!("skipped: no second real ACP agent: {reason}");
+            return;
+        }
+    };
+    let (mock, mock_url) = start_mock().await;
+    let folder = tempfile::tempdir().unwrap();
+    let config_file = write_config(folder.path(), &script, &mock_url);
+    let project = tempfile::tempdir().unwrap();
+    std::fs::write(project.path().join("notes.md"), "first draft\n").unwrap();
+
+    let setup = setup(Some(&config_file)).await;
+    let mut builder = agent("builder", None, &["Summarise what you changed."]);
+    builder.acp_profile_id = Some("qwen".to_owned());
+    let mut build = config(
+        "EDIT notes.md so that it says who edited it.",
+        vec![builder],
+    );
+    build.workspace = WorkspaceConfig {
+        path: Some(project.path().display().to_string()),
+        extra: Extra::new(),
+    };
+    let mut fixer = agent("fixer", Some("What did you change before?"), &[]);
+    fixer.acp_profile_id = Some("qwen".to_owned());
+    fixer.session_mode = SessionMode::Continue;
+    let document = coding_chain_graph(vec![
+        ("build", "Build", build),
+        ("fix", "Fix", config("Go on.", vec![fixer])),
+    ]);
+    let run = run_document(&setup, document, "notes").await;
+    assert_eq!(run["status"], "completed", "{run}");
+
+    // Build: the edit, the reply after it, the re-prompt in the same session.
+    let responses = responses_of(&run, "build");
+    let labels: Vec<&str> = responses.iter().map(|(label, _)| label.as_str()).collect();
+    assert_eq!(labels, ["builder · Original", "builder · Re-prompt 1"]);
+    assert!(
+        responses[0].1.contains("I updated notes.md."),
+        "{responses:?}"
+    );
+    assert!(responses[1].1.contains("Re-prompt answer"), "{responses:?}");
+    let build = activation_of(&run, "build");
+    let text = transcript_of(&run, "build");
+    assert!(text.contains("permission allowed"), "{text}");
+    assert!(text.contains("wrote "), "{text}");
+    let diff = build["outputs"]["diff_out"]["content"].as_str().unwrap();
+    assert!(diff.contains("-first draft"), "{diff}");
+    assert!(
+        diff.contains(&format!("+{}", NEW_CONTENT.trim_end())),
+        "{diff}"
+    );
+    // The configured folder was copied, never edited in place.
+    assert_eq!(
+        std::fs::read_to_string(project.path().join("notes.md")).unwrap(),
+        "first draft\n"
+    );
+
+    // Four model calls for Build (read, write, the reply, the re-prompt),
+    // the re-prompt's carrying the whole first turn: one session. Its
+    // tokens come from the empty message chunks Qwen Code reports them on.
+    let calls = mock.calls.lock().unwrap().clone();
+    let history: Vec<usize> = calls
+        .iter()
+        .map(|call| call["messages"].as_array().map_or(0, Vec::len))
+        .collect();
+    assert!(history.len() >= 4, "{history:?}");
+    assert!(
+        history[..4].windows(2).all(|pair| pair[0] < pair[1]),
+        "{history:?}"
+    );
+    let receipt = &build["receipt"];
+    assert_eq!(receipt["provider"], "acp:qwen");
+    assert_eq!(receipt["simulated"], false);
+    assert_eq!(
+        receipt["tokens_in"],
+        4 * PROMPT_TOKENS,
+        "{PROMPT_TOKENS} prompt tokens for each of Build's 4 model calls: {receipt}"
+    );
+
+    // Fix asked to continue Build's session. Qwen Code keeps a session with
+    // the folder it was opened in, and Fix works in a copy of Build's
+    // folder: the agent cannot load it there, and the transcript says so
+    // before Fix goes on in a new session with Build's output.
+    let fix = transcript_of(&run, "fix");
+    assert!(
+        fix.contains("could not load session"),
+        "what happened to the session is said: {fix}"
+    );
+    assert_eq!(activation_of(&run, "fix")["status"], "completed");
+
+    // What the agent offers is learned from the run: the agent card shows it.
+    let (_, catalogue) = support::call(&setup.router, support::get("/api/providers")).await;
+    let profile = catalogue["acp_profiles"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|profile| profile["id"] == "qwen")
+        .cloned()
+        .unwrap();
+    let offers = &profile["offers"];
+    assert_eq!(offers["load_session"], true, "{profile}");
+    assert!(
+        offers["models"].as_array().is_some_and(|models| models
+            .iter()
+            .any(|model| model.as_str().is_some_and(|id| id.contains("mock-model")))),
+        "{profile}"
+    );
+    assert!(
+        offers["modes"]
+            .as_array()
+            .is_some_and(|modes| modes.iter().any(|mode| mode == "default")),
+        "{profile}"
+    );
+}
