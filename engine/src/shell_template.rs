@@ -14,9 +14,8 @@
 //! out. Where a variable stands is read by the small lexer of POSIX sh
 //! below; a mistake there can misquote a value or refuse it, never run it.
 
-use std::collections::VecDeque;
-
-use graph::template::{Variable, variables};
+use graph::shell_places::{Place, places};
+use graph::template::variables;
 
 use crate::render::{RunState, fill as fill_text};
 
@@ -64,16 +63,6 @@ impl std::fmt::Display for Script {
         }
         Ok(())
     }
-}
-
-/// Where, to sh, a variable of the script stands.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Place {
-    Unquoted,
-    DoubleQuoted,
-    SingleQuoted,
-    HereDocument,
-    QuotedHereDocument,
 }
 
 /// `template` with its variables filled from `state` as references to
@@ -125,167 +114,6 @@ pub fn fill(template: &str, state: &RunState) -> Result<Script, String> {
         }
     })?;
     Ok(Script { text, bindings })
-}
-
-/// A here-document whose operator has been read, its body not yet.
-struct HereDocument {
-    delimiter: String,
-    quoted: bool,
-    strip_tabs: bool,
-}
-
-/// Where each of `found` (in order) stands in `text`.
-fn places(text: &str, found: &[Variable<'_>]) -> Vec<Place> {
-    let bytes = text.as_bytes();
-    let mut places = Vec::with_capacity(found.len());
-    let mut next = found.iter().peekable();
-    let mut place = Place::Unquoted;
-    let mut comment = false;
-    let mut pending: VecDeque<HereDocument> = VecDeque::new();
-    let mut body: Option<HereDocument> = None;
-    let mut index = 0;
-    while index < bytes.len() {
-        if let Some(document) = &body {
-            // A whole line of the body, or its end.
-            let line_end = text[index..]
-                .find('\n')
-                .map_or(bytes.len(), |at| index + at);
-            let line = text[index..line_end].trim_end_matches('\r');
-            let line = if document.strip_tabs {
-                line.trim_start_matches('\t')
-            } else {
-                line
-            };
-            let inside = if line == document.delimiter {
-                Place::Unquoted
-            } else if document.quoted {
-                Place::QuotedHereDocument
-            } else {
-                Place::HereDocument
-            };
-            while next.next_if(|variable| variable.start < line_end).is_some() {
-                places.push(inside);
-            }
-            if line == document.delimiter {
-                body = pending.pop_front();
-            }
-            index = line_end + 1;
-            continue;
-        }
-        if let Some(variable) = next.next_if(|variable| variable.start <= index) {
-            places.push(if comment { Place::Unquoted } else { place });
-            // Its name may hold anything, quotes included: not sh's text.
-            index = index.max(variable.end);
-            continue;
-        }
-        let byte = bytes[index];
-        if byte == b'\n' {
-            comment = false;
-            if place != Place::SingleQuoted && place != Place::DoubleQuoted {
-                body = pending.pop_front();
-            }
-            index += 1;
-            continue;
-        }
-        if comment {
-            index += 1;
-            continue;
-        }
-        match (place, byte) {
-            (Place::Unquoted | Place::DoubleQuoted, b'\\') => index += 2,
-            (Place::Unquoted, b'\'') => {
-                place = Place::SingleQuoted;
-                index += 1;
-            }
-            (Place::Unquoted, b'"') => {
-                place = Place::DoubleQuoted;
-                index += 1;
-            }
-            (Place::SingleQuoted, b'\'') | (Place::DoubleQuoted, b'"') => {
-                place = Place::Unquoted;
-                index += 1;
-            }
-            (Place::Unquoted, b'#') if starts_word(bytes, index) => {
-                comment = true;
-                index += 1;
-            }
-            // `<<<` (bash's here-string) is no here-document.
-            (Place::Unquoted, b'<') if bytes.get(index + 1) == Some(&b'<') => {
-                if bytes.get(index + 2) == Some(&b'<') {
-                    index += 3;
-                } else {
-                    let (document, after) = here_document(bytes, index + 2);
-                    if !document.delimiter.is_empty() {
-                        pending.push_back(document);
-                    }
-                    index = after;
-                }
-            }
-            _ => index += 1,
-        }
-    }
-    // Variables past the end (none: each starts inside the text).
-    places.resize(found.len(), place);
-    places
-}
-
-/// Whether the byte at `index` begins a word (where `#` starts a comment).
-fn starts_word(bytes: &[u8], index: usize) -> bool {
-    index == 0
-        || bytes
-            .get(index - 1)
-            .is_some_and(|before| before.is_ascii_whitespace() || b";&|()<>".contains(before))
-}
-
-/// The here-document whose operator `<<` ends just before `index`, and
-/// where its delimiter word ends. A delimiter with any quoting in it makes
-/// a quoted here-document, whose body nothing expands in.
-fn here_document(bytes: &[u8], mut index: usize) -> (HereDocument, usize) {
-    let strip_tabs = bytes.get(index) == Some(&b'-');
-    if strip_tabs {
-        index += 1;
-    }
-    while bytes
-        .get(index)
-        .is_some_and(|byte| *byte == b' ' || *byte == b'\t')
-    {
-        index += 1;
-    }
-    let mut delimiter = Vec::new();
-    let mut quoted = false;
-    while let Some(&byte) = bytes.get(index) {
-        if byte.is_ascii_whitespace() || b";&|<>()".contains(&byte) {
-            break;
-        }
-        match byte {
-            b'\'' | b'"' => {
-                quoted = true;
-                let close = bytes[index + 1..]
-                    .iter()
-                    .position(|inner| *inner == byte)
-                    .map_or(bytes.len(), |at| index + 1 + at);
-                delimiter.extend_from_slice(&bytes[index + 1..close]);
-                index = close + 1;
-            }
-            b'\\' => {
-                quoted = true;
-                delimiter.extend(bytes.get(index + 1));
-                index += 2;
-            }
-            _ => {
-                delimiter.push(byte);
-                index += 1;
-            }
-        }
-    }
-    (
-        HereDocument {
-            delimiter: String::from_utf8_lossy(&delimiter).into_owned(),
-            quoted,
-            strip_tabs,
-        },
-        index.min(bytes.len()),
-    )
 }
 
 #[cfg(test)]

@@ -24,6 +24,7 @@ pub mod ports;
 pub mod reprompt;
 pub mod reuse;
 pub mod routing;
+pub mod shell_places;
 pub mod starter;
 pub mod template;
 pub mod topology;

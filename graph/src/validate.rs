@@ -602,7 +602,7 @@ fn check_validators(findings: &mut ModuleFindings<'_>, kind_config: &dyn KindCon
         findings.report(
             Code::ValidatorInvalid,
             Some("config.validators".to_owned()),
-            format!("\"{name}\" has validators and an intent gate: a fix turn would take the place of the gate's answer, so choose one"),
+            format!("\"{name}\" has validators and an intent gate: a fix turn would take the place of the gate's answer. Check its work in a module of its own after the gate (a command with the validators' command), or remove the gate"),
         );
     }
     if let Some(why) = kind_config.validators_unsupported() {
@@ -712,6 +712,47 @@ fn check_module(
     }
     kind_config.validate_cables(&mut findings);
     check_templates(&mut findings, topology);
+    check_shell_scripts(&mut findings, kind_config);
+}
+
+/// Its shell scripts (a command's or poll's, each validator's): a variable
+/// in a quoted here-document (`<<'EOF'`) is never filled in, which the run
+/// would find only when it reaches the module.
+fn check_shell_scripts(findings: &mut ModuleFindings<'_>, kind_config: &dyn KindConfig) {
+    let mut scripts: Vec<(String, &str)> = Vec::new();
+    if findings
+        .module
+        .kind()
+        .is_some_and(crate::ModuleKind::runs_a_command)
+    {
+        scripts.extend(
+            kind_config
+                .further_prompt_texts()
+                .into_iter()
+                .filter(|(path, _)| path == "config.command"),
+        );
+    }
+    if let Some(validation) = kind_config.validation() {
+        for (index, validator) in validation.validators.iter().enumerate() {
+            scripts.push((
+                format!("config.validators[{index}].command"),
+                validator.command.as_str(),
+            ));
+        }
+    }
+    let name = findings.name().to_owned();
+    for (path, script) in scripts {
+        for variable in crate::shell_places::in_quoted_here_documents(script) {
+            findings.report(
+                Code::TemplateUnresolved,
+                Some(path.clone()),
+                format!(
+                    "{{{{ {} }}}} in \"{name}\" cannot be filled: it is in a quoted here-document (<<'EOF'), where nothing is filled in; use an unquoted one (<<EOF), where its value goes in as written",
+                    variable.name
+                ),
+            );
+        }
+    }
 }
 
 fn check_templates(findings: &mut ModuleFindings<'_>, topology: &Topology<'_>) {

@@ -1634,7 +1634,20 @@ fn validator_invalid() {
     // Not beside an intent gate, whose answer a fix turn would replace.
     let mut gated = good.clone();
     gated["intent_gate"] = json!({"allowed_intents": ["closing"]});
-    assert_eq!(codes(&chain(gated)), [Code::ValidatorInvalid]);
+    let findings = validate(&chain(gated), &ValidationContext::default());
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert_eq!(findings[0].code, Code::ValidatorInvalid);
+    // Saying why and what to do instead.
+    assert!(
+        findings[0]
+            .message
+            .contains("a fix turn would take the place of the gate's answer")
+            && findings[0]
+                .message
+                .contains("in a module of its own after the gate"),
+        "{}",
+        findings[0].message
+    );
     // A coding module's validators need sequential agents.
     let coding = |coordination: &str| {
         let mut config = good.clone();
@@ -1643,5 +1656,70 @@ fn validator_invalid() {
         load(vec![module("m1", "step.coding", config)], vec![])
     };
     assert_eq!(codes(&coding("sequential")), []);
-    assert_eq!(codes(&coding("parallel")), [Code::ValidatorInvalid]);
+    for coordination in ["parallel", "review_chain"] {
+        let findings = validate(&coding(coordination), &ValidationContext::default());
+        assert_eq!(findings.len(), 1, "{coordination}: {findings:?}");
+        assert_eq!(findings[0].code, Code::ValidatorInvalid);
+        assert!(
+            findings[0].message.contains("which need sequential agents"),
+            "{}",
+            findings[0].message
+        );
+    }
+}
+
+#[test]
+fn template_in_a_quoted_here_document() {
+    // A command's variable in a quoted here-document is never filled in:
+    // said before the run reaches it, at the script's field.
+    let command = |script: &str| {
+        load(
+            vec![
+                module("m1", "step.input", json!({})),
+                module("m2", "step.command", json!({"command": script})),
+            ],
+            vec![cable("c1", ("m1", "data_out"), ("m2", "data_in"))],
+        )
+    };
+    let quoted = command("cat <<'EOF' > notes.md\n{{ input }}\nEOF");
+    let findings: Vec<graph::Finding> = validate(&quoted, &ValidationContext::default())
+        .into_iter()
+        .filter(|finding| finding.code != Code::UnwiredFailure)
+        .collect();
+    assert_eq!(findings.len(), 1, "{findings:?}");
+    assert_eq!(findings[0].code, Code::TemplateUnresolved);
+    assert_eq!(
+        findings[0].path.as_deref(),
+        Some("modules[1].config.command")
+    );
+    assert!(
+        findings[0]
+            .message
+            .contains("{{ input }} in \"m2\" cannot be filled: it is in a quoted here-document")
+            && findings[0].message.contains("use an unquoted one (<<EOF)"),
+        "{}",
+        findings[0].message
+    );
+    assert_eq!(
+        codes(&command("cat <<EOF > notes.md\n{{ input }}\nEOF")),
+        [Code::UnwiredFailure]
+    );
+    // A validator's command too.
+    let validators = json!([{"name": "tests", "command": "sh <<'EOF'\ntest -n '{{ run_id }}'\nEOF",
+                             "success_when": "exit_code:0", "failure_pattern": "failing"}]);
+    let patterns = json!([{"name": "failing", "prompt": "Fix it."}]);
+    let findings = validate(
+        &chain(json!({"validators": validators, "failure_patterns": patterns})),
+        &ValidationContext::default(),
+    );
+    assert_eq!(
+        findings
+            .iter()
+            .map(|finding| (finding.code, finding.path.as_deref()))
+            .collect::<Vec<_>>(),
+        [(
+            Code::TemplateUnresolved,
+            Some("modules[1].config.validators[0].command")
+        )]
+    );
 }
