@@ -413,7 +413,9 @@ impl CanvasModel {
             pointer: StoredValue::new(None),
             pane_size,
             region: Memo::new(move |_| region_around(drawn_view.get(), pane_size.get())),
-            clock: RwSignal::new(0.0),
+            // Now, on the server too: a badge it draws (a poll's countdown,
+            // a running module's time) reads as the browser's will.
+            clock: RwSignal::new(crate::editor::state::now_ms()),
             virtualize: RwSignal::new(false),
             dragging: RwSignal::new(Vec::new()),
             layout: RwSignal::new(0),
