@@ -12,7 +12,6 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
 use axum::Router;
@@ -24,32 +23,9 @@ use graph::Extra;
 use graph::config::WorkspaceConfig;
 use serde_json::{Value, json};
 use support::coding::{activation, agent, config, responses, run, setup, transcript};
+use support::real_agent;
 
 const NEW_CONTENT: &str = "edited by Gemini CLI through Patchbay\n";
-
-/// `bundle/gemini.js` of an installed Gemini CLI, or why there is none.
-fn gemini_cli() -> Result<PathBuf, String> {
-    let script = match std::env::var("PATCHBAY_TEST_GEMINI_CLI") {
-        Ok(path) if !path.is_empty() => PathBuf::from(path),
-        _ => {
-            let home = std::env::var("HOME").map_err(|_| "HOME is not set".to_owned())?;
-            PathBuf::from(home).join(
-                ".cache/patchbay/real-agents/node_modules/@google/gemini-cli/bundle/gemini.js",
-            )
-        }
-    };
-    if !script.exists() {
-        return Err(format!(
-            "{} is not installed (scripts/test installs @google/gemini-cli; PATCHBAY_TEST_GEMINI_CLI names another copy)",
-            script.display()
-        ));
-    }
-    let node = std::process::Command::new("node").arg("--version").output();
-    match node {
-        Ok(output) if output.status.success() => Ok(script),
-        _ => Err("node is not on PATH".to_owned()),
-    }
-}
 
 /// The model calls the mock received, in order.
 #[derive(Clone, Default)]
@@ -130,16 +106,12 @@ async fn start_mock() -> (MockGemini, String) {
 
 #[tokio::test]
 async fn gemini_cli_edits_a_file_and_answers_a_re_prompt_in_the_same_session() {
-    let script = match gemini_cli() {
-        Ok(script) => script,
-        Err(reason) => {
-            assert!(
-                std::env::var("PATCHBAY_REQUIRE_REAL_AGENT").is_err(),
-                "the real agent is required here: {reason}"
-            );
-            eprintln!("skipped: no real ACP agent: {reason}");
-            return;
-        }
+    let Some(script) = real_agent::or_skip(real_agent::script(
+        "PATCHBAY_TEST_GEMINI_CLI",
+        ".cache/patchbay/real-agents/node_modules/@google/gemini-cli/bundle/gemini.js",
+        "@google/gemini-cli",
+    )) else {
+        return;
     };
     let (mock, mock_url) = start_mock().await;
     let folder = tempfile::tempdir().unwrap();
@@ -147,14 +119,7 @@ async fn gemini_cli_edits_a_file_and_answers_a_re_prompt_in_the_same_session() {
     // The agent may read its own install (the node_modules folder holding
     // the package and what it needs); it keeps the network for its (mock)
     // vendor API.
-    let package = script
-        .ancestors()
-        .find(|folder| {
-            folder
-                .file_name()
-                .is_some_and(|name| name == "node_modules")
-        })
-        .unwrap_or_else(|| script.parent().and_then(Path::parent).unwrap());
+    let package = real_agent::package_folder(&script);
     std::fs::write(
         &config_file,
         format!(

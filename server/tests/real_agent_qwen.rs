@@ -27,33 +27,11 @@ use graph::config::{SessionMode, WorkspaceConfig};
 use serde_json::{Value, json};
 use support::coding::{activation_of, agent, coding_chain_graph, config, run_document, setup};
 use support::coding::{responses_of, transcript_of};
+use support::real_agent;
 
 const NEW_CONTENT: &str = "edited by Qwen Code through Patchbay\n";
 /// Prompt tokens the mock reports for every call.
 const PROMPT_TOKENS: u64 = 11;
-
-/// `cli-entry.js` of an installed Qwen Code, or why there is none.
-fn qwen_code() -> Result<PathBuf, String> {
-    let script = match std::env::var("PATCHBAY_TEST_QWEN_CODE") {
-        Ok(path) if !path.is_empty() => PathBuf::from(path),
-        _ => {
-            let home = std::env::var("HOME").map_err(|_| "HOME is not set".to_owned())?;
-            PathBuf::from(home).join(
-                ".cache/patchbay/real-agents/qwen-code/node_modules/@qwen-code/qwen-code/cli-entry.js",
-            )
-        }
-    };
-    if !script.exists() {
-        return Err(format!(
-            "{} is not installed (scripts/test installs @qwen-code/qwen-code; PATCHBAY_TEST_QWEN_CODE names another copy)",
-            script.display()
-        ));
-    }
-    match std::process::Command::new("node").arg("--version").output() {
-        Ok(output) if output.status.success() => Ok(script),
-        _ => Err("node is not on PATH".to_owned()),
-    }
-}
 
 /// The chat requests the mock received, in order.
 #[derive(Clone, Default)]
@@ -180,14 +158,7 @@ async fn start_mock() -> (MockOpenAi, String) {
 /// asking), its settings turning off telemetry, update checks and the side
 /// calls it makes after each turn.
 fn write_config(folder: &Path, script: &Path, mock_url: &str) -> PathBuf {
-    let package = script
-        .ancestors()
-        .find(|folder| {
-            folder
-                .file_name()
-                .is_some_and(|name| name == "node_modules")
-        })
-        .unwrap_or_else(|| script.parent().unwrap());
+    let package = real_agent::package_folder(script);
     let settings = folder.join("qwen-settings.json");
     std::fs::write(
         &settings,
@@ -225,16 +196,12 @@ fn write_config(folder: &Path, script: &Path, mock_url: &str) -> PathBuf {
 
 #[tokio::test]
 async fn qwen_code_edits_a_file_answers_a_re_prompt_and_is_offered_to_the_next_module() {
-    let script = match qwen_code() {
-        Ok(script) => script,
-        Err(reason) => {
-            assert!(
-                std::env::var("PATCHBAY_REQUIRE_REAL_AGENT").is_err(),
-                "the real agent is required here: {reason}"
-            );
-            eprintln!("skipped: no second real ACP agent: {reason}");
-            return;
-        }
+    let Some(script) = real_agent::or_skip(real_agent::script(
+        "PATCHBAY_TEST_QWEN_CODE",
+        ".cache/patchbay/real-agents/qwen-code/node_modules/@qwen-code/qwen-code/cli-entry.js",
+        "@qwen-code/qwen-code",
+    )) else {
+        return;
     };
     let (mock, mock_url) = start_mock().await;
     let folder = tempfile::tempdir().unwrap();

@@ -10,6 +10,7 @@ use std::time::Duration;
 pub mod coding;
 pub mod priced;
 pub mod processes;
+pub mod real_agent;
 
 use axum::Router;
 use axum::body::Body;
