@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 
 use serde_json::{Value, json};
 use support::processes::{
-    Seen, Server, cable, follow, module, names, provider, run_again, start_run, start_with,
-    wait_for_calls, wait_for_status, whole_log,
+    Seen, Server, cable, follow, module, names, provider, run_again, run_record, start_run,
+    start_with, wait_for_calls, wait_for_status, whole_log,
 };
 
 /// input → "Chain" (original + 3 re-prompts, on the provider) → output
@@ -323,6 +323,67 @@ async fn two_processes_on_postgresql_follow_cancel_and_take_over_each_others_run
     assert_eq!(refused.status(), 403);
     wait_for_status(&c, &second_run, "cancelled").await;
     fixture.release();
+}
+
+/// input → "Ask" (one call to the provider) → output
+fn one_call_graph() -> Value {
+    json!({
+        "modules": [
+            module("in", "step.input", json!({})),
+            module("ask", "step.agent_task", json!({
+                "instruction": "Write about tides",
+                "agent_config": {"provider": "fixture", "model": "fixture-model"}
+            })),
+            module("out", "step.output", json!({})),
+        ],
+        "cables": [
+            cable("c1", ("in", "data_out"), ("ask", "data_in")),
+            cable("c2", ("ask", "data_out"), ("out", "data_in")),
+        ]
+    })
+}
+
+/// A process frozen mid-call past its lease (a stalled machine) wakes
+/// with its reply after another process took the run over and finished
+/// it: what the second process recorded stays, the woken one's late
+/// activation record, state and events are refused (PRODUCT §8, fencing).
+#[tokio::test]
+async fn a_process_frozen_past_its_lease_cannot_overwrite_the_run_another_took_over() {
+    let Some(database) = support::databases()
+        .await
+        .into_iter()
+        .find(|database| database.name == "postgres")
+    else {
+        return;
+    };
+    let folder = tempfile::tempdir().unwrap();
+    let (fixture, config) = provider(folder.path(), Some(1)).await;
+    let a = Server::start(&database.url, &config, &[]).await;
+    let b = Server::start(&database.url, &config, &[]).await;
+    let (_, _, run_id) = start_run(&a, one_call_graph()).await;
+    wait_for_calls(&fixture, 1).await;
+    a.freeze();
+    // B takes the run over once A's lease (3 s) runs out, and asks again.
+    wait_for_calls(&fixture, 2).await;
+    fixture.release_call(2);
+    let finished = wait_for_status(&b, &run_id, "completed").await;
+    let reply = &finished["modules"]["ask"]["activations"][0]["outputs"]["data_out"];
+    assert!(reply.to_string().contains("Reply 2"), "{finished}");
+    let log = whole_log(&b, &run_id).await;
+
+    // A wakes with its answer to call 1, which it would record as the
+    // module's, and finds out (within a lease tick) that it lost the run.
+    fixture.release_call(1);
+    a.thaw();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let after = run_record(&b, &run_id).await;
+    assert_eq!(
+        after["modules"], finished["modules"],
+        "A's late writes landed"
+    );
+    assert_eq!(after["status"], "completed");
+    assert_eq!(whole_log(&b, &run_id).await, log);
+    assert_eq!(fixture.calls(), 2);
 }
 
 /// input → "Chain" (original + 3 re-prompts, on the simulated provider) →

@@ -487,7 +487,7 @@ async fn the_log_replays_after_a_restart_and_unfinished_runs_end_interrupted_whe
             .unwrap();
         state
             .store
-            .set_run_status(&stuck, "running", None)
+            .set_run_status(&stuck, "running", None, None)
             .await
             .unwrap();
         // Its log: m2 started streaming its reply and never ended.

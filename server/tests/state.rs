@@ -202,6 +202,7 @@ async fn the_run_state_is_kept_key_by_key_on_every_database() {
             .save_state(
                 "r_state",
                 &set(&[("Draft.status", "retrying"), ("Draft.attempt", "1")]),
+                None,
             )
             .await
             .unwrap();
@@ -213,6 +214,7 @@ async fn the_run_state_is_kept_key_by_key_on_every_database() {
                     ("Draft.status", "completed"),
                     ("prev.Draft.status", "retrying"),
                 ]),
+                None,
             )
             .await
             .unwrap();
@@ -220,7 +222,7 @@ async fn the_run_state_is_kept_key_by_key_on_every_database() {
         let many: Vec<(String, String)> = (0..700)
             .map(|index| (format!("Step {index}.status"), "completed".to_owned()))
             .collect();
-        store.save_state("r_state", &many).await.unwrap();
+        store.save_state("r_state", &many, None).await.unwrap();
         let state = store.state("r_state").await.unwrap();
         assert_eq!(state.len(), 703, "{}", database.name);
         assert_eq!(state["Draft.status"], "completed", "{}", database.name);

@@ -202,9 +202,13 @@ async fn writes_committed_together_fail_alone_and_keep_each_activation_s_last_re
         // Three saves of one activation in one group: the last record, the
         // last ending given.
         let saved_all = futures::future::join_all([
-            store.save_activation(&runs[1], saved(r#"{"turn":1}"#, "running", Some("kept"))),
-            store.save_activation(&runs[1], saved(r#"{"turn":2}"#, "running", None)),
-            store.save_activation(&runs[1], saved(r#"{"turn":3}"#, "completed", None)),
+            store.save_activation(
+                &runs[1],
+                saved(r#"{"turn":1}"#, "running", Some("kept")),
+                None,
+            ),
+            store.save_activation(&runs[1], saved(r#"{"turn":2}"#, "running", None), None),
+            store.save_activation(&runs[1], saved(r#"{"turn":3}"#, "completed", None), None),
         ])
         .await;
         assert!(saved_all.iter().all(Result::is_ok), "{}", database.name);
@@ -272,7 +276,7 @@ async fn writes_longer_than_one_statement_keep_every_row_and_value_in_place() {
         let changes: Vec<(String, String)> = (0..200)
             .map(|key| (format!("key{key}"), format!("value{key}")))
             .collect();
-        store.save_state(&run, &changes).await.unwrap();
+        store.save_state(&run, &changes, None).await.unwrap();
         let state = store.state(&run).await.unwrap();
         assert_eq!(state.len(), 200, "{}", database.name);
         assert!(
@@ -298,6 +302,7 @@ async fn writes_longer_than_one_statement_keep_every_row_and_value_in_place() {
                     finished_at: Some(2),
                     ending: Some(record),
                 },
+                None,
             )
         }))
         .await;
@@ -402,4 +407,146 @@ async fn an_old_history_thins_out_keeping_the_first_the_current_and_what_runs_ra
             .collect();
         assert_eq!(kept, [30, 29, 10, 1], "{}", database.name);
     }
+}
+
+/// Two processes on one PostgreSQL: A held a run, froze past its lease,
+/// and B took it over. Whatever A still had in flight when it woke — an
+/// activation's record saved or queued, state, status, how long it waited,
+/// events — is refused as a lost lease and changes nothing of B's run.
+#[tokio::test]
+async fn a_process_that_lost_a_run_s_lease_can_write_nothing_of_it() {
+    let Some(database) = support::databases()
+        .await
+        .into_iter()
+        .find(|database| database.name == "postgres")
+    else {
+        return;
+    };
+    let a = support::store(&database).await;
+    let b = support::store(&database).await;
+    let run = server::capability::new_run_id();
+    a.insert_run(server::store::NewRun {
+        id: &run,
+        graph_id: None,
+        graph_revision: None,
+        snapshot: "{}",
+        input: "{}",
+        budget_usd: None,
+        lease: Some(server::store::Lease {
+            owner: "process-a",
+            until: 1_000,
+        }),
+        from: None,
+    })
+    .await
+    .unwrap();
+    a.set_run_status(&run, "running", None, Some("process-a"))
+        .await
+        .unwrap();
+    let claimed = b
+        .claim_runs(
+            server::store::Lease {
+                owner: "process-b",
+                until: i64::MAX,
+            },
+            2_000,
+            10,
+        )
+        .await
+        .unwrap();
+    assert!(claimed.iter().any(|claimed| claimed.id == run));
+
+    let record = |text: &'static str| StoredActivation {
+        module_id: "m1",
+        activation: 1,
+        status: "completed",
+        record: text,
+        started_at: 1,
+        finished_at: Some(2),
+        ending: Some(text),
+    };
+    b.save_activation(&run, record(r#"{"by":"b"}"#), Some("process-b"))
+        .await
+        .unwrap();
+    b.save_state(
+        &run,
+        &[("m1.status".to_owned(), "completed".to_owned())],
+        Some("process-b"),
+    )
+    .await
+    .unwrap();
+    b.record_wait(&run, 5, None, Some("process-b"))
+        .await
+        .unwrap();
+    b.set_run_status(&run, "completed", None, Some("process-b"))
+        .await
+        .unwrap();
+
+    let lost = |outcome: Result<(), server::store::StoreError>, what: &str| {
+        assert!(
+            matches!(outcome, Err(server::store::StoreError::LeaseLost(_))),
+            "A's {what} was not refused: {outcome:?}"
+        );
+    };
+    a.queue_activation(&run, record(r#"{"by":"a, queued"}"#), Some("process-a"))
+        .unwrap();
+    lost(
+        a.save_activation(&run, record(r#"{"by":"a"}"#), Some("process-a"))
+            .await,
+        "activation record",
+    );
+    lost(
+        a.save_state(
+            &run,
+            &[("m1.status".to_owned(), "failed".to_owned())],
+            Some("process-a"),
+        )
+        .await,
+        "state",
+    );
+    lost(
+        a.record_wait(&run, 99, Some(7), Some("process-a")).await,
+        "wait",
+    );
+    lost(
+        a.append_events(&run, vec![logged(1)], Some("process-a"))
+            .await,
+        "events",
+    );
+    // A status on a run that B has not finished yet.
+    let second = server::capability::new_run_id();
+    a.insert_run(server::store::NewRun {
+        id: &second,
+        graph_id: None,
+        graph_revision: None,
+        snapshot: "{}",
+        input: "{}",
+        budget_usd: None,
+        lease: Some(server::store::Lease {
+            owner: "process-b",
+            until: i64::MAX,
+        }),
+        from: None,
+    })
+    .await
+    .unwrap();
+    lost(
+        a.set_run_status(&second, "failed", Some("A's"), Some("process-a"))
+            .await,
+        "status",
+    );
+
+    let rows = b.activation_rows(&run).await.unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0].record, r#"{"by":"b"}"#);
+    assert_eq!(rows[0].ending.as_deref(), Some(r#"{"by":"b"}"#));
+    assert_eq!(b.state(&run).await.unwrap()["m1.status"], "completed");
+    assert_eq!(b.run_wait(&run).await.unwrap(), (5, None));
+    assert!(b.events_after(&run, 0).await.unwrap().is_empty());
+    assert_eq!(b.run(&second).await.unwrap().unwrap().status, "queued");
+    // Without a fence (the API's own writes), a write is stored.
+    b.set_run_status(&second, "cancelled", None, None)
+        .await
+        .unwrap();
+    assert_eq!(b.run(&second).await.unwrap().unwrap().status, "cancelled");
 }

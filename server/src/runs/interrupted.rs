@@ -96,8 +96,9 @@ pub fn in_flight(events: &[StoredEvent]) -> Vec<ActivationRecord> {
 /// Ends a run nobody will resume (automatic resume is off, or the run
 /// cannot resume): it is marked interrupted with `reason`, the activations
 /// that were in flight are kept as interrupted with what they had
-/// streamed, and its log ends with `run.interrupted`.
-pub async fn close(store: &Store, id: &str, reason: &str) -> Result<(), StoreError> {
+/// streamed, and its log ends with `run.interrupted`. Written as `owner`,
+/// the process that claimed it: nothing is written once another holds it.
+pub async fn close(store: &Store, id: &str, reason: &str, owner: &str) -> Result<(), StoreError> {
     let events = store.events_after(id, 0).await?;
     // Activations that ended keep their record; a checkpoint of one in
     // progress gives way to what the log says it streamed.
@@ -119,7 +120,7 @@ pub async fn close(store: &Store, id: &str, reason: &str) -> Result<(), StoreErr
             continue;
         }
         record.error = Some(reason.to_owned());
-        super::recorder::save_record(store, id, &record, None).await?;
+        super::recorder::save_record(store, id, &record, None, Some(owner)).await?;
     }
     let event = RunEvent::RunInterrupted {
         status: RunStatus::Interrupted,
@@ -135,12 +136,12 @@ pub async fn close(store: &Store, id: &str, reason: &str) -> Result<(), StoreErr
                 payload: event.payload_text(),
                 ts: crate::store::now_millis(),
             }],
-            None,
+            Some(owner),
         )
         .await?;
     // After its terminal event: a run marked ended has all its events.
     store
-        .set_run_status(id, "interrupted", Some(reason))
+        .set_run_status(id, "interrupted", Some(reason), Some(owner))
         .await?;
     Ok(())
 }

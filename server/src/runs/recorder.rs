@@ -17,8 +17,9 @@ use wire::RunEvent;
 pub struct StoreRecorder {
     pub store: Store,
     pub events: LiveEvents,
-    /// The process that holds the run: on PostgreSQL, events are stored
-    /// only while it does.
+    /// The process that holds the run: on PostgreSQL, nothing of the run
+    /// (events, activation records, state, status, wait) is stored unless
+    /// it still does.
     pub owner: String,
     /// Who is told when an approval of the run waits.
     pub notices: Option<Notices>,
@@ -65,16 +66,18 @@ fn record_error(error: impl std::fmt::Display) -> RecordError {
     RecordError(error.to_string())
 }
 
-/// Stores an activation's record (as JSON), with how it ended if it has.
+/// Stores an activation's record (as JSON), with how it ended if it has;
+/// with a `fence`, only while that process holds the run.
 pub async fn save_record(
     store: &Store,
     run_id: &str,
     record: &ActivationRecord,
     ending: Option<&str>,
+    fence: Option<&str>,
 ) -> Result<(), StoreError> {
     let json = record_json(record)?;
     store
-        .save_activation(run_id, stored(record, &json, ending))
+        .save_activation(run_id, stored(record, &json, ending), fence)
         .await
 }
 
@@ -135,7 +138,7 @@ impl Recorder for StoreRecorder {
         record: &ActivationRecord,
         ending: Option<&str>,
     ) -> Result<(), RecordError> {
-        save_record(&self.store, run_id, record, ending)
+        save_record(&self.store, run_id, record, ending, Some(&self.owner))
             .await
             .map_err(record_error)
     }
@@ -143,7 +146,7 @@ impl Recorder for StoreRecorder {
     fn keep_activation(&self, run_id: &str, record: &ActivationRecord) {
         let queued = record_json(record).and_then(|json| {
             self.store
-                .queue_activation(run_id, stored(record, &json, None))
+                .queue_activation(run_id, stored(record, &json, None), Some(&self.owner))
         });
         if let Err(error) = queued {
             tracing::error!(run = %run_id, %error, "activation could not be recorded");
@@ -157,7 +160,7 @@ impl Recorder for StoreRecorder {
         error: Option<&str>,
     ) -> Result<(), RecordError> {
         self.store
-            .set_run_status(run_id, status.as_str(), error)
+            .set_run_status(run_id, status.as_str(), error, Some(&self.owner))
             .await
             .map_err(record_error)
     }
@@ -169,7 +172,7 @@ impl Recorder for StoreRecorder {
         waiting_since: Option<i64>,
     ) -> Result<(), RecordError> {
         self.store
-            .record_wait(run_id, waited_ms, waiting_since)
+            .record_wait(run_id, waited_ms, waiting_since, Some(&self.owner))
             .await
             .map_err(record_error)
     }
@@ -180,7 +183,7 @@ impl Recorder for StoreRecorder {
         changes: &[(String, String)],
     ) -> Result<(), RecordError> {
         self.store
-            .save_state(run_id, changes)
+            .save_state(run_id, changes, Some(&self.owner))
             .await
             .map_err(record_error)
     }

@@ -20,6 +20,7 @@ pub async fn take_up(runner: &Runner, claimed: Claimed, resume: bool) -> Result<
             &runner.store,
             &claimed.id,
             &format!("{REASON}, and this server does not resume runs (--no-resume)"),
+            &runner.owner,
         )
         .await;
     }
@@ -35,6 +36,7 @@ pub async fn take_up(runner: &Runner, claimed: Claimed, resume: bool) -> Result<
                 &runner.store,
                 &claimed.id,
                 &format!("{REASON}, and it could not resume: {why}"),
+                &runner.owner,
             )
             .await
         }

@@ -116,19 +116,31 @@ impl Store {
         .await?)
     }
 
-    /// Keeps how long a run has waited for people, and since when it waits.
+    /// Keeps how long a run has waited for people, and since when it waits;
+    /// with a `fence` on PostgreSQL, only while that process holds the run.
     pub async fn record_wait(
         &self,
         run_id: &str,
         waited_ms: i64,
         waiting_since: Option<i64>,
+        fence: Option<&str>,
     ) -> Result<(), StoreError> {
-        sqlx::query("UPDATE runs SET waited_ms = $1, waiting_since = $2 WHERE id = $3")
-            .bind(waited_ms)
-            .bind(waiting_since)
-            .bind(run_id)
-            .execute(&self.pool)
-            .await?;
+        let fence = fence.filter(|_| self.backend == super::Backend::Postgres);
+        let changed = sqlx::query(
+            "UPDATE runs SET waited_ms = $1, waiting_since = $2
+             WHERE id = $3 AND (owner = $4 OR $5 = 0)",
+        )
+        .bind(waited_ms)
+        .bind(waiting_since)
+        .bind(run_id)
+        .bind(fence.unwrap_or_default())
+        .bind(i64::from(fence.is_some()))
+        .execute(&self.pool)
+        .await?
+        .rows_affected();
+        if changed == 0 && fence.is_some() {
+            return Err(StoreError::LeaseLost(run_id.to_owned()));
+        }
         Ok(())
     }
 

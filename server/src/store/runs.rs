@@ -203,12 +203,15 @@ impl Store {
         .await?)
     }
 
-    /// Moves a run to `status`; a finished run stays as it finished.
+    /// Moves a run to `status`; a finished run stays as it finished. With
+    /// a `fence`, only while that process holds the run (see
+    /// `append_events`).
     pub async fn set_run_status(
         &self,
         id: &str,
         status: &str,
         error: Option<&str>,
+        fence: Option<&str>,
     ) -> Result<(), StoreError> {
         self.writer
             .write(Write::Status {
@@ -216,6 +219,7 @@ impl Store {
                 status: status.to_owned(),
                 error: error.map(str::to_owned),
                 at: now_millis(),
+                fence: fence.map(str::to_owned),
             })
             .await
     }
@@ -240,16 +244,19 @@ impl Store {
             .await
     }
 
-    /// Sets keys of a run's state.
+    /// Sets keys of a run's state; with a `fence`, only while that process
+    /// holds the run.
     pub async fn save_state(
         &self,
         run_id: &str,
         changes: &[(String, String)],
+        fence: Option<&str>,
     ) -> Result<(), StoreError> {
         self.writer
             .write(Write::State {
                 run_id: run_id.to_owned(),
                 changes: changes.to_vec(),
+                fence: fence.map(str::to_owned),
             })
             .await
     }
@@ -291,13 +298,16 @@ impl Store {
             .map_err(StoreError::from)
     }
 
+    /// Saves an activation's record; with a `fence`, only while that
+    /// process holds the run.
     pub async fn save_activation(
         &self,
         run_id: &str,
         activation: StoredActivation<'_>,
+        fence: Option<&str>,
     ) -> Result<(), StoreError> {
         self.writer
-            .write(activation_write(run_id, activation))
+            .write(activation_write(run_id, activation, fence))
             .await
     }
 
@@ -307,8 +317,10 @@ impl Store {
         &self,
         run_id: &str,
         activation: StoredActivation<'_>,
+        fence: Option<&str>,
     ) -> Result<(), StoreError> {
-        self.writer.queue(activation_write(run_id, activation))
+        self.writer
+            .queue(activation_write(run_id, activation, fence))
     }
 
     /// Every activation record of a run (JSON), in the order they started.
@@ -461,7 +473,7 @@ impl Store {
     }
 }
 
-fn activation_write(run_id: &str, activation: StoredActivation<'_>) -> Write {
+fn activation_write(run_id: &str, activation: StoredActivation<'_>, fence: Option<&str>) -> Write {
     Write::Activation(ActivationWrite {
         run_id: run_id.to_owned(),
         module_id: activation.module_id.to_owned(),
@@ -471,5 +483,6 @@ fn activation_write(run_id: &str, activation: StoredActivation<'_>) -> Write {
         started_at: activation.started_at,
         finished_at: activation.finished_at,
         ending: activation.ending.map(str::to_owned),
+        fence: fence.map(str::to_owned),
     })
 }

@@ -38,8 +38,10 @@ pub(super) const FINISHED: [&str; 4] = ["completed", "failed", "cancelled", "int
 pub(super) enum Write {
     /// A new run (queued).
     Run(RunWrite),
-    /// Events appended to the log; with a `fence` (PostgreSQL, where several
-    /// processes share runs), only while that process holds the run.
+    /// Events appended to the log. This and every write below carry a
+    /// `fence` on PostgreSQL, where several processes share runs: the
+    /// write is stored only while that process holds the run, so one that
+    /// lost it (frozen past its lease, cut off) changes nothing of it.
     Events {
         run_id: String,
         events: Vec<StoredEvent>,
@@ -49,13 +51,30 @@ pub(super) enum Write {
     State {
         run_id: String,
         changes: Vec<(String, String)>,
+        fence: Option<String>,
     },
     Status {
         run_id: String,
         status: String,
         error: Option<String>,
         at: i64,
+        fence: Option<String>,
     },
+}
+
+impl Write {
+    /// The run written to, and the process that must hold it, if fenced.
+    fn fenced(&self) -> Option<(&str, &str)> {
+        match self {
+            Write::Run(_) => None,
+            Write::Events { run_id, fence, .. }
+            | Write::State { run_id, fence, .. }
+            | Write::Status { run_id, fence, .. } => Some((run_id.as_str(), fence.as_deref()?)),
+            Write::Activation(activation) => {
+                Some((activation.run_id.as_str(), activation.fence.as_deref()?))
+            }
+        }
+    }
 }
 
 pub(super) struct RunWrite {
@@ -81,6 +100,7 @@ pub(super) struct ActivationWrite {
     pub finished_at: Option<i64>,
     /// `None` keeps the ending stored before.
     pub ending: Option<String>,
+    pub fence: Option<String>,
 }
 
 struct Request {
@@ -293,6 +313,10 @@ async fn commit(
 }
 
 fn is_one_statement(write: &Write, backend: Backend) -> bool {
+    // A fenced write locks its run's row first.
+    if backend == Backend::Postgres && write.fenced().is_some() {
+        return false;
+    }
     match write {
         Write::Run(_) | Write::Activation(_) | Write::Status { .. } => true,
         Write::State { changes, .. } => changes.len() <= rows_per_statement(backend),
@@ -318,28 +342,36 @@ async fn apply(
     }
     let lost = fence(connection, backend, writes).await?;
     let mut outcomes = Vec::with_capacity(writes.len());
+    let mut kept = Vec::with_capacity(writes.len());
+    for write in writes {
+        match write.fenced() {
+            Some((run_id, _)) if lost.contains(run_id) => {
+                outcomes.push(Err(StoreError::LeaseLost(run_id.to_owned())));
+            }
+            _ => {
+                outcomes.push(Ok(()));
+                kept.push(*write);
+            }
+        }
+    }
     let mut rows = Vec::new();
     let mut notify = BTreeSet::new();
-    for write in writes {
+    for write in &kept {
         if let Write::Events { run_id, events, .. } = write {
-            if lost.contains(run_id.as_str()) {
-                outcomes.push(Err(StoreError::LeaseLost(run_id.clone())));
-                continue;
-            }
             notify.insert(run_id.as_str());
             rows.extend(events.iter().map(|event| (run_id.as_str(), event)));
         }
-        outcomes.push(Ok(()));
     }
     insert_events(connection, backend, &rows).await?;
-    save_activations(connection, backend, writes).await?;
-    save_state(connection, backend, writes).await?;
-    for write in writes {
+    save_activations(connection, backend, &kept).await?;
+    save_state(connection, backend, &kept).await?;
+    for write in &kept {
         if let Write::Status {
             run_id,
             status,
             error,
             at,
+            ..
         } = write
         {
             set_status(connection, run_id, status, error.as_deref(), *at).await?;
@@ -386,7 +418,7 @@ async fn notify_followers(
     Ok(())
 }
 
-/// On PostgreSQL, locks the row of each run whose events are fenced until
+/// On PostgreSQL, locks the row of each run whose writes are fenced until
 /// the commit (a takeover waits), in one order so that two commits never
 /// wait on each other; returns the runs whose process no longer holds them.
 async fn fence<'a>(
@@ -398,17 +430,7 @@ async fn fence<'a>(
     if backend != Backend::Postgres {
         return Ok(lost);
     }
-    let fenced: BTreeSet<(&str, &str)> = writes
-        .iter()
-        .filter_map(|write| match write {
-            Write::Events {
-                run_id,
-                fence: Some(owner),
-                ..
-            } => Some((run_id.as_str(), owner.as_str())),
-            _ => None,
-        })
-        .collect();
+    let fenced: BTreeSet<(&str, &str)> = writes.iter().filter_map(|write| write.fenced()).collect();
     for (run_id, owner) in fenced {
         let held = sqlx::query("UPDATE runs SET owner = owner WHERE id = $1 AND owner = $2")
             .bind(run_id)
@@ -591,7 +613,10 @@ async fn save_state(
     let mut rows: Vec<(&str, &str, &str)> = Vec::new();
     let mut index: HashMap<(&str, &str), usize> = HashMap::new();
     for write in writes {
-        let Write::State { run_id, changes } = write else {
+        let Write::State {
+            run_id, changes, ..
+        } = write
+        else {
             continue;
         };
         for (key, value) in changes {

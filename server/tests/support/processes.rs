@@ -19,11 +19,13 @@ use futures::StreamExt;
 use serde_json::{Value, json};
 
 /// The provider: answers in OpenAI's streaming format, and from call
-/// `hang_at` on does not answer while it is set.
+/// `hang_at` on does not answer while it is set (except the calls
+/// `released` one by one).
 #[derive(Default)]
 pub struct Fixture {
     pub calls: AtomicUsize,
     pub hang_at: Mutex<Option<usize>>,
+    pub released: Mutex<Vec<usize>>,
     /// How many messages each request carried.
     pub messages: Mutex<Vec<usize>>,
 }
@@ -37,8 +39,14 @@ impl Fixture {
         *self.hang_at.lock().unwrap() = None;
     }
 
+    /// Answers call number `call` (counted from 1) alone.
+    pub fn release_call(&self, call: usize) {
+        self.released.lock().unwrap().push(call);
+    }
+
     pub fn hangs(&self, call: usize) -> bool {
         self.hang_at.lock().unwrap().is_some_and(|at| call >= at)
+            && !self.released.lock().unwrap().contains(&call)
     }
 }
 
@@ -151,12 +159,27 @@ impl Server {
         self.child.wait().unwrap();
     }
 
-    pub fn terminate(&mut self) {
+    /// Freezes the process (SIGSTOP), as a machine that stalls or is cut
+    /// off: it holds its runs' leases no longer, and does nothing.
+    pub fn freeze(&self) {
+        self.signal("-STOP");
+    }
+
+    /// Wakes a frozen process (SIGCONT): it goes on where it stopped.
+    pub fn thaw(&self) {
+        self.signal("-CONT");
+    }
+
+    fn signal(&self, signal: &str) {
         let status = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
+            .args([signal, &self.child.id().to_string()])
             .status()
             .unwrap();
         assert!(status.success());
+    }
+
+    pub fn terminate(&mut self) {
+        self.signal("-TERM");
         for _ in 0..400 {
             if self.child.try_wait().unwrap().is_some() {
                 return;
