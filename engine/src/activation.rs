@@ -519,13 +519,15 @@ impl ActivationContext {
     /// turns it has answered. Not waited for: the next turn is asked at
     /// once, and the record is stored before anything the activation
     /// stores later (a crash in between asks this turn again).
-    pub fn checkpoint(&self) {
+    pub async fn checkpoint(&self) {
         let Some(sink) = &self.checkpoint else {
             return;
         };
-        if let Ok(record) = self.record.lock() {
-            sink(&record);
-        }
+        let record = match self.record.lock() {
+            Ok(record) => record.clone(),
+            Err(_) => return,
+        };
+        sink(record).await;
     }
 
     /// Opens a new session (or continues one) and records its system prompt.

@@ -34,12 +34,17 @@ pub trait Recorder: Send + Sync + 'static {
 
     /// Saves the record of an activation in progress, as it starts
     /// (PRODUCT §3.1: `running`) and after each turn it has answered,
-    /// without waiting for it to be stored: the activation goes on at once,
-    /// and a later save of it (its ending among them) is stored after this
-    /// one. A crash before it is stored loses nothing a resume needs: the
-    /// start is in the event log (`module.activated`), and a lost
-    /// checkpoint's turn is asked again.
-    fn keep_activation(&self, run_id: &str, record: &ActivationRecord);
+    /// without waiting for it to be stored: the activation goes on once it
+    /// is queued (waiting only while the queue is full), and a later save
+    /// of it (its ending among them) is stored after this one. A crash
+    /// before it is stored loses nothing a resume needs: the start is in
+    /// the event log (`module.activated`), and a lost checkpoint's turn is
+    /// asked again.
+    fn keep_activation(
+        &self,
+        run_id: &str,
+        record: &ActivationRecord,
+    ) -> impl Future<Output = ()> + Send;
 
     fn set_status(
         &self,
@@ -173,7 +178,7 @@ impl Recorder for MemoryRecorder {
         Ok(())
     }
 
-    fn keep_activation(&self, _run_id: &str, record: &ActivationRecord) {
+    async fn keep_activation(&self, _run_id: &str, record: &ActivationRecord) {
         if let Ok(mut activations) = self.activations.lock() {
             activations.insert(
                 (record.module_id.clone(), record.activation),
@@ -222,8 +227,12 @@ impl<R: Recorder> Recorder for std::sync::Arc<R> {
         (**self).save_activation(run_id, record, ending)
     }
 
-    fn keep_activation(&self, run_id: &str, record: &ActivationRecord) {
-        (**self).keep_activation(run_id, record);
+    fn keep_activation(
+        &self,
+        run_id: &str,
+        record: &ActivationRecord,
+    ) -> impl Future<Output = ()> + Send {
+        (**self).keep_activation(run_id, record)
     }
 
     fn set_status(

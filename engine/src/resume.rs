@@ -22,8 +22,12 @@ use crate::activation::ActivationOutput;
 use crate::provider::ChatMessage;
 use crate::session::Session;
 
-/// Where an activation in progress is kept after each answered turn.
-pub type CheckpointSink = Arc<dyn Fn(&ActivationRecord) + Send + Sync>;
+/// Where an activation in progress is kept after each answered turn: the
+/// future ends once the record is queued to be stored (not stored; the
+/// queue is bounded, so a slow database slows the activation down instead
+/// of filling memory).
+pub type CheckpointSink =
+    Arc<dyn Fn(ActivationRecord) -> futures::future::BoxFuture<'static, ()> + Send + Sync>;
 
 /// How an activation ended, kept with its record (the `ending` the
 /// recorder stores) so that a resume replays it.

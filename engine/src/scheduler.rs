@@ -214,7 +214,7 @@ impl<R: Recorder> Shell<R> {
                     self.log_failure(saved, "activation could not be recorded");
                 }
                 Command::KeepActivation(record) => {
-                    self.recorder.keep_activation(&self.run_id, &record);
+                    self.recorder.keep_activation(&self.run_id, &record).await;
                 }
                 Command::Start(start) => self.spawn(*start),
                 Command::SaveState(changes) => {
@@ -432,8 +432,11 @@ async fn write_events<R: Recorder>(
 /// without waiting for them to be stored (`Recorder::keep_activation`).
 fn checkpoint_sink<R: Recorder>(recorder: &Arc<R>, run_id: &str) -> CheckpointSink {
     let recorder = Arc::clone(recorder);
-    let run_id = run_id.to_owned();
-    Arc::new(move |record: &ActivationRecord| recorder.keep_activation(&run_id, record))
+    let run_id: Arc<str> = Arc::from(run_id);
+    Arc::new(move |record: ActivationRecord| {
+        let (recorder, run_id) = (Arc::clone(&recorder), Arc::clone(&run_id));
+        Box::pin(async move { recorder.keep_activation(&run_id, &record).await })
+    })
 }
 
 /// Runs one attempt: after its wait, if it has one, and within its

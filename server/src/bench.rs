@@ -20,6 +20,7 @@ use wire::event::{EventRecord, RunStatus};
 use crate::runs::recorder::StoreRecorder;
 use crate::store::{NewRun, Store};
 
+mod memory;
 mod subscribers;
 
 /// Wraps a recorder and notes when each activation was saved.
@@ -53,8 +54,8 @@ impl<R: Recorder> Recorder for Timed<R> {
         result
     }
 
-    fn keep_activation(&self, run_id: &str, record: &ActivationRecord) {
-        self.inner.keep_activation(run_id, record);
+    async fn keep_activation(&self, run_id: &str, record: &ActivationRecord) {
+        self.inner.keep_activation(run_id, record).await;
     }
 
     async fn set_status(
@@ -289,6 +290,11 @@ async fn concurrent_runs(backend: &str, store: Option<&Store>, runs: usize) -> R
     let engine = engine();
     let graph = starter_graph();
     let snapshot = graph.to_json().unwrap_or_default();
+    memory::reset_peak();
+    let resident_before = memory::resident_mib();
+    if let Some(store) = store {
+        store.peak_write_backlog();
+    }
     let started = Instant::now();
     let handles: Vec<_> = (0..runs)
         .map(|_| {
@@ -336,6 +342,18 @@ async fn concurrent_runs(backend: &str, store: Option<&Store>, runs: usize) -> R
         milliseconds(percentile(&latencies, 0.5)),
         milliseconds(percentile(&latencies, 0.99))
     );
+    if let (Some((before, _)), Some((_, peak))) = (resident_before, memory::resident_mib()) {
+        let waiting = store.map_or(String::new(), |store| {
+            format!(
+                "; writes waiting for the writer at most {}",
+                store.peak_write_backlog()
+            )
+        });
+        println!(
+            "  {:<11} memory: peak resident {peak:.0} MiB ({before:.0} MiB before){waiting}",
+            ""
+        );
+    }
     Ok(())
 }
 

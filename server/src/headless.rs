@@ -120,8 +120,8 @@ impl Recorder for ProgressRecorder {
         self.memory.save_activation(run_id, record, ending).await
     }
 
-    fn keep_activation(&self, run_id: &str, record: &ActivationRecord) {
-        self.memory.keep_activation(run_id, record);
+    async fn keep_activation(&self, run_id: &str, record: &ActivationRecord) {
+        self.memory.keep_activation(run_id, record).await;
     }
 
     async fn set_status(

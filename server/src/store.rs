@@ -10,6 +10,8 @@ mod runs;
 mod thinning;
 mod writer;
 
+pub use writer::MOST_WAITING as MOST_WRITES_WAITING;
+
 pub use approvals::StoredDecision;
 pub use attachments::{NewAttachment, StoredAttachment};
 pub use graphs::{GraphHeading, LastRun, NewGraph, SaveOutcome, StoredGraph, StoredRevision};
@@ -150,6 +152,12 @@ impl Store {
 
     pub fn backend(&self) -> Backend {
         self.backend
+    }
+
+    /// The most of the run record's writes that waited for the writer at
+    /// once since this was last asked.
+    pub fn peak_write_backlog(&self) -> usize {
+        self.writer.peak_backlog()
     }
 
     pub async fn close(&self) {

@@ -489,6 +489,7 @@ async fn a_process_that_lost_a_run_s_lease_can_write_nothing_of_it() {
         );
     };
     a.queue_activation(&run, record(r#"{"by":"a, queued"}"#), Some("process-a"))
+        .await
         .unwrap();
     lost(
         a.save_activation(&run, record(r#"{"by":"a"}"#), Some("process-a"))
@@ -549,4 +550,69 @@ async fn a_process_that_lost_a_run_s_lease_can_write_nothing_of_it() {
         .await
         .unwrap();
     assert_eq!(b.run(&second).await.unwrap().unwrap().status, "cancelled");
+}
+
+/// The run record's write queue is bounded: while the database does not
+/// take writes (here another connection holds SQLite's write lock), a
+/// checkpoint queued past the bound waits for room instead of piling up in
+/// memory; once the database takes writes again every queued write is
+/// stored.
+#[tokio::test]
+async fn a_stalled_database_makes_writes_past_the_bound_wait_for_room_and_loses_none() {
+    use sqlx::{Connection, Executor};
+    let database = support::databases().await.remove(0);
+    let store = support::store(&database).await;
+    support::insert_bare_run(&store, "r_stalled").await;
+    let mut holder = sqlx::AnyConnection::connect(&database.url).await.unwrap();
+    holder.execute("BEGIN IMMEDIATE").await.unwrap();
+
+    let bound = server::store::MOST_WRITES_WAITING;
+    let modules: Vec<String> = (0..bound * 2).map(|index| format!("m{index}")).collect();
+    let mut queued = 0;
+    for module_id in &modules {
+        let queue = store.queue_activation(
+            "r_stalled",
+            StoredActivation {
+                module_id,
+                activation: 1,
+                status: "running",
+                record: "{}",
+                started_at: 1,
+                finished_at: None,
+                ending: None,
+            },
+            None,
+        );
+        match tokio::time::timeout(std::time::Duration::from_millis(300), queue).await {
+            Ok(outcome) => outcome.unwrap(),
+            Err(_) => break,
+        }
+        queued += 1;
+    }
+    // The bound, and the group the writer took before the database
+    // stalled it (512 at most).
+    assert!(
+        queued >= bound && queued <= bound + 512,
+        "{queued} writes were queued with the database stalled"
+    );
+
+    holder.execute("ROLLBACK").await.unwrap();
+    let outcome = store
+        .save_activation(
+            "r_stalled",
+            StoredActivation {
+                module_id: "after",
+                activation: 1,
+                status: "completed",
+                record: "{}",
+                started_at: 2,
+                finished_at: Some(3),
+                ending: Some("{}"),
+            },
+            None,
+        )
+        .await;
+    outcome.unwrap();
+    let rows = store.activation_rows("r_stalled").await.unwrap();
+    assert_eq!(rows.len(), queued + 1);
 }

@@ -123,7 +123,7 @@ pub async fn run_chain(
     tally.add(&first);
     keep_answered(context, &chain, &key, &session);
     if count > 0 {
-        context.checkpoint();
+        context.checkpoint().await;
     }
     let mut responses = vec![first.text];
 
@@ -164,7 +164,7 @@ pub async fn run_chain(
         });
         responses.push(response.text);
         if !is_last {
-            context.checkpoint();
+            context.checkpoint().await;
         }
     }
     context.sessions.put(&key, session.clone());

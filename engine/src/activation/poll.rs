@@ -40,7 +40,7 @@ pub async fn poll(
     let mut number = 0u32;
     loop {
         number += 1;
-        set_status(context, ActivationStatus::Running, None);
+        set_status(context, ActivationStatus::Running, None).await;
         context.transcript(TranscriptRole::User, &format!("(poll {number}) $ {script}"));
         let ran = {
             let environment = [("PATCHBAY_POLL", number.to_string())];
@@ -126,7 +126,7 @@ pub async fn poll(
                     config.interval_seconds,
                 ));
                 let next = crate::now_millis() + i64::from(config.interval_seconds.max(1)) * 1000;
-                set_status(context, ActivationStatus::Waiting, Some(next));
+                set_status(context, ActivationStatus::Waiting, Some(next)).await;
                 tokio::time::sleep(interval).await;
             }
             Outcome::Decided(name) if declared.contains(&name.as_str()) => {
@@ -152,7 +152,11 @@ pub async fn poll(
 
 /// Between polls the activation waits: kept in the record as well as said
 /// live, so that a reload or the run's page shows the same countdown.
-fn set_status(context: &ActivationContext, status: ActivationStatus, next_poll_at: Option<i64>) {
+async fn set_status(
+    context: &ActivationContext,
+    status: ActivationStatus,
+    next_poll_at: Option<i64>,
+) {
     if let Ok(mut record) = context.record.lock() {
         if record.status == status && record.next_poll_at == next_poll_at {
             return;
@@ -160,7 +164,7 @@ fn set_status(context: &ActivationContext, status: ActivationStatus, next_poll_a
         record.status = status;
         record.next_poll_at = next_poll_at;
     }
-    context.checkpoint();
+    context.checkpoint().await;
 }
 
 fn polled(

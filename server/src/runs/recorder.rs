@@ -143,11 +143,15 @@ impl Recorder for StoreRecorder {
             .map_err(record_error)
     }
 
-    fn keep_activation(&self, run_id: &str, record: &ActivationRecord) {
-        let queued = record_json(record).and_then(|json| {
-            self.store
-                .queue_activation(run_id, stored(record, &json, None), Some(&self.owner))
-        });
+    async fn keep_activation(&self, run_id: &str, record: &ActivationRecord) {
+        let queued = match record_json(record) {
+            Ok(json) => {
+                self.store
+                    .queue_activation(run_id, stored(record, &json, None), Some(&self.owner))
+                    .await
+            }
+            Err(error) => Err(error),
+        };
         if let Err(error) = queued {
             tracing::error!(run = %run_id, %error, "activation could not be recorded");
         }

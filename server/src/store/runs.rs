@@ -312,8 +312,8 @@ impl Store {
     }
 
     /// Saves an activation without waiting for it to be stored (in order
-    /// with the writes before and after it).
-    pub fn queue_activation(
+    /// with the writes before and after it): only for room in the queue.
+    pub async fn queue_activation(
         &self,
         run_id: &str,
         activation: StoredActivation<'_>,
@@ -321,6 +321,7 @@ impl Store {
     ) -> Result<(), StoreError> {
         self.writer
             .queue(activation_write(run_id, activation, fence))
+            .await
     }
 
     /// Every activation record of a run (JSON), in the order they started.

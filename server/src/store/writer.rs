@@ -7,7 +7,7 @@
 //! one transaction at a time (SQLite has one writer).
 
 use std::collections::{BTreeSet, HashMap};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -18,6 +18,14 @@ use super::{Backend, EVENTS_CHANNEL, StoreError, StoredEvent};
 
 /// At most this many writes share a transaction.
 const MOST_PER_COMMIT: usize = 512;
+
+/// At most this many writes wait for the writer: one more waits for room
+/// (backpressure), so a database slower than the runs' writes slows the
+/// runs down instead of filling memory. Eight commits' worth: 1000 runs at
+/// once on the simulated provider queue about 4300 writes with no bound
+/// (their checkpoints are not waited for), and 1024 cost them a tenth to a fifth
+/// of their throughput (`patchbay bench`).
+pub const MOST_WAITING: usize = 8 * MOST_PER_COMMIT;
 
 /// Rows per multi-row `INSERT` (3 to 8 bound values each). On SQLite the
 /// values are bound by place (`?`), so a statement can be long: fewer
@@ -111,33 +119,72 @@ struct Request {
 /// Where the store sends its writes.
 #[derive(Clone)]
 pub(super) struct Writer {
-    requests: mpsc::UnboundedSender<Request>,
+    requests: mpsc::Sender<Request>,
+    backlog: Arc<Backlog>,
+}
+
+/// How many writes wait for the writer task, and the most that have since
+/// the figure was last read (`patchbay bench` reports it).
+#[derive(Default)]
+pub(super) struct Backlog {
+    waiting: AtomicUsize,
+    peak: AtomicUsize,
+}
+
+impl Backlog {
+    fn add(&self) {
+        let waiting = self.waiting.fetch_add(1, Ordering::Relaxed) + 1;
+        self.peak.fetch_max(waiting, Ordering::Relaxed);
+    }
+
+    fn taken(&self, count: usize) {
+        self.waiting.fetch_sub(count, Ordering::Relaxed);
+    }
 }
 
 impl Writer {
     /// Starts the task that commits the writes; it ends with the last
     /// `Writer`.
     pub fn start(pool: AnyPool, backend: Backend, url: String) -> Writer {
-        let (requests, receiver) = mpsc::unbounded_channel();
-        tokio::spawn(commit_loop(pool, backend, url, receiver));
-        Writer { requests }
+        let (requests, receiver) = mpsc::channel(MOST_WAITING);
+        let backlog = Arc::new(Backlog::default());
+        tokio::spawn(commit_loop(
+            pool,
+            backend,
+            url,
+            receiver,
+            Arc::clone(&backlog),
+        ));
+        Writer { requests, backlog }
     }
 
-    /// Queues `write` without waiting for it to be stored: it is stored in
-    /// order with the writes queued before and after it.
-    pub fn queue(&self, write: Write) -> Result<(), StoreError> {
+    /// The most writes that waited at once since the last call.
+    pub fn peak_backlog(&self) -> usize {
+        let waiting = self.backlog.waiting.load(Ordering::Relaxed);
+        self.backlog.peak.swap(waiting, Ordering::Relaxed)
+    }
+
+    /// Queues `write` without waiting for it to be stored, only for room
+    /// in the queue: it is stored in order with the writes queued before
+    /// and after it.
+    pub async fn queue(&self, write: Write) -> Result<(), StoreError> {
         let (done, _) = oneshot::channel();
-        self.requests
-            .send(Request { write, done })
-            .map_err(|_| StoreError::Configuration("the store is closed".to_owned()))
+        self.send(Request { write, done }).await
+    }
+
+    async fn send(&self, request: Request) -> Result<(), StoreError> {
+        self.backlog.add();
+        let sent = self.requests.send(request).await;
+        if sent.is_err() {
+            self.backlog.taken(1);
+        }
+        sent.map_err(|_| StoreError::Configuration("the store is closed".to_owned()))
     }
 
     /// Stores `write`; returns once it is committed.
     pub async fn write(&self, write: Write) -> Result<(), StoreError> {
         let (done, answer) = oneshot::channel();
-        self.requests
-            .send(Request { write, done })
-            .map_err(|_| StoreError::Configuration("the store is closed".to_owned()))?;
+        self.send(Request { write, done }).await?;
         answer.await.map_err(|_| {
             StoreError::Configuration("the store stopped before the write was stored".to_owned())
         })?
@@ -234,7 +281,8 @@ async fn commit_loop(
     pool: AnyPool,
     backend: Backend,
     url: String,
-    mut receiver: mpsc::UnboundedReceiver<Request>,
+    mut receiver: mpsc::Receiver<Request>,
+    backlog: Arc<Backlog>,
 ) {
     let mut committer = Committer {
         pool,
@@ -253,6 +301,7 @@ async fn commit_loop(
                 Err(_) => break,
             }
         }
+        backlog.taken(batch.len());
         let writes: Vec<&Write> = batch.iter().map(|request| &request.write).collect();
         match committer.commit(&writes).await {
             Ok(outcomes) => {
