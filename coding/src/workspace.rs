@@ -131,7 +131,7 @@ impl Workspace {
         let git = Git {
             sandbox: sandbox.clone(),
             folder: folder.clone(),
-            writable: vec![path.clone(), worktrees],
+            writable: vec![path.clone(), worktrees.clone()],
         };
         if path.join(".git").exists() {
             // Every activation commits what its agents did, so changes
@@ -139,6 +139,10 @@ impl Workspace {
             // stopped): the module goes on from its last commit.
             git.run(&path, &["reset", "-q", "--hard"]).await?;
             git.run(&path, &["clean", "-q", "-fd"]).await?;
+            // The worktrees of the activation before (or of one
+            // interrupted): parallel agents start afresh from this commit.
+            empty_folder(worktrees).await?;
+            git.run(&path, &["worktree", "prune"]).await?;
             let base = match git
                 .run(&path, &["rev-parse", "--verify", "-q", BASE_REF])
                 .await
@@ -276,18 +280,21 @@ impl Workspace {
             .collect())
     }
 
-    /// A worktree of this repository for one of several agents working at
-    /// once, on its own branch from the current commit.
-    pub async fn worktree(&self, name: &str) -> Result<Workspace, String> {
+    /// Where this module's worktrees are.
+    pub fn worktrees_folder(&self) -> PathBuf {
         let folder_name_of_module = self
             .path
             .file_name()
             .map(|name| name.to_string_lossy().into_owned())
             .unwrap_or_default();
-        let path = self
-            .path
+        self.path
             .with_file_name(format!("{folder_name_of_module}.worktrees"))
-            .join(folder_name(name));
+    }
+
+    /// A worktree of this repository for one of several agents working at
+    /// once, on its own branch from the current commit.
+    pub async fn worktree(&self, name: &str) -> Result<Workspace, String> {
+        let path = self.worktrees_folder().join(folder_name(name));
         let branch = format!("patchbay/{}", folder_name(name));
         if !path.exists() {
             let path_text = path.display().to_string();
@@ -317,6 +324,62 @@ impl Workspace {
             return Err(problem);
         }
         Ok(())
+    }
+}
+
+/// Removes what `folder` holds, and keeps it (an agent's files are ours
+/// to remove: the sandbox runs them as this user).
+async fn empty_folder(folder: PathBuf) -> Result<(), String> {
+    tokio::task::spawn_blocking(move || -> std::io::Result<()> {
+        for entry in std::fs::read_dir(&folder)? {
+            let path = entry?.path();
+            if path.is_dir() && !path.is_symlink() {
+                std::fs::remove_dir_all(&path)?;
+            } else {
+                std::fs::remove_file(&path)?;
+            }
+        }
+        Ok(())
+    })
+    .await
+    .map_err(|error| format!("removing worktrees failed: {error}"))?
+    .map_err(|error| format!("cannot remove the worktrees left before: {error}"))
+}
+
+/// Removes a module's worktrees when dropped armed: the parallel agents'
+/// activation was cancelled (its future dropped mid-way), and no one else
+/// will. The next activation of the module would remove them too, but a
+/// cancelled run has none.
+pub struct WorktreesCleanup {
+    folder: Option<PathBuf>,
+}
+
+impl WorktreesCleanup {
+    pub fn arm(workspace: &Workspace) -> WorktreesCleanup {
+        WorktreesCleanup {
+            folder: Some(workspace.worktrees_folder()),
+        }
+    }
+
+    /// The agents finished: their worktrees stay to be looked at until the
+    /// run's folder goes.
+    pub fn disarm(mut self) {
+        self.folder = None;
+    }
+}
+
+impl Drop for WorktreesCleanup {
+    fn drop(&mut self) {
+        let Some(folder) = self.folder.take() else {
+            return;
+        };
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move {
+                if let Err(error) = empty_folder(folder).await {
+                    tracing::warn!(%error, "a cancelled activation's worktrees stay");
+                }
+            });
+        }
     }
 }
 
@@ -560,5 +623,58 @@ mod tests {
         assert!(!workspace.path.join("only-here.txt").exists());
         workspace.merge(&worktree).await.unwrap();
         assert!(workspace.path.join("only-here.txt").exists());
+    }
+
+    #[tokio::test]
+    async fn worktrees_an_activation_left_are_removed_when_the_module_goes_on() {
+        let sandbox = sandbox();
+        let root = tempfile::tempdir().unwrap();
+        let folder = RunFolder::new(root.path(), "r1");
+        let workspace = Workspace::prepare(&sandbox, &folder, "m", None)
+            .await
+            .unwrap();
+        // Parallel agents cut off half-way (the server stopped).
+        let worktree = workspace.worktree("0-builder").await.unwrap();
+        std::fs::write(worktree.path.join("half.txt"), "half written\n").unwrap();
+        let again = Workspace::prepare(&sandbox, &folder, "m", None)
+            .await
+            .unwrap();
+        let left: Vec<_> = std::fs::read_dir(again.worktrees_folder())
+            .unwrap()
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+        let listed = again.git(&["worktree", "list"]).await.unwrap();
+        assert_eq!(listed.lines().count(), 1, "{listed}");
+        // The same agent's worktree is made afresh from the current commit.
+        let fresh = again.worktree("0-builder").await.unwrap();
+        assert!(!fresh.path.join("half.txt").exists());
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_activation_s_worktrees_are_removed() {
+        let sandbox = sandbox();
+        let root = tempfile::tempdir().unwrap();
+        let folder = RunFolder::new(root.path(), "r1");
+        let workspace = Workspace::prepare(&sandbox, &folder, "m", None)
+            .await
+            .unwrap();
+        let finished = WorktreesCleanup::arm(&workspace);
+        workspace.worktree("0-a").await.unwrap();
+        finished.disarm();
+        assert!(workspace.worktrees_folder().join("0-a").exists());
+        let cancelled = WorktreesCleanup::arm(&workspace);
+        workspace.worktree("1-b").await.unwrap();
+        drop(cancelled);
+        for _ in 0..100 {
+            if std::fs::read_dir(workspace.worktrees_folder())
+                .unwrap()
+                .next()
+                .is_none()
+            {
+                return;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        panic!("the worktrees stayed");
     }
 }

@@ -1030,6 +1030,61 @@ async fn cancel_sends_session_cancel_and_stops_the_agent() {
     );
 }
 
+#[tokio::test]
+async fn cancelling_parallel_agents_removes_their_worktrees() {
+    let setup = setup(None).await;
+    let mut config = config(
+        "Split the work.",
+        vec![
+            agent("frontend", Some("sim: slow"), &[]),
+            agent("backend", Some("sim: slow"), &[]),
+        ],
+    );
+    config.coordination = Coordination::Parallel;
+    let graph_id = create_graph(&setup.router, coding_graph(config)).await;
+    let run_id = start(&setup.router, &graph_id, "x").await;
+    let worktrees = setup
+        .workspaces
+        .path()
+        .join(&run_id)
+        .join("build.worktrees");
+    let both_working = || {
+        ["0-frontend", "1-backend"]
+            .iter()
+            .all(|name| !processes_in(&worktrees.join(name)).is_empty())
+    };
+    let mut started = false;
+    for _ in 0..300 {
+        if both_working() {
+            started = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(started, "the agents never started in their worktrees");
+    let (status, _) = call(
+        &setup.router,
+        as_editor(
+            post(&format!("/api/runs/{run_id}/cancel"), json!({})),
+            &graph_id,
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::ACCEPTED);
+    wait_for(&setup.router, &run_id, &["cancelled"]).await;
+    let mut left = Vec::new();
+    for _ in 0..100 {
+        left = std::fs::read_dir(&worktrees)
+            .map(|entries| entries.flatten().map(|entry| entry.file_name()).collect())
+            .unwrap_or_default();
+        if left.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(left.is_empty(), "worktrees left after the cancel: {left:?}");
+}
+
 /// The Python interpreter of a virtual environment with the official ACP
 /// Python SDK (scripts/test makes it); `None` with the reason when absent.
 fn python_sdk() -> Result<PathBuf, String> {

@@ -12,7 +12,7 @@ use super::prompts::{PROMPT_DIFF_CHARACTERS, agent_prompt, cut};
 use super::turns::{Phase, Work, role_of};
 use crate::CodingModules;
 use crate::profile::AcpProfile;
-use crate::workspace::Workspace;
+use crate::workspace::{Workspace, WorktreesCleanup};
 
 /// Appended to the reviewer's last turn in a review chain.
 pub const DECISION_INSTRUCTION: &str = "End your reply with your decision as JSON on a line of its own: {\"decision\": \"approve\"} when the work is done, or {\"decision\": \"revise\", \"feedback\": \"what must change\"}.";
@@ -86,6 +86,7 @@ impl CodingModules {
     ) -> Result<Vec<Phase>, ActivationError> {
         // One at a time: concurrent `git worktree add`s on one repository
         // read each other's half-written administrative files.
+        let cleanup = WorktreesCleanup::arm(workspace);
         let mut worktrees = Vec::new();
         for (index, agent) in work.config.agents.iter().enumerate() {
             worktrees.push(
@@ -111,8 +112,10 @@ impl CodingModules {
                 self.release(work, index, session);
                 Ok::<_, ActivationError>((phase, worktree))
             });
+        let finished = futures::future::join_all(runs).await;
+        cleanup.disarm();
         let mut phases = Vec::new();
-        for result in futures::future::join_all(runs).await {
+        for result in finished {
             let (phase, worktree) = result?;
             if let Err(problem) = workspace.merge(&worktree).await {
                 work.context.transcript(
