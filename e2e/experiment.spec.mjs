@@ -4,7 +4,7 @@
 // scores, the winner and a diff, and the same comparison on the run's own
 // page for whoever has its link.
 import { test, expect } from '@playwright/test';
-import { find, check } from './support.mjs';
+import { find, check, act } from './support.mjs';
 
 const { node, panel, port, runPanel } = find;
 const { watchErrors, saved } = check;
@@ -70,5 +70,44 @@ test('variants run side by side, a judge names the winner, and the run page show
   await runPanel(visitor).locator('.run-module-entry[data-module-id="draft"]').click();
   await expect(runPanel(visitor).locator('.comparison .variant')).toHaveCount(4);
   await expect(runPanel(visitor).locator('.comparison .variant.winner strong')).toHaveText(winner);
+  expect(errors).toEqual([]);
+});
+
+test('a coding module\'s variants each show what they changed in the comparison', async ({ page }) => {
+  test.setTimeout(90_000);
+  const errors = watchErrors(page, { consoleErrors: false });
+  const id = await act.newGraph(page);
+  const document = await (await page.request.get(`/api/graphs/${id}`)).json();
+  const module = document.modules.find((candidate) => candidate.id === 'm2');
+  module.kind = 'step.coding';
+  module.label = 'Build';
+  module.config = {
+    instruction: 'write hello.txt: Hello from A',
+    agents: [{ role: 'builder', re_prompts: [] }],
+    variants: [
+      { name: 'A' },
+      { name: 'B', instruction_override: 'write hello.txt: Hello from B' },
+    ],
+  };
+  const created = await (await page.request.post('/api/graphs', { data: document })).json();
+  await page.goto(created.edit_url);
+  await expect(page.locator('.access-badge')).toHaveText('Editing');
+  await page.locator('.pane').focus();
+  await page.keyboard.press('Control+Enter');
+  const dialog = page.getByRole('dialog', { name: 'Run the graph' });
+  await dialog.getByLabel('Run input').fill('a greeting');
+  await dialog.getByLabel('Run input').press('Control+Enter');
+  const run = runPanel(page);
+  await expect(run.locator('.run-status')).toHaveText('Completed', { timeout: 60_000 });
+  await run.locator('.run-module-entry[data-module-id="m2"]').click();
+  await expect(run.getByRole('tab', { name: 'Variants' })).toHaveAttribute('aria-selected', 'true');
+  for (const name of ['A', 'B']) {
+    const column = run.getByRole('listitem', { name: `Variant ${name}` });
+    const changes = column.locator('details.variant-changes');
+    await expect(changes.locator('summary')).toHaveText('Its changes (1 file)');
+    await changes.locator('summary').click();
+    await expect(changes.locator('.diff-added').filter({ hasText: `Hello from ${name}` })).toBeVisible();
+    await expect(changes).not.toContainText(`Hello from ${name === 'A' ? 'B' : 'A'}`);
+  }
   expect(errors).toEqual([]);
 });

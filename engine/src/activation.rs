@@ -190,7 +190,8 @@ impl ActivationContext {
 
     /// This activation as variant `index` (`name`) runs it: the same
     /// inputs, record, run state and spend; a session, numbering and
-    /// labels of its own. A resumed experiment runs its variants again.
+    /// labels of its own. A resumed experiment takes up the variants that
+    /// had finished (`experiment::take_up_finished`).
     pub fn for_variant(&self, index: u32, name: &str) -> ActivationContext {
         ActivationContext {
             run_id: self.run_id.clone(),

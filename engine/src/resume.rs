@@ -16,7 +16,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
-use wire::activation::{ActivationRecord, ResponseRecord, TranscriptRole};
+use wire::activation::{
+    ActivationRecord, FinishedVariant, ResponseRecord, TranscriptEntry, TranscriptRole,
+};
 
 use crate::activation::ActivationOutput;
 use crate::provider::ChatMessage;
@@ -168,13 +170,24 @@ pub(crate) fn as_the_activation_left_it(mut record: ActivationRecord) -> Activat
 }
 
 /// The turns an interrupted activation had answered, taken in order while
-/// its new run asks the same turns.
+/// its new run asks the same turns; an experiment's variants that had
+/// finished, taken up whole.
 #[derive(Debug)]
 pub struct Recovered {
     pub started_at: i64,
     responses: Vec<ResponseRecord>,
     next: std::sync::Mutex<usize>,
     live: AtomicBool,
+    transcript: Vec<TranscriptEntry>,
+    finished_variants: Vec<FinishedVariant>,
+}
+
+/// A variant that had finished before the run stopped: how it ended, and
+/// its part of the record (its responses and transcript lines).
+pub struct RecoveredVariant {
+    pub finished: FinishedVariant,
+    pub responses: Vec<ResponseRecord>,
+    pub transcript: Vec<TranscriptEntry>,
 }
 
 impl Recovered {
@@ -184,7 +197,38 @@ impl Recovered {
             responses: record.responses,
             next: std::sync::Mutex::new(0),
             live: AtomicBool::new(true),
+            transcript: record.transcript,
+            finished_variants: record.finished_variants,
         }
+    }
+
+    /// Variant `index` (`name`), if it had finished: its responses are
+    /// the ones numbered in its range, its transcript lines the ones that
+    /// name it (`ActivationContext::scoped`, `transcript`).
+    pub fn finished_variant(&self, index: u32, name: &str) -> Option<RecoveredVariant> {
+        let finished = self
+            .finished_variants
+            .iter()
+            .find(|finished| finished.name == name)?
+            .clone();
+        let per_variant = crate::activation::RESPONSES_PER_VARIANT;
+        let range = (index + 1) * per_variant..(index + 2) * per_variant;
+        let prefix = format!("[{name}] ");
+        Some(RecoveredVariant {
+            finished,
+            responses: self
+                .responses
+                .iter()
+                .filter(|response| range.contains(&response.index))
+                .cloned()
+                .collect(),
+            transcript: self
+                .transcript
+                .iter()
+                .filter(|entry| entry.text.starts_with(&prefix))
+                .cloned()
+                .collect(),
+        })
     }
 
     /// The recorded answer to turn `index` (`label`), when every turn

@@ -243,3 +243,50 @@ async fn when_every_variant_fails_the_module_fails_and_says_why() {
         "{error}"
     );
 }
+
+/// The comparison of `record`'s module, as a judge reads it.
+fn comparison_of(record: &ActivationRecord) -> wire::content::Comparison {
+    record.outputs["comparison_out"]
+        .as_bundle()
+        .unwrap()
+        .content_as::<wire::content::Comparison>()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn each_variant_keeps_its_own_named_outputs_and_the_module_the_baseline_s() {
+    let graph = graph(
+        vec![
+            module("in", "step.input", json!({})),
+            module(
+                "task",
+                "step.agent_task",
+                json!({"instruction": "Write about {{ input }}.", "named_outputs": ["Summary"],
+                "agent_config": {"provider": "sim", "model": "sim-1"},
+                // B answers one turn more, so it ends last.
+                "variants": [
+                    {"name": "A"},
+                    {"name": "B", "config_overrides": {"re_prompts": ["Finalize it."]}}
+                ]}),
+            ),
+        ],
+        vec![cable("c1", ("in", "data_out"), ("task", "data_in"))],
+    );
+    let (outcome, recorder) = run(&sim_engine(), graph).await;
+    assert_eq!(outcome.status, RunStatus::Completed, "{:?}", outcome.error);
+    let record = recorder.activation("task", 1).unwrap();
+    let comparison = comparison_of(&record);
+    let summary =
+        |index: usize| comparison.variants[index].named_outputs().unwrap()["Summary"].clone();
+    assert_eq!(summary(0), "Simulated Summary section of reply 1.");
+    assert_eq!(summary(1), "Simulated Summary section of reply 2.");
+    // The module's named outputs are the baseline's, as its ports are.
+    assert_eq!(
+        record.named_outputs["Summary"],
+        "Simulated Summary section of reply 1."
+    );
+    let port = record.outputs["named:Summary"].as_bundle().unwrap();
+    assert_eq!(port.as_text(), "Simulated Summary section of reply 1.");
+    // What a resume would need is gone once the activation ended.
+    assert!(record.finished_variants.is_empty());
+}

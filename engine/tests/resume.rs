@@ -89,9 +89,13 @@ fn the_graph() -> graph::Graph {
 }
 
 fn spec() -> RunSpec {
+    spec_of(the_graph())
+}
+
+fn spec_of(graph: graph::Graph) -> RunSpec {
     RunSpec {
         run_id: "r_resume".to_owned(),
-        graph: the_graph(),
+        graph,
         input: RunInput {
             text: "the moon".to_owned(),
             files: Vec::new(),
@@ -113,12 +117,21 @@ fn start_stoppable(
     recorder: &Arc<MemoryRecorder>,
     stop: &CancellationToken,
 ) -> tokio::task::JoinHandle<engine::RunOutcome> {
+    start_stoppable_with(engine, spec(), recorder, stop)
+}
+
+fn start_stoppable_with(
+    engine: engine::Engine,
+    spec: RunSpec,
+    recorder: &Arc<MemoryRecorder>,
+    stop: &CancellationToken,
+) -> tokio::task::JoinHandle<engine::RunOutcome> {
     let recorder = Arc::clone(recorder);
     let control = RunControl {
         stop: stop.clone(),
         ..RunControl::default()
     };
-    tokio::spawn(async move { execute_controlled(&engine, spec(), recorder, control).await })
+    tokio::spawn(async move { execute_controlled(&engine, spec, recorder, control).await })
 }
 
 #[tokio::test]
@@ -287,4 +300,113 @@ async fn a_stop_lets_what_is_in_flight_finish_within_the_grace() {
             .iter()
             .all(|record| !record.event.is_terminal())
     );
+}
+
+/// input → "Draft" with variants A and B, one at a time (A, then B) → out
+fn experiment_graph() -> graph::Graph {
+    graph(
+        vec![
+            module("in", "step.input", json!({})),
+            module(
+                "draft",
+                "step.agent_task",
+                json!({"instruction": "Write about tides", "agent_config": {"provider": "sim", "model": "sim-1"},
+                       "re_prompts": [{"id": "r1", "text": "Shorter"}],
+                       "variants": [{"name": "A"}, {"name": "B", "instruction_override": "Write a haiku about tides"}]}),
+            ),
+            module("out", "step.output", json!({})),
+        ],
+        vec![
+            cable("c1", ("in", "data_out"), ("draft", "data_in")),
+            cable("c2", ("draft", "data_out"), ("out", "data_in")),
+        ],
+    )
+}
+
+#[tokio::test]
+async fn a_resumed_experiment_takes_up_the_variants_that_had_finished() {
+    let one_at_a_time = || EngineSettings {
+        max_concurrency: 1,
+        ..settings()
+    };
+    let whole = Arc::new(MemoryRecorder::default());
+    let engine = engine_with(registry_with("sim", Counting::new(None)), one_at_a_time());
+    let outcome = execute_controlled(
+        &engine,
+        spec_of(experiment_graph()),
+        Arc::clone(&whole),
+        RunControl::default(),
+    )
+    .await;
+    assert_eq!(outcome.status, RunStatus::Completed);
+    let reference = whole.activation("draft", 1).unwrap();
+
+    // Calls 1 and 2 are A's; B's second turn (call 4) never comes.
+    let hanging = Counting::new(Some(4));
+    let engine = engine_with(registry_with("sim", hanging.clone()), one_at_a_time());
+    let recorder = Arc::new(MemoryRecorder::default());
+    let stop = CancellationToken::new();
+    let running = start_stoppable_with(engine, spec_of(experiment_graph()), &recorder, &stop);
+    while hanging.calls.load(Ordering::SeqCst) < 4 {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    stop.cancel();
+    assert_eq!(running.await.unwrap().status, RunStatus::Interrupted);
+    let kept = recorder.activation("draft", 1).unwrap();
+    let finished: Vec<&str> = kept
+        .finished_variants
+        .iter()
+        .map(|variant| variant.name.as_str())
+        .collect();
+    assert_eq!(finished, ["A"]);
+
+    let fresh = Counting::new(None);
+    let engine = engine_with(registry_with("sim", fresh.clone()), one_at_a_time());
+    let outcome = execute_controlled(
+        &engine,
+        spec_of(experiment_graph()),
+        Arc::clone(&recorder),
+        RunControl {
+            resume: Some(recorder.resume()),
+            ..RunControl::default()
+        },
+    )
+    .await;
+    assert_eq!(outcome.status, RunStatus::Completed, "{outcome:?}");
+    // B ran again (its 2 turns); A was not asked again.
+    assert_eq!(fresh.calls.load(Ordering::SeqCst), 2);
+    let resumed = recorder.activation("draft", 1).unwrap();
+    let texts = |record: &wire::ActivationRecord| -> Vec<(String, String)> {
+        record
+            .responses
+            .iter()
+            .map(|response| (response.label.clone(), response.text.clone()))
+            .collect()
+    };
+    assert_eq!(texts(&resumed), texts(&reference));
+    let comparison = |record: &wire::ActivationRecord| {
+        record.outputs["comparison_out"]
+            .as_bundle()
+            .unwrap()
+            .content_as::<wire::content::Comparison>()
+            .unwrap()
+    };
+    let (after, before) = (comparison(&resumed), comparison(&reference));
+    assert_eq!(after.variants.len(), 2);
+    for (after, before) in after.variants.iter().zip(&before.variants) {
+        assert_eq!(
+            (after.name.as_str(), after.text()),
+            (before.name.as_str(), before.text())
+        );
+    }
+    assert!(
+        resumed
+            .transcript
+            .iter()
+            .any(|entry| entry.text
+                == "[A] finished before the run stopped: taken up, not run again"),
+        "{:?}",
+        resumed.transcript
+    );
+    assert!(resumed.finished_variants.is_empty());
 }

@@ -125,8 +125,11 @@ pub fn reprompt_port_id(index: usize) -> String {
 
 /// Port id of a named output.
 pub fn named_output_port_id(name: &str) -> String {
-    format!("named:{name}")
+    format!("{NAMED_OUTPUT_PREFIX}{name}")
 }
+
+/// What every named output's port id starts with.
+pub const NAMED_OUTPUT_PREFIX: &str = "named:";
 
 /// A re-prompt port's canvas label: the text itself when it is short.
 pub fn reprompt_port_label(index: usize, re_prompt: &RePrompt) -> String {

@@ -857,7 +857,7 @@ fn port_words(port: Option<&crate::Port>, id: &str) -> String {
     }
     let removed = crate::port_moves::is_removed_port_id(id);
     let id = id.trim_end_matches("~removed");
-    let name = if let Some(name) = id.strip_prefix("named:") {
+    let name = if let Some(name) = id.strip_prefix(crate::ports::NAMED_OUTPUT_PREFIX) {
         format!("“{name}”")
     } else if let Some(number) = id
         .strip_prefix("reprompt_")

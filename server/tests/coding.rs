@@ -1222,6 +1222,12 @@ async fn a_coding_module_s_variants_work_in_workspaces_of_their_own() {
     let diff = outputs["diff_out"]["content"].to_string();
     assert!(diff.contains("Hello from A"), "{diff}");
     assert!(!diff.contains("Hello from B"), "{diff}");
+    // Each variant's own diff is in the comparison, beside its reply.
+    let own = |index: usize| variants[index]["diff"].as_str().unwrap_or_default();
+    assert!(own(0).contains("+Hello from A"), "{}", own(0));
+    assert!(own(1).contains("+Hello from B"), "{}", own(1));
+    assert!(!own(1).contains("Hello from A"), "{}", own(1));
+    assert!(own(1).contains("+checked"), "its re-prompt's work too");
 }
 
 /// The paths a coding module's activation changed, from its `files_out`.

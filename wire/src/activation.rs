@@ -96,6 +96,20 @@ pub struct ActivationRecord {
     /// ms), so a reload counts down as the live badge does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub next_poll_at: Option<i64>,
+    /// An experiment in progress: the variants that have finished, so a
+    /// resume takes them up instead of running them again. Only in the
+    /// records of activations in progress; gone once it ends.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub finished_variants: Vec<FinishedVariant>,
+}
+
+/// A variant of an experiment in progress that has finished.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FinishedVariant {
+    pub name: String,
+    pub duration_ms: u64,
+    /// How it ended, as the engine replays it (opaque JSON).
+    pub ending: serde_json::Value,
 }
 
 /// The recorded activation a reused one was taken from.
@@ -167,6 +181,7 @@ impl ActivationRecord {
             decision: None,
             reused_from: None,
             next_poll_at: None,
+            finished_variants: Vec::new(),
         }
     }
 

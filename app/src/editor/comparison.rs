@@ -1,7 +1,8 @@
 //! An experiment's variants side by side in the run panel (and so on the
 //! run page, a shared experiment's report): each variant's response,
-//! tokens, cost, duration, the judge's score and the winner, and a line
-//! diff between two variants' outputs. Read from the module's
+//! tokens, cost, duration, its own named outputs and (a coding variant)
+//! what it changed, the judge's score and the winner, and a line diff
+//! between two variants' outputs. Read from the module's
 //! `comparison_out` and from the judge the comparison went to.
 
 use graph::experiment::COMPARISON_OUT;
@@ -30,6 +31,10 @@ pub struct VariantRow {
     pub score: Option<f64>,
     pub scale_max: u64,
     pub winner: bool,
+    /// The sections its last reply labelled, by name.
+    pub named_outputs: Vec<(String, String)>,
+    /// What a coding variant changed: its own unified diff.
+    pub diff: Option<String>,
 }
 
 /// The variants of `activation`'s comparison, with the scores of the judge
@@ -70,6 +75,19 @@ pub fn rows(activation: &ActivationRecord, record: Option<&RunRecord>) -> Option
                 winner: scores
                     .as_ref()
                     .is_some_and(|scores| scores.winner == variant.name),
+                named_outputs: variant
+                    .named_outputs()
+                    .map(|named| {
+                        named
+                            .iter()
+                            .map(|(name, text)| (name.clone(), text.clone()))
+                            .collect()
+                    })
+                    .unwrap_or_default(),
+                diff: variant
+                    .diff()
+                    .filter(|diff| !diff.trim().is_empty())
+                    .map(str::to_owned),
                 name: variant.name,
             }
         })
@@ -153,6 +171,39 @@ pub fn line_diff(first: &str, second: &str) -> Vec<DiffLine> {
     lines
 }
 
+/// The lines of a unified diff, marked as a line diff's are: what it adds,
+/// removes, and the rest (headers and context).
+pub fn unified_lines(diff: &str) -> Vec<DiffLine> {
+    diff.lines()
+        .map(|line| {
+            let header = line.starts_with("+++") || line.starts_with("---");
+            match line.chars().next() {
+                Some('+') if !header => DiffLine::Added(line[1..].to_owned()),
+                Some('-') if !header => DiffLine::Removed(line[1..].to_owned()),
+                _ => DiffLine::Same(line.to_owned()),
+            }
+        })
+        .collect()
+}
+
+/// Lines of a diff, each marked by what it does.
+pub fn diff_spans(lines: Vec<DiffLine>) -> impl IntoView {
+    lines
+        .into_iter()
+        .map(|line| match line {
+            DiffLine::Same(text) => {
+                view! { <span class="diff-same">{format!("  {text}\n")}</span> }
+            }
+            DiffLine::Removed(text) => {
+                view! { <span class="diff-removed">{format!("- {text}\n")}</span> }
+            }
+            DiffLine::Added(text) => {
+                view! { <span class="diff-added">{format!("+ {text}\n")}</span> }
+            }
+        })
+        .collect_view()
+}
+
 /// What a variant cost, for its column.
 fn cost_text(row: &VariantRow) -> String {
     if row.simulated {
@@ -212,6 +263,7 @@ pub fn Comparison(rows: Signal<Vec<VariantRow>>) -> impl IntoView {
                             <p class="hint">{row.summary.clone()}</p>
                             <p class="variant-facts">{if row.completed { facts } else { "failed".to_owned() }}</p>
                             <pre class="variant-text">{row.text.clone()}</pre>
+                            <VariantExtras named_outputs=row.named_outputs diff=row.diff/>
                         </section>
                     }
                 }).collect_view()}
@@ -225,16 +277,41 @@ pub fn Comparison(rows: Signal<Vec<VariantRow>>) -> impl IntoView {
                         {picker(second, "Second variant of the diff")}
                     </div>
                     <pre class="diff" aria-label="Diff between the two variants">
-                        {move || diff.get().into_iter().map(|line| match line {
-                            DiffLine::Same(text) => view! { <span class="diff-same">{format!("  {text}\n")}</span> },
-                            DiffLine::Removed(text) => view! { <span class="diff-removed">{format!("- {text}\n")}</span> },
-                            DiffLine::Added(text) => view! { <span class="diff-added">{format!("+ {text}\n")}</span> },
-                        }).collect_view()}
+                        {move || diff_spans(diff.get())}
                     </pre>
                 </div>
             </Show>
         </div>
     }
+}
+
+/// A variant's own named outputs and what it changed, folded under its
+/// reply.
+#[component]
+fn VariantExtras(named_outputs: Vec<(String, String)>, diff: Option<String>) -> impl IntoView {
+    let named = (!named_outputs.is_empty()).then(|| {
+        view! {
+            <details class="variant-named">
+                <summary>{format!("Named outputs ({})", named_outputs.len())}</summary>
+                <dl>
+                    {named_outputs.into_iter().map(|(name, text)| view! {
+                        <dt>{name}</dt>
+                        <dd><pre class="variant-named-text">{text}</pre></dd>
+                    }).collect_view()}
+                </dl>
+            </details>
+        }
+    });
+    let changes = diff.map(|diff| {
+        let changed = diff.lines().filter(|line| line.starts_with("diff --git")).count();
+        view! {
+            <details class="variant-changes">
+                <summary>{format!("Its changes ({changed} file{})", if changed == 1 { "" } else { "s" })}</summary>
+                <pre class="variant-changes-text">{diff_spans(unified_lines(&diff))}</pre>
+            </details>
+        }
+    });
+    view! { {named} {changes} }
 }
 
 #[cfg(test)]
@@ -329,6 +406,45 @@ mod tests {
         assert!(!rows[0].winner);
         assert!(rows[1].winner);
         assert_eq!(rows[1].scale_max, 10);
+    }
+
+    #[test]
+    fn a_variant_shows_its_own_named_outputs_and_diff() {
+        let mut activation = experiment_activation();
+        let mut comparison = Comparison::example();
+        if let wire::content::VariantOutcome::Completed {
+            named_outputs,
+            diff,
+            ..
+        } = &mut comparison.variants[0].outcome
+        {
+            named_outputs.insert("Summary".to_owned(), "Short.".to_owned());
+            *diff = Some("diff --git a/x b/x\n--- a/x\n+++ b/x\n-old\n+new\n".to_owned());
+        }
+        activation.outputs.insert(
+            COMPARISON_OUT.to_owned(),
+            PortValue::Bundle(ContextBundle {
+                content_type: graph::experiment::COMPARISON_CONTENT_TYPE.to_owned(),
+                ..ContextBundle::typed("m2", &comparison)
+            }),
+        );
+        let rows = rows(&activation, None).unwrap();
+        assert_eq!(
+            rows[0].named_outputs,
+            [("Summary".to_owned(), "Short.".to_owned())]
+        );
+        let diff = rows[0].diff.as_deref().unwrap();
+        assert_eq!(
+            unified_lines(diff),
+            [
+                DiffLine::Same("diff --git a/x b/x".to_owned()),
+                DiffLine::Same("--- a/x".to_owned()),
+                DiffLine::Same("+++ b/x".to_owned()),
+                DiffLine::Removed("old".to_owned()),
+                DiffLine::Added("new".to_owned()),
+            ]
+        );
+        assert!(rows[1].named_outputs.is_empty() && rows[1].diff.is_none());
     }
 
     #[test]

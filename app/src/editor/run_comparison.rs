@@ -8,7 +8,7 @@ use leptos::prelude::*;
 use wire::cost::CostTotal;
 use wire::{ActivationRecord, RunRecord};
 
-use super::comparison::{DiffLine, line_diff};
+use super::comparison::{diff_spans, line_diff};
 use super::modal::Modal;
 use crate::api;
 
@@ -160,13 +160,7 @@ fn ComparedModule(row: ModuleRow) -> impl IntoView {
             {diff.map(|lines| view! {
                 <details>
                     <summary>"The difference"</summary>
-                    <pre class="diff">
-                        {lines.into_iter().map(|line| match line {
-                            DiffLine::Same(text) => view! { <span class="diff-same">{format!("  {text}\n")}</span> },
-                            DiffLine::Removed(text) => view! { <span class="diff-removed">{format!("- {text}\n")}</span> },
-                            DiffLine::Added(text) => view! { <span class="diff-added">{format!("+ {text}\n")}</span> },
-                        }).collect_view()}
-                    </pre>
+                    <pre class="diff">{diff_spans(lines)}</pre>
                 </details>
             })}
         </li>
@@ -176,6 +170,7 @@ fn ComparedModule(row: ModuleRow) -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::editor::comparison::DiffLine;
     use graph::starter::starter_graph;
     use wire::bundle::{ContextBundle, PortValue};
 

@@ -393,7 +393,11 @@ pub async fn agent_task(
                 .ports
                 .push((named_output_port_id(name), PortValue::Bundle(bundle)));
         }
-        if let Ok(mut record) = context.record.lock() {
+        // A variant's are its own, in the comparison; the experiment
+        // keeps the baseline's as the module's.
+        if context.variant.is_none()
+            && let Ok(mut record) = context.record.lock()
+        {
             record.named_outputs = found;
         }
     }

@@ -4,18 +4,24 @@
 //! agents in a workspace of its own — on the same inputs,
 //! at most as many at once as the run's concurrency. `comparison_out`
 //! carries every variant (its merged `data_out`, receipt, cost, duration,
-//! or why it failed) for a judge's `comparison_in`; the module's other
-//! ports carry the first variant's, the baseline.
+//! or why it failed, its named outputs and a coding variant's diff) for a
+//! judge's `comparison_in`; the module's other ports and named outputs
+//! carry the first variant's, the baseline. Each variant that finishes is
+//! kept in the activation's record, so a resumed experiment takes it up
+//! instead of running it again.
 
-use std::time::Instant;
-
+use std::collections::BTreeMap;
 use std::future::Future;
 use std::pin::Pin;
+use std::time::Instant;
 
 use futures::StreamExt;
 use graph::experiment::{COMPARISON_CONTENT_TYPE, COMPARISON_OUT, Variant};
-use graph::ports::{DATA_OUT, RECEIPT_OUT};
+use graph::kinds::coding::DIFF_OUT;
+use graph::ports::{DATA_OUT, NAMED_OUTPUT_PREFIX, RECEIPT_OUT};
 use serde_json::Value;
+use wire::activation::{FinishedVariant, TranscriptEntry, TranscriptRole};
+use wire::content::meta::NamedSection;
 use wire::content::{Comparison, VariantOutcome, VariantResult};
 use wire::event::{RunEvent, VariantStatus};
 
@@ -48,6 +54,15 @@ pub async fn experiment(
         .buffered(at_once)
         .collect()
         .await;
+    let baseline_named = ends
+        .first()
+        .and_then(|end| end.result.as_ref().ok())
+        .map(named_outputs_of)
+        .unwrap_or_default();
+    if let Ok(mut record) = context.record.lock() {
+        record.finished_variants.clear();
+        record.named_outputs = baseline_named;
+    }
     if ends.iter().all(|end| end.result.is_err()) {
         let why: Vec<String> = ends
             .iter()
@@ -117,9 +132,16 @@ async fn run_variant(
         index: position + 1,
         count,
     });
-    let started = Instant::now();
-    let result = activate_variant(&scoped).await;
-    let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let (result, duration_ms) = match take_up_finished(context, position, &variant.name) {
+        Some(taken_up) => taken_up,
+        None => {
+            let started = Instant::now();
+            let result = activate_variant(&scoped).await;
+            let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+            keep_finished(context, &variant.name, &result, duration_ms).await;
+            (result, duration_ms)
+        }
+    };
     scoped.emit(RunEvent::VariantFinished {
         module_id: context.module.id.clone(),
         activation: context.activation,
@@ -143,6 +165,85 @@ async fn run_variant(
     }
 }
 
+/// How a variant ended, as the record keeps it for a resume.
+type KeptEnding = Result<ActivationOutput, String>;
+
+/// Keeps a variant that finished in the activation's record, stored as a
+/// checkpoint: a resume takes it up instead of running it again.
+async fn keep_finished(
+    context: &ActivationContext,
+    name: &str,
+    result: &Result<ActivationOutput, ActivationError>,
+    duration_ms: u64,
+) {
+    let ending = match result {
+        Ok(output) => serde_json::to_value(Ok::<_, String>(output)),
+        Err(error) => serde_json::to_value(Err::<ActivationOutput, _>(error.to_string())),
+    };
+    let Ok(ending) = ending else {
+        return;
+    };
+    if let Ok(mut record) = context.record.lock() {
+        record.finished_variants.push(FinishedVariant {
+            name: name.to_owned(),
+            duration_ms,
+            ending,
+        });
+    }
+    context.checkpoint().await;
+}
+
+/// A variant that had finished before the run stopped, taken up from the
+/// record: its ending, and its responses and transcript back in the
+/// record, which a resumed activation starts empty.
+fn take_up_finished(
+    context: &ActivationContext,
+    position: u32,
+    name: &str,
+) -> Option<(Result<ActivationOutput, ActivationError>, u64)> {
+    let recovered = context
+        .recovered
+        .as_ref()?
+        .finished_variant(position, name)?;
+    let ending: KeptEnding = serde_json::from_value(recovered.finished.ending.clone()).ok()?;
+    if let Ok(mut record) = context.record.lock() {
+        record.responses.extend(recovered.responses);
+        record.transcript.extend(recovered.transcript);
+        record.transcript.push(TranscriptEntry {
+            role: TranscriptRole::System,
+            text: format!("[{name}] finished before the run stopped: taken up, not run again"),
+        });
+        record.finished_variants.push(recovered.finished.clone());
+    }
+    Some((
+        ending.map_err(ActivationError),
+        recovered.finished.duration_ms,
+    ))
+}
+
+/// A variant's named outputs, from its `named:` ports: the sections its
+/// last reply labelled (a name it did not label is absent).
+fn named_outputs_of(output: &ActivationOutput) -> BTreeMap<String, String> {
+    output
+        .ports
+        .iter()
+        .filter(|(port, _)| port.starts_with(NAMED_OUTPUT_PREFIX))
+        .filter_map(|(_, value)| {
+            let bundle = value.as_bundle()?;
+            let section: NamedSection =
+                serde_json::from_value(Value::Object(bundle.meta.clone())).ok()?;
+            (!section.section_missing).then(|| (section.name, bundle.as_text()))
+        })
+        .collect()
+}
+
+/// A coding variant's diff: its `diff_out`.
+fn diff_of(output: &ActivationOutput) -> Option<String> {
+    output.ports.iter().find_map(|(port, value)| {
+        (port == DIFF_OUT).then(|| value.as_bundle().map(|bundle| bundle.as_text()))?
+    })
+}
+
 /// The ComparisonBundle: every variant, in the module's order.
 fn comparison(context: &ActivationContext, ends: &[VariantEnd]) -> ContextBundle {
     let variants = ends
@@ -163,6 +264,8 @@ fn comparison(context: &ActivationContext, ends: &[VariantEnd]) -> ContextBundle
                     text: output.output_text.clone(),
                     receipt: output.receipt.clone().map(Box::new),
                     cost: output.receipt.as_ref().and_then(|receipt| receipt.cost),
+                    named_outputs: named_outputs_of(output),
+                    diff: diff_of(output),
                 },
                 Err(error) => VariantOutcome::Failed {
                     error: error.to_string(),

@@ -4,6 +4,8 @@
 //! experiment writes it; a judge's `comparison_in` scores it and the app's
 //! comparison shows it.
 
+use std::collections::BTreeMap;
+
 use serde::{Deserialize, Serialize};
 use serde_json::{Error, Value};
 
@@ -42,6 +44,13 @@ pub enum VariantOutcome {
         receipt: Option<Box<Receipt>>,
         /// In US dollars; `None` when its model has no price.
         cost: Option<f64>,
+        /// The sections its last reply labelled, by name (an agent task
+        /// with named outputs): each variant's own.
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        named_outputs: BTreeMap<String, String>,
+        /// What it changed, a unified diff (a coding module's `diff_out`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        diff: Option<String>,
     },
     Failed {
         error: String,
@@ -83,6 +92,22 @@ impl VariantResult {
             VariantOutcome::Failed { .. } => None,
         }
     }
+
+    /// Its own named outputs (none when it failed).
+    pub fn named_outputs(&self) -> Option<&BTreeMap<String, String>> {
+        match &self.outcome {
+            VariantOutcome::Completed { named_outputs, .. } => Some(named_outputs),
+            VariantOutcome::Failed { .. } => None,
+        }
+    }
+
+    /// What it changed, when it is a coding variant that completed.
+    pub fn diff(&self) -> Option<&str> {
+        match &self.outcome {
+            VariantOutcome::Completed { diff, .. } => diff.as_deref(),
+            VariantOutcome::Failed { .. } => None,
+        }
+    }
 }
 
 impl Comparison {
@@ -112,6 +137,8 @@ impl Comparison {
                             re_prompt_count: 0,
                         })),
                         cost: Some(0.0),
+                        named_outputs: BTreeMap::new(),
+                        diff: None,
                     },
                 },
                 VariantResult {
@@ -157,6 +184,15 @@ impl VariantResult {
                             .ok_or_else(|| fields.wrong("cost", "a number"))?,
                     ),
                 },
+                named_outputs: match fields.value("named_outputs") {
+                    Value::Null => BTreeMap::new(),
+                    named => BTreeMap::deserialize(named)?,
+                },
+                diff: match fields.value("diff") {
+                    Value::String(diff) => Some(diff),
+                    Value::Null => None,
+                    _ => return Err(fields.wrong("diff", "text")),
+                },
             },
             VariantStatus::Failed => VariantOutcome::Failed {
                 error: fields.text("error").unwrap_or_default(),
@@ -201,6 +237,24 @@ mod tests {
             serde_json::from_value::<Comparison>(written).unwrap(),
             Comparison::example()
         );
+        // A coding variant's diff and an agent task variant's named
+        // outputs are each its own.
+        let mut own = Comparison::example();
+        if let VariantOutcome::Completed {
+            named_outputs,
+            diff,
+            ..
+        } = &mut own.variants[0].outcome
+        {
+            named_outputs.insert("Summary".to_owned(), "Short.".to_owned());
+            *diff = Some("+added\n".to_owned());
+        }
+        let written = serde_json::to_value(&own).unwrap();
+        assert_eq!(written["variants"][0]["named_outputs"]["Summary"], "Short.");
+        let read = serde_json::from_value::<Comparison>(written).unwrap();
+        assert_eq!(read, own);
+        assert_eq!(read.variants[0].diff(), Some("+added\n"));
+        assert_eq!(read.variants[1].named_outputs(), None);
         let unknown = json!({"name": "C", "summary": "", "duration_ms": 1, "status": "lost"});
         assert!(serde_json::from_value::<VariantResult>(unknown).is_err());
         let nameless = json!({"summary": "", "duration_ms": 1, "status": "failed", "error": "x"});
