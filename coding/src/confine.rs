@@ -37,10 +37,13 @@ pub enum Refusal {
     Io(String, String),
 }
 
-/// A workspace folder, canonical, that paths are confined to.
+/// A workspace folder, canonical, that paths are confined to; and, when
+/// the agent is shown it at another path (a copy at its original's), that
+/// path, which the agent's paths name it by.
 #[derive(Clone, Debug)]
 pub struct Confinement {
     root: PathBuf,
+    shown_at: Option<PathBuf>,
 }
 
 impl Confinement {
@@ -48,11 +51,27 @@ impl Confinement {
         let root = root
             .canonicalize()
             .map_err(|error| Refusal::Io(root.display().to_string(), error.to_string()))?;
-        Ok(Confinement { root })
+        Ok(Confinement {
+            root,
+            shown_at: None,
+        })
     }
 
+    /// The same workspace, which the agent sees at `seen` (an absolute
+    /// path, as the sandbox shows it there).
+    pub fn shown_at(mut self, seen: &Path) -> Confinement {
+        self.shown_at = Some(seen.to_path_buf());
+        self
+    }
+
+    /// The workspace on the host: where files are read and written.
     pub fn root(&self) -> &Path {
         &self.root
+    }
+
+    /// The workspace as the agent sees it: its working folder.
+    pub fn seen_root(&self) -> &Path {
+        self.shown_at.as_deref().unwrap_or(&self.root)
     }
 
     /// The path `asked` names inside the workspace (relative paths are taken
@@ -67,10 +86,16 @@ impl Confinement {
         {
             return Err(Refusal::ParentDirectory(shown));
         }
-        let joined = if asked.is_absolute() {
-            asked.to_path_buf()
-        } else {
-            self.root.join(asked)
+        // A path the agent names by where it sees the workspace is that
+        // place in the workspace.
+        let seen_inside = self
+            .shown_at
+            .as_deref()
+            .and_then(|seen| asked.strip_prefix(seen).ok());
+        let joined = match seen_inside {
+            Some(inside) => self.root.join(inside),
+            None if asked.is_absolute() => asked.to_path_buf(),
+            None => self.root.join(asked),
         };
         // The agent may name the workspace by the path it was given rather
         // than its canonical form (e.g. /tmp → /private/tmp).
@@ -390,5 +415,36 @@ mod tests {
             confinement.resolve(Path::new("alias/f.txt")).unwrap(),
             confinement.root().join("real/f.txt")
         );
+    }
+
+    #[tokio::test]
+    async fn a_workspace_shown_at_another_path_is_named_by_it_and_stays_confined() {
+        let (folder, confinement) = workspace();
+        let seen = Path::new("/runs/r1/build");
+        let confinement = confinement.shown_at(seen);
+        assert_eq!(confinement.seen_root(), seen);
+        confinement
+            .write(&seen.join("notes.md"), "from the copy\n")
+            .await
+            .unwrap();
+        assert_eq!(
+            std::fs::read_to_string(folder.path().join("notes.md")).unwrap(),
+            "from the copy\n"
+        );
+        assert_eq!(
+            confinement.read(&seen.join("notes.md")).await.unwrap(),
+            "from the copy\n"
+        );
+        // Its own path still names it; a step out of the shown path does not
+        // leave it.
+        assert!(confinement.resolve(&folder.path().join("notes.md")).is_ok());
+        assert!(matches!(
+            confinement.resolve(&seen.join("../other/x")),
+            Err(Refusal::ParentDirectory(_))
+        ));
+        assert!(matches!(
+            confinement.resolve(Path::new("/runs/r1/other/x")),
+            Err(Refusal::Outside(_) | Refusal::Io(..))
+        ));
     }
 }

@@ -69,6 +69,11 @@ pub struct Reach {
     /// Whether it keeps the host's network (a real agent calls its vendor's
     /// API); without it, it has a loopback of its own and nothing else.
     pub network: bool,
+    /// Folders it may write, each shown at another path: (on the host, as
+    /// it sees it). A module's copy of its upstream's workspace is shown at
+    /// the upstream's path, where an agent that keys its sessions by folder
+    /// finds the session it continues.
+    pub writable_shown_at: Vec<(PathBuf, PathBuf)>,
 }
 
 /// One run's folder under the workspaces root: its modules' workspaces,
@@ -195,6 +200,9 @@ fn arguments(folder: &RunFolder, reach: &Reach, working_folder: &Path) -> Vec<St
         let path = text(path);
         add(&["--bind", &path, &path]);
     }
+    for (host, seen) in &reach.writable_shown_at {
+        add(&["--bind", &text(host), &text(seen)]);
+    }
     // Whatever bubblewrap made to hold the mounts stays read-only.
     add(&["--remount-ro", "/"]);
     let working_folder = text(working_folder);
@@ -319,6 +327,7 @@ mod tests {
             writable: vec![PathBuf::from("/w/r1/build")],
             read_only: vec![PathBuf::from("/opt/agent")],
             network: false,
+            writable_shown_at: Vec::new(),
         };
         let arguments = arguments(&folder, &reach, Path::new("/w/r1/build"));
         let position = |wanted: &[&str]| {
@@ -336,5 +345,28 @@ mod tests {
         assert!(!arguments.contains(&"--share-net".to_owned()));
         assert!(!arguments.iter().any(|argument| argument == "/etc/shadow"));
         assert_eq!(arguments.last().map(String::as_str), Some("/w/r1/build"));
+    }
+
+    #[test]
+    fn a_copy_is_shown_at_its_original_s_path_and_worked_in_there() {
+        let folder = RunFolder::new(Path::new("/w"), "r1");
+        let reach = Reach {
+            writable_shown_at: vec![(PathBuf::from("/w/r1/fix"), PathBuf::from("/w/r1/build"))],
+            ..Reach::default()
+        };
+        let arguments = arguments(&folder, &reach, Path::new("/w/r1/build"));
+        let position = |wanted: &[&str]| {
+            arguments
+                .windows(wanted.len())
+                .position(|window| window == wanted)
+        };
+        let shown = position(&["--bind", "/w/r1/fix", "/w/r1/build"]).unwrap();
+        assert!(position(&["--remount-ro", "/"]).unwrap() > shown);
+        // The copy's own path is not shown: only where it stands in.
+        assert!(position(&["--bind", "/w/r1/fix", "/w/r1/fix"]).is_none());
+        assert_eq!(
+            arguments[arguments.len() - 2..],
+            ["--chdir".to_owned(), "/w/r1/build".to_owned()]
+        );
     }
 }

@@ -36,6 +36,12 @@ pub struct AgentSessionReference {
     /// not.
     #[serde(default)]
     pub holds_whole_output: bool,
+    /// The folder the agent worked in, as it saw it: an agent that keys
+    /// its sessions by folder (Qwen Code, Claude Code) loads this one only
+    /// there, so the module that continues it is shown its own copy at
+    /// this path.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub folder: Option<std::path::PathBuf>,
 }
 
 /// The sessions of one run, by key: models' chats, and references to

@@ -3,8 +3,9 @@
 //! go to a loopback mock of OpenAI's Chat Completions (the wire the project's
 //! own provider speaks), which plays a read of notes.md, an edit of it (tool
 //! calls the agent asks permission for and performs through our confined
-//! `fs/*` methods), then plain text. A downstream module asks to continue the
-//! agent's session (Qwen Code offers `session/load`).
+//! `fs/*` methods), then plain text. A downstream module continues the
+//! agent's session (Qwen Code offers `session/load`, and finds a session by
+//! the folder it was opened in: the downstream's copy is shown there).
 //!
 //! Optional and slower (about ten seconds): scripts/test installs the package
 //! in `~/.cache/patchbay/real-agents/qwen-code`; when it is absent the test
@@ -277,14 +278,38 @@ async fn qwen_code_edits_a_file_answers_a_re_prompt_and_is_offered_to_the_next_m
         "{PROMPT_TOKENS} prompt tokens for each of Build's 4 model calls: {receipt}"
     );
 
-    // Fix asked to continue Build's session. Qwen Code keeps a session with
-    // the folder it was opened in, and Fix works in a copy of Build's
-    // folder: the agent cannot load it there, and the transcript says so
-    // before Fix goes on in a new session with Build's output.
+    // Fix continues Build's session. Qwen Code keeps a session with the
+    // folder it was opened in, and Fix works in a copy of Build's folder,
+    // shown to the agent at Build's path: there the agent loads it, and
+    // Fix's question comes with all of Build's conversation before it.
     let fix = transcript_of(&run, "fix");
     assert!(
-        fix.contains("could not load session"),
-        "what happened to the session is said: {fix}"
+        fix.contains("continues the session of \"Build\" (builder)"),
+        "the session was taken up: {fix}"
+    );
+    assert!(!fix.contains("could not"), "{fix}");
+    let fix_call = calls
+        .iter()
+        .find(|call| {
+            call["messages"].as_array().is_some_and(|messages| {
+                messages.iter().any(|message| {
+                    text_of(&message["content"]).contains("What did you change before?")
+                })
+            })
+        })
+        .expect("Fix's question reached the model");
+    let carried = fix_call["messages"].as_array().map_or(0, Vec::len);
+    assert!(
+        carried > history[3],
+        "Fix's call carries Build's {} messages and more: {carried}",
+        history[3]
+    );
+    let fix_responses = responses_of(&run, "fix");
+    assert!(
+        fix_responses[0]
+            .1
+            .contains(&format!("with {carried} messages of history")),
+        "{fix_responses:?}"
     );
     assert_eq!(activation_of(&run, "fix")["status"], "completed");
 

@@ -64,6 +64,12 @@ impl CodingModules {
                 sandbox,
                 folder: &settings.run_folder(&work.context.run_id),
                 workspace: &workspace.path,
+                // Where the session it continues was opened, if it was
+                // elsewhere: there the agent can load it.
+                shown_at: upstream
+                    .as_ref()
+                    .and_then(|(_, reference)| reference.folder.as_deref())
+                    .filter(|folder| *folder != workspace.path),
                 commands_enabled: settings.commands_enabled,
             },
             self.idle_timeout,
@@ -178,6 +184,7 @@ impl CodingModules {
                     role_of_index(work, index)
                 ),
                 holds_whole_output: work.config.agents.len() == 1,
+                folder: Some(session.folder.clone()),
             });
         }
         if work.config.session_style == SessionStyle::Park

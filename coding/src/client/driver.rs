@@ -129,7 +129,7 @@ impl Driver {
                 if let Some(id) = &wanted.continue_session {
                     if initialize.agent_capabilities.load_session {
                         let setup = connection
-                            .load_session(id.clone(), self.confinement.root())
+                            .load_session(id.clone(), self.confinement.seen_root())
                             .block_task()
                             .start_session()
                             .await;
@@ -161,7 +161,7 @@ impl Driver {
                     Some(loaded) => loaded,
                     None => {
                         let setup = connection
-                            .build_session(self.confinement.root())
+                            .build_session(self.confinement.seen_root())
                             .block_task()
                             .start_session()
                             .await;

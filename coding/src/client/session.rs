@@ -4,7 +4,7 @@
 //! dropped or the agent dies, with its last words on stderr kept to say why.
 
 use std::collections::VecDeque;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -47,6 +47,8 @@ pub struct AgentSession {
     pub session_id: String,
     /// Whether it is the session it was asked to continue.
     pub continuation: Continuation,
+    /// The folder it works in, as it sees it.
+    pub folder: PathBuf,
     /// What the agent offered when the session opened.
     pub offers: wire::providers::AgentOffers,
     /// The session's cost as last reported, so that each turn's is what
@@ -77,6 +79,10 @@ pub struct Place<'a> {
     pub sandbox: &'a Sandbox,
     pub folder: &'a RunFolder,
     pub workspace: &'a Path,
+    /// Where the agent sees the workspace, when not at its own path: a copy
+    /// of an upstream's workspace at the upstream's path, so that an agent
+    /// that keys its sessions by folder can load the session it continues.
+    pub shown_at: Option<&'a Path>,
     /// The operator's switch: without it, no request to execute something
     /// is allowed, whatever the profile says.
     pub commands_enabled: bool,
@@ -92,16 +98,25 @@ impl AgentSession {
         idle_timeout: Duration,
         choices: SessionChoices,
     ) -> Result<AgentSession, AgentError> {
-        let confinement = Confinement::new(place.workspace)
+        let mut confinement = Confinement::new(place.workspace)
             .map_err(|refusal| AgentError::Failed(format!("workspace: {refusal}")))?;
         place.folder.prepare().await.map_err(|error| {
             AgentError::Failed(format!("cannot make the run's folder: {error}"))
         })?;
-        let reach = Reach {
-            writable: vec![confinement.root().to_path_buf()],
+        let mut reach = Reach {
             read_only: profile.read_only.clone(),
             network: profile.network,
+            ..Reach::default()
         };
+        match place.shown_at {
+            Some(seen) => {
+                reach
+                    .writable_shown_at
+                    .push((confinement.root().to_path_buf(), seen.to_path_buf()));
+                confinement = confinement.shown_at(seen);
+            }
+            None => reach.writable.push(confinement.root().to_path_buf()),
+        }
         let mut environment = profile.env.clone();
         for name in &profile.pass_env {
             if let Ok(value) = std::env::var(name) {
@@ -116,7 +131,7 @@ impl AgentSession {
                 &profile.command,
                 &profile.args,
                 &environment,
-                confinement.root(),
+                confinement.seen_root(),
             )
             .map_err(|problem| {
                 AgentError::Failed(format!(
@@ -149,6 +164,7 @@ impl AgentSession {
         let (ready_sender, ready) = oneshot::channel();
         let cancel = CancellationToken::new();
         let ended = Arc::new(Mutex::new(None));
+        let folder = confinement.seen_root().to_path_buf();
         let driver = Driver {
             profile: profile.clone(),
             commands_enabled: place.commands_enabled,
@@ -240,6 +256,7 @@ impl AgentSession {
             session_id: opened.session_id,
             continuation: opened.continuation,
             offers: opened.offers,
+            folder,
         })
     }
 
