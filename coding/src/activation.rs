@@ -143,7 +143,7 @@ impl CodingModules {
                 .ok()
                 .and_then(|decision| decision.clone())
                 .unwrap_or_default();
-            engine::intent::apply(context, gate, &reply, None, &mut output)?;
+            engine::intent::apply(context, gate, &reply, None, &mut output).await?;
         }
         Ok(output)
     }

@@ -12,6 +12,7 @@ mod poll;
 mod review;
 pub(crate) mod shell;
 mod simple;
+pub mod text_stream;
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -19,7 +20,7 @@ use std::time::Instant;
 use graph::{Module, ModuleConfig};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use tokio::sync::mpsc::UnboundedSender;
+use tokio::sync::mpsc::Sender;
 
 use crate::bundle::{ContextBundle, PortValue, Receipt};
 use crate::provider::retry::{RetryPolicy, with_retries};
@@ -95,7 +96,8 @@ pub struct ActivationContext {
     pub sessions: Arc<SessionStore>,
     pub settings: Arc<EngineSettings>,
     pub retry: RetryPolicy,
-    pub events: UnboundedSender<RunEvent>,
+    /// The run's event queue (bounded: a full queue makes `emit` wait).
+    pub events: Sender<RunEvent>,
     /// Kept up to date as responses stream, so a cancelled activation still
     /// leaves what it had.
     pub record: Arc<Mutex<ActivationRecord>>,
@@ -125,11 +127,6 @@ pub struct VariantScope {
 
 pub use graph::experiment::RESPONSES_PER_VARIANT;
 
-/// Streamed text is sent as events in pieces of about this size, or when
-/// this long has passed since the last piece.
-const DELTA_CHARACTERS: usize = 48;
-const DELTA_INTERVAL_MS: u128 = 100;
-
 /// The totals of one or more provider calls.
 #[derive(Clone, Copy, Debug)]
 pub struct Tally {
@@ -150,7 +147,7 @@ impl Default for Tally {
 }
 
 impl ActivationContext {
-    pub fn emit(&self, event: RunEvent) {
+    pub async fn emit(&self, event: RunEvent) {
         // A variant's re-prompts say whose they are.
         let event = match (event, &self.variant) {
             (
@@ -185,7 +182,7 @@ impl ActivationContext {
         };
         // The writer outlives every activation; a closed channel only means
         // the run is shutting down, and then nothing needs the event.
-        let _ = self.events.send(event);
+        let _ = self.events.send(event).await;
     }
 
     /// This activation as variant `index` (`name`) runs it: the same
@@ -368,7 +365,7 @@ impl ActivationContext {
             .as_ref()
             .and_then(|recovered| recovered.answer(index, label))
         {
-            return self.recover(session, answer);
+            return self.recover(session, answer).await;
         }
         let started = Instant::now();
         self.update_record(|record| {
@@ -386,39 +383,21 @@ impl ActivationContext {
                     last.text.clear();
                 }
             });
-            let mut pending = String::new();
-            let mut last_flush = Instant::now();
-            let events = self.events.clone();
+            let mut stream =
+                text_stream::TextStream::new(self.events.clone(), module_id.clone(), index, true);
             let record = Arc::clone(&self.record);
-            let module_id = module_id.clone();
             let request = &request;
             async move {
                 let mut on_delta = |text: &str| {
-                    pending.push_str(text);
                     if let Ok(mut record) = record.lock()
                         && let Some(last) = record.responses.last_mut()
                     {
                         last.text.push_str(text);
                     }
-                    if pending.len() >= DELTA_CHARACTERS
-                        || last_flush.elapsed().as_millis() >= DELTA_INTERVAL_MS
-                    {
-                        let _ = events.send(RunEvent::ModuleOutputDelta {
-                            module_id: module_id.clone(),
-                            response_index: index,
-                            text: std::mem::take(&mut pending),
-                        });
-                        last_flush = Instant::now();
-                    }
+                    stream.push(text);
                 };
                 let result = provider.complete(request, &mut on_delta).await;
-                if !pending.is_empty() {
-                    let _ = events.send(RunEvent::ModuleOutputDelta {
-                        module_id: module_id.clone(),
-                        response_index: index,
-                        text: pending,
-                    });
-                }
+                stream.finish().await;
                 result
             }
         })
@@ -447,7 +426,7 @@ impl ActivationContext {
             .messages
             .push(ChatMessage::assistant(response.text.clone()));
         self.transcript(TranscriptRole::Assistant, &response.text);
-        self.spent(&response)?;
+        self.spent(&response).await?;
         Ok(response)
     }
 
@@ -464,14 +443,15 @@ impl ActivationContext {
 
     /// Says what a call used and cost, and adds it to the run's spend: an
     /// error when that spends the module's budget.
-    fn spent(&self, response: &ChatResponse) -> Result<(), ActivationError> {
+    async fn spent(&self, response: &ChatResponse) -> Result<(), ActivationError> {
         self.emit(RunEvent::ModuleUsage {
             module_id: self.module.id.clone(),
             activation: self.activation,
             tokens_in: response.usage.input_tokens,
             tokens_out: response.usage.output_tokens,
             cost: response.cost,
-        });
+        })
+        .await;
         self.spend
             .record(
                 &self.module.id,
@@ -486,7 +466,7 @@ impl ActivationContext {
     /// the record, the session and the transcript as if just answered, and
     /// its text into the log, since a client following the run saw the
     /// activation start again.
-    fn recover(
+    async fn recover(
         &self,
         session: &mut Session,
         answer: ResponseRecord,
@@ -495,7 +475,8 @@ impl ActivationContext {
             module_id: self.module.id.clone(),
             response_index: answer.index,
             text: answer.text.clone(),
-        });
+        })
+        .await;
         session
             .messages
             .push(ChatMessage::assistant(answer.text.clone()));
@@ -512,7 +493,7 @@ impl ActivationContext {
         };
         self.update_record(|record| record.responses.push(answer));
         // Spent before the run stopped: it counts, and its budget with it.
-        self.spent(&response)?;
+        self.spent(&response).await?;
         Ok(response)
     }
 

@@ -85,7 +85,7 @@ pub fn decide(gate: &IntentGate, reply: &str) -> Result<Decided, String> {
 /// announces it, and shapes `output` by it: the bundle on the intent's
 /// port, and for `repeat` and `abort` no port at all, since neither is a
 /// result to pass on.
-pub fn apply(
+pub async fn apply(
     context: &ActivationContext,
     gate: &IntentGate,
     reply: &str,
@@ -107,14 +107,16 @@ pub fn apply(
             ),
         );
     }
-    context.emit(RunEvent::ModuleIntent {
-        module_id: context.module.id.clone(),
-        activation: context.activation,
-        intent: decided.choice.intent,
-        said: decided.choice.said.clone(),
-        reason: decided.choice.reason.clone(),
-        fallback: decided.choice.fallback,
-    });
+    context
+        .emit(RunEvent::ModuleIntent {
+            module_id: context.module.id.clone(),
+            activation: context.activation,
+            intent: decided.choice.intent,
+            said: decided.choice.said.clone(),
+            reason: decided.choice.reason.clone(),
+            fallback: decided.choice.fallback,
+        })
+        .await;
     if let Ok(mut record) = context.record.lock() {
         record.intent = Some(decided.choice.clone());
     }

@@ -149,6 +149,12 @@ pub async fn execute_controlled<R: Recorder>(
     shell.end(ending).await
 }
 
+/// Events of one run that wait to be written, at most: past that, whoever
+/// emits one waits for room (streamed text gathers instead,
+/// `activation::text_stream`), so a database that falls behind slows the
+/// run down instead of filling memory. Four of the writer's batches.
+const EVENTS_WAITING: usize = 1024;
+
 /// What carries out a run's commands.
 struct Shell<R: Recorder> {
     run_id: String,
@@ -158,8 +164,9 @@ struct Shell<R: Recorder> {
     spend: Arc<Spend>,
     sessions: Arc<SessionStore>,
     checkpoint: CheckpointSink,
-    /// Where events go to be numbered and written, in order.
-    events: mpsc::UnboundedSender<RunEvent>,
+    /// Where events go to be numbered and written, in order: at most
+    /// `EVENTS_WAITING`, then an emit waits for room.
+    events: mpsc::Sender<RunEvent>,
     writer: tokio::task::JoinHandle<u64>,
     running: JoinSet<Finished>,
     /// Cancels every activation in flight.
@@ -176,7 +183,7 @@ impl<R: Recorder> Shell<R> {
         budget_usd: Option<f64>,
         after: u64,
     ) -> Shell<R> {
-        let (events, receiver) = mpsc::unbounded_channel();
+        let (events, receiver) = mpsc::channel(EVENTS_WAITING);
         let writer = tokio::spawn(write_events(
             run_id.clone(),
             Arc::clone(&recorder),
@@ -205,7 +212,7 @@ impl<R: Recorder> Shell<R> {
             match command {
                 // The writer outlives the run; a closed channel only means
                 // it is shutting down, and then nothing needs the event.
-                Command::Emit(event) => drop(self.events.send(event)),
+                Command::Emit(event) => drop(self.events.send(event).await),
                 Command::SaveActivation { record, ending } => {
                     let saved = self
                         .recorder
@@ -399,7 +406,7 @@ async fn next_decision(
 async fn write_events<R: Recorder>(
     run_id: String,
     recorder: Arc<R>,
-    mut events: mpsc::UnboundedReceiver<RunEvent>,
+    mut events: mpsc::Receiver<RunEvent>,
     after: u64,
 ) -> u64 {
     let mut seq = after;
@@ -452,10 +459,12 @@ async fn attempt_with_limits(
             record.started_at = now_millis();
         }
     }
-    context.emit(RunEvent::ModuleActivated {
-        module_id: context.module.id.clone(),
-        activation: context.activation,
-    });
+    context
+        .emit(RunEvent::ModuleActivated {
+            module_id: context.module.id.clone(),
+            activation: context.activation,
+        })
+        .await;
     match timeout_seconds {
         Some(seconds) => {
             match tokio::time::timeout(Duration::from_secs(u64::from(seconds)), activate(context))

@@ -96,11 +96,13 @@ pub async fn check(
     let mut round = Round::default();
     for validator in &validation.validators {
         let name = validator.name.trim().to_owned();
-        context.emit(RunEvent::ModuleValidating {
-            module_id: context.module.id.clone(),
-            activation: context.activation,
-            validator: name.clone(),
-        });
+        context
+            .emit(RunEvent::ModuleValidating {
+                module_id: context.module.id.clone(),
+                activation: context.activation,
+                validator: name.clone(),
+            })
+            .await;
         let command = shell::script(context, &validator.command)?;
         let ran = shell::run_in(context, &command, &[], place).await?;
         let ok = passed(validator, &ran);
@@ -112,13 +114,15 @@ pub async fn check(
                 if ok { "passed\n" } else { "failed\n" }
             ),
         );
-        context.emit(RunEvent::ModuleValidated {
-            module_id: context.module.id.clone(),
-            activation: context.activation,
-            validator: name.clone(),
-            passed: ok,
-            detail: detail.clone(),
-        });
+        context
+            .emit(RunEvent::ModuleValidated {
+                module_id: context.module.id.clone(),
+                activation: context.activation,
+                validator: name.clone(),
+                passed: ok,
+                detail: detail.clone(),
+            })
+            .await;
         round.gates.push((name.clone(), ok));
         if ok {
             continue;

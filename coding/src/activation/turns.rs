@@ -6,6 +6,7 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Instant;
 
+use engine::activation::text_stream::TextStream;
 use engine::activation::{ActivationContext, ActivationError, Tally};
 use graph::config::{CodingAgentAssignment, CodingConfig};
 use graph::intent::IntentGate;
@@ -116,6 +117,12 @@ impl Work<'_> {
         });
         self.context
             .transcript(TranscriptRole::User, &format!("[{role}] {text}"));
+        let mut stream = TextStream::new(
+            self.context.events.clone(),
+            self.module_id().to_owned(),
+            index,
+            false,
+        );
         let outcome = session
             .prompt(text, |event| match event {
                 TurnEvent::Text(text) => {
@@ -128,22 +135,20 @@ impl Work<'_> {
                             response.text.push_str(&text);
                         }
                     });
-                    self.context.emit(RunEvent::ModuleOutputDelta {
-                        module_id: self.module_id().to_owned(),
-                        response_index: index,
-                        text,
-                    });
+                    stream.push(&text);
                 }
                 TurnEvent::Note(note) => {
                     self.context
                         .transcript(TranscriptRole::System, &format!("[{role}] {note}"));
                 }
             })
-            .await
-            .map_err(|error| match error {
-                AgentError::Cancelled => ActivationError(format!("{role}: the turn was cancelled")),
-                AgentError::Failed(message) => ActivationError(format!("{role}: {message}")),
-            })?;
+            .await;
+        // What streamed last goes before anything said after the turn.
+        stream.finish().await;
+        let outcome = outcome.map_err(|error| match error {
+            AgentError::Cancelled => ActivationError(format!("{role}: the turn was cancelled")),
+            AgentError::Failed(message) => ActivationError(format!("{role}: {message}")),
+        })?;
         self.context.transcript(
             TranscriptRole::Assistant,
             &format!("[{role}] {}", outcome.text),
@@ -169,13 +174,15 @@ impl Work<'_> {
             tally.tokens_out += outcome.tokens_out;
             tally.cost = wire::cost::add(tally.cost, cost);
         }
-        self.context.emit(RunEvent::ModuleUsage {
-            module_id: self.module_id().to_owned(),
-            activation: self.context.activation,
-            tokens_in: outcome.tokens_in,
-            tokens_out: outcome.tokens_out,
-            cost,
-        });
+        self.context
+            .emit(RunEvent::ModuleUsage {
+                module_id: self.module_id().to_owned(),
+                activation: self.context.activation,
+                tokens_in: outcome.tokens_in,
+                tokens_out: outcome.tokens_out,
+                cost,
+            })
+            .await;
         self.context
             .spend
             .record(
@@ -246,13 +253,15 @@ impl Work<'_> {
                 return Ok(());
             }
             done += 1;
-            self.context.emit(RunEvent::ModuleFixDispatched {
-                module_id: self.module_id().to_owned(),
-                activation: self.context.activation,
-                fix: done,
-                of: most,
-                validator: failed.validator.clone(),
-            });
+            self.context
+                .emit(RunEvent::ModuleFixDispatched {
+                    module_id: self.module_id().to_owned(),
+                    activation: self.context.activation,
+                    fix: done,
+                    of: most,
+                    validator: failed.validator.clone(),
+                })
+                .await;
             self.turn(
                 session,
                 &role,
@@ -280,12 +289,14 @@ impl Work<'_> {
         last_turn_suffix: Option<&str>,
     ) -> Result<Phase, ActivationError> {
         let role = role_of(agent);
-        self.context.emit(RunEvent::CodingAgentStarted {
-            module_id: self.module_id().to_owned(),
-            agent_role: role.clone(),
-            agent_name: session.agent_name.clone(),
-            round,
-        });
+        self.context
+            .emit(RunEvent::CodingAgentStarted {
+                module_id: self.module_id().to_owned(),
+                agent_role: role.clone(),
+                agent_name: session.agent_name.clone(),
+                round,
+            })
+            .await;
         let round_suffix = if round > 1 {
             format!(" (round {round})")
         } else {
@@ -308,11 +319,13 @@ impl Work<'_> {
         let mut responses = vec![first];
         for (offset, re_prompt) in agent.re_prompts.iter().enumerate() {
             let index = u32::try_from(offset + 1).unwrap_or(u32::MAX);
-            self.context.emit(RunEvent::CodingRepromptDispatched {
-                module_id: self.module_id().to_owned(),
-                agent_role: role.clone(),
-                reprompt_index: index,
-            });
+            self.context
+                .emit(RunEvent::CodingRepromptDispatched {
+                    module_id: self.module_id().to_owned(),
+                    agent_role: role.clone(),
+                    reprompt_index: index,
+                })
+                .await;
             self.re_prompts.fetch_add(1, Ordering::SeqCst);
             let text = self.context.render(&re_prompt.text)?;
             let (response, more_tests) = self
@@ -325,11 +338,13 @@ impl Work<'_> {
                 .await?;
             tests.extend(more_tests);
             responses.push(response);
-            self.context.emit(RunEvent::CodingRepromptResponse {
-                module_id: self.module_id().to_owned(),
-                agent_role: role.clone(),
-                reprompt_index: index,
-            });
+            self.context
+                .emit(RunEvent::CodingRepromptResponse {
+                    module_id: self.module_id().to_owned(),
+                    agent_role: role.clone(),
+                    reprompt_index: index,
+                })
+                .await;
         }
         let after = workspace
             .commit(&format!("{role} ({}), round {round}", session.agent_name))
@@ -339,12 +354,14 @@ impl Work<'_> {
             .changed_files(&before, &after)
             .await
             .map_err(ActivationError)?;
-        self.context.emit(RunEvent::CodingAgentFinished {
-            module_id: self.module_id().to_owned(),
-            agent_role: role.clone(),
-            round,
-            files_changed: u32::try_from(files.len()).unwrap_or(u32::MAX),
-        });
+        self.context
+            .emit(RunEvent::CodingAgentFinished {
+                module_id: self.module_id().to_owned(),
+                agent_role: role.clone(),
+                round,
+                files_changed: u32::try_from(files.len()).unwrap_or(u32::MAX),
+            })
+            .await;
         Ok(Phase {
             role,
             agent_name: session.agent_name.clone(),

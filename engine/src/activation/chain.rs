@@ -129,12 +129,14 @@ pub async fn run_chain(
 
     for (offset, re_prompt) in chain.re_prompts.iter().enumerate() {
         let index = u32::try_from(offset + 1).unwrap_or(u32::MAX);
-        context.emit(RunEvent::RepromptDispatched {
-            module_id: module_id.clone(),
-            reprompt_index: index,
-            reprompt_count: u32::try_from(count).unwrap_or(u32::MAX),
-            variant: None,
-        });
+        context
+            .emit(RunEvent::RepromptDispatched {
+                module_id: module_id.clone(),
+                reprompt_index: index,
+                reprompt_count: u32::try_from(count).unwrap_or(u32::MAX),
+                variant: None,
+            })
+            .await;
         let is_last = offset + 1 == count;
         let mut text = context.render(&re_prompt.text)?;
         if is_last {
@@ -156,12 +158,14 @@ pub async fn run_chain(
             .await?;
         tally.add(&response);
         keep_answered(context, &chain, &key, &session);
-        context.emit(RunEvent::RepromptResponse {
-            module_id: module_id.clone(),
-            reprompt_index: index,
-            token_count: response.usage.output_tokens,
-            variant: None,
-        });
+        context
+            .emit(RunEvent::RepromptResponse {
+                module_id: module_id.clone(),
+                reprompt_index: index,
+                token_count: response.usage.output_tokens,
+                variant: None,
+            })
+            .await;
         responses.push(response.text);
         if !is_last {
             context.checkpoint().await;
@@ -237,13 +241,15 @@ async fn validate_and_fix(
             return Ok(fixes);
         }
         let fix = done + 1;
-        context.emit(RunEvent::ModuleFixDispatched {
-            module_id: context.module.id.clone(),
-            activation: context.activation,
-            fix,
-            of: most,
-            validator: failed.validator.clone(),
-        });
+        context
+            .emit(RunEvent::ModuleFixDispatched {
+                module_id: context.module.id.clone(),
+                activation: context.activation,
+                fix,
+                of: most,
+                validator: failed.validator.clone(),
+            })
+            .await;
         context.say(
             &mut result.session,
             turn(context.settings.attachments.as_ref(), failed.prompt, &[]).await?,
@@ -344,7 +350,7 @@ pub async fn agent_task(
     fixes.apply(&mut output);
     if let Some(gate) = &config.intent_gate {
         let last = result.responses.last().map_or("", String::as_str);
-        crate::intent::apply(context, gate, last, Some(&result.session_key), &mut output)?;
+        crate::intent::apply(context, gate, last, Some(&result.session_key), &mut output).await?;
         // A repeat or an abort sends nothing on, named outputs included.
         if output
             .intent

@@ -125,13 +125,15 @@ async fn run_variant(
     let position = u32::try_from(index).unwrap_or(u32::MAX);
     let mut scoped = context.for_variant(position, &variant.name);
     scoped.module.config = variant.apply_to(&context.module.config);
-    scoped.emit(RunEvent::VariantStarted {
-        module_id: context.module.id.clone(),
-        activation: context.activation,
-        variant: variant.name.clone(),
-        index: position + 1,
-        count,
-    });
+    scoped
+        .emit(RunEvent::VariantStarted {
+            module_id: context.module.id.clone(),
+            activation: context.activation,
+            variant: variant.name.clone(),
+            index: position + 1,
+            count,
+        })
+        .await;
     let (result, duration_ms) = match take_up_finished(context, position, &variant.name) {
         Some(taken_up) => taken_up,
         None => {
@@ -142,22 +144,24 @@ async fn run_variant(
             (result, duration_ms)
         }
     };
-    scoped.emit(RunEvent::VariantFinished {
-        module_id: context.module.id.clone(),
-        activation: context.activation,
-        variant: variant.name.clone(),
-        status: if result.is_ok() {
-            VariantStatus::Completed
-        } else {
-            VariantStatus::Failed
-        },
-        error: result.as_ref().err().map(ToString::to_string),
-        cost: result
-            .as_ref()
-            .ok()
-            .and_then(|output| output.receipt.as_ref()?.cost),
-        duration_ms,
-    });
+    scoped
+        .emit(RunEvent::VariantFinished {
+            module_id: context.module.id.clone(),
+            activation: context.activation,
+            variant: variant.name.clone(),
+            status: if result.is_ok() {
+                VariantStatus::Completed
+            } else {
+                VariantStatus::Failed
+            },
+            error: result.as_ref().err().map(ToString::to_string),
+            cost: result
+                .as_ref()
+                .ok()
+                .and_then(|output| output.receipt.as_ref()?.cost),
+            duration_ms,
+        })
+        .await;
     VariantEnd {
         variant,
         result,

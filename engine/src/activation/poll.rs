@@ -53,7 +53,7 @@ pub async fn poll(
                     () = tokio::time::sleep(interval) => {
                         // The next poll came due while this one runs.
                         skipped += 1;
-                        context.emit(polled(context, number, PollOutcome::Skipped, "", 0));
+                        context.emit(polled(context, number, PollOutcome::Skipped, "", 0)).await;
                         if skipped == SKIPS_THAT_FAIL {
                             break None;
                         }
@@ -118,19 +118,23 @@ pub async fn poll(
         };
         match outcome {
             Outcome::Pending => {
-                context.emit(polled(
-                    context,
-                    number,
-                    PollOutcome::Pending,
-                    "",
-                    config.interval_seconds,
-                ));
+                context
+                    .emit(polled(
+                        context,
+                        number,
+                        PollOutcome::Pending,
+                        "",
+                        config.interval_seconds,
+                    ))
+                    .await;
                 let next = crate::now_millis() + i64::from(config.interval_seconds.max(1)) * 1000;
                 set_status(context, ActivationStatus::Waiting, Some(next)).await;
                 tokio::time::sleep(interval).await;
             }
             Outcome::Decided(name) if declared.contains(&name.as_str()) => {
-                context.emit(polled(context, number, PollOutcome::Decided, &name, 0));
+                context
+                    .emit(polled(context, number, PollOutcome::Decided, &name, 0))
+                    .await;
                 return Ok(finish(result_port_id(&name), None, &name));
             }
             Outcome::Decided(name) => {
@@ -139,11 +143,15 @@ pub async fn poll(
                     context.module.display_label(),
                     declared.join(", ")
                 );
-                context.emit(polled(context, number, PollOutcome::Failed, &name, 0));
+                context
+                    .emit(polled(context, number, PollOutcome::Failed, &name, 0))
+                    .await;
                 return Ok(finish(FAIL_OUT.to_owned(), Some(&why), ""));
             }
             Outcome::Failed(why) => {
-                context.emit(polled(context, number, PollOutcome::Failed, "", 0));
+                context
+                    .emit(polled(context, number, PollOutcome::Failed, "", 0))
+                    .await;
                 return Ok(finish(FAIL_OUT.to_owned(), Some(&why), ""));
             }
         }
