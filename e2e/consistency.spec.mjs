@@ -141,6 +141,9 @@ test('a poll between polls counts down on the run\'s page the server draws, as i
     await stranger.goto(`/g/${id}/runs/${runId}`);
     // Counting down from the poll's interval of 4 s, as the live badge does.
     await expect(stranger.locator('[data-node-id="m2"] .run-badge')).toHaveText(/^◌ Polling · next in [0-4]\.\d s$/);
+    // What it is and which graph, without a script either.
+    await expect(stranger.locator('.access-badge')).toHaveText('Live run');
+    await expect(stranger.getByLabel('Graph name')).toHaveValue('Wait for the release');
   } finally {
     await context.close();
   }

@@ -164,11 +164,12 @@ test('a run link opened while the run is still going follows it live to the end'
   const visitor = await fresh.newPage();
   const errors = watchErrors(visitor, { consoleErrors: false, csp: true });
   await visitor.goto(link);
-  await expect(visitor.locator('.access-badge')).toHaveText('Recorded run');
   // Still going when it opened (the simulated run takes seconds): the page
-  // follows its events (a hung tab answers no assertion at all).
+  // says so and follows its events (a hung tab answers no assertion at all).
+  await expect(visitor.locator('.access-badge')).toHaveText('Live run');
   await expect(runPanel(visitor).locator('.run-status')).toHaveText('Running');
   await expect(runPanel(visitor).locator('.run-status')).toHaveText('Completed', { timeout: 30_000 });
+  await expect(visitor.locator('.access-badge')).toHaveText('Recorded run');
   for (const id of ['m1', 'm2', 'm3']) {
     await expect(node(visitor, id)).toHaveClass(/run-done/);
   }

@@ -46,7 +46,7 @@ use save::SaveStatus;
 use state::{EditorMode, EditorState, Overlay};
 use transfer::ImportButton;
 use validation::{ValidationBadge, ValidationPanel};
-use wire::RunRecord;
+use wire::{RunRecord, RunStatus};
 
 /// Asks the server what it offers (`GET /api/providers`).
 fn load_catalogue(editor: EditorState) {
@@ -286,6 +286,9 @@ fn Toolbar() -> impl IntoView {
             <input
                 class="graph-name"
                 aria-label="Graph name"
+                // The attribute for the page the server draws (a property
+                // is not markup); the property keeps it as the name changes.
+                value=editor.name.get_untracked()
                 prop:value=move || editor.name.get()
                 disabled=move || !editor.can_edit.get()
                 on:input=move |event| {
@@ -351,8 +354,8 @@ fn Toolbar() -> impl IntoView {
                         .with_untracked(|record| record.as_ref().and_then(|record| record.graph_id.clone()))
                         .map(|id| format!("/g/{id}"));
                     view! {
-                        <span class="access-badge read-only" title=move || recorded_badge(editor.run.access.get()).1>
-                            {move || recorded_badge(editor.run.access.get()).0}
+                        <span class="access-badge read-only" title=move || recorded_badge(editor.run.access.get(), editor.run.status.get()).1>
+                            {move || recorded_badge(editor.run.access.get(), editor.run.status.get()).0}
                         </span>
                         {graph_link.map(|href| view! { <a class="button-link" href=href>"Open the graph"</a> })}
                         <button type="button" title="Make a copy of this version you own and can edit" on:click=move |_| save::save_as_fork(editor, false)>"Fork to edit"</button>
@@ -364,13 +367,22 @@ fn Toolbar() -> impl IntoView {
     }
 }
 
-/// The badge of a recorded run's page and what it means.
-fn recorded_badge(access: RunAccess) -> (&'static str, &'static str) {
+/// The badge of a run's page and what it means: a run still going is
+/// followed live, one that ended is its record.
+fn recorded_badge(access: RunAccess, status: Option<RunStatus>) -> (&'static str, &'static str) {
     match access {
         RunAccess::Approve => (
             "Approver link",
             "An approver link: it decides this run's approvals and nothing else; the graph is read-only",
         ),
+        RunAccess::Unknown | RunAccess::View | RunAccess::Edit
+            if status.is_some_and(|status| !status.is_finished()) =>
+        {
+            (
+                "Live run",
+                "A run still going, followed live: the graph as it runs, read-only",
+            )
+        }
         RunAccess::Unknown | RunAccess::View | RunAccess::Edit => (
             "Recorded run",
             "A recorded run: the graph as it ran, read-only",
