@@ -387,63 +387,45 @@ fn GraphLine(summary: GraphSummary, home: Home) -> impl IntoView {
     let draft = RwSignal::new(summary.name.clone());
     let graph_id = StoredValue::new(summary.id.clone());
     let name = StoredValue::new(summary.name.clone());
-    let open_id = format!("open-{}", summary.id);
-    let rename_id = format!("rename-{}", summary.id);
-    let field_id = format!("name-{}", summary.id);
-    let remove_id = format!("remove-{}", summary.id);
-    let confirm_id = format!("confirm-remove-{}", summary.id);
-    let (edited, edited_iso) = browser::local_date_time(summary.updated_at);
+    let ids = StoredValue::new(LineIds::of(&summary.id));
 
-    let start_renaming = {
-        let field_id = field_id.clone();
-        move || {
-            draft.set(name.get_value());
-            trouble.set(None);
-            mode.set(LineMode::Renaming);
-            focus_later(field_id.clone(), true);
+    let start_renaming = Callback::new(move |()| {
+        draft.set(name.get_value());
+        trouble.set(None);
+        mode.set(LineMode::Renaming);
+        focus_later(ids.with_value(|ids| ids.field.clone()), true);
+    });
+    let stop_renaming = Callback::new(move |()| {
+        trouble.set(None);
+        mode.set(LineMode::Showing);
+        focus_later(ids.with_value(|ids| ids.rename.clone()), false);
+    });
+    let save_name = Callback::new(move |()| {
+        let new_name = draft.get_untracked().trim().to_owned();
+        if new_name.is_empty() {
+            trouble.set(Some("A graph needs a name.".to_owned()));
+            return;
         }
-    };
-    let stop_renaming = {
-        let rename_id = rename_id.clone();
-        move || {
-            trouble.set(None);
-            mode.set(LineMode::Showing);
-            focus_later(rename_id.clone(), false);
+        if new_name == name.get_value() {
+            stop_renaming.run(());
+            return;
         }
-    };
-    let save_name = {
-        let stop_renaming = stop_renaming.clone();
-        let field_id = field_id.clone();
-        let open_id = open_id.clone();
-        move || {
-            let new_name = draft.get_untracked().trim().to_owned();
-            if new_name.is_empty() {
-                trouble.set(Some("A graph needs a name.".to_owned()));
-                return;
-            }
-            if new_name == name.get_value() {
-                stop_renaming();
-                return;
-            }
-            mode.set(LineMode::Working);
-            let field_id = field_id.clone();
-            let open_id = open_id.clone();
-            leptos::task::spawn_local(async move {
-                match rename(&graph_id.get_value(), &new_name).await {
-                    Ok(()) => {
-                        home.notice.set(format!("Renamed to “{new_name}”."));
-                        home.refresh(Some(open_id));
-                    }
-                    Err(message) => {
-                        trouble.set(Some(format!("Not renamed: {message}.")));
-                        mode.set(LineMode::Renaming);
-                        focus_later(field_id, true);
-                    }
+        mode.set(LineMode::Working);
+        leptos::task::spawn_local(async move {
+            match rename(&graph_id.get_value(), &new_name).await {
+                Ok(()) => {
+                    home.notice.set(format!("Renamed to “{new_name}”."));
+                    home.refresh(Some(ids.with_value(|ids| ids.open.clone())));
                 }
-            });
-        }
-    };
-    let make_copy = move || {
+                Err(message) => {
+                    trouble.set(Some(format!("Not renamed: {message}.")));
+                    mode.set(LineMode::Renaming);
+                    focus_later(ids.with_value(|ids| ids.field.clone()), true);
+                }
+            }
+        });
+    });
+    let make_copy = Callback::new(move |()| {
         mode.set(LineMode::Working);
         trouble.set(None);
         leptos::task::spawn_local(async move {
@@ -464,23 +446,17 @@ fn GraphLine(summary: GraphSummary, home: Home) -> impl IntoView {
                 }
             }
         });
-    };
-    let ask_removal = {
-        let confirm_id = confirm_id.clone();
-        move || {
-            trouble.set(None);
-            mode.set(LineMode::ConfirmingRemoval);
-            focus_later(confirm_id.clone(), false);
-        }
-    };
-    let keep = {
-        let remove_id = remove_id.clone();
-        move || {
-            mode.set(LineMode::Showing);
-            focus_later(remove_id.clone(), false);
-        }
-    };
-    let remove = move || {
+    });
+    let ask_removal = Callback::new(move |()| {
+        trouble.set(None);
+        mode.set(LineMode::ConfirmingRemoval);
+        focus_later(ids.with_value(|ids| ids.confirm.clone()), false);
+    });
+    let keep = Callback::new(move |()| {
+        mode.set(LineMode::Showing);
+        focus_later(ids.with_value(|ids| ids.remove.clone()), false);
+    });
+    let remove = Callback::new(move |()| {
         home.forget(
             &graph_id.get_value(),
             format!(
@@ -488,8 +464,103 @@ fn GraphLine(summary: GraphSummary, home: Home) -> impl IntoView {
                 name.get_value()
             ),
         );
+    });
+    // A name cleared in the editor would leave nothing to click.
+    let label = if summary.name.trim().is_empty() {
+        "Untitled graph".to_owned()
+    } else {
+        summary.name.clone()
     };
+    let href = format!("/g/{}", summary.id);
 
+    view! {
+        <li class="home-graph" class:busy=move || mode.get() == LineMode::Working data-graph-id=summary.id.clone()>
+            <div class="home-graph-main">
+                <Show
+                    when=move || mode.get() == LineMode::Renaming
+                    fallback=move || view! {
+                        // The title shows a name too long for the line.
+                        <a class="home-graph-name" id=ids.with_value(|ids| ids.open.clone()) href=href.clone() rel="external" title=label.clone()>{label.clone()}</a>
+                    }
+                >
+                    <RenameField ids name draft save_name stop_renaming/>
+                </Show>
+                <GraphFacts summary=summary.clone()/>
+                {move || trouble.get().map(|message| view! { <p class="home-line-problem" role="alert">{message}</p> })}
+            </div>
+            <Show
+                when=move || mode.get() == LineMode::ConfirmingRemoval
+                fallback=move || view! { <LineActions ids mode start_renaming make_copy ask_removal/> }
+            >
+                <RemovalConfirm ids name keep remove/>
+            </Show>
+        </li>
+    }
+}
+
+/// The ids of one graph line's controls, so that focus can go back to
+/// the one a person came from.
+struct LineIds {
+    open: String,
+    rename: String,
+    field: String,
+    remove: String,
+    confirm: String,
+}
+
+impl LineIds {
+    fn of(graph_id: &str) -> LineIds {
+        LineIds {
+            open: format!("open-{graph_id}"),
+            rename: format!("rename-{graph_id}"),
+            field: format!("name-{graph_id}"),
+            remove: format!("remove-{graph_id}"),
+            confirm: format!("confirm-remove-{graph_id}"),
+        }
+    }
+}
+
+/// The new name being typed: Enter saves, Escape cancels.
+#[component]
+fn RenameField(
+    ids: StoredValue<LineIds>,
+    name: StoredValue<String>,
+    draft: RwSignal<String>,
+    save_name: Callback<()>,
+    stop_renaming: Callback<()>,
+) -> impl IntoView {
+    view! {
+        <div class="home-rename">
+            <input
+                id=ids.with_value(|ids| ids.field.clone())
+                class="home-rename-field"
+                aria-label=format!("New name for “{}”", name.get_value())
+                prop:value=move || draft.get()
+                on:input=move |event| draft.set(event_target_value(&event))
+                on:keydown=move |event: web_sys::KeyboardEvent| match event.key().as_str() {
+                    "Enter" => {
+                        event.prevent_default();
+                        save_name.run(());
+                    }
+                    "Escape" => {
+                        event.prevent_default();
+                        stop_renaming.run(());
+                    }
+                    _ => {}
+                }
+            />
+            <button type="button" class="primary" on:click=move |_| save_name.run(())>"Save name"</button>
+            <button type="button" on:click=move |_| stop_renaming.run(())>"Cancel"</button>
+            <span class="home-hint">"Enter saves, Esc cancels"</span>
+        </div>
+    }
+}
+
+/// When it was edited and how its last run went (a run waiting for a
+/// person first: that is what the person came back for).
+#[component]
+fn GraphFacts(summary: GraphSummary) -> impl IntoView {
+    let (edited, edited_iso) = browser::local_date_time(summary.updated_at);
     let last_run = match summary.last_run.clone() {
         Some(run) => {
             let (started, started_iso) = browser::local_date_time(run.created_at);
@@ -509,7 +580,6 @@ fn GraphLine(summary: GraphSummary, home: Home) -> impl IntoView {
         }
         None => view! { <span class="home-run none">"No runs yet"</span> }.into_any(),
     };
-    // A run that waits for a person is what the person came back for.
     let waiting = summary.waiting_run.clone().map(|run_id| {
         view! {
             <a
@@ -523,142 +593,85 @@ fn GraphLine(summary: GraphSummary, home: Home) -> impl IntoView {
             <span class="home-separator" aria-hidden="true">" · "</span>
         }
     });
-    // A name cleared in the editor would leave nothing to click.
-    let label = if summary.name.trim().is_empty() {
-        "Untitled graph".to_owned()
-    } else {
-        summary.name.clone()
-    };
-
     view! {
-        <li class="home-graph" class:busy=move || mode.get() == LineMode::Working data-graph-id=summary.id.clone()>
-            <div class="home-graph-main">
-                <Show
-                    when=move || mode.get() == LineMode::Renaming
-                    fallback={
-                        let open_id = open_id.clone();
-                        let href = format!("/g/{}", summary.id);
-                        let label = label.clone();
-                        move || view! {
-                            // The title shows a name too long for the line.
-                            <a class="home-graph-name" id=open_id.clone() href=href.clone() rel="external" title=label.clone()>{label.clone()}</a>
-                        }
-                    }
-                >
-                    <div class="home-rename">
-                        <input
-                            id=field_id.clone()
-                            class="home-rename-field"
-                            aria-label=format!("New name for “{}”", name.get_value())
-                            prop:value=move || draft.get()
-                            on:input=move |event| draft.set(event_target_value(&event))
-                            on:keydown={
-                                let stop_renaming = stop_renaming.clone();
-                                let save_name = save_name.clone();
-                                move |event: web_sys::KeyboardEvent| {
-                                    match event.key().as_str() {
-                                        "Enter" => {
-                                            event.prevent_default();
-                                            save_name();
-                                        }
-                                        "Escape" => {
-                                            event.prevent_default();
-                                            stop_renaming();
-                                        }
-                                        _ => {}
-                                    }
-                                }
-                            }
-                        />
-                        <button type="button" class="primary" on:click={
-                            let save_name = save_name.clone();
-                            move |_| save_name()
-                        }>"Save name"</button>
-                        <button type="button" on:click={
-                            let stop_renaming = stop_renaming.clone();
-                            move |_| stop_renaming()
-                        }>"Cancel"</button>
-                        <span class="home-hint">"Enter saves, Esc cancels"</span>
-                    </div>
-                </Show>
-                <p class="home-graph-facts">
-                    {waiting}
-                    <span>"Last edit " <time datetime=edited_iso>{edited}</time></span>
-                    <span class="home-separator" aria-hidden="true">" · "</span>
-                    {last_run}
-                </p>
-                {move || trouble.get().map(|message| view! { <p class="home-line-problem" role="alert">{message}</p> })}
-            </div>
-            <Show
-                when=move || mode.get() == LineMode::ConfirmingRemoval
-                fallback={
-                    let rename_id = rename_id.clone();
-                    let remove_id = remove_id.clone();
-                    let start_renaming = start_renaming.clone();
-                    let ask_removal = ask_removal.clone();
-                    move || {
-                        let start_renaming = start_renaming.clone();
-                        let ask_removal = ask_removal.clone();
-                        view! {
-                            <div class="home-graph-actions">
-                                <button
-                                    type="button"
-                                    id=rename_id.clone()
-                                    disabled=move || mode.get() != LineMode::Showing
-                                    on:click=move |_| start_renaming()
-                                >
-                                    "Rename"
-                                </button>
-                                <button
-                                    type="button"
-                                    disabled=move || mode.get() != LineMode::Showing
-                                    title="Make a copy this browser can edit"
-                                    on:click=move |_| make_copy()
-                                >
-                                    "Duplicate"
-                                </button>
-                                <button
-                                    type="button"
-                                    id=remove_id.clone()
-                                    disabled=move || mode.get() == LineMode::Working
-                                    title="Take it off this list; the graph stays on the server"
-                                    on:click=move |_| ask_removal()
-                                >
-                                    "Remove from this browser"
-                                </button>
-                            </div>
-                        }
-                    }
-                }
+        <p class="home-graph-facts">
+            {waiting}
+            <span>"Last edit " <time datetime=edited_iso>{edited}</time></span>
+            <span class="home-separator" aria-hidden="true">" · "</span>
+            {last_run}
+        </p>
+    }
+}
+
+/// Rename, Duplicate, Remove from this browser.
+#[component]
+fn LineActions(
+    ids: StoredValue<LineIds>,
+    mode: RwSignal<LineMode>,
+    start_renaming: Callback<()>,
+    make_copy: Callback<()>,
+    ask_removal: Callback<()>,
+) -> impl IntoView {
+    view! {
+        <div class="home-graph-actions">
+            <button
+                type="button"
+                id=ids.with_value(|ids| ids.rename.clone())
+                disabled=move || mode.get() != LineMode::Showing
+                on:click=move |_| start_renaming.run(())
             >
-                <div
-                    class="home-confirm"
-                    role="group"
-                    aria-label=format!("Remove “{}” from this browser?", name.get_value())
-                    on:keydown={
-                        let keep = keep.clone();
-                        move |event: web_sys::KeyboardEvent| {
-                            if event.key() == "Escape" {
-                                event.prevent_default();
-                                keep();
-                            }
-                        }
-                    }
-                >
-                    <p>
-                        {format!("Remove “{}” from this browser? ", name.get_value())}
-                        "It stays on the server for anyone with its link, but this browser will no longer be able to edit it — unless you keep its edit link (Share → Edit link) and open it again."
-                    </p>
-                    <div class="home-graph-actions">
-                        <button type="button" class="danger" id=confirm_id.clone() on:click=move |_| remove()>"Remove"</button>
-                        <button type="button" on:click={
-                            let keep = keep.clone();
-                            move |_| keep()
-                        }>"Keep"</button>
-                    </div>
-                </div>
-            </Show>
-        </li>
+                "Rename"
+            </button>
+            <button
+                type="button"
+                disabled=move || mode.get() != LineMode::Showing
+                title="Make a copy this browser can edit"
+                on:click=move |_| make_copy.run(())
+            >
+                "Duplicate"
+            </button>
+            <button
+                type="button"
+                id=ids.with_value(|ids| ids.remove.clone())
+                disabled=move || mode.get() == LineMode::Working
+                title="Take it off this list; the graph stays on the server"
+                on:click=move |_| ask_removal.run(())
+            >
+                "Remove from this browser"
+            </button>
+        </div>
+    }
+}
+
+/// The question before a graph leaves this browser's list; Escape keeps it.
+#[component]
+fn RemovalConfirm(
+    ids: StoredValue<LineIds>,
+    name: StoredValue<String>,
+    keep: Callback<()>,
+    remove: Callback<()>,
+) -> impl IntoView {
+    view! {
+        <div
+            class="home-confirm"
+            role="group"
+            aria-label=format!("Remove “{}” from this browser?", name.get_value())
+            on:keydown=move |event: web_sys::KeyboardEvent| {
+                if event.key() == "Escape" {
+                    event.prevent_default();
+                    keep.run(());
+                }
+            }
+        >
+            <p>
+                {format!("Remove “{}” from this browser? ", name.get_value())}
+                "It stays on the server for anyone with its link, but this browser will no longer be able to edit it — unless you keep its edit link (Share → Edit link) and open it again."
+            </p>
+            <div class="home-graph-actions">
+                <button type="button" class="danger" id=ids.with_value(|ids| ids.confirm.clone()) on:click=move |_| remove.run(())>"Remove"</button>
+                <button type="button" on:click=move |_| keep.run(())>"Keep"</button>
+            </div>
+        </div>
     }
 }
 

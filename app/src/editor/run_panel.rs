@@ -613,19 +613,15 @@ pub fn route_lines(activation: &ActivationRecord, record: &wire::RunRecord) -> V
         .collect()
 }
 
+/// Which activation of the module to show, when it ran more than once (a
+/// retry, a loop): "Attempt n" for a module that retries, "Round n" for
+/// one a loop brings back.
 #[component]
-fn ModuleView(view_state: RunView) -> impl IntoView {
-    let editor = expect_context::<EditorState>();
-    // None: follow the run (the response streaming now, else Merged).
-    let chosen = RwSignal::new(None::<Tab>);
-    // None: the latest activation; a module that ran again (a retry, a
-    // loop) can show an earlier one.
-    let chosen_activation = RwSignal::new(None::<usize>);
-    Effect::new(move |_| {
-        view_state.focus.track();
-        chosen.set(None);
-        chosen_activation.set(None);
-    });
+fn ActivationPicker(
+    view_state: RunView,
+    chosen: RwSignal<Option<Tab>>,
+    chosen_activation: RwSignal<Option<usize>>,
+) -> impl IntoView {
     let count = Memo::new(move |_| {
         let focus = view_state.focus.get().unwrap_or_default();
         view_state.record.with(|record| {
@@ -635,19 +631,6 @@ fn ModuleView(view_state: RunView) -> impl IntoView {
                 .map_or(0, |module| module.activations.len())
         })
     });
-    let activation = Memo::new(move |_| {
-        let focus = view_state.focus.get()?;
-        let wanted = chosen_activation.get();
-        view_state.record.with(|record| {
-            let activations = &record.as_ref()?.modules.get(&focus)?.activations;
-            match wanted {
-                Some(index) => activations.get(index),
-                None => activations.last(),
-            }
-            .cloned()
-        })
-    });
-    // "Attempt" for a module that retries, "Round" for one a loop brings back.
     let word = Memo::new(move |_| {
         let focus = view_state.focus.get().unwrap_or_default();
         let attempts = view_state.record.with(|record| {
@@ -658,7 +641,7 @@ fn ModuleView(view_state: RunView) -> impl IntoView {
         });
         if attempts > 1 { "Attempt" } else { "Round" }
     });
-    let picker = move || {
+    move || {
         let count = count.get();
         (count > 1).then(|| {
             let shown = move || chosen_activation.get().unwrap_or(count - 1);
@@ -686,7 +669,92 @@ fn ModuleView(view_state: RunView) -> impl IntoView {
                 </div>
             }
         })
-    };
+    }
+}
+
+/// The tabs of the module's responses and outputs.
+#[component]
+fn TabList(
+    tab_list: Memo<Vec<(Tab, String)>>,
+    current: Memo<Tab>,
+    chosen: RwSignal<Option<Tab>>,
+) -> impl IntoView {
+    view! {
+        <div class="run-tabs" role="tablist" aria-label="Responses and outputs">
+            {move || {
+                tab_list
+                    .get()
+                    .into_iter()
+                    .map(|(tab, label)| {
+                        let selected = {
+                            let tab = tab.clone();
+                            move || current.get() == tab
+                        };
+                        let selected_too = selected.clone();
+                        view! {
+                            <button
+                                type="button"
+                                role="tab"
+                                class="run-tab"
+                                aria-selected=move || if selected() { "true" } else { "false" }
+                                class:active=selected_too
+                                on:click=move |_| chosen.set(Some(tab.clone()))
+                            >
+                                {label}
+                            </button>
+                        }
+                    })
+                    .collect_view()
+            }}
+        </div>
+    }
+}
+
+/// Which way each port with conditions went.
+#[component]
+fn RouteLines(view_state: RunView, activation: Memo<Option<ActivationRecord>>) -> impl IntoView {
+    move || {
+        let lines = activation.with(|activation| {
+            view_state.record.with(|record| match (activation, record) {
+                (Some(activation), Some(record)) => route_lines(activation, record),
+                _ => Vec::new(),
+            })
+        });
+        (!lines.is_empty()).then(|| {
+            view! {
+                <ul class="run-routes" aria-label="Which way it went">
+                    {lines.into_iter().map(|line| view! { <li>{line}</li> }).collect_view()}
+                </ul>
+            }
+        })
+    }
+}
+
+#[component]
+fn ModuleView(view_state: RunView) -> impl IntoView {
+    let editor = expect_context::<EditorState>();
+    // None: follow the run (the response streaming now, else Merged).
+    let chosen = RwSignal::new(None::<Tab>);
+    // None: the latest activation; a module that ran again (a retry, a
+    // loop) can show an earlier one.
+    let chosen_activation = RwSignal::new(None::<usize>);
+    Effect::new(move |_| {
+        view_state.focus.track();
+        chosen.set(None);
+        chosen_activation.set(None);
+    });
+    let activation = Memo::new(move |_| {
+        let focus = view_state.focus.get()?;
+        let wanted = chosen_activation.get();
+        view_state.record.with(|record| {
+            let activations = &record.as_ref()?.modules.get(&focus)?.activations;
+            match wanted {
+                Some(index) => activations.get(index),
+                None => activations.last(),
+            }
+            .cloned()
+        })
+    });
     let streaming = Memo::new(move |_| {
         let focus = view_state.focus.get().unwrap_or_default();
         view_state.streams.with(|streams| {
@@ -779,49 +847,11 @@ fn ModuleView(view_state: RunView) -> impl IntoView {
     view! {
         <div class="run-module">
             <div class="run-module-actions">
-                {picker}
+                <ActivationPicker view_state chosen chosen_activation/>
                 <super::run_from::RunFromHere/>
             </div>
-            <div class="run-tabs" role="tablist" aria-label="Responses and outputs">
-                {move || {
-                    tab_list
-                        .get()
-                        .into_iter()
-                        .map(|(tab, label)| {
-                            let selected = {
-                                let tab = tab.clone();
-                                move || current.get() == tab
-                            };
-                            let selected_too = selected.clone();
-                            view! {
-                                <button
-                                    type="button"
-                                    role="tab"
-                                    class="run-tab"
-                                    aria-selected=move || if selected() { "true" } else { "false" }
-                                    class:active=selected_too
-                                    on:click=move |_| chosen.set(Some(tab.clone()))
-                                >
-                                    {label}
-                                </button>
-                            }
-                        })
-                        .collect_view()
-                }}
-            </div>
-            {move || {
-                let lines = activation.with(|activation| {
-                    view_state.record.with(|record| match (activation, record) {
-                        (Some(activation), Some(record)) => route_lines(activation, record),
-                        _ => Vec::new(),
-                    })
-                });
-                (!lines.is_empty()).then(|| view! {
-                    <ul class="run-routes" aria-label="Which way it went">
-                        {lines.into_iter().map(|line| view! { <li>{line}</li> }).collect_view()}
-                    </ul>
-                })
-            }}
+            <TabList tab_list current chosen/>
+            <RouteLines view_state activation/>
             {move || {
                 if current.get() == Tab::Decision {
                     view! { <super::decision::DecisionView view_state activation/> }.into_any()
@@ -833,6 +863,65 @@ fn ModuleView(view_state: RunView) -> impl IntoView {
                 }
             }}
         </div>
+    }
+}
+
+/// One module of the run in the panel's list: its state, its badge and,
+/// with variants, each one's progress; choosing it shows it.
+#[component]
+fn ModuleEntry(
+    id: String,
+    label: String,
+    kind: String,
+    state_shown: RwSignal<bool>,
+) -> impl IntoView {
+    let editor = expect_context::<EditorState>();
+    let view_state = editor.run;
+    let node_run = editor.model.node(&id).map(|node| node.run);
+    let state = move || {
+        node_run
+            .and_then(|run| run.get())
+            .map(|run| run.state.class())
+            .unwrap_or("run-idle")
+    };
+    let badge = move || {
+        let now = editor.model.clock.get();
+        node_run
+            .and_then(|run| run.with(|run| run.as_ref().map(|run| run.badge_text(now))))
+            .unwrap_or_default()
+    };
+    let focused = {
+        let id = id.clone();
+        move || !state_shown.get() && view_state.focus.get().as_deref() == Some(id.as_str())
+    };
+    view! {
+        <button
+            type="button"
+            class=move || format!("run-module-entry {} kind-{kind}", state())
+            class:focused=focused.clone()
+            aria-pressed=move || if focused() { "true" } else { "false" }
+            data-module-id=id.clone()
+            on:click=move |_| {
+                state_shown.set(false);
+                view_state.choose(id.clone());
+            }
+        >
+            <span class="entry-label">{label}</span>
+            <span class="entry-badge">{badge}</span>
+            // A module with variants: each one's progress.
+            {move || {
+                let lines = node_run
+                    .and_then(|run| run.with(|run| run.as_ref().map(|run| run.variant_lines.clone())))
+                    .unwrap_or_default();
+                (!lines.is_empty()).then(|| view! {
+                    <span class="entry-variants">
+                        {lines.into_iter().map(|(name, doing)| view! {
+                            <span class="entry-variant">{format!("{name}: {doing}")}</span>
+                        }).collect_view()}
+                    </span>
+                })
+            }}
+        </button>
     }
 }
 
@@ -948,47 +1037,7 @@ pub fn RunPanel() -> impl IntoView {
                                 modules
                                     .get()
                                     .into_iter()
-                                    .map(|(id, label, kind)| {
-                                        let node_run = editor.model.node(&id).map(|node| node.run);
-                                        let state = move || node_run.and_then(|run| run.get()).map(|run| run.state.class()).unwrap_or("run-idle");
-                                        let badge = move || {
-                                            let now = editor.model.clock.get();
-                                            node_run.and_then(|run| run.with(|run| run.as_ref().map(|run| run.badge_text(now)))).unwrap_or_default()
-                                        };
-                                        let focused = {
-                                            let id = id.clone();
-                                            move || !state_shown.get() && view_state.focus.get().as_deref() == Some(id.as_str())
-                                        };
-                                        view! {
-                                            <button
-                                                type="button"
-                                                class=move || format!("run-module-entry {} kind-{kind}", state())
-                                                class:focused=focused.clone()
-                                                aria-pressed=move || if focused() { "true" } else { "false" }
-                                                data-module-id=id.clone()
-                                                on:click=move |_| {
-                                                    state_shown.set(false);
-                                                    view_state.choose(id.clone());
-                                                }
-                                            >
-                                                <span class="entry-label">{label}</span>
-                                                <span class="entry-badge">{badge}</span>
-                                                // A module with variants: each one's progress.
-                                                {move || {
-                                                    let lines = node_run
-                                                        .and_then(|run| run.with(|run| run.as_ref().map(|run| run.variant_lines.clone())))
-                                                        .unwrap_or_default();
-                                                    (!lines.is_empty()).then(|| view! {
-                                                        <span class="entry-variants">
-                                                            {lines.into_iter().map(|(name, doing)| view! {
-                                                                <span class="entry-variant">{format!("{name}: {doing}")}</span>
-                                                            }).collect_view()}
-                                                        </span>
-                                                    })
-                                                }}
-                                            </button>
-                                        }
-                                    })
+                                    .map(|(id, label, kind)| view! { <ModuleEntry id label kind state_shown/> })
                                     .collect_view()
                             }}
                             <button
