@@ -111,3 +111,31 @@ test('a coding module\'s variants each show what they changed in the comparison'
   }
   expect(errors).toEqual([]);
 });
+
+test('a coding variant\'s streaming turn is labelled with the variant\'s name', async ({ page }) => {
+  test.setTimeout(60_000);
+  const id = await act.newGraph(page);
+  const document = await (await page.request.get(`/api/graphs/${id}`)).json();
+  const module = document.modules.find((candidate) => candidate.id === 'm2');
+  module.kind = 'step.coding';
+  module.label = 'Build';
+  module.config = {
+    instruction: 'sim: slow',
+    agents: [{ role: 'builder', re_prompts: [] }],
+    variants: [{ name: 'Careful' }, { name: 'Quick' }],
+  };
+  const created = await (await page.request.post('/api/graphs', { data: document })).json();
+  await page.goto(created.edit_url);
+  await expect(page.locator('.access-badge')).toHaveText('Editing');
+  await page.locator('.pane').focus();
+  await page.keyboard.press('Control+Enter');
+  const dialog = page.getByRole('dialog', { name: 'Run the graph' });
+  await dialog.getByLabel('Run input').press('Control+Enter');
+  const run = runPanel(page);
+  await run.locator('.run-module-entry[data-module-id="m2"]').click();
+  // Named as the module's variants are, not "Variant 1".
+  await expect(run.getByRole('tab', { name: /^Careful · / }).first()).toBeVisible({ timeout: 20_000 });
+  await expect(run.getByRole('tab', { name: /^Variant \d/ })).toHaveCount(0);
+  await run.getByRole('button', { name: 'Cancel run' }).click();
+  await expect(run.locator('.run-status')).toHaveText('Cancelled', { timeout: 20_000 });
+});

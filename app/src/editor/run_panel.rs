@@ -773,20 +773,19 @@ fn ModuleView(view_state: RunView) -> impl IntoView {
             .and_then(|node| node.run.get())
             .is_some_and(|run| run.state == ModuleRunState::Running)
     });
-    // A module with variants: their names label their streaming turns.
+    // A module with variants (an agent task's or a coding module's): their
+    // names label their streaming turns.
     let variant_names = Memo::new(move |_| {
         let focus = view_state.focus.get().unwrap_or_default();
         editor.version.track();
-        editor.with_graph(
-            |graph| match graph.module(&focus).map(|module| &module.config) {
-                Some(graph::ModuleConfig::AgentTask(task)) => task
-                    .variants
+        editor.with_graph(|graph| {
+            graph.module(&focus).map_or_else(Vec::new, |module| {
+                graph::experiment::variants_of(&module.config)
                     .iter()
                     .map(|variant| variant.name.clone())
-                    .collect(),
-                _ => Vec::new(),
-            },
-        )
+                    .collect()
+            })
+        })
     });
     let tab_list = Memo::new(move |_| {
         activation.with(|activation| {
