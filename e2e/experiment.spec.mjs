@@ -73,25 +73,29 @@ test('variants run side by side, a judge names the winner, and the run page show
   expect(errors).toEqual([]);
 });
 
-test('a coding module\'s variants each show what they changed in the comparison', async ({ page }) => {
-  test.setTimeout(90_000);
-  const errors = watchErrors(page, { consoleErrors: false });
+/** The starter graph with its agent task turned into a coding module
+ * configured as `config`, opened in the editor with its edit link. */
+async function openCodingGraph(page, config) {
   const id = await act.newGraph(page);
   const document = await (await page.request.get(`/api/graphs/${id}`)).json();
   const module = document.modules.find((candidate) => candidate.id === 'm2');
-  module.kind = 'step.coding';
-  module.label = 'Build';
-  module.config = {
+  Object.assign(module, { kind: 'step.coding', label: 'Build', config });
+  const created = await (await page.request.post('/api/graphs', { data: document })).json();
+  await page.goto(created.edit_url);
+  await expect(page.locator('.access-badge')).toHaveText('Editing');
+}
+
+test('a coding module\'s variants each show what they changed in the comparison', async ({ page }) => {
+  test.setTimeout(90_000);
+  const errors = watchErrors(page, { consoleErrors: false });
+  await openCodingGraph(page, {
     instruction: 'write hello.txt: Hello from A',
     agents: [{ role: 'builder', re_prompts: [] }],
     variants: [
       { name: 'A' },
       { name: 'B', instruction_override: 'write hello.txt: Hello from B' },
     ],
-  };
-  const created = await (await page.request.post('/api/graphs', { data: document })).json();
-  await page.goto(created.edit_url);
-  await expect(page.locator('.access-badge')).toHaveText('Editing');
+  });
   await page.locator('.pane').focus();
   await page.keyboard.press('Control+Enter');
   const dialog = page.getByRole('dialog', { name: 'Run the graph' });
@@ -114,19 +118,11 @@ test('a coding module\'s variants each show what they changed in the comparison'
 
 test('a coding variant\'s streaming turn is labelled with the variant\'s name', async ({ page }) => {
   test.setTimeout(60_000);
-  const id = await act.newGraph(page);
-  const document = await (await page.request.get(`/api/graphs/${id}`)).json();
-  const module = document.modules.find((candidate) => candidate.id === 'm2');
-  module.kind = 'step.coding';
-  module.label = 'Build';
-  module.config = {
+  await openCodingGraph(page, {
     instruction: 'sim: slow',
     agents: [{ role: 'builder', re_prompts: [] }],
     variants: [{ name: 'Careful' }, { name: 'Quick' }],
-  };
-  const created = await (await page.request.post('/api/graphs', { data: document })).json();
-  await page.goto(created.edit_url);
-  await expect(page.locator('.access-badge')).toHaveText('Editing');
+  });
   await page.locator('.pane').focus();
   await page.keyboard.press('Control+Enter');
   const dialog = page.getByRole('dialog', { name: 'Run the graph' });

@@ -7,19 +7,19 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use agent_client_protocol::Client;
 use agent_client_protocol::schema::ProtocolVersion;
-use agent_client_protocol::v1::SessionSetup;
 use agent_client_protocol::v1::schema::{
     ClientCapabilities, FileSystemCapabilities, Implementation, InitializeRequest,
     ReadTextFileRequest, RequestPermissionRequest, SessionConfigOptionValue, SessionId,
     SetSessionConfigOptionRequest, SetSessionModeRequest, WriteTextFileRequest,
 };
+use agent_client_protocol::v1::{ActiveSession, ConnectionTo, SessionSetup};
+use agent_client_protocol::{Agent, Client};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
 use super::AgentError;
-use super::choices::{self, SessionChoices};
+use super::choices::{self, ChoiceRequests, SessionChoices};
 use super::continuation::{Continuation, read_replay};
 use super::handlers::{NoteSink, answer_permission, read_text_file, write_text_file};
 use super::turn::{TurnRequest, run_turn};
@@ -95,18 +95,7 @@ impl Driver {
             )
             .connect_with(transport, async |connection| {
                 let initialize = connection
-                    .send_request(
-                        InitializeRequest::new(ProtocolVersion::V1)
-                            .client_capabilities(
-                                ClientCapabilities::new().fs(FileSystemCapabilities::new()
-                                    .read_text_file(true)
-                                    .write_text_file(true)),
-                            )
-                            .client_info(Implementation::new(
-                                "patchbay",
-                                env!("CARGO_PKG_VERSION"),
-                            )),
-                    )
+                    .send_request(initialize_request())
                     .block_task()
                     .await;
                 let initialize = match initialize {
@@ -197,36 +186,11 @@ impl Driver {
                         return Ok(());
                     }
                 };
-                if let Some(mode) = chosen.mode {
-                    let set = connection
-                        .send_request(SetSessionModeRequest::new(session_id.clone(), mode.clone()))
-                        .block_task()
-                        .await;
-                    if let Err(error) = set {
-                        if let Some(ready) = ready.take() {
-                            let _ = ready
-                                .send(Err(format!("session/set_mode \"{mode}\" failed: {error}")));
-                        }
-                        return Ok(());
+                if let Err(message) = apply_choices(&connection, &session_id, chosen).await {
+                    if let Some(ready) = ready.take() {
+                        let _ = ready.send(Err(message));
                     }
-                }
-                if let Some((option, value)) = chosen.option {
-                    let set = connection
-                        .send_request(SetSessionConfigOptionRequest::new(
-                            session_id.clone(),
-                            option.clone(),
-                            SessionConfigOptionValue::value_id(value.clone()),
-                        ))
-                        .block_task()
-                        .await;
-                    if let Err(error) = set {
-                        if let Some(ready) = ready.take() {
-                            let _ = ready.send(Err(format!(
-                                "session/set_config_option {option} = \"{value}\" failed: {error}"
-                            )));
-                        }
-                        return Ok(());
-                    }
+                    return Ok(());
                 }
                 if let Some(ready) = ready.take() {
                     let _ = ready.send(Ok(Opened {
@@ -236,29 +200,90 @@ impl Driver {
                         offers,
                     }));
                 }
-                loop {
-                    let request = tokio::select! {
-                        request = turn_requests.recv() => request,
-                        () = tokio::time::sleep(idle_timeout) => None,
-                        () = cancel.cancelled() => None,
-                    };
-                    let Some(request) = request else { break };
-                    if let Ok(mut sink) = sink.lock() {
-                        *sink = Some(request.events.clone());
-                    }
-                    let outcome = run_turn(&mut session, &request, &cancel).await;
-                    if let Ok(mut sink) = sink.lock() {
-                        *sink = None;
-                    }
-                    let stop = matches!(outcome, Err(AgentError::Cancelled));
-                    let _ = request.done.send(outcome);
-                    if stop {
-                        break;
-                    }
-                }
+                serve_turns(
+                    &mut session,
+                    &mut turn_requests,
+                    &sink,
+                    &cancel,
+                    idle_timeout,
+                )
+                .await;
                 Ok(())
             })
             .await;
         result.map_err(|error| format!("the connection to the agent failed: {error}"))
+    }
+}
+
+/// What the client tells the agent it is and can do: read and write text
+/// files (through the confined handlers).
+fn initialize_request() -> InitializeRequest {
+    InitializeRequest::new(ProtocolVersion::V1)
+        .client_capabilities(
+            ClientCapabilities::new().fs(FileSystemCapabilities::new()
+                .read_text_file(true)
+                .write_text_file(true)),
+        )
+        .client_info(Implementation::new("patchbay", env!("CARGO_PKG_VERSION")))
+}
+
+/// Sets the mode and the model option the assignment asked for, as the
+/// agent offered them; why not, when it refuses.
+async fn apply_choices(
+    connection: &ConnectionTo<Agent>,
+    session_id: &SessionId,
+    chosen: ChoiceRequests,
+) -> Result<(), String> {
+    if let Some(mode) = chosen.mode {
+        connection
+            .send_request(SetSessionModeRequest::new(session_id.clone(), mode.clone()))
+            .block_task()
+            .await
+            .map_err(|error| format!("session/set_mode \"{mode}\" failed: {error}"))?;
+    }
+    if let Some((option, value)) = chosen.option {
+        connection
+            .send_request(SetSessionConfigOptionRequest::new(
+                session_id.clone(),
+                option.clone(),
+                SessionConfigOptionValue::value_id(value.clone()),
+            ))
+            .block_task()
+            .await
+            .map_err(|error| {
+                format!("session/set_config_option {option} = \"{value}\" failed: {error}")
+            })?;
+    }
+    Ok(())
+}
+
+/// Runs the turns handed over, one after another, until none comes for
+/// `idle_timeout`, the session is cancelled, or a turn is.
+async fn serve_turns(
+    session: &mut ActiveSession<'static, Agent>,
+    turn_requests: &mut mpsc::UnboundedReceiver<TurnRequest>,
+    sink: &NoteSink,
+    cancel: &CancellationToken,
+    idle_timeout: Duration,
+) {
+    loop {
+        let request = tokio::select! {
+            request = turn_requests.recv() => request,
+            () = tokio::time::sleep(idle_timeout) => None,
+            () = cancel.cancelled() => None,
+        };
+        let Some(request) = request else { break };
+        if let Ok(mut sink) = sink.lock() {
+            *sink = Some(request.events.clone());
+        }
+        let outcome = run_turn(session, &request, cancel).await;
+        if let Ok(mut sink) = sink.lock() {
+            *sink = None;
+        }
+        let stop = matches!(outcome, Err(AgentError::Cancelled));
+        let _ = request.done.send(outcome);
+        if stop {
+            break;
+        }
     }
 }

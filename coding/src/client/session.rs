@@ -98,47 +98,7 @@ impl AgentSession {
         idle_timeout: Duration,
         choices: SessionChoices,
     ) -> Result<AgentSession, AgentError> {
-        let mut confinement = Confinement::new(place.workspace)
-            .map_err(|refusal| AgentError::Failed(format!("workspace: {refusal}")))?;
-        place.folder.prepare().await.map_err(|error| {
-            AgentError::Failed(format!("cannot make the run's folder: {error}"))
-        })?;
-        let mut reach = Reach {
-            read_only: profile.read_only.clone(),
-            network: profile.network,
-            ..Reach::default()
-        };
-        match place.shown_at {
-            Some(seen) => {
-                reach
-                    .writable_shown_at
-                    .push((confinement.root().to_path_buf(), seen.to_path_buf()));
-                confinement = confinement.shown_at(seen);
-            }
-            None => reach.writable.push(confinement.root().to_path_buf()),
-        }
-        let mut environment = profile.env.clone();
-        for name in &profile.pass_env {
-            if let Ok(value) = std::env::var(name) {
-                environment.insert(name.clone(), value);
-            }
-        }
-        let mut command = place
-            .sandbox
-            .command(
-                place.folder,
-                &reach,
-                &profile.command,
-                &profile.args,
-                &environment,
-                confinement.seen_root(),
-            )
-            .map_err(|problem| {
-                AgentError::Failed(format!(
-                    "could not start the agent of profile \"{}\": {problem}",
-                    profile.id
-                ))
-            })?;
+        let (mut command, confinement) = sandboxed_command(profile, place).await?;
         command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -347,4 +307,58 @@ fn tail_text(tail: &Mutex<VecDeque<u8>>) -> String {
             String::from_utf8_lossy(&bytes).trim().to_owned()
         })
         .unwrap_or_default()
+}
+
+/// The agent's command, confined: it may write its workspace (shown at
+/// `place.shown_at` when set, where the confinement takes that path too),
+/// read its install, reach the network only if the profile says so, and
+/// gets the profile's environment.
+async fn sandboxed_command(
+    profile: &AcpProfile,
+    place: &Place<'_>,
+) -> Result<(tokio::process::Command, Confinement), AgentError> {
+    let mut confinement = Confinement::new(place.workspace)
+        .map_err(|refusal| AgentError::Failed(format!("workspace: {refusal}")))?;
+    place
+        .folder
+        .prepare()
+        .await
+        .map_err(|error| AgentError::Failed(format!("cannot make the run's folder: {error}")))?;
+    let mut reach = Reach {
+        read_only: profile.read_only.clone(),
+        network: profile.network,
+        ..Reach::default()
+    };
+    match place.shown_at {
+        Some(seen) => {
+            reach
+                .writable_shown_at
+                .push((confinement.root().to_path_buf(), seen.to_path_buf()));
+            confinement = confinement.shown_at(seen);
+        }
+        None => reach.writable.push(confinement.root().to_path_buf()),
+    }
+    let mut environment = profile.env.clone();
+    for name in &profile.pass_env {
+        if let Ok(value) = std::env::var(name) {
+            environment.insert(name.clone(), value);
+        }
+    }
+    let command = place
+        .sandbox
+        .command(
+            place.folder,
+            &reach,
+            &profile.command,
+            &profile.args,
+            &environment,
+            confinement.seen_root(),
+        )
+        .map_err(|problem| {
+            AgentError::Failed(format!(
+                "could not start the agent of profile \"{}\": {problem}",
+                profile.id
+            ))
+        })?;
+    Ok((command, confinement))
 }
