@@ -113,39 +113,18 @@ impl Driver {
                     .unwrap_or_default();
                 // The session asked for, when the agent can load it; else a
                 // new one, with the reason kept for the transcript.
-                let mut continuation = Continuation::New;
-                let mut loaded = None;
-                if let Some(id) = &wanted.continue_session {
-                    if initialize.agent_capabilities.load_session {
-                        let setup = connection
-                            .load_session(id.clone(), self.confinement.seen_root())
-                            .block_task()
-                            .start_session()
-                            .await;
-                        match setup {
-                            Ok(SessionSetup {
-                                mut session,
-                                response,
-                                ..
-                            }) => {
-                                let earlier_turns = read_replay(&mut session).await;
-                                continuation = Continuation::Loaded { earlier_turns };
-                                let offered = serde_json::to_value(&response).unwrap_or_default();
-                                loaded = Some((session, SessionId::new(id.clone()), offered));
-                            }
-                            Err(error) => {
-                                continuation = Continuation::NotLoaded(format!(
-                                    "the agent could not load session {id} ({error})"
-                                ));
-                            }
-                        }
-                    } else {
-                        continuation = Continuation::NotLoaded(
-                            "the agent does not offer to load a session (ACP loadSession)"
-                                .to_owned(),
-                        );
+                let (loaded, continuation) = match &wanted.continue_session {
+                    Some(id) => {
+                        take_up(
+                            &connection,
+                            id,
+                            self.confinement.seen_root(),
+                            initialize.agent_capabilities.load_session,
+                        )
+                        .await
                     }
-                }
+                    None => (None, Continuation::New),
+                };
                 let (mut session, session_id, offered) = match loaded {
                     Some(loaded) => loaded,
                     None => {
@@ -285,5 +264,49 @@ async fn serve_turns(
         if stop {
             break;
         }
+    }
+}
+
+/// A session a module's agent opened before, loaded to be continued in
+/// `cwd` (its replay read and counted), or why it could not be.
+async fn take_up(
+    connection: &ConnectionTo<Agent>,
+    id: &str,
+    cwd: &std::path::Path,
+    agent_can_load: bool,
+) -> (
+    Option<(ActiveSession<'static, Agent>, SessionId, serde_json::Value)>,
+    Continuation,
+) {
+    if !agent_can_load {
+        return (
+            None,
+            Continuation::NotLoaded(
+                "the agent does not offer to load a session (ACP loadSession)".to_owned(),
+            ),
+        );
+    }
+    let setup = connection
+        .load_session(id.to_owned(), cwd)
+        .block_task()
+        .start_session()
+        .await;
+    match setup {
+        Ok(SessionSetup {
+            mut session,
+            response,
+            ..
+        }) => {
+            let earlier_turns = read_replay(&mut session).await;
+            let offered = serde_json::to_value(&response).unwrap_or_default();
+            (
+                Some((session, SessionId::new(id.to_owned()), offered)),
+                Continuation::Loaded { earlier_turns },
+            )
+        }
+        Err(error) => (
+            None,
+            Continuation::NotLoaded(format!("the agent could not load session {id} ({error})")),
+        ),
     }
 }
