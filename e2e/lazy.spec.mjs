@@ -1,14 +1,19 @@
-// The bundle is split (README, Building): what no page shows when it opens —
-// a module's detail panel, the run panel, the run, history, share and
-// comparison dialogs — is a chunk fetched the first time it is shown. A view
-// link fetches none of them; an editor opens each once and it works, with a
-// "Loading…" placeholder at most, never an error.
+// The bundle is split (README, Building): the home page is the main module
+// alone; a graph's page is the main module and the page's part (the editor
+// and its canvas); what no page shows when it opens — a module's detail
+// panel, the run panel, the run, history, share and comparison dialogs — is
+// a chunk fetched the first time it is shown. A view link fetches none of
+// them; an editor opens each once and it works, with a "Loading…"
+// placeholder at most, never an error.
 import { test, expect } from '@playwright/test';
 import { find, act, check } from './support.mjs';
 
 const { node, panel, runPanel } = find;
 const { newGraph, runToEnd } = act;
 const { watchErrors } = check;
+
+/** The parts (split_…) among chunks' file names, without their hash. */
+const parts = (chunks) => chunks.filter((name) => name.startsWith('split_')).map((name) => name.replace(/_\d+\.wasm$/, ''));
 
 /** The chunks of the split bundle a page has asked for, by file name. */
 function chunkRequests(page) {
@@ -20,7 +25,27 @@ function chunkRequests(page) {
   return chunks;
 }
 
-test('a view link is drawn and hydrated from the main module, and never fetches what only editors use', async ({ page, browser }) => {
+test('the home page is the main module alone, and a graph opened from it fetches the page\'s part', async ({ page }) => {
+  const errors = watchErrors(page);
+  await newGraph(page);
+  const chunks = chunkRequests(page);
+  await page.goto('/');
+  await expect(page.getByRole('heading', { name: 'Your graphs' })).toBeVisible();
+  await page.waitForLoadState('networkidle');
+  const line = page.locator('.home-graph').first();
+  await expect(line).toBeVisible();
+  expect(parts(chunks)).toEqual([]);
+  // Opened from the list: the graph's page fetches its part, then the
+  // editor works.
+  await line.locator('.home-graph-name').click();
+  await expect(node(page, 'm2')).toBeVisible();
+  expect(parts(chunks)).toContain('split_page');
+  await node(page, 'm2').locator('.module-header').click();
+  await expect(panel(page).getByLabel('Label')).toHaveValue('Draft');
+  expect(errors).toEqual([]);
+});
+
+test('a view link is drawn and hydrated from the main module and the page\'s part, and never fetches what only editors use', async ({ page, browser }) => {
   await newGraph(page);
   const address = page.url().split('#')[0];
 
@@ -31,7 +56,7 @@ test('a view link is drawn and hydrated from the main module, and never fetches 
   await expect(visitor.locator('.access-badge')).toHaveText('View only');
   await expect(node(visitor, 'm2')).toBeVisible();
   await visitor.waitForLoadState('networkidle');
-  expect(chunks).toEqual([]);
+  expect(parts(chunks)).toEqual(['split_page']);
   // Hydrated: the zoom buttons work. A visitor may look at a module's
   // details (that chunk loads), never at what editing needs.
   await visitor.getByRole('button', { name: 'Zoom in' }).click();
@@ -54,7 +79,7 @@ test('each lazily loaded part loads once when first shown and works', async ({ p
   await newGraph(page);
   await page.waitForLoadState('networkidle');
   // An editor's first screen has the palette, a chunk of its own.
-  expect(chunks.filter((name) => name.startsWith('split_')).map((name) => name.replace(/_\d+\.wasm$/, ''))).toEqual(['split_palette']);
+  expect(parts(chunks)).toEqual(['split_page', 'split_palette']);
   await expect(page.getByLabel('Search module kinds')).toBeVisible();
 
   // The validation findings, the shortcut list, a module's menu (in the

@@ -35,6 +35,20 @@ ensure_rust() {
   command -v cargo >/dev/null 2>&1 || fail "cargo is not on PATH: install Rust with rustup (https://rustup.rs)"
 }
 
+# The browser bundle is built with a pinned nightly: it rebuilds the
+# standard library for size (-Zbuild-std, README "Building"), which stable
+# Rust cannot. Everything else uses the stable toolchain.
+BUNDLE_TOOLCHAIN=nightly-2026-05-20
+
+ensure_bundle_toolchain() {
+  if ! rustup run "$BUNDLE_TOOLCHAIN" rustc --version >/dev/null 2>&1 \
+    || ! rustup component list --toolchain "$BUNDLE_TOOLCHAIN" --installed 2>/dev/null | grep -q '^rust-src'; then
+    say "installing Rust $BUNDLE_TOOLCHAIN with its source (for the browser bundle, once)"
+    rustup toolchain install "$BUNDLE_TOOLCHAIN" --profile minimal --component rust-src >&2 \
+      || fail "rustup could not install $BUNDLE_TOOLCHAIN"
+  fi
+}
+
 ensure_wasm_target() {
   if ! rustup target list --installed 2>/dev/null | grep -qx wasm32-unknown-unknown; then
     say "adding the wasm32-unknown-unknown target"
@@ -63,13 +77,36 @@ ensure_wasm_bindgen() {
 
 # The split step of the build (tools/wasm-split), installed from this
 # repository when its source or lock file changes. Prints its path.
+# The splitting library with tools/wasm-split/nested-splits.patch applied,
+# in tools/wasm-split/patched (not in git): the crate as published, its
+# checksum the one Cargo.lock records, then the patch.
+patch_wasm_split_support() {
+  local version=0.2.4
+  local checksum=f6c1f994b196e31969f4cdbe37d051362659567efc0f5c90cb931a8a5cdc530f
+  local into="$ROOT/tools/wasm-split/patched"
+  local crate="$into/wasm_split_cli_support-$version.crate"
+  mkdir -p "$into"
+  if [ ! -f "$crate" ] || [ "$(sha256sum "$crate" | awk '{print $1}')" != "$checksum" ]; then
+    curl -fsSL -o "$crate" "https://static.crates.io/crates/wasm_split_cli_support/$version/download" \
+      || fail "could not download wasm_split_cli_support $version from crates.io"
+  fi
+  [ "$(sha256sum "$crate" | awk '{print $1}')" = "$checksum" ] \
+    || fail "wasm_split_cli_support-$version.crate does not have the checksum Cargo.lock records"
+  rm -rf "$into/wasm_split_cli_support"
+  mkdir -p "$into/wasm_split_cli_support"
+  tar -xzf "$crate" -C "$into/wasm_split_cli_support" --strip-components=1
+  (cd "$into/wasm_split_cli_support" && git apply -p1 "$ROOT/tools/wasm-split/nested-splits.patch") \
+    || fail "tools/wasm-split/nested-splits.patch does not apply to wasm_split_cli_support $version"
+}
+
 ensure_wasm_split() {
   local root="${XDG_CACHE_HOME:-$HOME/.cache}/patchbay/tools"
   local binary="$root/bin/patchbay-wasm-split"
   local wanted
-  wanted="$(cat "$ROOT/tools/wasm-split/Cargo.toml" "$ROOT/tools/wasm-split/Cargo.lock" "$ROOT/tools/wasm-split/src/main.rs" | sha256sum | awk '{print $1}')"
+  wanted="$(cat "$ROOT/tools/wasm-split/Cargo.toml" "$ROOT/tools/wasm-split/Cargo.lock" "$ROOT/tools/wasm-split/src/main.rs" "$ROOT/tools/wasm-split/nested-splits.patch" | sha256sum | awk '{print $1}')"
   if [ ! -x "$binary" ] || [ "$(cat "$root/.patchbay-wasm-split" 2>/dev/null)" != "$wanted" ]; then
     say "installing the bundle splitter (tools/wasm-split, about 2 minutes, once)"
+    patch_wasm_split_support
     cargo install --quiet --locked --force --path "$ROOT/tools/wasm-split" --root "$root" >&2 \
       || fail "cargo install --path tools/wasm-split failed"
     echo "$wanted" >"$root/.patchbay-wasm-split"
@@ -171,6 +208,7 @@ ensure_build_tools() {
   ensure_git
   ensure_bubblewrap
   ensure_wasm_target
+  ensure_bundle_toolchain
   ensure_wasm_bindgen
   ensure_npm_packages
 }

@@ -18,6 +18,7 @@ pub mod home;
 pub mod icons;
 pub mod link;
 pub mod pages;
+pub mod routes;
 pub mod run;
 
 pub use graph;
@@ -27,7 +28,8 @@ use leptos_router::components::{Route, Router, Routes};
 use leptos_router::{SsrMode, path};
 
 use home::HomePage;
-use pages::{GraphPage, NotFound, OpenPage, RevisionPage, RunPage};
+use pages::NotFound;
+use routes::{Page, page_view};
 
 /// The HTML document around the app.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -57,11 +59,13 @@ pub fn App() -> impl IntoView {
                 // Async: the status (404 for an unknown graph) is known before
                 // the first byte is sent.
                 <Route path=path!("/") view=HomePage/>
-                <Route path=path!("/g/:id") view=GraphPage ssr=SsrMode::Async/>
-                <Route path=path!("/g/:id/runs/:run_id") view=RunPage ssr=SsrMode::Async/>
-                <Route path=path!("/g/:id/revisions/:revision") view=RevisionPage/>
-                <Route path=path!("/open") view=OpenPage/>
-                <Route path=path!("/bench") view=bench::BenchPage/>
+                // Every page but the home page comes with a part of the
+                // bundle of its own (routes.rs).
+                <Route path=path!("/g/:id") view=|| page_view(Page::Graph) ssr=SsrMode::Async/>
+                <Route path=path!("/g/:id/runs/:run_id") view=|| page_view(Page::Run) ssr=SsrMode::Async/>
+                <Route path=path!("/g/:id/revisions/:revision") view=|| page_view(Page::Revision)/>
+                <Route path=path!("/open") view=|| page_view(Page::Open)/>
+                <Route path=path!("/bench") view=|| page_view(Page::Bench)/>
             </Routes>
         </Router>
     }
@@ -73,5 +77,14 @@ pub fn App() -> impl IntoView {
 pub fn hydrate() {
     // A bug shows its message in the console rather than a bare "unreachable".
     console_error_panic_hook::set_once();
-    leptos::mount::hydrate_body(App);
+    // The page's part first, then the page in one pass (routes.rs).
+    let path = web_sys::window()
+        .and_then(|window| window.location().pathname().ok())
+        .unwrap_or_default();
+    // Leptos' executor starts within hydrate_body: this task is the
+    // browser's own.
+    wasm_bindgen_futures::spawn_local(async move {
+        routes::load_part_first(&path).await;
+        leptos::mount::hydrate_body(App);
+    });
 }

@@ -6,8 +6,9 @@
 //! chunk has arrived, its place says it is loading: never an empty panel.
 //!
 //! None of these is rendered on the server: the page is hydrated in one
-//! synchronous pass, which needs everything on its first screen in the main
-//! module (a recorded run's page opens its run panel once in the browser).
+//! synchronous pass once its own part has arrived (`crate::routes`), which
+//! needs everything on its first screen in that part (a recorded run's page
+//! opens its run panel once in the browser).
 
 use leptos::prelude::*;
 use wire::run::RunFrom;
@@ -86,7 +87,7 @@ thread_local! {
 /// Starts fetching a part's chunk when a person is about to need it — the
 /// pointer or the focus on the canvas, on ▶ Run, on History — so that it has
 /// arrived by the time they click; once per page. Nothing is fetched before
-/// that: a first load is the main module alone.
+/// that: a first load is the main module and the page's part alone.
 pub fn preload(part: Part) {
     let bit = 1 << part as u8;
     if PRELOADED.with(|preloaded| {

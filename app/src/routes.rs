@@ -1,0 +1,94 @@
+//! The pages that come with a part of the bundle of their own: everything
+//! but the home page. The home page needs none of the editor or its
+//! canvas, and a graph's page none of the home page, so each page's first
+//! load is the main module and, beyond the home page, the page's part.
+//!
+//! Every such page is the editor around a graph (or, for `/bench`, its
+//! canvas alone), so all of them come from one `#[lazy]` function: one
+//! split point makes one part to fetch, where a split point per route made
+//! scripts/build cut the code they share into a chunk for every combination
+//! of routes that reach it (about ninety fetches for a graph's page).
+//!
+//! Leptos' lazy routes would hydrate a page once its part has arrived, but
+//! need tachys' `lazy` feature, which adds asynchronous hydration to every
+//! type-erased view: 34 KB gzip more for a view link. Instead the browser
+//! fetches the page's part before it hydrates at all (`load_part_first`;
+//! the server's page preloads it beside the main module), so a route's
+//! `Suspend` is ready on its first poll and hydrates in the same single
+//! pass. Navigating to such a page within the app shows nothing until the
+//! part has arrived, then the page.
+
+use leptos::prelude::*;
+
+use crate::bench::BenchPage;
+use crate::pages::{GraphPage, OpenPage, RevisionPage, RunPage};
+
+/// A page that comes with the lazily loaded part.
+#[derive(Clone, Copy)]
+pub enum Page {
+    /// `/g/{id}`: a graph, in the editor or read-only.
+    Graph,
+    /// `/g/{id}/runs/{run_id}`: a recorded run.
+    Run,
+    /// `/g/{id}/revisions/{revision}`: a past revision.
+    Revision,
+    /// `/open#graph=…`: a graph carried in the address.
+    Open,
+    /// `/bench`: the canvas benchmark, fetched as a graph's page fetches
+    /// its canvas.
+    Bench,
+}
+
+#[lazy]
+fn page(which: Page) -> AnyView {
+    match which {
+        Page::Graph => view! { <GraphPage/> }.into_any(),
+        Page::Run => view! { <RunPage/> }.into_any(),
+        Page::Revision => view! { <RevisionPage/> }.into_any(),
+        Page::Open => view! { <OpenPage/> }.into_any(),
+        Page::Bench => view! { <BenchPage/> }.into_any(),
+    }
+}
+
+/// The view of a route to a page with the part.
+pub fn page_view(which: Page) -> impl IntoView {
+    Suspend::new(page(which))
+}
+
+/// Whether the page at this path comes with the part (the routes in
+/// `crate::App` that use [`page_view`]).
+pub fn has_part(path: &str) -> bool {
+    path.starts_with("/g/") || path == "/open" || path == "/bench"
+}
+
+/// Fetches the page's part, if the page at this path has one, before the
+/// page is hydrated.
+#[cfg(feature = "hydrate")]
+pub async fn load_part_first(path: &str) {
+    if has_part(path) {
+        // A part that fails to load leaves the server's page as it is (not
+        // hydrated), rather than a panic; the route tries again.
+        let _ = __preload_page().await;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::has_part;
+
+    #[test]
+    fn every_page_but_the_home_page_has_the_part() {
+        for path in [
+            "/g/abc",
+            "/g/abc/runs/r1",
+            "/g/abc/revisions/3",
+            "/open",
+            "/bench",
+        ] {
+            assert!(has_part(path), "{path}");
+        }
+        for path in ["/", "/nowhere", "/graphs", "/opener"] {
+            assert!(!has_part(path), "{path}");
+        }
+    }
+}
