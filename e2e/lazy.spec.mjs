@@ -73,6 +73,22 @@ test('a view link is drawn and hydrated from the main module and the page\'s par
   await visitor.close();
 });
 
+test('a page whose part cannot be fetched says so and stays as the server drew it, without a panic', async ({ page, browser }) => {
+  await newGraph(page);
+  const address = page.url().split('#')[0];
+
+  const visitor = await browser.newPage();
+  // The connection drops for the page's part alone.
+  await visitor.route(/\/pkg\/split_page_\d+\.wasm$/, (route) => route.abort());
+  const uncaught = watchErrors(visitor, { consoleErrors: false });
+  await visitor.goto(address);
+  await expect(visitor.getByRole('alert')).toHaveText(/This page's code could not be fetched.*Reload the page to try again/);
+  // The server's drawing is still there to read.
+  await expect(node(visitor, 'm2')).toBeVisible();
+  expect(uncaught).toEqual([]);
+  await visitor.close();
+});
+
 test('each lazily loaded part loads once when first shown and works', async ({ page }) => {
   const errors = watchErrors(page);
   const chunks = chunkRequests(page);

@@ -86,6 +86,7 @@ patch_wasm_split_support() {
   local into="$ROOT/tools/wasm-split/patched"
   local crate="$into/wasm_split_cli_support-$version.crate"
   mkdir -p "$into"
+  command -v curl >/dev/null 2>&1 || apt_install curl
   if [ ! -f "$crate" ] || [ "$(sha256sum "$crate" | awk '{print $1}')" != "$checksum" ]; then
     curl -fsSL -o "$crate" "https://static.crates.io/crates/wasm_split_cli_support/$version/download" \
       || fail "could not download wasm_split_cli_support $version from crates.io"

@@ -84,7 +84,9 @@ pub fn hydrate() {
     // Leptos' executor starts within hydrate_body: this task is the
     // browser's own.
     wasm_bindgen_futures::spawn_local(async move {
-        routes::load_part_first(&path).await;
-        leptos::mount::hydrate_body(App);
+        match routes::load_part_first(&path).await {
+            Ok(()) => leptos::mount::hydrate_body(App),
+            Err(routes::PartMissing) => routes::say_part_missing(),
+        }
     });
 }

@@ -16,7 +16,8 @@
 //! the server's page preloads it beside the main module), so a route's
 //! `Suspend` is ready on its first poll and hydrates in the same single
 //! pass. Navigating to such a page within the app shows nothing until the
-//! part has arrived, then the page.
+//! part has arrived, then the page. A part that cannot be fetched is a
+//! message in the page's place, never a panic.
 
 use leptos::prelude::*;
 
@@ -39,20 +40,40 @@ pub enum Page {
     Bench,
 }
 
-#[lazy]
-fn page(which: Page) -> AnyView {
-    match which {
+/// The page's part could not be fetched: the network failed, or the server
+/// was updated since the page was loaded.
+pub struct PartMissing;
+
+#[cfg(feature = "hydrate")]
+impl From<leptos::wasm_split::SplitLoaderError> for PartMissing {
+    fn from(_: leptos::wasm_split::SplitLoaderError) -> Self {
+        PartMissing
+    }
+}
+
+/// What to do about a missing part, said where the page would be.
+pub const PART_MISSING: &str = "This page's code could not be fetched: the connection failed, or Patchbay was updated since this tab loaded it. Reload the page to try again.";
+
+// Fallible: a part that does not arrive is a message, not a panic that
+// stops the whole app.
+#[lazy(fallible)]
+fn page(which: Page) -> Result<AnyView, PartMissing> {
+    Ok(match which {
         Page::Graph => view! { <GraphPage/> }.into_any(),
         Page::Run => view! { <RunPage/> }.into_any(),
         Page::Revision => view! { <RevisionPage/> }.into_any(),
         Page::Open => view! { <OpenPage/> }.into_any(),
         Page::Bench => view! { <BenchPage/> }.into_any(),
-    }
+    })
 }
 
 /// The view of a route to a page with the part.
 pub fn page_view(which: Page) -> impl IntoView {
-    Suspend::new(page(which))
+    Suspend::new(async move {
+        page(which).await.unwrap_or_else(|PartMissing| {
+            view! { <p class="part-missing" role="alert">{PART_MISSING}</p> }.into_any()
+        })
+    })
 }
 
 /// Whether the page at this path comes with the part (the routes in
@@ -62,14 +83,30 @@ pub fn has_part(path: &str) -> bool {
 }
 
 /// Fetches the page's part, if the page at this path has one, before the
-/// page is hydrated.
+/// page is hydrated. `Err` when it could not be fetched: the page is then
+/// left as the server drew it (hydrating it would fail), and says why.
 #[cfg(feature = "hydrate")]
-pub async fn load_part_first(path: &str) {
+pub async fn load_part_first(path: &str) -> Result<(), PartMissing> {
     if has_part(path) {
-        // A part that fails to load leaves the server's page as it is (not
-        // hydrated), rather than a panic; the route tries again.
-        let _ = __preload_page().await;
+        __preload_page().await?;
     }
+    Ok(())
+}
+
+/// Says on the server's page, above everything, that its code is missing:
+/// without it nothing on the page responds.
+#[cfg(feature = "hydrate")]
+pub fn say_part_missing() {
+    let Some(document) = web_sys::window().and_then(|window| window.document()) else {
+        return;
+    };
+    let (Some(body), Ok(notice)) = (document.body(), document.create_element("p")) else {
+        return;
+    };
+    notice.set_class_name("part-missing");
+    let _ = notice.set_attribute("role", "alert");
+    notice.set_text_content(Some(PART_MISSING));
+    let _ = body.prepend_with_node_1(&notice);
 }
 
 #[cfg(test)]
