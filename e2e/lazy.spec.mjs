@@ -82,11 +82,23 @@ test('a page whose part cannot be fetched says so and stays as the server drew i
   await visitor.route(/\/pkg\/split_page_\d+\.wasm$/, (route) => route.abort());
   const uncaught = watchErrors(visitor, { consoleErrors: false });
   await visitor.goto(address);
-  await expect(visitor.getByRole('alert')).toHaveText(/This page's code could not be fetched.*Reload the page to try again/);
+  await expect(visitor.getByRole('alert')).toHaveText(/code could not be fetched.*Reload the page to try again/);
   // The server's drawing is still there to read.
   await expect(node(visitor, 'm2')).toBeVisible();
   expect(uncaught).toEqual([]);
   await visitor.close();
+});
+
+test('a panel whose part cannot be fetched says so in its place, and the rest of the page goes on working', async ({ page }) => {
+  await page.route(/\/pkg\/split_side_panel_\d+\.wasm$/, (route) => route.abort());
+  const uncaught = watchErrors(page, { consoleErrors: false });
+  await newGraph(page);
+  await node(page, 'm2').locator('.module-header').click();
+  await expect(page.getByRole('alert')).toHaveText(/code could not be fetched.*Reload the page to try again/);
+  // The app did not stop: the canvas still zooms.
+  await page.getByRole('button', { name: 'Zoom in' }).click();
+  await expect(page.locator('.zoom-level')).not.toHaveText('100%');
+  expect(uncaught).toEqual([]);
 });
 
 test('each lazily loaded part loads once when first shown and works', async ({ page }) => {

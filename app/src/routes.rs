@@ -51,8 +51,9 @@ impl From<leptos::wasm_split::SplitLoaderError> for PartMissing {
     }
 }
 
-/// What to do about a missing part, said where the page would be.
-pub const PART_MISSING: &str = "This page's code could not be fetched: the connection failed, or Patchbay was updated since this tab loaded it. Reload the page to try again.";
+/// What to do about a missing part, said where the page or the panel would
+/// be.
+pub const PART_MISSING: &str = "Part of this page's code could not be fetched: the connection failed, or Patchbay was updated since this tab loaded it. Reload the page to try again.";
 
 // Fallible: a part that does not arrive is a message, not a panic that
 // stops the whole app.
@@ -69,11 +70,12 @@ fn page(which: Page) -> Result<AnyView, PartMissing> {
 
 /// The view of a route to a page with the part.
 pub fn page_view(which: Page) -> impl IntoView {
-    Suspend::new(async move {
-        page(which).await.unwrap_or_else(|PartMissing| {
-            view! { <p class="part-missing" role="alert">{PART_MISSING}</p> }.into_any()
-        })
-    })
+    Suspend::new(async move { page(which).await.unwrap_or_else(part_missing) })
+}
+
+/// Where a part that could not be fetched would be (a page's or a panel's).
+pub fn part_missing(_: PartMissing) -> AnyView {
+    view! { <p class="part-missing" role="alert">{PART_MISSING}</p> }.into_any()
 }
 
 /// Whether the page at this path comes with the part (the routes in

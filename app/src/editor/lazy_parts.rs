@@ -22,52 +22,55 @@ use super::run_panel::RunPanel;
 use super::run_panel::status_text;
 use super::share::ShareDialog;
 use super::state::{EditorMode, EditorState};
+use crate::routes::{PartMissing, part_missing};
 use crate::run::reading;
 use wire::RunStatus;
 
 /// The module's and the cable's panels share most of their code (fields,
 /// the cables list): one chunk for both, rather than a third for what they
 /// share.
-#[lazy]
-fn side_panel(cable: bool) -> AnyView {
-    if cable {
+// Every part is fallible: a chunk that does not arrive is a message in the
+// part's place, not a panic that stops the whole app.
+#[lazy(fallible)]
+fn side_panel(cable: bool) -> Result<AnyView, PartMissing> {
+    Ok(if cable {
         view! { <CablePanel/> }.into_any()
     } else {
         view! { <DetailPanel/> }.into_any()
-    }
+    })
 }
 
-#[lazy]
-fn palette() -> AnyView {
-    view! { <Palette/> }.into_any()
+#[lazy(fallible)]
+fn palette() -> Result<AnyView, PartMissing> {
+    Ok(view! { <Palette/> }.into_any())
 }
 
-#[lazy]
-fn run_panel() -> AnyView {
-    view! { <RunPanel/> }.into_any()
+#[lazy(fallible)]
+fn run_panel() -> Result<AnyView, PartMissing> {
+    Ok(view! { <RunPanel/> }.into_any())
 }
 
-#[lazy]
-fn run_dialog(from: Option<RunFrom>) -> AnyView {
-    match from {
+#[lazy(fallible)]
+fn run_dialog(from: Option<RunFrom>) -> Result<AnyView, PartMissing> {
+    Ok(match from {
         Some(from) => view! { <RunDialog from/> }.into_any(),
         None => view! { <RunDialog/> }.into_any(),
-    }
+    })
 }
 
-#[lazy]
-fn history_dialog() -> AnyView {
-    view! { <HistoryDialog/> }.into_any()
+#[lazy(fallible)]
+fn history_dialog() -> Result<AnyView, PartMissing> {
+    Ok(view! { <HistoryDialog/> }.into_any())
 }
 
-#[lazy]
-fn share_dialog() -> AnyView {
-    view! { <ShareDialog/> }.into_any()
+#[lazy(fallible)]
+fn share_dialog() -> Result<AnyView, PartMissing> {
+    Ok(view! { <ShareDialog/> }.into_any())
 }
 
-#[lazy]
-fn run_comparison(first: String, second: String) -> AnyView {
-    view! { <RunComparison first second/> }.into_any()
+#[lazy(fallible)]
+fn run_comparison(first: String, second: String) -> Result<AnyView, PartMissing> {
+    Ok(view! { <RunComparison first second/> }.into_any())
 }
 
 /// A part whose chunk is worth fetching before it is asked for.
@@ -90,26 +93,39 @@ thread_local! {
 /// that: a first load is the main module and the page's part alone.
 pub fn preload(part: Part) {
     let bit = 1 << part as u8;
-    if PRELOADED.with(|preloaded| {
+    let fetched = PRELOADED.with(|preloaded| {
         let before = preloaded.get();
         preloaded.set(before | bit);
         before & bit != 0
-    }) {
-        return;
+    });
+    // Only the browser fetches chunks.
+    #[cfg(feature = "hydrate")]
+    if !fetched {
+        match part {
+            Part::DetailPanel => fetch_ahead(__preload_side_panel()),
+            Part::RunPanel => fetch_ahead(__preload_run_panel()),
+            Part::RunDialog => fetch_ahead(__preload_run_dialog()),
+            Part::HistoryDialog => fetch_ahead(__preload_history_dialog()),
+            Part::ShareDialog => fetch_ahead(__preload_share_dialog()),
+        }
     }
-    let _ = match part {
-        Part::DetailPanel => lazy_preload!(side_panel),
-        Part::RunPanel => lazy_preload!(run_panel),
-        Part::RunDialog => lazy_preload!(run_dialog),
-        Part::HistoryDialog => lazy_preload!(history_dialog),
-        Part::ShareDialog => lazy_preload!(share_dialog),
-    };
+    #[cfg(not(feature = "hydrate"))]
+    let _ = fetched;
+}
+
+/// Fetches a part's chunk ahead of its use. A failure here is left to the
+/// use, which tries again and, failing, says so in the part's place.
+#[cfg(feature = "hydrate")]
+fn fetch_ahead<E>(fetch: impl Future<Output = Result<(), E>> + 'static) {
+    leptos::task::spawn_local(async move {
+        let _ = fetch.await;
+    });
 }
 
 /// A part from its chunk, with a placeholder (a class and a line of text,
 /// styled like the part it stands for) until the chunk has arrived.
 fn loaded(
-    part: impl Future<Output = AnyView> + Send + 'static,
+    part: impl Future<Output = Result<AnyView, PartMissing>> + Send + 'static,
     class: &'static str,
     label: &'static str,
 ) -> AnyView {
@@ -117,9 +133,10 @@ fn loaded(
 }
 
 fn loaded_or(
-    part: impl Future<Output = AnyView> + Send + 'static,
+    part: impl Future<Output = Result<AnyView, PartMissing>> + Send + 'static,
     fallback: impl Fn() -> AnyView + Send + Sync + 'static,
 ) -> AnyView {
+    let part = async move { part.await.unwrap_or_else(part_missing) };
     view! { <Suspense fallback=fallback>{Suspend::new(part)}</Suspense> }.into_any()
 }
 
