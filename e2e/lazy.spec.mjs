@@ -25,21 +25,37 @@ function chunkRequests(page) {
   return chunks;
 }
 
+/** The stylesheets a page has asked for, by file name. */
+function stylesheetRequests(page) {
+  const sheets = [];
+  page.on('request', (request) => {
+    const name = new URL(request.url()).pathname.split('/').pop();
+    if (name.endsWith('.css')) sheets.push(name);
+  });
+  return sheets;
+}
+
 test('the home page is the main module alone, and a graph opened from it fetches the page\'s part', async ({ page }) => {
   const errors = watchErrors(page);
   await newGraph(page);
   const chunks = chunkRequests(page);
+  const sheets = stylesheetRequests(page);
   await page.goto('/');
   await expect(page.getByRole('heading', { name: 'Your graphs' })).toBeVisible();
   await page.waitForLoadState('networkidle');
   const line = page.locator('.home-graph').first();
   await expect(line).toBeVisible();
   expect(parts(chunks)).toEqual([]);
-  // Opened from the list: the graph's page fetches its part, then the
-  // editor works.
+  // Only the stylesheet of every page; still styled as the home page.
+  expect(sheets).toEqual(['app.css']);
+  await expect(line.locator('.home-graph-name')).toHaveCSS('font-weight', '600');
+  // Opened from the list: the graph's page fetches its part and its
+  // stylesheet, then the editor works (and looks like one).
   await line.locator('.home-graph-name').click();
   await expect(node(page, 'm2')).toBeVisible();
   expect(parts(chunks)).toContain('split_page');
+  expect(sheets).toContain('editor.css');
+  await expect(node(page, 'm2')).toHaveCSS('position', 'absolute');
   await node(page, 'm2').locator('.module-header').click();
   await expect(panel(page).getByLabel('Label')).toHaveValue('Draft');
   expect(errors).toEqual([]);

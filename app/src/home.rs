@@ -5,7 +5,7 @@
 //! in local storage (`POST /api/graphs/summaries`). A self-contained link
 //! (`/#graph=…`, whose graph never reaches the server) goes on to `/open`.
 
-use graph::starter::examples;
+use graph::starter::CATALOGUE;
 use leptos::prelude::*;
 use serde_json::Value;
 use wire::RunStatus;
@@ -287,15 +287,15 @@ pub fn HomePage() -> impl IntoView {
                 <h2 id="examples">"Examples"</h2>
                 <p class="home-hint">"Each starts a new graph of your own. They run as they are, offline, on the built-in simulated provider and coding agent (always labelled simulated)."</p>
                 <ul class="home-examples">
-                    {examples()
-                        .into_iter()
+                    {CATALOGUE
+                        .iter()
                         .map(|example| {
                             let title_id = format!("example-{}", example.id);
                             view! {
                                 <li class="home-example">
                                     <h3 id=title_id.clone()>{example.title}</h3>
                                     <p>{example.description}</p>
-                                    <p class="home-example-size">{format!("{} modules", example.graph.modules.len())}</p>
+                                    <p class="home-example-size">{format!("{} modules", example.modules)}</p>
                                     <a
                                         class="home-button"
                                         href=format!("/new?example={}", example.id)

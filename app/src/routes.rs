@@ -70,7 +70,13 @@ fn page(which: Page) -> Result<AnyView, PartMissing> {
 
 /// The view of a route to a page with the part.
 pub fn page_view(which: Page) -> impl IntoView {
-    Suspend::new(async move { page(which).await.unwrap_or_else(part_missing) })
+    // The page's stylesheet comes with it, as its code does: the home page
+    // fetches neither. A link in the body still holds back painting what
+    // follows it until it has loaded.
+    view! {
+        <link rel="stylesheet" href="/pkg/editor.css"/>
+        {Suspend::new(async move { page(which).await.unwrap_or_else(part_missing) })}
+    }
 }
 
 /// Where a part that could not be fetched would be (a page's or a panel's).

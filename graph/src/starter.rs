@@ -555,52 +555,94 @@ fn which_prompt_graph() -> Graph {
     }
 }
 
+/// What the home page says of an example, without building its graph: the
+/// home page is the browser's main module, which should not carry every
+/// example's graph (the graphs are built where a graph is opened, on the
+/// server at `/new?example=`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Listed {
+    /// Stable, URL-safe: `/new?example={id}`.
+    pub id: &'static str,
+    pub title: &'static str,
+    /// One line: what the graph does.
+    pub description: &'static str,
+    /// How many modules its graph has (a test holds it to the graph).
+    pub modules: usize,
+}
+
+/// Every example as the home page lists it, the starter graph first.
+pub const CATALOGUE: [Listed; 7] = [
+    Listed {
+        id: STARTER_EXAMPLE,
+        title: "Draft, review, finalize",
+        description: "One agent writes an essay, reviews its own work and rewrites it, in one session.",
+        modules: 3,
+    },
+    Listed {
+        id: "revise-until-approved",
+        title: "Revise until approved",
+        description: "A review gate sends its feedback back to the draft until it approves (at most 3 rounds).",
+        modules: 4,
+    },
+    Listed {
+        id: "which-prompt-is-better",
+        title: "Which prompt is better?",
+        description: "Three variants of a draft-and-rewrite chain run side by side; a judge scores each and names the winner.",
+        modules: 4,
+    },
+    Listed {
+        id: "triage",
+        title: "Triage",
+        description: "A classifier chooses an intent and a team; conditions on its cables send the message to that team, anything else to a catch-all, and escalations to a person.",
+        modules: 7,
+    },
+    Listed {
+        id: "coding-agent",
+        title: "A coding agent writes a file",
+        description: "A coding module's agent writes a file in a fresh git workspace; its reply and the diff are the results.",
+        modules: 3,
+    },
+    Listed {
+        id: "build-until-the-checks-pass",
+        title: "Build until the checks pass",
+        description: "A coding agent builds a script; validators check it, and a failed check's prompt sends the agent back to fix it (needs a server started with --enable-commands).",
+        modules: 3,
+    },
+    Listed {
+        id: "a-person-approves-the-change",
+        title: "A person approves the change",
+        description: "A coding agent writes a file; the run waits for a person, who sees the diff and approves it, rejects it, or sends it back to the agent with what to change.",
+        modules: 5,
+    },
+];
+
+/// The graph of the example with this id.
+fn build(id: &str) -> Option<Graph> {
+    Some(match id {
+        STARTER_EXAMPLE => starter_graph(),
+        "revise-until-approved" => review_loop_graph(),
+        "which-prompt-is-better" => which_prompt_graph(),
+        "triage" => triage_graph(),
+        "coding-agent" => coding_graph(),
+        "build-until-the-checks-pass" => checks_graph(),
+        "a-person-approves-the-change" => approval_graph(),
+        _ => return None,
+    })
+}
+
 /// Every example, the starter graph first.
 pub fn examples() -> Vec<Example> {
-    vec![
-        Example {
-            id: STARTER_EXAMPLE,
-            title: "Draft, review, finalize",
-            description: "One agent writes an essay, reviews its own work and rewrites it, in one session.",
-            graph: starter_graph(),
-        },
-        Example {
-            id: "revise-until-approved",
-            title: "Revise until approved",
-            description: "A review gate sends its feedback back to the draft until it approves (at most 3 rounds).",
-            graph: review_loop_graph(),
-        },
-        Example {
-            id: "which-prompt-is-better",
-            title: "Which prompt is better?",
-            description: "Three variants of a draft-and-rewrite chain run side by side; a judge scores each and names the winner.",
-            graph: which_prompt_graph(),
-        },
-        Example {
-            id: "triage",
-            title: "Triage",
-            description: "A classifier chooses an intent and a team; conditions on its cables send the message to that team, anything else to a catch-all, and escalations to a person.",
-            graph: triage_graph(),
-        },
-        Example {
-            id: "coding-agent",
-            title: "A coding agent writes a file",
-            description: "A coding module's agent writes a file in a fresh git workspace; its reply and the diff are the results.",
-            graph: coding_graph(),
-        },
-        Example {
-            id: "build-until-the-checks-pass",
-            title: "Build until the checks pass",
-            description: "A coding agent builds a script; validators check it, and a failed check's prompt sends the agent back to fix it (needs a server started with --enable-commands).",
-            graph: checks_graph(),
-        },
-        Example {
-            id: "a-person-approves-the-change",
-            title: "A person approves the change",
-            description: "A coding agent writes a file; the run waits for a person, who sees the diff and approves it, rejects it, or sends it back to the agent with what to change.",
-            graph: approval_graph(),
-        },
-    ]
+    CATALOGUE
+        .iter()
+        .filter_map(|listed| {
+            build(listed.id).map(|graph| Example {
+                id: listed.id,
+                title: listed.title,
+                description: listed.description,
+                graph,
+            })
+        })
+        .collect()
 }
 
 /// The example with this id.
@@ -656,6 +698,13 @@ mod tests {
             assert!(!example.title.is_empty() && !example.description.contains('\n'));
             assert_eq!(example.graph.name, example.title);
         }
+        // The catalogue says what the graphs are, each one built.
+        assert_eq!(examples.len(), CATALOGUE.len());
+        for (listed, example) in CATALOGUE.iter().zip(&examples) {
+            assert_eq!(listed.id, example.id);
+            assert_eq!(listed.modules, example.graph.modules.len(), "{}", listed.id);
+        }
+        assert_eq!(CATALOGUE[0].id, STARTER_EXAMPLE);
         assert_eq!(examples[0].graph, starter_graph());
         assert_eq!(
             example("revise-until-approved").map(|example| example.title),
