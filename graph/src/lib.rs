@@ -10,6 +10,7 @@ pub mod changes;
 pub mod condition;
 pub mod config;
 pub mod document;
+pub mod edits;
 pub mod experiment;
 pub mod intent;
 pub mod join;

@@ -60,7 +60,15 @@ fn changes_something(method: &Method, path: &str) -> bool {
     }
     let reads = matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
     let posted_read = *method == Method::POST && POSTED_READS.contains(&path);
-    !reads && !posted_read && !is_decision(path)
+    !reads && !posted_read && !is_decision(path) && !is_presence(path)
+}
+
+/// Where a person is in a graph's room (`/api/graphs/{id}/presence`)
+/// changes nothing stored: a visitor with the view link shows as a viewer.
+fn is_presence(path: &str) -> bool {
+    path.strip_prefix("/api/graphs/")
+        .and_then(|rest| rest.strip_suffix("/presence"))
+        .is_some_and(|id| !id.contains('/'))
 }
 
 /// A decision on an approval (`/api/runs/{id}/modules/{module}/decision`)

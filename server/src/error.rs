@@ -112,6 +112,19 @@ pub enum ApiError {
     DecisionAlreadyTaken {
         module: String,
     },
+    /// A room's request whose body is not what it takes (PRODUCT §3.16).
+    RoomRequest {
+        path: String,
+        message: String,
+    },
+    /// A room's request naming a connection it does not prove (no stream
+    /// of this graph gave it that secret).
+    RoomConnectionInvalid,
+    /// A connection sent more changes or presence updates than a person
+    /// makes.
+    RoomRateLimited {
+        retry_after_millis: u64,
+    },
     /// A failure of ours, not the client's. The detail goes to the log only.
     Internal(String),
 }
@@ -157,6 +170,9 @@ impl ApiError {
             ApiError::DecisionNotWaiting { .. } | ApiError::DecisionAlreadyTaken { .. } => {
                 StatusCode::CONFLICT
             }
+            ApiError::RoomRequest { .. } => StatusCode::UNPROCESSABLE_ENTITY,
+            ApiError::RoomConnectionInvalid => StatusCode::FORBIDDEN,
+            ApiError::RoomRateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -197,6 +213,9 @@ impl ApiError {
             ApiError::DecisionRequest { .. } => "decision.invalid_request",
             ApiError::DecisionNotWaiting { .. } => "decision.not_waiting",
             ApiError::DecisionAlreadyTaken { .. } => "decision.already_taken",
+            ApiError::RoomRequest { .. } => "room.invalid_request",
+            ApiError::RoomConnectionInvalid => "room.connection_invalid",
+            ApiError::RoomRateLimited { .. } => "room.rate_limited",
             ApiError::Internal(_) => "internal",
         }
     }
@@ -284,6 +303,11 @@ impl ApiError {
             ApiError::DecisionAlreadyTaken { module } => {
                 format!("someone decided on module {module} first")
             }
+            ApiError::RoomRequest { path, message } => format!("{path}: {message}"),
+            ApiError::RoomConnectionInvalid => "the connection and its secret are not one this graph's room gave: open the graph's event stream (GET /api/graphs/{id}/room) and use its hello".to_owned(),
+            ApiError::RoomRateLimited { retry_after_millis } => format!(
+                "too many changes or presence updates from this connection; try again in {retry_after_millis} ms"
+            ),
             ApiError::Internal(_) => "the server failed; the error is in its log".to_owned(),
         }
     }
@@ -320,7 +344,12 @@ impl ApiError {
             }
             ApiError::SummariesRequest { path, .. } => Some(json!({ "path": path })),
             ApiError::TooManyGraphs { max } => Some(json!({ "max_graphs": max })),
-            ApiError::DecisionRequest { path, .. } => Some(json!({ "path": path })),
+            ApiError::DecisionRequest { path, .. } | ApiError::RoomRequest { path, .. } => {
+                Some(json!({ "path": path }))
+            }
+            ApiError::RoomRateLimited { retry_after_millis } => {
+                Some(json!({ "retry_after_millis": retry_after_millis }))
+            }
             ApiError::DecisionNotWaiting { module } | ApiError::DecisionAlreadyTaken { module } => {
                 Some(json!({ "module_id": module }))
             }

@@ -14,9 +14,10 @@ use crate::capability::{
     hash_token, is_graph_id, new_edit_token, new_graph_id, require_edit_token,
 };
 use crate::error::ApiError;
+use crate::room_api::{Author, apply_change};
 use crate::state::AppState;
 use crate::store::NewGraph;
-use crate::store::{SaveOutcome, StoredGraph};
+use crate::store::{Keep, StoredGraph};
 
 /// A graph just created (or forked), with the edit token shown this once.
 pub struct Created {
@@ -110,50 +111,53 @@ pub async fn update(
 ) -> Result<Response, ApiError> {
     require_edit_token(&state.store, &id, &headers, "saving").await?;
     let expected = expected_revision(&headers)?;
-    let mut graph = body.into_graph(&state.settings.limits)?;
-    graph.id = Some(id.clone());
-    graph.revision = u64::try_from(expected + 1).unwrap_or(0);
-    let document = graph
-        .to_json()
-        .map_err(|error| ApiError::Internal(error.to_string()))?;
-    let summary = what_changed(&state, &id, &graph).await?;
-    match state
-        .store
-        .save_graph(&id, expected, &graph.name, &document, &summary)
-        .await?
-    {
-        SaveOutcome::Saved { revision } => {
-            // Older revisions thin out; a save that did not thin is still saved.
-            if let Err(error) = state.store.thin_history(&id).await {
-                tracing::warn!(graph = %id, %error, "the graph's history could not be thinned");
-            }
-            let findings = validate(&graph, &state.validation_context());
-            Ok((
-                [(ETAG, format!("\"{revision}\""))],
-                Json(GraphSaved {
-                    id,
-                    revision,
-                    has_errors: has_errors(&findings),
-                    findings,
-                }),
-            )
-                .into_response())
-        }
-        SaveOutcome::Stale { current } => Err(ApiError::RevisionConflict { current }),
-        SaveOutcome::NotFound => Err(ApiError::GraphNotFound),
+    let graph = body.into_graph(&state.settings.limits)?;
+    let current = stored(&state, &id).await?;
+    if current.revision != expected {
+        return Err(ApiError::RevisionConflict {
+            current: current.revision,
+        });
     }
+    // A save is a change like an editor's (room_api.rs): open editors see
+    // it as it is, and it is kept in the history whatever the last
+    // revision's age.
+    let before = Graph::load(&current.document)
+        .ok()
+        .and_then(|before| serde_json::to_value(before).ok())
+        .unwrap_or_default();
+    let after =
+        serde_json::to_value(&graph).map_err(|error| ApiError::Internal(error.to_string()))?;
+    let accepted = apply_change(
+        &state,
+        &id,
+        Author {
+            connection: "",
+            name: SAVED_BY,
+            keep: Keep::Always,
+        },
+        expected,
+        &graph::edits::diff(&before, &after),
+    )
+    .await?;
+    // Older revisions thin out; a save that did not thin is still saved.
+    if let Err(error) = state.store.thin_history(&id).await {
+        tracing::warn!(graph = %id, %error, "the graph's history could not be thinned");
+    }
+    let findings = validate(&graph, &state.validation_context());
+    Ok((
+        [(ETAG, format!("\"{}\"", accepted.revision))],
+        Json(GraphSaved {
+            id,
+            revision: accepted.revision,
+            has_errors: has_errors(&findings),
+            findings,
+        }),
+    )
+        .into_response())
 }
 
-/// What a save changes from the graph as stored, for its history.
-async fn what_changed(state: &AppState, id: &str, graph: &Graph) -> Result<String, ApiError> {
-    let Some(stored) = state.store.graph(id).await? else {
-        return Err(ApiError::GraphNotFound);
-    };
-    Ok(match Graph::load(&stored.document) {
-        Ok(before) => graph::changes::between(&before, graph).summary(&before, graph),
-        Err(_) => "replaced a document this server cannot read".to_owned(),
-    })
-}
+/// Who a save through the API is, to the people editing the graph.
+const SAVED_BY: &str = "A save through the API";
 
 /// Anyone who can view a graph may fork it: a copy under a new id and token.
 pub async fn fork(

@@ -12,6 +12,10 @@ use engine::now_millis;
 use crate::capability::is_run_id;
 use crate::state::AppState;
 
+/// How long the log keeps a change (a browser away longer gets the
+/// document when it comes back).
+const CHANGES_KEPT_MILLIS: i64 = 24 * 60 * 60 * 1000;
+
 /// How often the janitor looks.
 const INTERVAL: Duration = Duration::from_secs(10 * 60);
 
@@ -66,6 +70,15 @@ pub fn spawn(state: AppState) {
         loop {
             sweep(&state).await;
             state.run_rate.forget_idle();
+            match state.store.prune_changes(CHANGES_KEPT_MILLIS).await {
+                Ok(0) => {}
+                Ok(pruned) => {
+                    tracing::info!(pruned, "dropped changes older than a day from the log")
+                }
+                Err(error) => {
+                    tracing::warn!(%error, "old changes could not be dropped from the log")
+                }
+            }
             tokio::time::sleep(INTERVAL).await;
         }
     });

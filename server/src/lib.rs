@@ -21,6 +21,8 @@ pub mod pages;
 pub mod providers;
 pub mod rate_limit;
 pub mod revisions_api;
+pub mod room;
+pub mod room_api;
 pub mod router;
 pub mod runs;
 pub mod runs_api;
@@ -162,6 +164,15 @@ pub async fn build_state(settings: Settings) -> Result<AppState, StoreError> {
             shutdown.clone(),
         );
     }
+    let rooms = room::Rooms::default();
+    room::spawn_forgetting(rooms.clone(), shutdown.clone());
+    if store.backend() == store::Backend::Postgres {
+        room::listen(
+            settings.database_url.clone(),
+            rooms.clone(),
+            shutdown.clone(),
+        );
+    }
     runs::lease::pass(&runner, settings.resume, true).await;
     runs::lease::spawn(runner.clone(), settings.resume, shutdown.clone());
     if let Err(unavailable) = &engine.settings.sandbox {
@@ -184,6 +195,7 @@ pub async fn build_state(settings: Settings) -> Result<AppState, StoreError> {
         hub,
         runner,
         followers,
+        rooms,
         _shutdown_on_drop: Arc::new(shutdown.clone().drop_guard()),
         shutdown,
         acp_profiles: profiles

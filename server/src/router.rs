@@ -22,7 +22,7 @@ use crate::error::ApiError;
 use crate::state::AppState;
 use crate::{
     access, attachments_api, decisions_api, estimate_api, graphs_api, headers, pages,
-    revisions_api, runs_api, summaries_api,
+    revisions_api, room_api, runs_api, summaries_api,
 };
 
 /// Attachments and documents; run requests have a limit of their own.
@@ -52,6 +52,9 @@ fn api(state: &AppState) -> Router<AppState> {
         .route("/graphs/summaries", post(summaries_api::summaries))
         .route("/graphs/{id}", get(graphs_api::get).put(graphs_api::update))
         .route("/graphs/{id}/fork", post(graphs_api::fork))
+        .route("/graphs/{id}/room", get(room_api::stream))
+        .route("/graphs/{id}/presence", post(room_api::presence))
+        .route("/graphs/{id}/changes", post(room_api::changes))
         .route("/graphs/{id}/attachments", post(attachments_api::upload))
         .route("/attachments/{id}", get(attachments_api::download))
         .route(

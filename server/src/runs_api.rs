@@ -95,6 +95,12 @@ pub async fn start(
     };
     // Counted last: a refused request does not use up the client's runs.
     state.run_rate.check(&client)?;
+    // The history keeps the revision a run ran, which editing together
+    // (a revision kept every so often) may not have kept.
+    state
+        .store
+        .keep_revision(&id, stored.revision, &stored.document)
+        .await?;
     let run_id = start_run(
         &state,
         graph,

@@ -27,6 +27,8 @@ pub struct AppState {
     pub runner: crate::runs::Runner,
     /// SSE streams following runs another process runs.
     pub followers: crate::runs::follow::Followers,
+    /// Who has each graph open here, and where its streams hear news.
+    pub rooms: crate::room::Rooms,
     /// Cancelled when the server stops (or the last copy of this state is
     /// dropped): no run is taken over any more, streams of runs run
     /// elsewhere close.

@@ -5,6 +5,7 @@
 
 mod approvals;
 mod attachments;
+mod changes;
 mod graphs;
 mod runs;
 mod thinning;
@@ -14,7 +15,10 @@ pub use writer::MOST_WAITING as MOST_WRITES_WAITING;
 
 pub use approvals::StoredDecision;
 pub use attachments::{NewAttachment, StoredAttachment};
-pub use graphs::{GraphHeading, LastRun, NewGraph, SaveOutcome, StoredGraph, StoredRevision};
+pub use changes::{
+    ChangeOutcome, KEEP_REVISION_EVERY_MILLIS, Keep, NewChange, ROOMS_CHANNEL, StoredChange,
+};
+pub use graphs::{GraphHeading, LastRun, NewGraph, StoredGraph, StoredRevision};
 pub use runs::{ActivationRow, Claimed, Lease, NewRun, StoredActivation, StoredEvent, StoredRun};
 
 use std::path::Path;

@@ -6,7 +6,30 @@
 mod support;
 
 use server::capability::{hash_token, new_graph_id};
-use server::store::{NewGraph, SaveOutcome, StoredActivation, StoredEvent};
+use server::store::{ChangeOutcome, Keep, NewChange, NewGraph, StoredActivation, StoredEvent};
+
+/// A change renaming the graph, made at `previous`.
+fn renamed<'a>(
+    id: &'a str,
+    previous: i64,
+    document: &'a str,
+    name: &'a str,
+    keep: Keep,
+) -> NewChange<'a> {
+    NewChange {
+        graph_id: id,
+        previous,
+        name,
+        document,
+        author: "c_author",
+        author_name: "Editor 1",
+        edits: r#"[{"op":"set","path":[".name"],"after":"renamed"}]"#,
+        replaced: "[]",
+        summary: "renamed",
+        keep,
+        announce: None,
+    }
+}
 
 fn document(id: &str, revision: i64, name: &str) -> String {
     format!(
@@ -55,36 +78,64 @@ async fn saves_move_the_revision_and_keep_history() {
             })
             .await
             .unwrap();
+        let v2 = document(&id, 2, "v2");
         let saved = store
-            .save_graph(&id, 1, "v2", &document(&id, 2, "v2"), "renamed")
+            .store_change(renamed(&id, 1, &v2, "v2", Keep::Always))
             .await
             .unwrap();
         assert_eq!(
             saved,
-            SaveOutcome::Saved { revision: 2 },
+            ChangeOutcome::Stored {
+                revision: 2,
+                kept_revision: true
+            },
             "{}",
             database.name
         );
-        // A writer still at revision 1 is told where the graph is now.
+        // A writer still at revision 1 applies again to the graph as it is.
+        let lost = document(&id, 2, "lost");
         let stale = store
-            .save_graph(&id, 1, "lost", &document(&id, 2, "lost"), "renamed")
+            .store_change(renamed(&id, 1, &lost, "lost", Keep::Always))
             .await
             .unwrap();
-        assert_eq!(stale, SaveOutcome::Stale { current: 2 });
-        assert_eq!(
-            store.graph(&id).await.unwrap().unwrap().document,
-            document(&id, 2, "v2")
-        );
+        assert_eq!(stale, ChangeOutcome::Stale);
+        assert_eq!(store.graph(&id).await.unwrap().unwrap().document, v2);
         assert_eq!(store.revision_count(&id).await.unwrap(), 2);
         assert_eq!(
             store.graph_revision(&id, 1).await.unwrap(),
             Some(document(&id, 1, "v1"))
         );
-        let missing = store
-            .save_graph(&new_graph_id(), 1, "x", "{}", "no change")
+        // Editing together keeps a revision every so often, not one a change;
+        // the log has every change, in order.
+        let v3 = document(&id, 3, "v3");
+        let edited = store
+            .store_change(renamed(&id, 2, &v3, "v3", Keep::Every))
             .await
             .unwrap();
-        assert_eq!(missing, SaveOutcome::NotFound);
+        assert_eq!(
+            edited,
+            ChangeOutcome::Stored {
+                revision: 3,
+                kept_revision: false
+            }
+        );
+        assert_eq!(store.revision_count(&id).await.unwrap(), 2);
+        let log = store.changes_after(&id, 1, 10).await.unwrap();
+        let revisions: Vec<(i64, i64)> = log
+            .iter()
+            .map(|change| (change.previous, change.revision))
+            .collect();
+        assert_eq!(revisions, [(1, 2), (2, 3)], "{}", database.name);
+        assert_eq!(log[0].author_name, "Editor 1");
+        // A run of revision 3 keeps it in the history, once.
+        store.keep_revision(&id, 3, &v3).await.unwrap();
+        store.keep_revision(&id, 3, &v3).await.unwrap();
+        assert_eq!(store.graph_revision(&id, 3).await.unwrap(), Some(v3));
+        let missing = store
+            .store_change(renamed(&new_graph_id(), 1, "{}", "x", Keep::Always))
+            .await
+            .unwrap();
+        assert_eq!(missing, ChangeOutcome::NotFound);
     }
 }
 
@@ -109,8 +160,9 @@ async fn of_concurrent_saves_from_one_revision_exactly_one_wins() {
                 let id = id.clone();
                 tokio::spawn(async move {
                     let name = format!("writer {writer}");
+                    let text = document(&id, 2, &name);
                     store
-                        .save_graph(&id, 1, &name, &document(&id, 2, &name), "renamed")
+                        .store_change(renamed(&id, 1, &text, &name, Keep::Always))
                         .await
                         .unwrap()
                 })
@@ -119,12 +171,12 @@ async fn of_concurrent_saves_from_one_revision_exactly_one_wins() {
         let mut saved = 0;
         for attempt in attempts {
             match attempt.await.unwrap() {
-                SaveOutcome::Saved { revision } => {
+                ChangeOutcome::Stored { revision, .. } => {
                     assert_eq!(revision, 2);
                     saved += 1;
                 }
-                SaveOutcome::Stale { current } => assert_eq!(current, 2),
-                SaveOutcome::NotFound => panic!("the graph exists"),
+                ChangeOutcome::Stale => {}
+                ChangeOutcome::NotFound => panic!("the graph exists"),
             }
         }
         assert_eq!(saved, 1, "{}", database.name);
@@ -340,14 +392,9 @@ async fn an_old_history_thins_out_keeping_the_first_the_current_and_what_runs_ra
             .unwrap();
         for revision in 2..=30 {
             let name = format!("v{revision}");
+            let text = document(&id, revision, &name);
             store
-                .save_graph(
-                    &id,
-                    revision - 1,
-                    &name,
-                    &document(&id, revision, &name),
-                    "renamed",
-                )
+                .store_change(renamed(&id, revision - 1, &text, &name, Keep::Always))
                 .await
                 .unwrap();
         }

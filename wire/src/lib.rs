@@ -15,6 +15,7 @@ mod fields;
 pub mod graphs;
 pub mod health;
 pub mod providers;
+pub mod room;
 pub mod run;
 pub mod status;
 

@@ -15,18 +15,6 @@ pub struct StoredGraph {
     pub document: String,
 }
 
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum SaveOutcome {
-    Saved {
-        revision: i64,
-    },
-    /// Someone saved first; the graph is at `current`.
-    Stale {
-        current: i64,
-    },
-    NotFound,
-}
-
 /// What a graph's entry on the home page needs, with the hash its edit
 /// token is checked against.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -112,55 +100,6 @@ impl Store {
                 .fetch_optional(&self.pool)
                 .await?,
         )
-    }
-
-    /// Saves `document` (already stamped with `expected + 1`) if the graph is
-    /// still at revision `expected`; `summary` says what changed.
-    pub async fn save_graph(
-        &self,
-        id: &str,
-        expected: i64,
-        name: &str,
-        document: &str,
-        summary: &str,
-    ) -> Result<SaveOutcome, StoreError> {
-        let now = now_millis();
-        let mut transaction = self.pool.begin().await?;
-        let updated = sqlx::query(
-            "UPDATE graphs SET document = $1, name = $2, revision = revision + 1, updated_at = $3
-             WHERE id = $4 AND revision = $5",
-        )
-        .bind(document)
-        .bind(name)
-        .bind(now)
-        .bind(id)
-        .bind(expected)
-        .execute(&mut *transaction)
-        .await?;
-        if updated.rows_affected() == 0 {
-            let current: Option<i64> =
-                sqlx::query_scalar("SELECT revision FROM graphs WHERE id = $1")
-                    .bind(id)
-                    .fetch_optional(&mut *transaction)
-                    .await?;
-            return Ok(match current {
-                Some(current) => SaveOutcome::Stale { current },
-                None => SaveOutcome::NotFound,
-            });
-        }
-        let revision = expected + 1;
-        sqlx::query(
-            "INSERT INTO graph_revisions (graph_id, revision, document, created_at, origin, summary) VALUES ($1, $2, $3, $4, 'saved', $5)",
-        )
-        .bind(id)
-        .bind(revision)
-        .bind(document)
-        .bind(now)
-        .bind(summary)
-        .execute(&mut *transaction)
-        .await?;
-        transaction.commit().await?;
-        Ok(SaveOutcome::Saved { revision })
     }
 
     /// The document of one past revision.
