@@ -4,16 +4,12 @@
 // failed on the unwired Out of rounds; a module stopped by its sibling's
 // failure; a poll between polls, on the run's own page as the server draws
 // it; and Escape closes the docked panels.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { test, expect } from '@playwright/test';
-import { find, check } from './support.mjs';
+import { find, act, check } from './support.mjs';
 
 const { node, runPanel } = find;
 const { watchErrors } = check;
+const { ownServer } = act;
 
 const module = (id, kind, label, x, y, config = {}) => ({ id, kind, label, position: { x, y }, config });
 const cable = (id, from, to) => ({
@@ -154,32 +150,10 @@ test('a poll between polls counts down on the run\'s page the server draws, as i
   expect(errors).toEqual([]);
 });
 
-/** A server of its own, started without --enable-commands (the default). */
-async function serverWithoutCommands() {
-  const port = await new Promise((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port: free } = probe.address();
-      probe.close(() => resolve(free));
-    });
-  });
-  const folder = mkdtempSync(join(tmpdir(), 'patchbay-e2e-'));
-  const child = spawn(process.env.PATCHBAY_BINARY, [
-    'serve', '--addr', `127.0.0.1:${port}`, '--database-url', `sqlite://${folder}/x.db`,
-    '--site-root', process.env.PATCHBAY_SITE_ROOT,
-  ], { stdio: 'ignore' });
-  const base = `http://127.0.0.1:${port}`;
-  for (let tries = 0; tries < 100; tries++) {
-    try {
-      if ((await fetch(`${base}/api/health`)).ok) break;
-    } catch { /* not up yet */ }
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  return { base, stop: () => { child.kill(); rmSync(folder, { recursive: true, force: true }); } };
-}
-
 test('what a server will not run is a finding before the run, and the run dialog says so by Start', async ({ page }) => {
   const errors = watchErrors(page, { consoleErrors: false });
-  const server = await serverWithoutCommands();
+  // A server of its own, started without --enable-commands (the default).
+  const server = await ownServer();
   try {
     await page.goto(`${server.base}/new?example=build-until-the-checks-pass`);
     await expect(page.locator('.access-badge')).toHaveText('Editing');

@@ -1,6 +1,7 @@
 // The canvas editor, through the UI only: DOC23 §6.1 re-prompts, separate
 // outputs and wiring, dangling cables and undo, validation, persistence,
-// coding agents, copy/paste between graphs, and the save conflict.
+// coding agents, copy/paste between graphs, a save through the API seen
+// live, and the conflict of a draft left on an older revision.
 import { test, expect } from '@playwright/test';
 import { find, act, check } from './support.mjs';
 
@@ -129,10 +130,10 @@ test('a file attached to one re-prompt is uploaded and kept', async ({ page }) =
 
 test('edits made while the server is unreachable are saved when it is back', async ({ page }) => {
   await newGraph(page);
-  await page.route('**/api/graphs/*', (route) => (route.request().method() === 'PUT' ? route.abort('connectionrefused') : route.continue()));
+  await page.route('**/api/graphs/*/changes', (route) => route.abort('connectionrefused'));
   await page.getByLabel('Graph name').fill('Written offline');
   await expect(page.locator('.save-status')).toContainText('Offline', { timeout: 10_000 });
-  await page.unroute('**/api/graphs/*');
+  await page.unroute('**/api/graphs/*/changes');
   await saved(page);
   await page.reload();
   await expect(page.getByLabel('Graph name')).toHaveValue('Written offline');
@@ -237,9 +238,9 @@ test('deleting, box selection and undo work from the keyboard', async ({ page })
   await expect(page.getByRole('dialog', { name: 'Keyboard shortcuts' })).toHaveCount(0);
 });
 
-test('a stale-revision save offers load theirs or save mine as a fork', async ({ page }) => {
+test('a save through the API reaches the open editor as it happens, and an edit after it is kept on top', async ({ page }) => {
   const id = await newGraph(page);
-  // Someone else saves first (another tab with the same edit token).
+  // A script saves (with the edit token, over revision 1).
   const status = await page.evaluate(async (graphId) => {
     const token = localStorage.getItem(`patchbay.edit.${graphId}`);
     const document = await (await fetch(`/api/graphs/${graphId}`)).json();
@@ -252,41 +253,48 @@ test('a stale-revision save offers load theirs or save mine as a fork', async ({
     return reply.status;
   }, id);
   expect(status).toBe(200);
+  // No reload, no conflict: the editor shows it, and goes on from it.
+  await expect(page.getByLabel('Graph name')).toHaveValue('Their version');
+  await node(page, 'm2').locator('.module-header').click();
+  await panel(page).getByLabel('Label', { exact: true }).fill('My draft');
+  await saved(page);
+  const stored = await page.evaluate(async (graphId) => (await (await fetch(`/api/graphs/${graphId}`)).json()), id);
+  expect([stored.name, stored.modules[1].label]).toEqual(['Their version', 'My draft']);
+});
 
-  await page.getByLabel('Graph name').fill('My version');
+test('a draft left on an older revision offers load theirs or save mine as a fork', async ({ page }) => {
+  const id = await newGraph(page);
+  // A draft an earlier visit left, made on a revision before the graph's.
+  const draft = await page.evaluate(async (graphId) => {
+    const document = await (await fetch(`/api/graphs/${graphId}`)).json();
+    document.name = 'My version';
+    localStorage.setItem(`patchbay.draft.${graphId}`, JSON.stringify({ base_revision: 0, document }));
+    return document.name;
+  }, id);
+  expect(draft).toBe('My version');
+  await page.reload();
   const dialog = page.getByRole('alertdialog', { name: 'Someone else saved this graph' });
   await expect(dialog).toBeVisible({ timeout: 10_000 });
-  await expect(dialog.getByRole('button', { name: 'Load theirs (discard my edits)' })).toBeVisible();
   await expect(page.getByLabel('Graph name')).toHaveValue('My version');
+  // Nothing was sent meanwhile.
+  const stored = await page.evaluate(async (graphId) => (await (await fetch(`/api/graphs/${graphId}`)).json()).name, id);
+  expect(stored).toBe('Draft, review, finalize');
+  await dialog.getByRole('button', { name: 'Load theirs (discard my edits)' }).click();
+  await expect(dialog).toHaveCount(0);
+  await expect(page.getByLabel('Graph name')).toHaveValue('Draft, review, finalize');
+  await saved(page);
 
-  // Save mine as a fork: a new graph, mine, with my edit.
+  // Again, and this time save mine as a fork: a new graph, mine, with my edit.
+  await page.evaluate(async (graphId) => {
+    const document = await (await fetch(`/api/graphs/${graphId}`)).json();
+    document.name = 'My version';
+    localStorage.setItem(`patchbay.draft.${graphId}`, JSON.stringify({ base_revision: 0, document }));
+  }, id);
+  await page.reload();
   await dialog.getByRole('button', { name: 'Save mine as a fork' }).click();
   await expect(page).not.toHaveURL(new RegExp(id));
   await expect(page.locator('.access-badge')).toHaveText('Editing');
   await expect(page.getByLabel('Graph name')).toHaveValue('My version (fork)');
-  // The original kept their version.
-  const original = await page.evaluate(async (graphId) => (await (await fetch(`/api/graphs/${graphId}`)).json()).name, id);
-  expect(original).toBe('Their version');
-});
-
-test('load theirs after a conflict replaces the edits with the saved version', async ({ page }) => {
-  const id = await newGraph(page);
-  await page.evaluate(async (graphId) => {
-    const token = localStorage.getItem(`patchbay.edit.${graphId}`);
-    const document = await (await fetch(`/api/graphs/${graphId}`)).json();
-    document.name = 'Their version';
-    await fetch(`/api/graphs/${graphId}`, {
-      method: 'PUT',
-      headers: { 'Content-Type': 'application/json', Authorization: `Bearer ${token}`, 'If-Match': '1' },
-      body: JSON.stringify(document),
-    });
-  }, id);
-  await page.getByLabel('Graph name').fill('Mine');
-  const dialog = page.getByRole('alertdialog', { name: 'Someone else saved this graph' });
-  await dialog.getByRole('button', { name: 'Load theirs (discard my edits)' }).click();
-  await expect(dialog).toHaveCount(0);
-  await expect(page.getByLabel('Graph name')).toHaveValue('Their version');
-  await saved(page);
 });
 
 test('the bench page builds the contract graph in the browser', async ({ page }) => {

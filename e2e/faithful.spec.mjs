@@ -1,7 +1,7 @@
 // The canvas never says one thing while the graph does another (issue 12):
 // cables follow their re-prompt or named output, port labels are redrawn
 // from ports() on every change, an output module shows every input, focus
-// follows what the person clicked or added, "Load theirs" moves the boxes
+// follows what the person clicked or added, a save seen live moves the boxes
 // with their cables, output dots sit on the module's edge, attachments that
 // cannot be sent are refused when attached, labels fit and differ, icons
 // render without an emoji font, and messages use the person's words.
@@ -175,8 +175,9 @@ test('focus follows what was added: after / , a search and Enter, canvas keys ac
   await expect(node(page, 'm1')).not.toHaveClass(/selected/);
 });
 
-test('load theirs after a conflict moves the module boxes with their cables', async ({ page }) => {
+test('a save through the API that moves a module moves its box with its cables in the open editor', async ({ page }) => {
   const id = await newGraph(page);
+  const before = await node(page, 'm2').boundingBox();
   await page.evaluate(async (graphId) => {
     const token = localStorage.getItem(`patchbay.edit.${graphId}`);
     const document = await (await fetch(`/api/graphs/${graphId}`)).json();
@@ -188,10 +189,6 @@ test('load theirs after a conflict moves the module boxes with their cables', as
       body: JSON.stringify(document),
     });
   }, id);
-  const before = await node(page, 'm2').boundingBox();
-  await page.getByLabel('Graph name').fill('Mine');
-  const dialog = page.getByRole('alertdialog', { name: 'Someone else saved this graph' });
-  await dialog.getByRole('button', { name: 'Load theirs (discard my edits)' }).click();
   await expect(page.getByLabel('Graph name')).toHaveValue('Their version');
   await expect.poll(async () => Math.round((await node(page, 'm2').boundingBox()).y - before.y)).toBe(200);
   // The cable into the draft ends at the draft's input dot.

@@ -3,6 +3,11 @@
 // person does, `check` waits for or collects what a test asserts on. A spec
 // takes what it needs, e.g. `const { node, panel } = find;`. Helpers that
 // one spec alone needs stay in that spec.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { expect } from '@playwright/test';
 
 // find
@@ -111,6 +116,31 @@ function watchErrors(page, { uncaught = true, consoleErrors = true, csp = false 
   return errors;
 }
 
+/** A server of its own (another operator's switches, another process on
+ * one database): on a free port, on a fresh SQLite file unless
+ * `databaseUrl` says otherwise; `stop()` ends it. */
+async function ownServer({ databaseUrl, args = [] } = {}) {
+  const port = await new Promise((resolve) => {
+    const probe = createServer().listen(0, '127.0.0.1', () => {
+      const { port: free } = probe.address();
+      probe.close(() => resolve(free));
+    });
+  });
+  const folder = mkdtempSync(join(tmpdir(), 'patchbay-e2e-'));
+  const child = spawn(process.env.PATCHBAY_BINARY, [
+    'serve', '--addr', `127.0.0.1:${port}`, '--database-url', databaseUrl ?? `sqlite://${folder}/x.db`,
+    '--site-root', process.env.PATCHBAY_SITE_ROOT, ...args,
+  ], { stdio: 'ignore' });
+  const base = `http://127.0.0.1:${port}`;
+  for (let tries = 0; tries < 100; tries++) {
+    try {
+      if ((await fetch(`${base}/api/health`)).ok) break;
+    } catch { /* not up yet */ }
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return { base, stop: () => { child.kill(); rmSync(folder, { recursive: true, force: true }); } };
+}
+
 export const find = { panel, node, port, runPanel, graphId, centre };
-export const act = { newGraph, runToEnd, wire, drag };
+export const act = { newGraph, runToEnd, wire, drag, ownServer };
 export const check = { saved, findings, findingCodes, watchErrors };

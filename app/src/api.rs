@@ -99,6 +99,38 @@ pub fn events_address(run_id: &str) -> String {
     format!("/api/runs/{run_id}/events")
 }
 
+/// The address of a graph's room stream (SSE, PRODUCT §3.16), starting
+/// after the revision the page has.
+pub fn room_address(graph_id: &str, since: i64) -> String {
+    format!("/api/graphs/{graph_id}/room?since={since}")
+}
+
+/// `POST /api/graphs/{id}/changes`, with the edit token.
+pub async fn send_changes(
+    graph_id: &str,
+    request: &wire::room::ChangeRequest,
+) -> Answer<wire::room::ChangeAccepted> {
+    let body = serde_json::to_string(request).map_err(|error| {
+        ApiError::Unreadable(format!("the change could not be written: {error}"))
+    })?;
+    let mut headers = vec![json_content()];
+    headers.extend(credentials(graph_id));
+    let url = format!("/api/graphs/{graph_id}/changes");
+    read(&send("POST", &url, Some(&body), &headers).await?)
+}
+
+/// `POST /api/graphs/{id}/presence`: with the edit token when this browser
+/// holds it (the person shows as an editor).
+pub async fn say_presence(graph_id: &str, update: &wire::room::PresenceUpdate) -> Answer<()> {
+    let body = serde_json::to_string(update).map_err(|error| {
+        ApiError::Unreadable(format!("the presence could not be written: {error}"))
+    })?;
+    let mut headers = vec![json_content()];
+    headers.extend(credentials(graph_id));
+    let url = format!("/api/graphs/{graph_id}/presence");
+    send("POST", &url, Some(&body), &headers).await.map(|_| ())
+}
+
 /// Where an attachment is downloaded from.
 pub fn attachment_address(attachment_id: &str) -> String {
     format!("/api/attachments/{attachment_id}")

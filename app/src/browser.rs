@@ -2,7 +2,9 @@
 //! local storage. On the server (which renders pages but never runs their
 //! handlers) they answer "not in a browser".
 
+mod event_stream;
 mod timer;
+pub use event_stream::EventStream;
 pub use timer::{Repeat, Timer, every, next_frame, restart_timeout, run_after};
 
 /// An API error answer (`{"error": {code, message, details}}`), if the

@@ -28,6 +28,7 @@ mod module_box;
 mod module_layer;
 mod overlays;
 mod pane;
+pub mod peers;
 mod pointer;
 mod sketch_layer;
 mod sketches;
@@ -131,6 +132,7 @@ pub fn Canvas(
             <Sketches sketches=sketched_modules/>
             <DraggedSketches sketches=sketched_modules/>
             <BoxSelection area=marks.selection_box/>
+            <peers::Peers model/>
         </Pane>
     }
 }

@@ -27,6 +27,7 @@ mod run_state;
 pub mod save;
 mod share;
 pub mod state;
+pub mod together;
 pub mod transfer;
 mod validation;
 
@@ -39,7 +40,10 @@ use crate::api::{self, ApiError};
 use crate::canvas::{Canvas, CanvasEvents};
 use crate::run::{RunAccess, run_in_address};
 use crate::{approver_token, edit_token};
-use lazy_parts::{LazyCablePanel, LazyDetailPanel, LazyPalette, LazyRunPanel, Part, preload};
+use lazy_parts::{
+    LazyCablePanel, LazyDetailPanel, LazyPalette, LazyPeopleHere, LazyRunPanel,
+    LazyTogetherNotices, Part, preload,
+};
 use overlays::Overlays;
 use palette::KIND_MIME;
 use save::SaveStatus;
@@ -124,6 +128,9 @@ fn start(editor: EditorState) {
                     } else {
                         SaveStatus::ViewOnly
                     });
+                    // The room first, from the document as the server has it;
+                    // a draft restored then is this browser's edits on it.
+                    together::join(editor);
                     if editable {
                         save::restore_draft(editor);
                     }
@@ -320,6 +327,7 @@ fn Toolbar() -> impl IntoView {
                 <button type="button" title="Download the graph as a JSON file" on:click=move |_| transfer::export(editor)>"Export"</button>
                 <ImportButton/>
             </div>
+            <LazyPeopleHere/>
             <button type="button" class="help-button" title="Keyboard shortcuts (?)" aria-label="Keyboard shortcuts" on:click=move |_| editor.overlay.set(Overlay::Help)>"?"</button>
             {match editor.mode {
                 EditorMode::Stored => view! {
@@ -489,8 +497,14 @@ pub fn Editor(
         editor.run.panel_open.set(false);
     }
     provide_context(editor);
+    together::view::provide_peer_marks(editor);
     start(editor);
     watch_validation(editor);
+    // What this person has open, for the others (editing together).
+    Effect::new(move |_| {
+        editor.selected.track();
+        together::say_presence(editor);
+    });
     let model = editor.model;
     let events = CanvasEvents {
         moved: Callback::new(move |positions| editor.moved(positions)),
@@ -512,7 +526,10 @@ pub fn Editor(
                 }
             });
         }),
-        selection: Callback::new(move |()| editor.selection_changed()),
+        selection: Callback::new(move |()| {
+            editor.selection_changed();
+            together::say_presence(editor);
+        }),
         port_clicked: Callback::new(move |(module, _port, x, y): (String, String, f64, f64)| {
             editor.overlay.set(Overlay::Outputs { module, x, y });
         }),
@@ -563,6 +580,8 @@ pub fn Editor(
                     on:focusin=|_| preload(Part::DetailPanel)
                     on:dragover=move |event: web_sys::DragEvent| event.prevent_default()
                     on:drop=on_drop
+                    on:pointermove=move |event: web_sys::PointerEvent| point_at(editor, Some(&event))
+                    on:pointerleave=move |_| point_at(editor, None)
                 >
                     <Canvas model editable movable=editable events pane=editor.pane/>
                     {move || editor.connection_hint.get().map(|(reason, x, y)| view! {
@@ -580,6 +599,24 @@ pub fn Editor(
                 <LazyCablePanel/>
             </div>
             <Overlays/>
+            <LazyTogetherNotices/>
         </div>
+    }
+}
+
+/// Where this person's pointer is on the canvas, for the others (graph
+/// coordinates; `None` off the canvas).
+fn point_at(editor: EditorState, event: Option<&web_sys::PointerEvent>) {
+    let at = event.and_then(|event| {
+        let rect = editor.pane.get_untracked()?.get_bounding_client_rect();
+        let at = editor.model.viewport.get_untracked().to_graph(
+            f64::from(event.client_x()) - rect.left(),
+            f64::from(event.client_y()) - rect.top(),
+        );
+        Some((at.x.round(), at.y.round()))
+    });
+    if editor.together.pointer.get_value() != at {
+        editor.together.pointer.set_value(at);
+        together::say_presence(editor);
     }
 }

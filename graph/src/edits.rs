@@ -65,9 +65,11 @@ impl TryFrom<String> for Step {
 
 pub type Path = Vec<Step>;
 
-/// One edit.
+/// One edit, on the wire `{"set": {…}}` or `{"order": {…}}` (externally
+/// tagged: an internally tagged enum costs the browser a buffered copy of
+/// every value it reads).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "op", rename_all = "snake_case")]
+#[serde(rename_all = "snake_case")]
 pub enum Edit {
     /// The value at `path` becomes `after` (`None`: it is removed); it was
     /// `before` (`None`: there was none) when the edit was made.
@@ -1011,14 +1013,14 @@ mod tests {
         let text = serde_json::to_string(&edit).unwrap_or_default();
         assert_eq!(
             text,
-            r##"{"op":"set","path":[".modules","#draft",".position",".x"],"before":200.0,"after":260.0}"##
+            r##"{"set":{"path":[".modules","#draft",".position",".x"],"before":200.0,"after":260.0}}"##
         );
         assert_eq!(serde_json::from_str::<Edit>(&text).ok(), Some(edit));
         let order: Result<Edit, _> =
-            serde_json::from_str(r#"{"op":"order","path":[".modules"],"order":["x1"]}"#);
+            serde_json::from_str(r#"{"order":{"path":[".modules"],"order":["x1"]}}"#);
         assert!(order.is_err(), "a step is .field, #id or a number");
         let removal: Result<Edit, _> =
-            serde_json::from_str(r##"{"op":"set","path":[".cables","#c1"],"before":{"id":"c1"}}"##);
+            serde_json::from_str(r##"{"set":{"path":[".cables","#c1"],"before":{"id":"c1"}}}"##);
         assert!(matches!(removal, Ok(Edit::Set { after: None, .. })));
     }
 }

@@ -139,10 +139,6 @@ pub async fn update(
         &graph::edits::diff(&before, &after),
     )
     .await?;
-    // Older revisions thin out; a save that did not thin is still saved.
-    if let Err(error) = state.store.thin_history(&id).await {
-        tracing::warn!(graph = %id, %error, "the graph's history could not be thinned");
-    }
     let findings = validate(&graph, &state.validation_context());
     Ok((
         [(ETAG, format!("\"{}\"", accepted.revision))],

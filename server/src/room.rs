@@ -39,6 +39,8 @@ const BURST: u32 = 80;
 pub enum News {
     Person(Person),
     Left(String),
+    /// Someone started this run of the graph.
+    Run(String),
     /// The log has a change up to `revision`; `change` is it when it was
     /// stored here (others read it from the log).
     Changed {
@@ -87,6 +89,8 @@ pub struct Announcement {
     pub person: Option<Person>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub left: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
 }
 
 impl Rooms {
@@ -184,6 +188,9 @@ impl Rooms {
         if let Some(connection) = announcement.left {
             self.tell(&announcement.graph, News::Left(connection));
         }
+        if let Some(run) = announcement.run {
+            self.tell(&announcement.graph, News::Run(run));
+        }
     }
 
     /// The announcement of news of this process, for the others.
@@ -194,6 +201,7 @@ impl Rooms {
             revision: None,
             person: None,
             left: None,
+            run: None,
         }
     }
 }
@@ -254,32 +262,12 @@ pub fn spawn_forgetting(rooms: Rooms, shutdown: CancellationToken) {
 /// Listens for other processes' room news on PostgreSQL until `shutdown`,
 /// reconnecting when the connection drops.
 pub fn listen(database_url: String, rooms: Rooms, shutdown: CancellationToken) {
-    tokio::spawn(async move {
-        loop {
-            let listening = async {
-                let mut listener = sqlx::postgres::PgListener::connect(&database_url).await?;
-                listener.listen(ROOMS_CHANNEL).await?;
-                loop {
-                    let notification = listener.recv().await?;
-                    rooms.heard(notification.payload());
-                }
-                #[allow(unreachable_code)]
-                Ok::<(), sqlx::Error>(())
-            };
-            tokio::select! {
-                result = listening => {
-                    if let Err(error) = result {
-                        tracing::warn!(%error, "listening for other processes' rooms failed; trying again");
-                    }
-                }
-                () = shutdown.cancelled() => return,
-            }
-            tokio::select! {
-                () = tokio::time::sleep(Duration::from_secs(1)) => {}
-                () = shutdown.cancelled() => return,
-            }
-        }
-    });
+    crate::store::listen(
+        database_url,
+        ROOMS_CHANNEL,
+        move |payload| rooms.heard(payload),
+        shutdown,
+    );
 }
 
 #[cfg(test)]

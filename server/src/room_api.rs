@@ -19,7 +19,10 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use tokio::sync::{broadcast, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
-use wire::room::{Change, ChangeAccepted, ChangeRequest, PresenceUpdate, Role, RoomEvent};
+use wire::room::{
+    Change, ChangeAccepted, ChangeRequest, DocumentNow, Hello, Left, PeopleHere, PersonNow,
+    PresenceUpdate, Role, RoomEvent,
+};
 
 use crate::capability::{bearer_token, is_graph_id, require_edit_token, token_matches};
 use crate::error::ApiError;
@@ -78,12 +81,12 @@ pub async fn stream(
         .map(|people| people.list())
         .unwrap_or_default();
     let opening = [
-        RoomEvent::Hello {
+        RoomEvent::Hello(Hello {
             connection: connection.clone(),
             secret,
             revision: graph.revision,
-        },
-        RoomEvent::People { people },
+        }),
+        RoomEvent::People(PeopleHere { people }),
     ];
     tokio::spawn(async move {
         let mut follower = Follower {
@@ -121,6 +124,14 @@ async fn leave(state: &AppState, graph_id: &str, room: &Arc<Room>, connection: &
         announcement.left = Some(connection.to_owned());
         announce(state, &announcement).await;
     }
+}
+
+/// A run of the graph started: everyone who has it open follows it.
+pub async fn run_started(state: &AppState, graph_id: &str, run_id: &str) {
+    state.rooms.tell(graph_id, News::Run(run_id.to_owned()));
+    let mut announcement = state.rooms.announcement(graph_id);
+    announcement.run = Some(run_id.to_owned());
+    announce(state, &announcement).await;
 }
 
 async fn announce(state: &AppState, announcement: &crate::room::Announcement) {
@@ -178,17 +189,18 @@ impl Follower {
     async fn tell(&mut self, news: &News) -> Result<(), Gone> {
         match news {
             News::Person(person) => {
-                self.send(&RoomEvent::Person {
+                self.send(&RoomEvent::Person(PersonNow {
                     person: person.clone(),
-                })
+                }))
                 .await
             }
             News::Left(connection) => {
-                self.send(&RoomEvent::Left {
+                self.send(&RoomEvent::Left(Left {
                     connection: connection.clone(),
-                })
+                }))
                 .await
             }
+            News::Run(_) => self.send(&RoomEvent::Run).await,
             News::Changed { revision, .. } if *revision <= self.last => Ok(()),
             News::Changed {
                 revision,
@@ -242,10 +254,10 @@ impl Follower {
         let Ok(document) = serde_json::from_str(&graph.document) else {
             return Ok(());
         };
-        self.send(&RoomEvent::Document {
+        self.send(&RoomEvent::Document(DocumentNow {
             revision: graph.revision,
             document,
-        })
+        }))
         .await?;
         self.last = graph.revision;
         Ok(())
@@ -347,7 +359,11 @@ pub async fn changes(
         Author {
             connection: &request.connection,
             name: &author_name,
-            keep: Keep::Every,
+            keep: if request.checkpoint {
+                Keep::Always
+            } else {
+                Keep::Every
+            },
         },
         request.base,
         &request.edits,
@@ -450,7 +466,15 @@ pub async fn apply_change(
             })
             .await?;
         match outcome {
-            ChangeOutcome::Stored { revision, .. } => {
+            ChangeOutcome::Stored {
+                revision,
+                kept_revision,
+            } => {
+                // Older revisions thin out; a change that did not thin is
+                // still stored.
+                if kept_revision && let Err(error) = state.store.thin_history(id).await {
+                    tracing::warn!(graph = %id, %error, "the graph's history could not be thinned");
+                }
                 state.rooms.tell(
                     id,
                     News::Changed {

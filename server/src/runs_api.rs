@@ -111,6 +111,7 @@ pub async fn start(
         from,
     )
     .await?;
+    crate::room_api::run_started(&state, &id, &run_id).await;
     Ok((
         StatusCode::CREATED,
         [(axum::http::header::LOCATION, format!("/api/runs/{run_id}"))],

@@ -7,6 +7,7 @@ mod approvals;
 mod attachments;
 mod changes;
 mod graphs;
+mod listen;
 mod runs;
 mod thinning;
 mod writer;
@@ -19,6 +20,7 @@ pub use changes::{
     ChangeOutcome, KEEP_REVISION_EVERY_MILLIS, Keep, NewChange, ROOMS_CHANNEL, StoredChange,
 };
 pub use graphs::{GraphHeading, LastRun, NewGraph, StoredGraph, StoredRevision};
+pub use listen::listen;
 pub use runs::{ActivationRow, Claimed, Lease, NewRun, StoredActivation, StoredEvent, StoredRun};
 
 use std::path::Path;

@@ -619,11 +619,7 @@ async fn the_example_sends_a_coding_agent_s_change_back_to_it_then_approves_it()
 /// and when that one is gone, the other takes the run up, decision and all.
 #[tokio::test]
 async fn on_postgres_any_process_takes_a_decision_and_the_run_goes_on() {
-    let Some(database) = support::databases()
-        .await
-        .into_iter()
-        .find(|database| database.name == "postgres")
-    else {
+    let Some(database) = support::postgres().await else {
         return;
     };
     let folder = tempfile::tempdir().unwrap();

@@ -243,11 +243,7 @@ async fn sigterm_mid_run_cancels_nothing_and_the_run_resumes_at_the_next_start()
 
 #[tokio::test]
 async fn two_processes_on_postgresql_follow_cancel_and_take_over_each_others_runs() {
-    let Some(database) = support::databases()
-        .await
-        .into_iter()
-        .find(|database| database.name == "postgres")
-    else {
+    let Some(database) = support::postgres().await else {
         return;
     };
     let folder = tempfile::tempdir().unwrap();
@@ -349,11 +345,7 @@ fn one_call_graph() -> Value {
 /// activation record, state and events are refused (PRODUCT §8, fencing).
 #[tokio::test]
 async fn a_process_frozen_past_its_lease_cannot_overwrite_the_run_another_took_over() {
-    let Some(database) = support::databases()
-        .await
-        .into_iter()
-        .find(|database| database.name == "postgres")
-    else {
+    let Some(database) = support::postgres().await else {
         return;
     };
     let folder = tempfile::tempdir().unwrap();

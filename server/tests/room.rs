@@ -106,7 +106,7 @@ impl Stream {
 }
 
 fn set(path: &[&str], before: Value, after: Value) -> Value {
-    json!({"op": "set", "path": path, "before": before, "after": after})
+    json!({"set": {"path": path, "before": before, "after": after}})
 }
 
 async fn document(router: &Router, graph_id: &str) -> Value {
@@ -237,7 +237,7 @@ async fn editors_and_viewers_see_who_is_here_and_every_change_in_the_servers_ord
             last["replaced"],
             json!([{"path": instruction, "value": "Ana's"}])
         );
-        assert_eq!(last["edits"][0]["before"], "Ana's");
+        assert_eq!(last["edits"][0]["set"]["before"], "Ana's");
         assert_eq!(
             document(&router, &id).await["modules"][1]["config"]["instruction"],
             "Ben's"
@@ -286,6 +286,12 @@ async fn a_save_through_the_api_reaches_open_editors_and_a_browser_away_catches_
             ),
             (Some(2), Some("Renamed by a script"))
         );
+        // A run started by someone: every stream hears that one started,
+        // never its id (listing the graph's runs needs the edit token).
+        let run = support::start(&router, &id, "Tides").await;
+        let started = ana.next_named("run").await;
+        assert_eq!(started, json!({"event": "run"}));
+        assert!(!started.to_string().contains(&run));
         // The history kept the save, as before.
         let (_, revisions) = call(
             &router,
@@ -336,9 +342,9 @@ async fn a_change_that_would_break_the_document_is_refused_whole_and_edits_insid
         // The draft is deleted (with its cables); an edit of it made without
         // having seen that comes back as not applied.
         let draft = now["modules"][1].clone();
-        let mut deletion = vec![json!({"op": "set", "path": [".modules", "#m2"], "before": draft})];
+        let mut deletion = vec![json!({"set": {"path": [".modules", "#m2"], "before": draft}})];
         for cable in now["cables"].as_array().unwrap() {
-            deletion.push(json!({"op": "set", "path": [".cables", format!("#{}", cable["id"].as_str().unwrap())], "before": cable}));
+            deletion.push(json!({"set": {"path": [".cables", format!("#{}", cable["id"].as_str().unwrap())], "before": cable}}));
         }
         let (status, _) = call(
             &router,
@@ -467,11 +473,7 @@ async fn strangers_can_neither_change_a_graph_nor_speak_for_someone_else() {
 
 #[tokio::test]
 async fn editors_on_two_processes_see_each_other_through_postgresql() {
-    let Some(database) = support::databases()
-        .await
-        .into_iter()
-        .find(|database| database.name == "postgres")
-    else {
+    let Some(database) = support::postgres().await else {
         return;
     };
     // Two servers on one database, as two machines would be.

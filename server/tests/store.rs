@@ -462,11 +462,7 @@ async fn an_old_history_thins_out_keeping_the_first_the_current_and_what_runs_ra
 /// events — is refused as a lost lease and changes nothing of B's run.
 #[tokio::test]
 async fn a_process_that_lost_a_run_s_lease_can_write_nothing_of_it() {
-    let Some(database) = support::databases()
-        .await
-        .into_iter()
-        .find(|database| database.name == "postgres")
-    else {
+    let Some(database) = support::postgres().await else {
         return;
     };
     let a = support::store(&database).await;

@@ -57,50 +57,122 @@ pub struct Change {
     pub replaced: Vec<Replaced>,
 }
 
+/// The first event: this stream's connection, and the secret that proves
+/// it in `POST …/presence` and `POST …/changes`.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Hello {
+    pub connection: String,
+    pub secret: String,
+    pub revision: i64,
+}
+
+/// Everyone here, sent when the stream opens.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PeopleHere {
+    pub people: Vec<Person>,
+}
+
+/// Someone came, or changed what they show.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct PersonNow {
+    pub person: Person,
+}
+
+/// Someone left.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Left {
+    pub connection: String,
+}
+
+/// The stream cannot bring the changes since the revision the browser had
+/// (too old): the document as it is now.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DocumentNow {
+    pub revision: i64,
+    pub document: serde_json::Value,
+}
+
 /// The events of a room's stream. Each SSE event's name is the variant's,
-/// its data the fields.
+/// its data the fields (and `event`, the name again).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum RoomEvent {
-    /// The first event: this stream's connection, and the secret that
-    /// proves it in `POST …/presence` and `POST …/changes`.
-    Hello {
-        connection: String,
-        secret: String,
-        revision: i64,
-    },
-    /// Everyone here, sent when the stream opens.
-    People {
-        people: Vec<Person>,
-    },
-    /// Someone came, or changed what they show.
-    Person {
-        person: Person,
-    },
-    /// Someone left.
-    Left {
-        connection: String,
-    },
+    Hello(Hello),
+    People(PeopleHere),
+    Person(PersonNow),
+    Left(Left),
     Change(Change),
-    /// The stream cannot bring the changes since the revision the browser
-    /// had (too old): the document as it is now.
-    Document {
-        revision: i64,
-        document: serde_json::Value,
-    },
+    /// Someone started a run of the graph: editors' canvases follow it
+    /// (they list the graph's runs with the edit token, as the run's id is
+    /// not the view link's to know).
+    Run,
+    Document(DocumentNow),
 }
 
 impl RoomEvent {
     /// The SSE event's name.
     pub fn name(&self) -> &'static str {
         match self {
-            RoomEvent::Hello { .. } => "hello",
-            RoomEvent::People { .. } => "people",
-            RoomEvent::Person { .. } => "person",
-            RoomEvent::Left { .. } => "left",
+            RoomEvent::Hello(_) => "hello",
+            RoomEvent::People(_) => "people",
+            RoomEvent::Person(_) => "person",
+            RoomEvent::Left(_) => "left",
             RoomEvent::Change(_) => "change",
-            RoomEvent::Document { .. } => "document",
+            RoomEvent::Run => "run",
+            RoomEvent::Document(_) => "document",
         }
+    }
+
+    /// The names of every event.
+    pub const NAMES: [&'static str; 7] = [
+        "hello", "people", "person", "left", "change", "run", "document",
+    ];
+
+    /// An event as the stream sent it, by its name: read straight into its
+    /// fields (no buffered copy of the data, as reading the tagged enum
+    /// would make).
+    pub fn read(name: &str, data: &str) -> Option<RoomEvent> {
+        Some(match name {
+            "hello" => RoomEvent::Hello(serde_json::from_str(data).ok()?),
+            "people" => RoomEvent::People(serde_json::from_str(data).ok()?),
+            "person" => RoomEvent::Person(serde_json::from_str(data).ok()?),
+            "left" => RoomEvent::Left(serde_json::from_str(data).ok()?),
+            "change" => RoomEvent::Change(serde_json::from_str(data).ok()?),
+            "run" => RoomEvent::Run,
+            "document" => RoomEvent::Document(serde_json::from_str(data).ok()?),
+            _ => return None,
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_event_reads_back_by_its_name() {
+        let events = [
+            RoomEvent::Hello(Hello {
+                connection: "c_1".into(),
+                secret: "s".into(),
+                revision: 3,
+            }),
+            RoomEvent::People(PeopleHere { people: Vec::new() }),
+            RoomEvent::Left(Left {
+                connection: "c_1".into(),
+            }),
+            RoomEvent::Run,
+            RoomEvent::Document(DocumentNow {
+                revision: 4,
+                document: serde_json::json!({"name": "x"}),
+            }),
+        ];
+        for event in events {
+            let data = serde_json::to_string(&event).unwrap_or_default();
+            assert!(RoomEvent::NAMES.contains(&event.name()));
+            assert_eq!(RoomEvent::read(event.name(), &data), Some(event));
+        }
+        assert_eq!(RoomEvent::read("other", "{}"), None);
     }
 }
 
@@ -131,6 +203,11 @@ pub struct ChangeRequest {
     pub secret: String,
     pub base: i64,
     pub edits: Vec<Edit>,
+    /// The person's edits have settled (a browser editing alone sends
+    /// after a pause, as autosave did): the history keeps this revision.
+    /// Otherwise it keeps one every 30 s at most.
+    #[serde(default)]
+    pub checkpoint: bool,
 }
 
 /// The answer to a change: the revision it made (the one the graph was at,

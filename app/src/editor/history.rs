@@ -372,9 +372,15 @@ impl Document {
     }
 
     /// Undoes the last step; returns it (its `after` is what is now gone).
+    /// Only what the step changed goes back, and only where it is still as
+    /// the step left it: others' edits since (editing together) stay.
     pub fn undo(&mut self) -> Option<Change> {
         let change = self.undo.pop()?;
+        let current = self.graph.clone();
         restore_before(&mut self.graph, &change.before);
+        self.graph = only_own(&current, &self.graph, |made| {
+            restore_after(made, &change.after);
+        });
         self.redo.push(change.clone());
         self.seal();
         Some(change)
@@ -382,7 +388,11 @@ impl Document {
 
     pub fn redo(&mut self) -> Option<Change> {
         let change = self.redo.pop()?;
+        let current = self.graph.clone();
         restore_after(&mut self.graph, &change.after);
+        self.graph = only_own(&current, &self.graph, |undone| {
+            restore_before(undone, &change.before);
+        });
         self.undo.push(change.clone());
         self.seal();
         Some(change)
@@ -396,6 +406,23 @@ impl Document {
         self.redo.clear();
         self.seal();
     }
+}
+
+/// `target` (what undo or redo makes of `current`, whole modules and
+/// cables put back) narrowed to what the step itself changed: `left` puts
+/// the step's touched modules and cables as the step left them, and only
+/// the values that differ from there to `target` and are still so in
+/// `current` change (`graph::edits::apply_strictly`).
+fn only_own(current: &Graph, target: &Graph, left: impl FnOnce(&mut Graph)) -> Graph {
+    let mut as_left = current.clone();
+    left(&mut as_left);
+    let (Some(as_left), Some(wanted), Some(mut now)) =
+        (as_left.to_value(), target.to_value(), current.to_value())
+    else {
+        return target.clone();
+    };
+    graph::edits::apply_strictly(&mut now, &graph::edits::diff(&as_left, &wanted));
+    Graph::from_value(now).unwrap_or_else(|_| target.clone())
 }
 
 /// Adds `newer`'s entries to `state`; with `replace`, newer values win.
@@ -476,6 +503,32 @@ mod tests {
         assert_eq!(document.graph.name, "Renamed");
         document.redo().unwrap();
         assert_eq!(document.graph.modules, revision.modules);
+    }
+
+    #[test]
+    fn undo_takes_back_ones_own_edit_only_and_leaves_what_others_changed_since() {
+        let mut document = Document::new(starter_graph());
+        document.edit("Rename", None, 0.0, |edit| {
+            edit.module_mut("m2").unwrap().label = "Essay draft".to_owned();
+        });
+        // Someone else, editing together, then changes the same module's
+        // instruction and moves it (their change, not a step of ours).
+        let mut theirs = document.graph.clone();
+        if let Some(module) = theirs.modules.iter_mut().find(|module| module.id == "m2") {
+            module.position = Position { x: 900.0, y: 40.0 };
+            if let ModuleConfig::AgentTask(config) = &mut module.config {
+                config.instruction = "Their instruction".to_owned();
+            }
+        }
+        document.graph = theirs;
+        document.undo().unwrap();
+        let module = document.graph.module("m2").unwrap();
+        assert_eq!(module.label, "Draft");
+        assert_eq!(module.position, Position { x: 900.0, y: 40.0 });
+        assert_eq!(instruction(&document.graph, "m2"), "Their instruction");
+        document.redo().unwrap();
+        assert_eq!(document.graph.module("m2").unwrap().label, "Essay draft");
+        assert_eq!(instruction(&document.graph, "m2"), "Their instruction");
     }
 
     #[test]

@@ -22,6 +22,7 @@ use super::run_panel::RunPanel;
 use super::run_panel::status_text;
 use super::share::ShareDialog;
 use super::state::{EditorMode, EditorState};
+use super::together::view::{PeopleHere, TogetherNotices};
 use crate::routes::{PartMissing, part_missing};
 use crate::run::reading;
 use wire::RunStatus;
@@ -71,6 +72,17 @@ fn share_dialog() -> Result<AnyView, PartMissing> {
 #[lazy(fallible)]
 fn run_comparison(first: String, second: String) -> Result<AnyView, PartMissing> {
     Ok(view! { <RunComparison first second/> }.into_any())
+}
+
+/// What editing together shows, once someone else is here: fetched then,
+/// never by a browser alone with the graph.
+#[lazy(fallible)]
+fn together_part(notices: bool) -> Result<AnyView, PartMissing> {
+    Ok(if notices {
+        view! { <TogetherNotices/> }.into_any()
+    } else {
+        view! { <PeopleHere/> }.into_any()
+    })
 }
 
 /// A part whose chunk is worth fetching before it is asked for.
@@ -204,6 +216,32 @@ pub fn LazyCablePanel() -> impl IntoView {
     move || {
         open.get()
             .then(|| loaded(side_panel(true), "detail-panel", "Cable details"))
+    }
+}
+
+/// Who is here, once someone else is (the toolbar's "People here").
+#[component]
+pub fn LazyPeopleHere() -> impl IntoView {
+    let editor = expect_context::<EditorState>();
+    let together = editor.together;
+    let others = Memo::new(move |_| together.people.with(|people| people.len() > 1));
+    move || {
+        others
+            .get()
+            .then(|| loaded_or(together_part(false), || ().into_any()))
+    }
+}
+
+/// What others' changes did to this person's, while there is something to
+/// tell.
+#[component]
+pub fn LazyTogetherNotices() -> impl IntoView {
+    let editor = expect_context::<EditorState>();
+    let together = editor.together;
+    let any = Memo::new(move |_| together.notices.with(|notices| !notices.is_empty()));
+    move || {
+        any.get()
+            .then(|| loaded_or(together_part(true), || ().into_any()))
     }
 }
 

@@ -60,16 +60,12 @@ impl SaveStatus {
 }
 
 const DEBOUNCE: Duration = Duration::from_millis(700);
-const RETRY: Duration = Duration::from_secs(4);
 
 #[derive(Clone, Copy)]
 pub struct SaveState {
     pub status: RwSignal<SaveStatus>,
-    /// The revision the server has; saves say `If-Match` with it.
+    /// The revision the server has (the room's, as this page has it).
     pub revision: StoredValue<u64>,
-    /// The document version last sent successfully.
-    saved_version: StoredValue<u64>,
-    in_flight: StoredValue<bool>,
     timer: StoredValue<Option<crate::browser::Timer>>,
 }
 
@@ -89,8 +85,6 @@ impl SaveState {
         SaveState {
             status: RwSignal::new(SaveStatus::ViewOnly),
             revision: StoredValue::new(revision),
-            saved_version: StoredValue::new(0),
-            in_flight: StoredValue::new(false),
             timer: StoredValue::new(None),
         }
     }
@@ -113,7 +107,7 @@ impl SaveState {
             self.status.set(SaveStatus::Pending);
         }
         store_draft(editor);
-        self.schedule(editor, DEBOUNCE);
+        super::together::changed(editor, DEBOUNCE);
     }
 
     fn schedule(&self, editor: EditorState, after: Duration) {
@@ -132,7 +126,7 @@ fn store_draft(editor: EditorState) {
     }
 }
 
-fn clear_draft(editor: EditorState) {
+pub fn clear_draft(editor: EditorState) {
     if let Some(storage) = browser::local_storage() {
         let _ = storage.remove_item(&draft_key(&editor.graph_id()));
     }
@@ -178,89 +172,25 @@ pub fn restore_draft(editor: EditorState) {
     }
 }
 
-/// Sends the document now, unless a save is already on its way (then it
-/// runs again when that one is back).
+/// Sends the edits the server does not have yet, as a change to the graph's
+/// room (editing together, `together.rs`), unless one is on its way (then
+/// they go when it is back).
 pub fn save_now(editor: EditorState) {
     let save = editor.save;
     if editor.mode != EditorMode::Stored {
         return;
     }
-    if save.in_flight.get_value()
-        || matches!(
-            save.status.get_untracked(),
-            SaveStatus::Conflict(_) | SaveStatus::ViewOnly
-        )
-    {
+    if matches!(
+        save.status.get_untracked(),
+        SaveStatus::Conflict(_) | SaveStatus::ViewOnly
+    ) {
         return;
     }
     if edit_token::authorization(&editor.graph_id()).is_none() {
         save.status.set(SaveStatus::ViewOnly);
         return;
     }
-    let version = editor.version.get_untracked();
-    if version == save.saved_version.get_value() && save.status.get_untracked() == SaveStatus::Saved
-    {
-        return;
-    }
-    let mut document = editor.graph();
-    let revision = save.revision.get_value();
-    document.revision = revision;
-    let Ok(body) = document.to_json() else { return };
-    save.in_flight.set_value(true);
-    save.status.set(SaveStatus::Saving);
-    let graph_id = editor.graph_id();
-    leptos::task::spawn_local(async move {
-        let result = api::save_graph(&graph_id, &body, revision).await;
-        save.in_flight.set_value(false);
-        let saved_as = match result {
-            Ok(saved) => Some(u64::try_from(saved.revision).unwrap_or(revision + 1)),
-            // Saved, though the answer was not understood: the server counts
-            // one revision per save.
-            Err(ApiError::Unreadable(_)) => Some(revision + 1),
-            Err(ApiError::Refused { status: 409, error }) => {
-                let current = error
-                    .and_then(|error| error.details)
-                    .and_then(|details| details.get("current_revision")?.as_u64())
-                    .unwrap_or(revision + 1);
-                save.status.set(SaveStatus::Conflict(current));
-                None
-            }
-            Err(ApiError::Refused { status: 403, .. }) => {
-                save.status.set(SaveStatus::ViewOnly);
-                editor.can_edit.set(false);
-                editor.notify("The server did not accept this browser's edit token; the graph is view only here.");
-                None
-            }
-            Err(
-                refused @ ApiError::Refused {
-                    status: 400..500, ..
-                },
-            ) => {
-                let status = refused.status().unwrap_or_default();
-                let message = refused.message_or(&format!("the server answered {status}"));
-                save.status.set(SaveStatus::Refused(message));
-                None
-            }
-            // 5xx or no answer: keep the edits and try again.
-            Err(ApiError::Refused { .. } | ApiError::Unreachable(_)) => {
-                save.status.set(SaveStatus::Offline);
-                save.schedule(editor, RETRY);
-                None
-            }
-        };
-        if let Some(saved) = saved_as {
-            save.revision.set_value(saved);
-            save.saved_version.set_value(version);
-            if editor.version.get_untracked() == version {
-                save.status.set(SaveStatus::Saved);
-                clear_draft(editor);
-            } else {
-                // More edits came while this one was on its way.
-                store_draft(editor);
-                save.schedule(editor, Duration::from_millis(10));
-            }
-        }
-    });
+    super::together::send(editor);
 }
 
 /// After a conflict: drop our edits and load the server's revision.
@@ -272,10 +202,6 @@ pub fn load_theirs(editor: EditorState) {
                 Ok(graph) => {
                     editor.save.revision.set_value(graph.revision);
                     editor.replace(graph);
-                    editor
-                        .save
-                        .saved_version
-                        .set_value(editor.version.get_untracked());
                     editor.save.status.set(SaveStatus::Saved);
                     clear_draft(editor);
                     editor.notify("Loaded the latest saved version.");

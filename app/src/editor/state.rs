@@ -121,6 +121,8 @@ pub struct EditorState {
     pub run: RunView,
     /// A past revision the canvas is compared with (History).
     pub compare: RwSignal<Option<super::revisions::Compared>>,
+    /// Editing together: the room, who is here, others' changes.
+    pub together: super::together::Together,
 }
 
 impl EditorState {
@@ -149,6 +151,7 @@ impl EditorState {
             mode,
             run: RunView::new(),
             compare: RwSignal::new(None),
+            together: super::together::Together::new(),
         }
     }
 
@@ -273,6 +276,52 @@ impl EditorState {
             self.after(&change);
             self.notify(format!("Redid: {}", change.label));
         }
+    }
+
+    /// Takes someone else's change (editing together): the document becomes
+    /// `graph`, and these modules and cables are drawn again. Not a step of
+    /// this person's history: undo takes back their own edits only.
+    pub fn take_remote(&self, graph: Graph, modules: &[String], cables: &[String]) {
+        self.model.refresh(
+            &graph,
+            modules.iter().map(String::as_str),
+            cables.iter().map(String::as_str),
+        );
+        self.name.set(graph.name.clone());
+        if self.with_graph(|old| old.migrations != graph.migrations) {
+            self.migrations.set(graph.migrations.clone());
+        }
+        self.document
+            .update_value(|document| document.graph = graph);
+        if let Some(selected) = self.selected.get_untracked()
+            && self.with_graph(|graph| graph.module(&selected).is_none())
+        {
+            self.selected.set(None);
+        }
+        self.version.update(|version| *version += 1);
+    }
+
+    /// Puts back a value of this person's that someone else's edit replaced
+    /// (one click on the notice): an edit like any other, which undo takes
+    /// back.
+    pub fn take_back(&self, path: &graph::edits::Path, value: serde_json::Value) {
+        let Some(mut document) = self.with_graph(Graph::to_value) else {
+            return;
+        };
+        let current = graph::edits::at(&document, path).cloned();
+        graph::edits::apply(
+            &mut document,
+            &[graph::edits::Edit::Set {
+                path: path.clone(),
+                before: current,
+                after: Some(value),
+            }],
+        );
+        let Ok(wanted) = Graph::from_value(document) else {
+            self.notify("Yours could not be taken back: the graph has changed too much since.");
+            return;
+        };
+        self.edit("Take yours back", None, |edit| edit.restore(&wanted));
     }
 
     /// Replaces the document (their revision after a conflict, a restored

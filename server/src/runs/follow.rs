@@ -7,7 +7,6 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use tokio::sync::watch;
 use tokio_util::sync::CancellationToken;
@@ -54,30 +53,10 @@ impl Followers {
 /// Listens for the events of every process on PostgreSQL until
 /// `shutdown`, reconnecting when the connection drops.
 pub fn listen(database_url: String, followers: Followers, shutdown: CancellationToken) {
-    tokio::spawn(async move {
-        loop {
-            let listening = async {
-                let mut listener = sqlx::postgres::PgListener::connect(&database_url).await?;
-                listener.listen(EVENTS_CHANNEL).await?;
-                loop {
-                    let notification = listener.recv().await?;
-                    followers.wake(notification.payload());
-                }
-                #[allow(unreachable_code)]
-                Ok::<(), sqlx::Error>(())
-            };
-            tokio::select! {
-                result = listening => {
-                    if let Err(error) = result {
-                        tracing::warn!(%error, "listening for other processes' events failed; trying again");
-                    }
-                }
-                () = shutdown.cancelled() => return,
-            }
-            tokio::select! {
-                () = tokio::time::sleep(Duration::from_secs(1)) => {}
-                () = shutdown.cancelled() => return,
-            }
-        }
-    });
+    crate::store::listen(
+        database_url,
+        EVENTS_CHANNEL,
+        move |run_id| followers.wake(run_id),
+        shutdown,
+    );
 }

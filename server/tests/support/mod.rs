@@ -81,6 +81,15 @@ pub async fn databases() -> Vec<TestDatabase> {
     databases
 }
 
+/// The PostgreSQL database of a test that needs several processes on one
+/// (none when PostgreSQL is not set up here).
+pub async fn postgres() -> Option<TestDatabase> {
+    databases()
+        .await
+        .into_iter()
+        .find(|database| database.name == "postgres")
+}
+
 pub async fn store(database: &TestDatabase) -> Store {
     Store::connect(&database.url)
         .await

@@ -1,0 +1,527 @@
+//! Editing together in the browser (PRODUCT §3.16): the graph's room
+//! stream, this browser's edits sent as changes, everyone else's applied to
+//! the canvas as they come, and who is here. What to send and what the page
+//! becomes is decided by the plain value in `sync`; this shell carries it
+//! out. `view` draws who is here, the others' pointers and selections, and
+//! what the person must be told.
+
+pub mod sync;
+pub mod view;
+
+use std::time::Duration;
+
+use graph::Graph;
+use leptos::prelude::*;
+use serde_json::Value;
+use wire::room::{Change, ChangeRequest, Person, PresenceUpdate, RoomEvent};
+use wire::room::{DocumentNow, Hello, Left, PeopleHere, PersonNow};
+
+use super::save::SaveStatus;
+use super::state::{EditorMode, EditorState, now_ms};
+use crate::api::{self, ApiError};
+use crate::browser;
+use sync::{Notice, Rebased, Sync};
+
+/// While others are here, edits go out at most this often (a drag is seen
+/// moving); alone, after the pause autosave always waited.
+const WITH_OTHERS: Duration = Duration::from_millis(50);
+/// Where the pointer is goes out at most this often.
+const PRESENCE_EVERY: Duration = Duration::from_millis(50);
+/// How often a browser says it is still here (the server forgets it after
+/// three times this).
+const HEARTBEAT: Duration = Duration::from_secs(15);
+/// A stream the browser gave up on is opened again after this.
+const REOPEN_AFTER: Duration = Duration::from_secs(3);
+
+/// This browser's connection to the room.
+#[derive(Clone, Debug, PartialEq)]
+struct Me {
+    connection: String,
+    secret: String,
+}
+
+/// How this person shows to others, kept in this browser.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Identity {
+    pub name: String,
+    pub colour: String,
+}
+
+const IDENTITY_KEY: &str = "patchbay.identity";
+
+#[derive(Clone, Copy)]
+pub struct Together {
+    /// Everyone here, this browser included, in the order they came.
+    pub people: RwSignal<Vec<Person>>,
+    pub identity: RwSignal<Identity>,
+    /// What this person should know about others' changes.
+    pub notices: RwSignal<Vec<(u64, Notice)>>,
+    me: StoredValue<Option<Me>>,
+    sync: StoredValue<Option<Sync>>,
+    source: StoredValue<Option<send_wrapper::SendWrapper<browser::EventStream>>>,
+    send_timer: StoredValue<Option<browser::Timer>>,
+    presence_timer: StoredValue<Option<browser::Timer>>,
+    presence_waiting: StoredValue<bool>,
+    heartbeat: StoredValue<Option<browser::Repeat>>,
+    /// When the last change was sent (the browser's clock, milliseconds).
+    last_sent: StoredValue<f64>,
+    /// The stream has been open (a later error is the network, not a start).
+    was_connected: StoredValue<bool>,
+    /// Where this person's pointer is on the canvas (graph coordinates).
+    pub pointer: StoredValue<Option<(f64, f64)>>,
+    notice_serial: StoredValue<u64>,
+}
+
+impl Together {
+    pub fn new() -> Together {
+        Together {
+            people: RwSignal::new(Vec::new()),
+            identity: RwSignal::new(Identity::default()),
+            notices: RwSignal::new(Vec::new()),
+            me: StoredValue::new(None),
+            sync: StoredValue::new(None),
+            source: StoredValue::new(None),
+            send_timer: StoredValue::new(None),
+            presence_timer: StoredValue::new(None),
+            presence_waiting: StoredValue::new(false),
+            heartbeat: StoredValue::new(None),
+            was_connected: StoredValue::new(false),
+            last_sent: StoredValue::new(f64::NEG_INFINITY),
+            pointer: StoredValue::new(None),
+            notice_serial: StoredValue::new(0),
+        }
+    }
+
+    /// This browser's connection id, once the room has said it.
+    pub fn connection(&self) -> Option<String> {
+        self.me
+            .with_value(|me| me.as_ref().map(|me| me.connection.clone()))
+    }
+
+    /// Whether anyone else has the graph open.
+    pub fn others_here(&self) -> bool {
+        let me = self.connection();
+        self.people.with_untracked(|people| {
+            people
+                .iter()
+                .any(|person| Some(&person.connection) != me.as_ref())
+        })
+    }
+
+    fn tell(&self, notice: Notice) {
+        let serial = self.notice_serial.get_value() + 1;
+        self.notice_serial.set_value(serial);
+        self.notices
+            .update(|notices| notices.push((serial, notice)));
+    }
+
+    pub fn dismiss(&self, serial: u64) {
+        self.notices
+            .update(|notices| notices.retain(|(kept, _)| *kept != serial));
+    }
+}
+
+impl Default for Together {
+    fn default() -> Together {
+        Together::new()
+    }
+}
+
+/// The page's document as the room's edits address it.
+fn local_value(editor: EditorState) -> Option<Value> {
+    editor.with_graph(Graph::to_value)
+}
+
+/// Joins the graph's room (a stored graph's page, in the browser).
+pub fn join(editor: EditorState) {
+    if editor.mode != EditorMode::Stored {
+        return;
+    }
+    let together = editor.together;
+    together.identity.set(stored_identity());
+    if let Some(document) = local_value(editor) {
+        let revision = i64::try_from(editor.save.revision.get_value()).unwrap_or(0);
+        together.sync.set_value(Some(Sync::new(document, revision)));
+    }
+    open(editor);
+    let heartbeat = browser::every(move || say_presence(editor), HEARTBEAT);
+    together.heartbeat.set_value(heartbeat);
+}
+
+fn stored_identity() -> Identity {
+    browser::local_storage()
+        .and_then(|storage| storage.get_item(IDENTITY_KEY).ok().flatten())
+        .and_then(|text| serde_json::from_str(&text).ok())
+        .unwrap_or_default()
+}
+
+/// Sets how this person shows to others, kept in this browser.
+pub fn set_identity(editor: EditorState, identity: Identity) {
+    if let (Some(storage), Ok(text)) = (browser::local_storage(), serde_json::to_string(&identity))
+    {
+        let _ = storage.set_item(IDENTITY_KEY, &text);
+    }
+    editor.together.identity.set(identity);
+    say_presence(editor);
+}
+
+/// Opens the room's stream from the revision the page has.
+fn open(editor: EditorState) {
+    let together = editor.together;
+    let since = together
+        .sync
+        .with_value(|sync| sync.as_ref().map(Sync::revision))
+        .unwrap_or(0);
+    let address = api::room_address(&editor.graph_id(), since);
+    let stream = browser::EventStream::open(
+        &address,
+        &RoomEvent::NAMES,
+        move |name, data| {
+            if let Some(event) = RoomEvent::read(name, &data) {
+                heard(editor, event);
+            }
+        },
+        move |closed| {
+            together.me.set_value(None);
+            // Edits not yet sent wait for the stream: said so.
+            if local_value(editor).is_some_and(|local| {
+                together
+                    .sync
+                    .with_value(|sync| sync.as_ref().is_some_and(|sync| sync.has_unsent(&local)))
+            }) {
+                editor.save.status.set(SaveStatus::Offline);
+            }
+            if closed {
+                browser::run_after(move || open(editor), REOPEN_AFTER);
+            }
+        },
+    );
+    together
+        .source
+        .set_value(stream.map(send_wrapper::SendWrapper::new));
+}
+
+fn heard(editor: EditorState, event: RoomEvent) {
+    let together = editor.together;
+    match event {
+        RoomEvent::Hello(Hello {
+            connection, secret, ..
+        }) => {
+            together.me.set_value(Some(Me { connection, secret }));
+            together.was_connected.set_value(true);
+            say_presence(editor);
+            // Edits made while away (or a draft restored) go now.
+            send_soon(editor, Duration::ZERO);
+        }
+        RoomEvent::People(PeopleHere { people }) => together.people.set(people),
+        RoomEvent::Person(PersonNow { person }) => {
+            let new = together.people.try_update(|people| {
+                match people
+                    .iter_mut()
+                    .find(|known| known.connection == person.connection)
+                {
+                    Some(known) => {
+                        *known = person;
+                        false
+                    }
+                    None => {
+                        people.push(person);
+                        true
+                    }
+                }
+            });
+            // Someone new, perhaps served by another process that has not
+            // heard of this person yet: said again for them.
+            if new == Some(true) {
+                say_presence(editor);
+            }
+        }
+        RoomEvent::Left(Left { connection }) => together
+            .people
+            .update(|people| people.retain(|person| person.connection != connection)),
+        RoomEvent::Change(change) => take_change(editor, &change),
+        RoomEvent::Run => follow_new_run(editor),
+        RoomEvent::Document(DocumentNow { revision, document }) => {
+            let Some(local) = local_value(editor) else {
+                return;
+            };
+            let rebased = together
+                .sync
+                .try_update_value(|sync| {
+                    sync.as_mut()
+                        .map(|sync| sync.document(document, revision, &local))
+                })
+                .flatten();
+            if let Some(rebased) = rebased {
+                show(editor, rebased);
+            }
+        }
+    }
+}
+
+/// Someone started a run: an editor's canvas shows the newest run of the
+/// graph too (unless it shows it already: this browser started it).
+fn follow_new_run(editor: EditorState) {
+    if !editor.can_edit.get_untracked() {
+        return;
+    }
+    let graph_id = editor.graph_id();
+    leptos::task::spawn_local(async move {
+        let Ok(list) = api::runs_of_graph(&graph_id).await else {
+            return;
+        };
+        let Some(newest) = list.runs.iter().max_by_key(|run| run.created_at) else {
+            return;
+        };
+        if editor.run.run_id.get_untracked().as_deref() != Some(newest.id.as_str()) {
+            editor.run.follow(editor.model, editor.graph(), &newest.id);
+        }
+    });
+}
+
+fn take_change(editor: EditorState, change: &Change) {
+    let together = editor.together;
+    let me = together.connection().unwrap_or_default();
+    let Some(local) = local_value(editor) else {
+        return;
+    };
+    let rebased = together
+        .sync
+        .try_update_value(|sync| sync.as_mut().map(|sync| sync.received(change, &local, &me)))
+        .flatten();
+    match rebased {
+        Some(Some(rebased)) => show(editor, rebased),
+        // A change was missed: the stream opened again brings it.
+        Some(None) => open(editor),
+        None => {}
+    }
+}
+
+/// Shows what a change from the room made of the page's document.
+fn show(editor: EditorState, rebased: Rebased) {
+    let together = editor.together;
+    if let Some(document) = rebased.document {
+        match Graph::from_value(document) {
+            Ok(graph) => editor.take_remote(graph, &rebased.modules, &rebased.cables),
+            Err(error) => editor.notify(format!(
+                "A change from someone else could not be shown ({error}); reload the page to see the graph as it is."
+            )),
+        }
+    }
+    for notice in rebased.notices {
+        together.tell(notice);
+    }
+    let revision = together
+        .sync
+        .with_value(|sync| sync.as_ref().map(Sync::revision))
+        .unwrap_or(0);
+    editor
+        .save
+        .revision
+        .set_value(u64::try_from(revision).unwrap_or(0));
+    settle_status(editor);
+    send_soon(editor, Duration::ZERO);
+}
+
+/// Says "Saved" once the server has everything this page has.
+fn settle_status(editor: EditorState) {
+    let Some(local) = local_value(editor) else {
+        return;
+    };
+    let settled = editor.together.sync.with_value(|sync| {
+        sync.as_ref()
+            .is_some_and(|sync| sync.caught_up() && !sync.has_unsent(&local))
+    });
+    if settled
+        && matches!(
+            editor.save.status.get_untracked(),
+            SaveStatus::Pending | SaveStatus::Saving | SaveStatus::Offline
+        )
+    {
+        editor.save.status.set(SaveStatus::Saved);
+        super::save::clear_draft(editor);
+    }
+}
+
+/// An edit happened: send it soon (at once while others watch, after a
+/// pause when alone, as autosave did).
+pub fn changed(editor: EditorState, alone_after: Duration) {
+    let together = editor.together;
+    if together.others_here() {
+        // A throttle, not a debounce: a drag is sent as it goes, the first
+        // edit at once, the next ones at most every WITH_OTHERS.
+        if together.send_timer.with_value(Option::is_none) {
+            let since = now_ms() - together.last_sent.get_value();
+            let wait = (WITH_OTHERS.as_secs_f64() * 1000.0 - since).max(0.0);
+            send_soon(editor, Duration::from_secs_f64(wait / 1000.0));
+        }
+    } else {
+        browser::restart_timeout(editor.together.send_timer, alone_after, move || {
+            editor.together.send_timer.set_value(None);
+            send(editor);
+        });
+    }
+}
+
+fn send_soon(editor: EditorState, after: Duration) {
+    let timer = browser::run_after(
+        move || {
+            editor.together.send_timer.set_value(None);
+            send(editor);
+        },
+        after,
+    );
+    if let Some(old) = editor
+        .together
+        .send_timer
+        .try_update_value(|slot| std::mem::replace(slot, timer))
+        .flatten()
+    {
+        old.clear();
+    }
+}
+
+/// Sends this page's edits the server does not have, if nothing is on its
+/// way; with the stream down, they go when it is back (its hello).
+pub fn send(editor: EditorState) {
+    let together = editor.together;
+    let Some(me) = together.me.get_value() else {
+        if together.was_connected.get_value() {
+            editor.save.status.set(SaveStatus::Offline);
+        }
+        return;
+    };
+    if !editor.can_edit.get_untracked()
+        || matches!(
+            editor.save.status.get_untracked(),
+            SaveStatus::Conflict(_) | SaveStatus::ViewOnly
+        )
+    {
+        // Nothing goes until the person has chosen (a draft left on an
+        // older revision), or ever (view only).
+        return;
+    }
+    let Some(local) = local_value(editor) else {
+        return;
+    };
+    let outgoing = together
+        .sync
+        .try_update_value(|sync| {
+            sync.as_mut()
+                .and_then(|sync| sync.outgoing(&local, now_ms()))
+        })
+        .flatten();
+    let Some(outgoing) = outgoing else {
+        settle_status(editor);
+        return;
+    };
+    let request = ChangeRequest {
+        connection: me.connection,
+        secret: me.secret,
+        base: outgoing.base,
+        edits: outgoing.edits,
+        checkpoint: !together.others_here(),
+    };
+    editor.save.status.set(SaveStatus::Saving);
+    together.last_sent.set_value(now_ms());
+    let graph_id = editor.graph_id();
+    leptos::task::spawn_local(async move {
+        let answer = api::send_changes(&graph_id, &request).await;
+        answered(editor, answer);
+    });
+}
+
+fn answered(editor: EditorState, answer: Result<wire::room::ChangeAccepted, ApiError>) {
+    let together = editor.together;
+    let fail = || {
+        together
+            .sync
+            .update_value(|sync| sync.iter_mut().for_each(Sync::failed))
+    };
+    match answer {
+        Ok(accepted) => {
+            together.sync.update_value(|sync| {
+                sync.iter_mut()
+                    .for_each(|sync| sync.answered(accepted.revision))
+            });
+            for not_applied in accepted.not_applied {
+                together.tell(Notice::NotApplied(not_applied));
+            }
+            settle_status(editor);
+        }
+        Err(ApiError::Refused { status: 403, error }) => {
+            fail();
+            let code = error
+                .as_ref()
+                .map(|error| error.code.clone())
+                .unwrap_or_default();
+            if code == "room.connection_invalid" {
+                // A stream opened again gives a new connection.
+                open(editor);
+            } else {
+                editor.save.status.set(SaveStatus::ViewOnly);
+                editor.can_edit.set(false);
+                editor.notify("The server did not accept this browser's edit token; the graph is view only here.");
+            }
+        }
+        Err(ApiError::Refused { status: 429, .. }) => {
+            fail();
+            send_soon(editor, Duration::from_millis(500));
+        }
+        Err(
+            refused @ ApiError::Refused {
+                status: 400..500, ..
+            },
+        ) => {
+            fail();
+            let status = refused.status().unwrap_or_default();
+            editor.save.status.set(SaveStatus::Refused(
+                refused.message_or(&format!("the server answered {status}")),
+            ));
+        }
+        Err(_) => {
+            fail();
+            editor.save.status.set(SaveStatus::Offline);
+            send_soon(editor, Duration::from_secs(4));
+        }
+    }
+}
+
+/// Says where this person is, at most every [`PRESENCE_EVERY`].
+pub fn say_presence(editor: EditorState) {
+    let together = editor.together;
+    if together.presence_timer.with_value(Option::is_some) {
+        together.presence_waiting.set_value(true);
+        return;
+    }
+    let Some(me) = together.me.get_value() else {
+        return;
+    };
+    let identity = together.identity.get_untracked();
+    let selection = editor.model.selected_ids();
+    let update = PresenceUpdate {
+        connection: me.connection,
+        secret: me.secret,
+        name: identity.name,
+        colour: identity.colour,
+        pointer: together.pointer.get_value(),
+        editing: editor.selected.get_untracked(),
+        selection,
+    };
+    let graph_id = editor.graph_id();
+    leptos::task::spawn_local(async move {
+        // Lost presence is said again with the next move or heartbeat.
+        let _ = api::say_presence(&graph_id, &update).await;
+    });
+    let timer = browser::run_after(
+        move || {
+            together.presence_timer.set_value(None);
+            if together.presence_waiting.get_value() {
+                together.presence_waiting.set_value(false);
+                say_presence(editor);
+            }
+        },
+        PRESENCE_EVERY,
+    );
+    together.presence_timer.set_value(timer);
+}

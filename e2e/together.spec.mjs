@@ -1,0 +1,218 @@
+// Editing together (PRODUCT §3.16), in two browsers (separate contexts, as
+// two people's machines) on one graph, and a third with the view link: who
+// is here, pointers and selections, every kind of edit appearing in the
+// other's canvas, edits at once, one field by both, undo of one's own, a
+// viewer who cannot send, a browser that was offline, a run started by one
+// seen live by the other, and two server processes on one PostgreSQL.
+import { spawnSync } from 'node:child_process';
+import { test, expect } from '@playwright/test';
+import { find, act, check } from './support.mjs';
+
+const { node, panel, runPanel } = find;
+const { newGraph, drag, runToEnd, ownServer } = act;
+const { watchErrors, saved } = check;
+
+/** The graph's edit link, as the Share dialog gives it. */
+async function editLink(page, baseURL, id) {
+  const token = await page.evaluate((graphId) => localStorage.getItem(`patchbay.edit.${graphId}`), id);
+  return `${baseURL}/g/${id}#edit=${token}`;
+}
+
+/** A second person, in a browser of their own, on the graph. */
+async function secondPerson(browser, address) {
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(address);
+  await expect(page.locator('.access-badge')).toBeVisible();
+  return page;
+}
+
+const people = (page) => page.getByRole('list', { name: 'People here' }).getByRole('listitem');
+
+test('two editors see each other, their pointers and selections, and every edit the other makes', async ({ page, browser, baseURL }) => {
+  const errors = watchErrors(page);
+  const id = await newGraph(page);
+  const ben = await secondPerson(browser, await editLink(page, baseURL, id));
+  const benErrors = watchErrors(ben);
+  await expect(ben.locator('.access-badge')).toHaveText('Editing');
+
+  // Who is here: one entry each, you included, on both pages.
+  await expect(people(page)).toHaveCount(2);
+  await expect(people(page).nth(0)).toHaveText('Editor 1 (you)');
+  await expect(people(ben)).toHaveText(['Editor 1', 'Editor 2 (you)']);
+  // A name of one's own, kept in the browser, shown to the other.
+  await people(page).nth(0).getByRole('button').click();
+  await page.getByLabel('Your name').fill('Ana');
+  await page.getByLabel('Your name').press('Enter');
+  await expect(people(ben).nth(0)).toHaveText('Ana');
+
+  // Ana's pointer over the canvas and her selection, on Ben's canvas.
+  const pane = await page.locator('.pane').boundingBox();
+  await page.mouse.move(pane.x + 300, pane.y + 300);
+  await page.mouse.move(pane.x + 320, pane.y + 310);
+  await expect(ben.locator('.peer-pointer')).toHaveText('Ana');
+  await node(page, 'm2').locator('.module-header').click();
+  await expect(ben.locator('.peer-selection[data-peer="Ana"]')).toHaveCount(1);
+  await expect(people(ben).nth(0)).toHaveText('Ana · editing Draft');
+
+  // An add, a move, a cable, a config edit and a re-prompt reorder.
+  await page.locator('.palette-item[data-kind="step.agent_task"]').click();
+  await expect(ben.locator('[data-node-id]')).toHaveCount(4);
+  const before = await node(ben, 'm1').boundingBox();
+  await drag(page, 'm1', 0, 120);
+  await expect.poll(async () => Math.round((await node(ben, 'm1').boundingBox()).y - before.y)).toBe(120);
+  await page.locator('.pane').focus();
+  await node(page, 'm1').locator('.module-header').click();
+  await page.keyboard.press('o');
+  await page.getByRole('dialog', { name: 'Outputs of Topic' }).locator('[data-port-id="signal_out"]').press('Enter');
+  await page.getByRole('dialog', { name: 'Connect to' }).getByRole('button', { name: 'Draft · Start after' }).press('Enter');
+  await expect(ben.locator('[data-edge-id]')).toHaveCount(3);
+  await node(page, 'm2').locator('.module-header').click();
+  await panel(page).getByLabel('Instruction', { exact: true }).fill('Write about tides.');
+  await node(ben, 'm2').locator('.module-header').click();
+  await expect(panel(ben).getByLabel('Instruction', { exact: true })).toHaveValue('Write about tides.');
+  const second = await panel(page).getByLabel('Re-prompt 2', { exact: true }).inputValue();
+  await panel(page).getByLabel('Re-prompt 2', { exact: true }).press('Alt+ArrowUp');
+  await expect(panel(ben).getByLabel('Re-prompt 1', { exact: true })).toHaveValue(second);
+  await saved(page);
+  await saved(ben);
+  expect(errors).toEqual([]);
+  expect(benErrors).toEqual([]);
+});
+
+test('edits of two modules made at once are both kept, and undo takes back only one\'s own', async ({ page, browser, baseURL }) => {
+  const id = await newGraph(page);
+  const ben = await secondPerson(browser, await editLink(page, baseURL, id));
+  await expect(people(page)).toHaveCount(2);
+  await node(page, 'm1').locator('.module-header').click();
+  await node(ben, 'm3').locator('.module-header').click();
+  await Promise.all([
+    panel(page).getByLabel('Label', { exact: true }).fill('Subject'),
+    panel(ben).getByLabel('Label', { exact: true }).fill('Essay'),
+  ]);
+  for (const person of [page, ben]) {
+    await expect(node(person, 'm1')).toContainText('Subject');
+    await expect(node(person, 'm3')).toContainText('Essay');
+  }
+  await saved(page);
+  await saved(ben);
+  // Ben renames the graph after Ana's edit; Ana's undo takes back hers only.
+  await ben.getByLabel('Graph name').fill('Tides');
+  await expect(page.getByLabel('Graph name')).toHaveValue('Tides');
+  await page.locator('.pane').focus();
+  await page.keyboard.press('Control+z');
+  for (const person of [page, ben]) {
+    await expect(node(person, 'm1')).toContainText('Topic');
+    await expect(node(person, 'm3')).toContainText('Essay');
+    await expect(person.getByLabel('Graph name')).toHaveValue('Tides');
+  }
+});
+
+test('one instruction edited by both at once keeps the later, and the other takes theirs back in one click', async ({ page, browser, baseURL }) => {
+  const id = await newGraph(page);
+  const ben = await secondPerson(browser, await editLink(page, baseURL, id));
+  await expect(people(page)).toHaveCount(2);
+  for (const person of [page, ben]) await node(person, 'm2').locator('.module-header').click();
+  // Ben's changes are held back (as on a slow network) while both type.
+  await ben.route('**/api/graphs/*/changes', (route) => route.abort('connectionrefused'));
+  await ben.getByRole('complementary', { name: 'Module details' }).getByLabel('Instruction', { exact: true }).fill('Ben\'s instruction');
+  await expect(ben.locator('.save-status')).toContainText('Offline');
+  await panel(page).getByLabel('Instruction', { exact: true }).fill('Ana\'s instruction');
+  await saved(page);
+  // Ben still sees his own while his is on its way; then it arrives, later.
+  await expect(panel(ben).getByLabel('Instruction', { exact: true })).toHaveValue('Ben\'s instruction');
+  await ben.unroute('**/api/graphs/*/changes');
+  await saved(ben);
+  await expect(panel(page).getByLabel('Instruction', { exact: true })).toHaveValue('Ben\'s instruction');
+  const notice = page.locator('.together-notice');
+  await expect(notice).toContainText('Editor 2 changed “Draft” › instruction at the same time as you: theirs is kept, “Ben\'s instruction”. Yours was “Ana\'s instruction”.');
+  await notice.getByRole('button', { name: 'Take yours back' }).click();
+  await expect(notice).toHaveCount(0);
+  for (const person of [page, ben]) {
+    await expect(panel(person).getByLabel('Instruction', { exact: true })).toHaveValue('Ana\'s instruction');
+  }
+});
+
+test('a viewer sees edits live and cannot send one, from the page or the API', async ({ page, browser, baseURL }) => {
+  const id = await newGraph(page);
+  const visitor = await secondPerson(browser, `${baseURL}/g/${id}`);
+  await expect(visitor.locator('.access-badge')).toHaveText('View only');
+  await expect(people(page)).toHaveText(['Editor 1 (you)', 'Viewer 1 · viewing']);
+  await page.getByLabel('Graph name').fill('Shown to the viewer');
+  await expect(visitor.getByLabel('Graph name')).toHaveValue('Shown to the viewer');
+  await expect(visitor.getByLabel('Graph name')).toBeDisabled();
+  // From the API, with the room's connection and a forged token, or none.
+  const answers = await visitor.evaluate(async (graphId) => {
+    const hello = await new Promise((resolve) => {
+      const source = new EventSource(`/api/graphs/${graphId}/room`);
+      source.addEventListener('hello', (event) => { source.close(); resolve(JSON.parse(event.data)); });
+    });
+    const change = { connection: hello.connection, secret: hello.secret, base: hello.revision, edits: [{ set: { path: ['.name'], after: 'Taken over' } }] };
+    const send = async (headers) => {
+      const reply = await fetch(`/api/graphs/${graphId}/changes`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: JSON.stringify(change) });
+      return [reply.status, (await reply.json()).error.code];
+    };
+    return [await send({}), await send({ Authorization: 'Bearer forged-forged-forged-forged-forged-forged' })];
+  }, id);
+  expect(answers).toEqual([[403, 'graph.edit_token_required'], [403, 'graph.edit_token_invalid']]);
+  await expect(page.getByLabel('Graph name')).toHaveValue('Shown to the viewer');
+});
+
+test('a browser that was offline sends its edits when it is back, merged with what others did meanwhile', async ({ page, browser, baseURL }) => {
+  const id = await newGraph(page);
+  const ben = await secondPerson(browser, await editLink(page, baseURL, id));
+  await expect(people(page)).toHaveCount(2);
+  // The panel's code is fetched first: offline, nothing can be.
+  await node(ben, 'm3').locator('.module-header').click();
+  await expect(panel(ben).getByLabel('Label', { exact: true })).toBeVisible();
+  await ben.context().setOffline(true);
+  await panel(ben).getByLabel('Label', { exact: true }).fill('Written offline');
+  await expect(ben.locator('.save-status')).toContainText('Offline');
+  await node(page, 'm1').locator('.module-header').click();
+  await panel(page).getByLabel('Label', { exact: true }).fill('Written meanwhile');
+  await saved(page);
+  await ben.context().setOffline(false);
+  for (const person of [page, ben]) {
+    await expect(node(person, 'm3')).toContainText('Written offline', { timeout: 15_000 });
+    await expect(node(person, 'm1')).toContainText('Written meanwhile', { timeout: 15_000 });
+  }
+  await saved(ben);
+});
+
+test('a run one editor starts shows live on the other\'s canvas', async ({ page, browser, baseURL }) => {
+  const id = await newGraph(page);
+  const ben = await secondPerson(browser, await editLink(page, baseURL, id));
+  await expect(people(page)).toHaveCount(2);
+  await runToEnd(page, 'Tides');
+  await expect(runPanel(ben).locator('.run-status')).toHaveText('Completed', { timeout: 30_000 });
+  await expect(node(ben, 'm2').locator('.run-badge')).toBeVisible();
+});
+
+test('editors on two server processes on one PostgreSQL see each other and each other\'s edits', async ({ page, browser }) => {
+  const admin = process.env.PATCHBAY_TEST_POSTGRES_URL;
+  test.skip(!admin, 'no PostgreSQL here (scripts/test sets PATCHBAY_TEST_POSTGRES_URL)');
+  const name = `patchbay_test_e2e_${Date.now()}`; // cleared by the next scripts/test
+  const made = spawnSync('psql', [admin, '-q', '-c', `CREATE DATABASE ${name}`], { encoding: 'utf8' });
+  expect(made.status, made.stderr).toBe(0);
+  const databaseUrl = admin.replace(/\/[^/]*$/, `/${name}`);
+  // One after the other: the first applies the migrations.
+  const first = await ownServer({ databaseUrl });
+  const second = await ownServer({ databaseUrl });
+  try {
+    await page.goto(`${first.base}/new`);
+    await expect(page.locator('.access-badge')).toHaveText('Editing');
+    const id = page.url().split('/g/')[1].split(/[?#]/)[0];
+    const ben = await secondPerson(browser, await editLink(page, second.base, id));
+    await expect(people(page)).toHaveCount(2);
+    await expect(people(ben)).toHaveCount(2);
+    await node(page, 'm1').locator('.module-header').click();
+    await panel(page).getByLabel('Label', { exact: true }).fill('From the first process');
+    await expect(node(ben, 'm1')).toContainText('From the first process');
+    const before = await node(page, 'm3').boundingBox();
+    await drag(ben, 'm3', 0, 100);
+    await expect.poll(async () => Math.round((await node(page, 'm3').boundingBox()).y - before.y)).toBe(100);
+  } finally {
+    first.stop();
+    second.stop();
+  }
+});

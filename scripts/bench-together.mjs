@@ -1,0 +1,107 @@
+// Editing together, measured (PRODUCT §3.16): two editors in one Chromium
+// (two contexts, one clock) on one graph of a running server.
+//   - latency: Ana renames the graph EDITS times, one edit at a time; the
+//     time from her edit to Ben's page showing it (p50, p99, max);
+//   - a drag: Ana drags a module for FRAMES pointer moves; the bytes her
+//     browser sent (change bodies) and the changes the server took;
+//   - continuous dragging for SECONDS: the changes a minute and the
+//     revisions the history kept a minute.
+//   node scripts/bench-together.mjs BASE_URL
+import { chromium } from 'playwright-core';
+
+const [base] = process.argv.slice(2);
+const EDITS = Number(process.env.PATCHBAY_TOGETHER_EDITS || 200);
+const FRAMES = Number(process.env.PATCHBAY_TOGETHER_FRAMES || 60);
+const SECONDS = Number(process.env.PATCHBAY_TOGETHER_SECONDS || 20);
+const executablePath = process.env.PATCHBAY_CHROMIUM || '/usr/bin/chromium';
+
+const percentile = (sorted, p) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))];
+
+async function graphState(page, id) {
+  return page.evaluate(async (graphId) => {
+    const token = localStorage.getItem(`patchbay.edit.${graphId}`);
+    const graph = await (await fetch(`/api/graphs/${graphId}`)).json();
+    const history = await (await fetch(`/api/graphs/${graphId}/revisions?limit=200`, { headers: { Authorization: `Bearer ${token}` } })).json();
+    return { revision: graph.revision, kept: history.kept };
+  }, id);
+}
+
+async function dragFor(page, frames, pace) {
+  const header = page.locator('[data-node-id="m3"] .module-header');
+  const box = await header.boundingBox();
+  const start = { x: box.x + box.width / 2, y: box.y + box.height / 2 };
+  await page.mouse.move(start.x, start.y);
+  await page.mouse.down();
+  for (let frame = 1; frame <= frames; frame++) {
+    // Back and forth over 200 px, one move a frame.
+    const offset = 100 * Math.sin(frame / 10);
+    await page.mouse.move(start.x + offset, start.y + offset / 2);
+    await page.waitForTimeout(pace);
+  }
+  await page.mouse.up();
+}
+
+const browser = await chromium.launch({ executablePath, args: ['--no-sandbox'] });
+try {
+  const ana = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+  await ana.goto(`${base}/new`);
+  await ana.waitForSelector('.access-badge.editable');
+  const id = ana.url().split('/g/')[1].split(/[?#]/)[0];
+  const token = await ana.evaluate((graphId) => localStorage.getItem(`patchbay.edit.${graphId}`), id);
+  const ben = await (await browser.newContext({ viewport: { width: 1280, height: 800 } })).newPage();
+  await ben.goto(`${base}/g/${id}#edit=${token}`);
+  await ben.waitForSelector('.access-badge.editable');
+  await ana.waitForFunction(() => document.querySelectorAll('.people-here .person').length === 2);
+  // Ben's page notes when each name first shows, on every frame.
+  await ben.evaluate(() => {
+    window.seen = {};
+    const field = document.querySelector('input.graph-name');
+    const look = () => {
+      if (!(field.value in window.seen)) window.seen[field.value] = Date.now();
+      requestAnimationFrame(look);
+    };
+    look();
+  });
+
+  const latencies = [];
+  for (let edit = 1; edit <= EDITS; edit++) {
+    const name = `Edit ${edit}`;
+    const sentAt = await ana.evaluate((value) => {
+      const field = document.querySelector('input.graph-name');
+      const at = Date.now();
+      field.value = value;
+      field.dispatchEvent(new Event('input', { bubbles: true }));
+      return at;
+    }, name);
+    await ben.waitForFunction((value) => value in window.seen, name, { polling: 5 });
+    latencies.push((await ben.evaluate((value) => window.seen[value], name)) - sentAt);
+  }
+  latencies.sort((left, right) => left - right);
+  console.log(`edit to the other's screen, ${EDITS} edits: p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms, max ${latencies[latencies.length - 1]} ms`);
+
+  let sent = 0;
+  let requests = 0;
+  ana.on('request', (request) => {
+    if (request.url().endsWith('/changes')) {
+      sent += Buffer.byteLength(request.postData() || '');
+      requests += 1;
+    }
+  });
+  await ana.waitForTimeout(1000);
+  const before = await graphState(ana, id);
+  await dragFor(ana, FRAMES, 16);
+  await ana.waitForTimeout(1000);
+  const after = await graphState(ana, id);
+  console.log(`a drag of ${FRAMES} pointer moves: ${sent} bytes sent in ${requests} changes (${Math.round(sent / Math.max(requests, 1))} bytes each), ${after.revision - before.revision} revisions, ${after.kept - before.kept} kept in the history`);
+
+  const frames = Math.round((SECONDS * 1000) / 33);
+  const start = await graphState(ana, id);
+  const began = Date.now();
+  await dragFor(ana, frames, 16);
+  const minutes = (Date.now() - began) / 60000;
+  await ana.waitForTimeout(1000);
+  const end = await graphState(ana, id);
+  console.log(`dragging for ${Math.round(minutes * 60)} s: ${Math.round((end.revision - start.revision) / minutes)} changes a minute, ${Math.round((end.kept - start.kept) / minutes)} revisions kept in the history a minute`);
+} finally {
+  await browser.close();
+}
