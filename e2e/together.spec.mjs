@@ -8,7 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { test, expect } from '@playwright/test';
 import { find, act, check } from './support.mjs';
 
-const { node, panel, runPanel } = find;
+const { node, panel, runPanel, centre } = find;
 const { newGraph, drag, runToEnd, ownServer } = act;
 const { watchErrors, saved } = check;
 
@@ -58,8 +58,15 @@ test('two editors see each other, their pointers and selections, and every edit 
   // An add, a move, a cable, a config edit and a re-prompt reorder.
   await page.locator('.palette-item[data-kind="step.agent_task"]').click();
   await expect(ben.locator('[data-node-id]')).toHaveCount(4);
+  // A drag: Ben sees the module move before the drop, and where it lands.
   const before = await node(ben, 'm1').boundingBox();
-  await drag(page, 'm1', 0, 120);
+  const grip = await centre(node(page, 'm1').locator('.module-header'));
+  await page.mouse.move(grip.x, grip.y);
+  await page.mouse.down();
+  await page.mouse.move(grip.x, grip.y + 60, { steps: 6 });
+  await expect.poll(async () => Math.round((await node(ben, 'm1').boundingBox()).y - before.y)).toBeGreaterThan(30);
+  await page.mouse.move(grip.x, grip.y + 120, { steps: 6 });
+  await page.mouse.up();
   await expect.poll(async () => Math.round((await node(ben, 'm1').boundingBox()).y - before.y)).toBe(120);
   await page.locator('.pane').focus();
   await node(page, 'm1').locator('.module-header').click();
@@ -125,7 +132,7 @@ test('one instruction edited by both at once keeps the later, and the other take
   await saved(ben);
   await expect(panel(page).getByLabel('Instruction', { exact: true })).toHaveValue('Ben\'s instruction');
   const notice = page.locator('.together-notice');
-  await expect(notice).toContainText('Editor 2 changed “Draft” › instruction at the same time as you: theirs is kept, “Ben\'s instruction”. Yours was “Ana\'s instruction”.');
+  await expect(notice).toContainText('Editor 2 changed “Draft” › instruction at the same time as you, and theirs is kept: “Ben\'s instruction”. Yours: “Ana\'s instruction”');
   await notice.getByRole('button', { name: 'Take yours back' }).click();
   await expect(notice).toHaveCount(0);
   for (const person of [page, ben]) {

@@ -2,9 +2,10 @@
 // (two contexts, one clock) on one graph of a running server.
 //   - latency: Ana renames the graph EDITS times, one edit at a time; the
 //     time from her edit to Ben's page showing it (p50, p99, max);
-//   - a drag: Ana drags a module for FRAMES pointer moves; the bytes her
-//     browser sent (change bodies) and the changes the server took;
-//   - continuous dragging for SECONDS: the changes a minute and the
+//   - a drag: Ana drags a module for FRAMES pointer moves (Ben sees it
+//     move, through her presence); the bytes her browser sent (presence
+//     and change bodies) and the changes the server took;
+//   - dragging for SECONDS, a drop a second: the changes a minute and the
 //     revisions the history kept a minute.
 //   node scripts/bench-together.mjs BASE_URL
 import { chromium } from 'playwright-core';
@@ -79,29 +80,30 @@ try {
   latencies.sort((left, right) => left - right);
   console.log(`edit to the other's screen, ${EDITS} edits: p50 ${percentile(latencies, 50)} ms, p99 ${percentile(latencies, 99)} ms, max ${latencies[latencies.length - 1]} ms`);
 
-  let sent = 0;
-  let requests = 0;
+  const sent = { changes: [0, 0], presence: [0, 0] };
   ana.on('request', (request) => {
-    if (request.url().endsWith('/changes')) {
-      sent += Buffer.byteLength(request.postData() || '');
-      requests += 1;
+    const kind = request.url().endsWith('/changes') ? 'changes' : request.url().endsWith('/presence') ? 'presence' : null;
+    if (kind) {
+      sent[kind][0] += Buffer.byteLength(request.postData() || '');
+      sent[kind][1] += 1;
     }
   });
   await ana.waitForTimeout(1000);
+  sent.changes = [0, 0];
+  sent.presence = [0, 0];
   const before = await graphState(ana, id);
   await dragFor(ana, FRAMES, 16);
   await ana.waitForTimeout(1000);
   const after = await graphState(ana, id);
-  console.log(`a drag of ${FRAMES} pointer moves: ${sent} bytes sent in ${requests} changes (${Math.round(sent / Math.max(requests, 1))} bytes each), ${after.revision - before.revision} revisions, ${after.kept - before.kept} kept in the history`);
+  console.log(`a drag of ${FRAMES} pointer moves: ${sent.presence[0]} bytes in ${sent.presence[1]} presence updates (the module moving for Ben), ${sent.changes[0]} bytes in ${sent.changes[1]} change (the drop); ${after.revision - before.revision} revision, ${after.kept - before.kept} kept in the history`);
 
-  const frames = Math.round((SECONDS * 1000) / 33);
   const start = await graphState(ana, id);
   const began = Date.now();
-  await dragFor(ana, frames, 16);
+  while (Date.now() - began < SECONDS * 1000) await dragFor(ana, 30, 16);
   const minutes = (Date.now() - began) / 60000;
   await ana.waitForTimeout(1000);
   const end = await graphState(ana, id);
-  console.log(`dragging for ${Math.round(minutes * 60)} s: ${Math.round((end.revision - start.revision) / minutes)} changes a minute, ${Math.round((end.kept - start.kept) / minutes)} revisions kept in the history a minute`);
+  console.log(`dragging for ${Math.round(minutes * 60)} s, a drop a second: ${Math.round((end.revision - start.revision) / minutes)} changes a minute, ${Math.round((end.kept - start.kept) / minutes)} revisions kept in the history a minute`);
 } finally {
   await browser.close();
 }

@@ -507,7 +507,11 @@ pub fn Editor(
     });
     let model = editor.model;
     let events = CanvasEvents {
-        moved: Callback::new(move |positions| editor.moved(positions)),
+        moved: Callback::new(move |positions| {
+            editor.moved(positions);
+            // The drop: no longer dragging, for the others.
+            together::say_presence(editor);
+        }),
         connect: Callback::new(move |connection| editor.connect(connection)),
         drop_cable: Callback::new(move |cable: String| {
             editor.edit("Remove cable", None, |edit| edit.remove_cable(&cable));
@@ -615,7 +619,12 @@ fn point_at(editor: EditorState, event: Option<&web_sys::PointerEvent>) {
         );
         Some((at.x.round(), at.y.round()))
     });
-    if editor.together.pointer.get_value() != at {
+    // While dragging, the modules move for the others as the pointer does.
+    let dragging = editor
+        .model
+        .dragging
+        .with_untracked(|dragging| !dragging.is_empty());
+    if editor.together.pointer.get_value() != at || dragging {
         editor.together.pointer.set_value(at);
         together::say_presence(editor);
     }

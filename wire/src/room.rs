@@ -37,6 +37,10 @@ pub struct Person {
     /// The module whose details they have open.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub editing: Option<String>,
+    /// The modules they are dragging and where they are now (graph
+    /// coordinates): shown moving before the drop, which is the change.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub moving: Vec<(String, f64, f64)>,
 }
 
 /// A change the server took, as everyone in the room applies it.
@@ -193,6 +197,8 @@ pub struct PresenceUpdate {
     pub selection: Vec<String>,
     #[serde(default)]
     pub editing: Option<String>,
+    #[serde(default)]
+    pub moving: Vec<(String, f64, f64)>,
 }
 
 /// `POST /api/graphs/{id}/changes`: edits made on the graph as it was at

@@ -215,6 +215,19 @@ fn heard(editor: EditorState, event: RoomEvent) {
         }
         RoomEvent::People(PeopleHere { people }) => together.people.set(people),
         RoomEvent::Person(PersonNow { person }) => {
+            let mine = together.connection().as_deref() == Some(person.connection.as_str());
+            let before = together
+                .people
+                .with_untracked(|people| {
+                    people
+                        .iter()
+                        .find(|known| known.connection == person.connection)
+                        .map(|known| known.moving.clone())
+                })
+                .unwrap_or_default();
+            if !mine {
+                show_moving(editor, &person, &before);
+            }
             let new = together.people.try_update(|people| {
                 match people
                     .iter_mut()
@@ -487,6 +500,55 @@ fn answered(editor: EditorState, answer: Result<wire::room::ChangeAccepted, ApiE
     }
 }
 
+/// The modules this person is dragging, where they are now.
+fn moving(editor: EditorState) -> Vec<(String, f64, f64)> {
+    editor
+        .model
+        .dragging
+        .get_untracked()
+        .iter()
+        .filter_map(|id| {
+            let position = editor.model.node(id)?.position.get_untracked();
+            Some((id.to_string(), position.x, position.y))
+        })
+        .collect()
+}
+
+/// Shows the modules someone is dragging where they are now; those they
+/// stopped dragging go back to where the graph has them a moment later,
+/// unless the change that moved them has come by then.
+fn show_moving(editor: EditorState, person: &Person, before: &[(String, f64, f64)]) {
+    for (id, x, y) in &person.moving {
+        if let Some(node) = editor.model.node(id) {
+            node.position.set(graph::Position { x: *x, y: *y });
+        }
+    }
+    let stopped: Vec<String> = before
+        .iter()
+        .map(|(id, _, _)| id.clone())
+        .filter(|id| !person.moving.iter().any(|(moving, _, _)| moving == id))
+        .collect();
+    if stopped.is_empty() {
+        return;
+    }
+    browser::run_after(
+        move || {
+            for id in &stopped {
+                let (Some(node), Some(position)) = (
+                    editor.model.node(id),
+                    editor.with_graph(|graph| graph.module(id).map(|module| module.position)),
+                ) else {
+                    continue;
+                };
+                if node.position.get_untracked() != position {
+                    node.position.set(position);
+                }
+            }
+        },
+        Duration::from_millis(1500),
+    );
+}
+
 /// Says where this person is, at most every [`PRESENCE_EVERY`].
 pub fn say_presence(editor: EditorState) {
     let together = editor.together;
@@ -507,6 +569,7 @@ pub fn say_presence(editor: EditorState) {
         pointer: together.pointer.get_value(),
         editing: editor.selected.get_untracked(),
         selection,
+        moving: moving(editor),
     };
     let graph_id = editor.graph_id();
     leptos::task::spawn_local(async move {

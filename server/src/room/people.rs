@@ -85,6 +85,13 @@ impl People {
                 .cloned()
                 .collect(),
             editing: update.editing.clone(),
+            moving: update
+                .moving
+                .iter()
+                .filter(|(_, x, y)| x.is_finite() && y.is_finite())
+                .take(MOST_SELECTED)
+                .cloned()
+                .collect(),
         };
         self.heard(person.clone(), now);
         person
@@ -176,6 +183,7 @@ mod tests {
             pointer: None,
             selection: Vec::new(),
             editing: None,
+            moving: Vec::new(),
         }
     }
 
@@ -223,7 +231,12 @@ mod tests {
         long.colour = "red; background: url(x)".to_owned();
         long.pointer = Some((f64::NAN, 1.0));
         long.selection = (0..500).map(|index| index.to_string()).collect();
+        long.moving = vec![
+            ("m1".to_owned(), 1.0, 2.0),
+            ("m2".to_owned(), f64::INFINITY, 0.0),
+        ];
         let person = people.update(&long, Role::Viewer, 0);
+        assert_eq!(person.moving, [("m1".to_owned(), 1.0, 2.0)]);
         assert_eq!(person.name.chars().count(), MOST_NAME_CHARACTERS);
         assert_eq!(person.colour, COLOURS[0]);
         assert_eq!(person.pointer, None);

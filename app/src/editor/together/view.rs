@@ -68,27 +68,32 @@ fn PersonEntry(person: Person, renaming: RwSignal<bool>) -> impl IntoView {
     if mine {
         words.push_str(" (you)");
     }
+    // What they do, after the name: it gives way first when the toolbar is
+    // narrow (the whole is the entry's title).
+    let mut detail = String::new();
     if person.role == Role::Viewer {
-        words.push_str(" · viewing");
+        detail.push_str(" · viewing");
     }
     if let Some(label) = &editing {
-        words.push_str(&format!(" · editing {label}"));
+        detail.push_str(&format!(" · editing {label}"));
     }
+    let title = format!("{words}{detail}");
     let dot = format!("background: {}", person.colour);
     let name = person.name.clone();
     let colour = person.colour.clone();
     if !mine {
-        let title = words.clone();
         return view! {
             <li class="person" title=title>
                 <span class="person-dot" style=dot aria-hidden="true"></span>
                 <span class="person-name">{words}</span>
+                <span class="person-detail">{detail}</span>
             </li>
         }
         .into_any();
     }
+    let words = format!("{words}{detail}");
     view! {
-        <li class="person me">
+        <li class="person me" title=title>
             <span class="person-dot" style=dot aria-hidden="true"></span>
             <Show
                 when=move || renaming.get()
@@ -204,7 +209,7 @@ fn TogetherNotice(serial: u64, notice: Notice) -> impl IntoView {
             theirs,
         } => {
             let text = format!(
-                "{by} changed {} at the same time as you: theirs is kept, {}. Yours was {}.",
+                "{by} changed {} at the same time as you, and theirs is kept: {}. Yours: {}",
                 path_words(editor, &path),
                 shown(theirs.as_ref()),
                 shown(Some(&mine))
@@ -228,7 +233,7 @@ fn TogetherNotice(serial: u64, notice: Notice) -> impl IntoView {
                 graph::edits::Edit::Order { path, .. } => (path.clone(), None),
             };
             let text = format!(
-                "Your change of {} could not be made: someone deleted what it was in meanwhile. What you had: {}.",
+                "Your change of {} could not be made: someone deleted what it was in meanwhile. What you had: {}",
                 path_words(editor, &path),
                 shown(value.as_ref())
             );
