@@ -461,6 +461,9 @@ fn answered(editor: EditorState, answer: Result<wire::room::ChangeAccepted, ApiE
                 together.tell(Notice::NotApplied(not_applied));
             }
             settle_status(editor);
+            // The room may have brought this change before its answer came:
+            // what was edited meanwhile goes now, not with the next edit.
+            send_soon(editor, Duration::ZERO);
         }
         Err(ApiError::Refused { status: 403, error }) => {
             fail();
