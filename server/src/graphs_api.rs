@@ -14,7 +14,7 @@ use crate::capability::{
     hash_token, is_graph_id, new_edit_token, new_graph_id, require_edit_token,
 };
 use crate::error::ApiError;
-use crate::room_api::{Author, apply_change};
+use crate::room::apply::{Author, apply_change};
 use crate::state::AppState;
 use crate::store::NewGraph;
 use crate::store::{Keep, StoredGraph};

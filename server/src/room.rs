@@ -9,6 +9,7 @@
 //! told, so a presence update or a change posted to any process names a
 //! connection only its browser can name.
 
+pub mod apply;
 pub mod people;
 
 use std::collections::HashMap;

@@ -1,8 +1,9 @@
 //! Editing together over HTTP (PRODUCT §3.16, §6): a graph's room stream
 //! (`GET /api/graphs/{id}/room`, SSE, for anyone with the view link), where
 //! its person is (`POST …/presence`, the same; with the edit token they show
-//! as an editor) and changes (`POST …/changes`, the edit token only). A save
-//! through the API (`PUT`) is a change too, so open editors see it.
+//! as an editor) and changes (`POST …/changes`, the edit token only), which
+//! `room/apply.rs` applies. A save through the API (`PUT`) is a change too,
+//! so open editors see it.
 
 use std::convert::Infallible;
 use std::sync::Arc;
@@ -13,22 +14,21 @@ use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::sse::{Event, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};
-use graph::Graph;
-use graph::edits::{self, Edit};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use tokio::sync::{broadcast, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
 use wire::room::{
-    Change, ChangeAccepted, ChangeRequest, DocumentNow, Hello, Left, PeopleHere, PersonNow,
-    PresenceUpdate, Role, RoomEvent,
+    Change, ChangeRequest, DocumentNow, Hello, Left, PeopleHere, PersonNow, PresenceUpdate, Role,
+    RoomEvent,
 };
 
 use crate::capability::{bearer_token, is_graph_id, require_edit_token, token_matches};
 use crate::error::ApiError;
+use crate::room::apply::{Author, apply_change};
 use crate::room::{News, Room, proves};
 use crate::state::AppState;
-use crate::store::{ChangeOutcome, Keep, NewChange, StoredChange, StoredGraph};
+use crate::store::{Keep, StoredChange, StoredGraph};
 
 /// Changes a stream sends from the log at once; a browser further behind
 /// gets the document instead.
@@ -36,9 +36,6 @@ const MOST_CHANGES_CAUGHT_UP: i64 = 1000;
 /// How often a stream looks at the log without being told (a notification
 /// lost while a listener reconnects only delays a change this long).
 const LOOK_EVERY: Duration = Duration::from_secs(5);
-/// Tries of a change that keeps meeting another process's at the same
-/// revision.
-const TRIES: usize = 8;
 
 pub type RoomStream = ReceiverStream<Result<Event, Infallible>>;
 
@@ -49,7 +46,7 @@ pub struct StreamQuery {
     since: Option<i64>,
 }
 
-async fn stored(state: &AppState, id: &str) -> Result<StoredGraph, ApiError> {
+pub async fn stored(state: &AppState, id: &str) -> Result<StoredGraph, ApiError> {
     if !is_graph_id(id) {
         return Err(ApiError::GraphNotFound);
     }
@@ -264,7 +261,7 @@ impl Follower {
     }
 }
 
-fn from_stored(stored: StoredChange) -> Option<Change> {
+pub fn from_stored(stored: StoredChange) -> Option<Change> {
     Some(Change {
         revision: stored.revision,
         previous: stored.previous,
@@ -370,127 +367,4 @@ pub async fn changes(
     )
     .await?;
     Ok(Json(accepted).into_response())
-}
-
-/// Who made a change, and how the history keeps it.
-pub struct Author<'a> {
-    /// The connection; empty for a save through the API.
-    pub connection: &'a str,
-    pub name: &'a str,
-    pub keep: Keep,
-}
-
-/// Applies `edits`, made on the graph at `base`, to the graph as it is now,
-/// stores it as the next revision with its log entry, and tells the rooms.
-/// A document the edits would break (a value of the wrong type, over a
-/// limit) is refused whole, nothing stored.
-pub async fn apply_change(
-    state: &AppState,
-    id: &str,
-    author: Author<'_>,
-    base: i64,
-    edits: &[Edit],
-) -> Result<ChangeAccepted, ApiError> {
-    for _ in 0..TRIES {
-        let graph = stored(state, id).await?;
-        let mut edits = edits.to_vec();
-        if base < graph.revision {
-            // What the author had not seen: their edits move along its
-            // reorders (graph::edits::transform).
-            let seen = state
-                .store
-                .changes_after(id, base, i64::MAX)
-                .await?
-                .into_iter()
-                .filter_map(from_stored)
-                .flat_map(|change| change.edits)
-                .collect::<Vec<_>>();
-            edits::transform(&mut edits, &seen);
-        }
-        let mut document: serde_json::Value = serde_json::from_str(&graph.document)
-            .map_err(|error| ApiError::Internal(format!("stored graph {id}: {error}")))?;
-        let before = Graph::from_value(document.clone())
-            .map_err(|error| ApiError::Internal(format!("stored graph {id}: {error}")))?;
-        let mut applied = edits::apply(&mut document, &edits);
-        edits::drop_dangling_cables(&mut document, &mut applied);
-        if applied.edits.is_empty() {
-            return Ok(ChangeAccepted {
-                revision: graph.revision,
-                not_applied: applied.not_applied,
-            });
-        }
-        let mut after = Graph::from_value(document)?;
-        state
-            .settings
-            .limits
-            .check(&after)
-            .map_err(ApiError::OverLimit)?;
-        after.id = Some(id.to_owned());
-        after.revision = u64::try_from(graph.revision + 1).unwrap_or(0);
-        let text = after
-            .to_json()
-            .map_err(|error| ApiError::Internal(error.to_string()))?;
-        state
-            .settings
-            .limits
-            .check_size(text.len())
-            .map_err(|_| ApiError::TooLarge {
-                max_bytes: state.settings.limits.max_document_bytes,
-            })?;
-        let change = Change {
-            revision: graph.revision + 1,
-            previous: graph.revision,
-            author: author.connection.to_owned(),
-            author_name: author.name.to_owned(),
-            edits: applied.edits,
-            replaced: applied.replaced,
-        };
-        let mut announcement = state.rooms.announcement(id);
-        announcement.revision = Some(change.revision);
-        let payload = serde_json::to_string(&announcement).unwrap_or_default();
-        let summary = graph::changes::between(&before, &after).summary(&before, &after);
-        let outcome = state
-            .store
-            .store_change(NewChange {
-                graph_id: id,
-                previous: graph.revision,
-                name: &after.name,
-                document: &text,
-                author: author.connection,
-                author_name: author.name,
-                edits: &serde_json::to_string(&change.edits).unwrap_or_default(),
-                replaced: &serde_json::to_string(&change.replaced).unwrap_or_default(),
-                summary: &summary,
-                keep: author.keep,
-                announce: Some(&payload),
-            })
-            .await?;
-        match outcome {
-            ChangeOutcome::Stored {
-                revision,
-                kept_revision,
-            } => {
-                // Older revisions thin out; a change that did not thin is
-                // still stored.
-                if kept_revision && let Err(error) = state.store.thin_history(id).await {
-                    tracing::warn!(graph = %id, %error, "the graph's history could not be thinned");
-                }
-                state.rooms.tell(
-                    id,
-                    News::Changed {
-                        revision,
-                        change: Some(Arc::new(change)),
-                    },
-                );
-                return Ok(ChangeAccepted {
-                    revision,
-                    not_applied: applied.not_applied,
-                });
-            }
-            ChangeOutcome::Stale => {}
-            ChangeOutcome::NotFound => return Err(ApiError::GraphNotFound),
-        }
-    }
-    let current = stored(state, id).await?.revision;
-    Err(ApiError::RevisionConflict { current })
 }
