@@ -181,13 +181,19 @@ impl Recorder for StoreRecorder {
             .map_err(record_error)
     }
 
+    /// Queued, not waited for: the stored state is what the API shows of a
+    /// run, and a resume rebuilds the state from the activations' endings,
+    /// not from it. Its write is committed in order with the activation's
+    /// record that follows, which is waited for; waiting for both cost
+    /// every activation a second commit (`patchbay bench`: 1.0 ms an
+    /// activation on SQLite, 0.55 ms without it).
     async fn save_state(
         &self,
         run_id: &str,
         changes: &[(String, String)],
     ) -> Result<(), RecordError> {
         self.store
-            .save_state(run_id, changes, Some(&self.owner))
+            .queue_state(run_id, changes, Some(&self.owner))
             .await
             .map_err(record_error)
     }

@@ -252,13 +252,19 @@ impl Store {
         changes: &[(String, String)],
         fence: Option<&str>,
     ) -> Result<(), StoreError> {
-        self.writer
-            .write(Write::State {
-                run_id: run_id.to_owned(),
-                changes: changes.to_vec(),
-                fence: fence.map(str::to_owned),
-            })
-            .await
+        self.writer.write(state_write(run_id, changes, fence)).await
+    }
+
+    /// Sets keys of a run's state without waiting for them to be stored
+    /// (in order with the writes before and after it): only for room in
+    /// the queue.
+    pub async fn queue_state(
+        &self,
+        run_id: &str,
+        changes: &[(String, String)],
+        fence: Option<&str>,
+    ) -> Result<(), StoreError> {
+        self.writer.queue(state_write(run_id, changes, fence)).await
     }
 
     /// A run's state, key by key.
@@ -471,6 +477,14 @@ impl Store {
         .fetch_one(&self.pool)
         .await?
         .unwrap_or(0))
+    }
+}
+
+fn state_write(run_id: &str, changes: &[(String, String)], fence: Option<&str>) -> Write {
+    Write::State {
+        run_id: run_id.to_owned(),
+        changes: changes.to_vec(),
+        fence: fence.map(str::to_owned),
     }
 }
 

@@ -6,38 +6,33 @@
 //! seen"; many runs share a commit instead of queueing for the write lock
 //! one transaction at a time (SQLite has one writer).
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::BTreeSet;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use sqlx::{AnyConnection, AnyPool, Connection, Executor};
 use tokio::sync::{mpsc, oneshot};
 
-use super::{Backend, EVENTS_CHANNEL, StoreError, StoredEvent};
+use super::{Backend, StoreError, StoredEvent};
 
-/// At most this many writes share a transaction.
-const MOST_PER_COMMIT: usize = 512;
+mod postgres;
+mod rows;
+mod sqlite;
+
+/// At most this many writes share a transaction. Larger groups keep fewer
+/// versions of a record that changes often (an activation's checkpoints):
+/// 2048 stored 1000 starter runs at once a third faster than 512
+/// (`patchbay bench`).
+const MOST_PER_COMMIT: usize = 2048;
 
 /// At most this many writes wait for the writer: one more waits for room
 /// (backpressure), so a database slower than the runs' writes slows the
-/// runs down instead of filling memory. Eight commits' worth: 1000 runs at
-/// once on the simulated provider queue about 4300 writes with no bound
-/// (their checkpoints are not waited for), and 1024 cost them a tenth to a fifth
-/// of their throughput (`patchbay bench`).
-pub const MOST_WAITING: usize = 8 * MOST_PER_COMMIT;
-
-/// Rows per multi-row `INSERT` (3 to 8 bound values each). On SQLite the
-/// values are bound by place (`?`), so a statement can be long: fewer
-/// statements, fewer trips to the connection's thread. PostgreSQL's are
-/// numbered (`$1`), and sqlx looks up each one's name among all of the
-/// statement's, which costs the square of its length: kept short there.
-fn rows_per_statement(backend: Backend) -> usize {
-    match backend {
-        Backend::Sqlite => 128,
-        Backend::Postgres => 25,
-    }
-}
+/// runs down instead of filling memory. 1000 runs at once on the simulated
+/// provider queue about 4300 writes with no bound (their checkpoints are
+/// not waited for), and a bound of 1024 cost them a tenth to a fifth of
+/// their throughput (`patchbay bench`).
+pub const MOST_WAITING: usize = 4 * MOST_PER_COMMIT;
 
 /// Statuses after which a run never changes.
 pub(super) const FINISHED: [&str; 4] = ["completed", "failed", "cancelled", "interrupted"];
@@ -362,17 +357,15 @@ async fn commit(
 }
 
 fn is_one_statement(write: &Write, backend: Backend) -> bool {
-    // A fenced write locks its run's row first.
-    if backend == Backend::Postgres && write.fenced().is_some() {
-        return false;
-    }
-    match write {
-        Write::Run(_) | Write::Activation(_) | Write::Status { .. } => true,
-        Write::State { changes, .. } => changes.len() <= rows_per_statement(backend),
-        // PostgreSQL fences and notifies as well.
-        Write::Events { events, .. } => {
-            backend == Backend::Sqlite && events.len() <= rows_per_statement(backend)
-        }
+    match backend {
+        // A fenced write locks its run's row first, and events are
+        // announced to the other processes.
+        Backend::Postgres => write.fenced().is_none() && !matches!(write, Write::Events { .. }),
+        Backend::Sqlite => match write {
+            Write::Run(_) | Write::Activation(_) | Write::Status { .. } => true,
+            Write::State { changes, .. } => changes.len() <= sqlite::ROWS_PER_STATEMENT,
+            Write::Events { events, .. } => events.len() <= sqlite::ROWS_PER_STATEMENT,
+        },
     }
 }
 
@@ -384,12 +377,23 @@ async fn apply(
     writes: &[&Write],
 ) -> Result<Vec<Result<(), StoreError>>, StoreError> {
     // New runs first: the other writes may be of them.
-    for write in writes {
-        if let Write::Run(run) = write {
-            insert_run(connection, run).await?;
+    let runs: Vec<&RunWrite> = writes
+        .iter()
+        .filter_map(|write| match write {
+            Write::Run(run) => Some(run),
+            _ => None,
+        })
+        .collect();
+    let lost = match backend {
+        Backend::Sqlite => {
+            sqlite::insert_runs(connection, &runs).await?;
+            BTreeSet::new()
         }
-    }
-    let lost = fence(connection, backend, writes).await?;
+        Backend::Postgres => {
+            postgres::insert_runs(connection, &runs).await?;
+            postgres::fence(connection, writes).await?
+        }
+    };
     let mut outcomes = Vec::with_capacity(writes.len());
     let mut kept = Vec::with_capacity(writes.len());
     for write in writes {
@@ -403,319 +407,10 @@ async fn apply(
             }
         }
     }
-    let mut rows = Vec::new();
-    let mut notify = BTreeSet::new();
-    for write in &kept {
-        if let Write::Events { run_id, events, .. } = write {
-            notify.insert(run_id.as_str());
-            rows.extend(events.iter().map(|event| (run_id.as_str(), event)));
-        }
-    }
-    insert_events(connection, backend, &rows).await?;
-    save_activations(connection, backend, &kept).await?;
-    save_state(connection, backend, &kept).await?;
-    for write in &kept {
-        if let Write::Status {
-            run_id,
-            status,
-            error,
-            at,
-            ..
-        } = write
-        {
-            set_status(connection, run_id, status, error.as_deref(), *at).await?;
-        }
-    }
-    if backend == Backend::Postgres {
-        notify_followers(connection, &notify.into_iter().collect::<Vec<_>>()).await?;
+    let group = rows::Group::of(&kept);
+    match backend {
+        Backend::Sqlite => sqlite::store(connection, &group).await?,
+        Backend::Postgres => postgres::store(connection, &group).await?,
     }
     Ok(outcomes)
-}
-
-/// Runs announced by one `pg_notify` statement at most.
-const NOTIFY_GROUP: usize = 100;
-
-/// Tells every process that these runs have new events: one statement for
-/// the lot (a commit of many runs' events was a round trip per run).
-async fn notify_followers(
-    connection: &mut AnyConnection,
-    run_ids: &[&str],
-) -> Result<(), StoreError> {
-    // Made once, as the insert statements are (Texts).
-    static STATEMENTS: OnceLock<Vec<String>> = OnceLock::new();
-    let statements = STATEMENTS.get_or_init(|| {
-        (1..=NOTIFY_GROUP)
-            .map(|count| {
-                let calls = (0..count)
-                    .map(|index| format!("pg_notify($1, ${})", index + 2))
-                    .collect::<Vec<_>>()
-                    .join(", ");
-                format!("SELECT {calls}")
-            })
-            .collect()
-    });
-    for group in run_ids.chunks(NOTIFY_GROUP) {
-        let Some(statement) = statements.get(group.len() - 1) else {
-            continue;
-        };
-        let mut query = sqlx::query(statement.as_str()).bind(EVENTS_CHANNEL);
-        for run_id in group {
-            query = query.bind(*run_id);
-        }
-        query.execute(&mut *connection).await?;
-    }
-    Ok(())
-}
-
-/// On PostgreSQL, locks the row of each run whose writes are fenced until
-/// the commit (a takeover waits), in one order so that two commits never
-/// wait on each other; returns the runs whose process no longer holds them.
-async fn fence<'a>(
-    connection: &mut AnyConnection,
-    backend: Backend,
-    writes: &'a [&Write],
-) -> Result<BTreeSet<&'a str>, StoreError> {
-    let mut lost = BTreeSet::new();
-    if backend != Backend::Postgres {
-        return Ok(lost);
-    }
-    let fenced: BTreeSet<(&str, &str)> = writes.iter().filter_map(|write| write.fenced()).collect();
-    for (run_id, owner) in fenced {
-        let held = sqlx::query("UPDATE runs SET owner = owner WHERE id = $1 AND owner = $2")
-            .bind(run_id)
-            .bind(owner)
-            .execute(&mut *connection)
-            .await?
-            .rows_affected();
-        if held == 0 {
-            lost.insert(run_id);
-        }
-    }
-    Ok(lost)
-}
-
-async fn insert_run(connection: &mut AnyConnection, run: &RunWrite) -> Result<(), StoreError> {
-    sqlx::query(
-        "INSERT INTO runs (id, graph_id, graph_revision, snapshot, input, status, created_at, owner, lease_until, budget_usd, from_run, from_module)
-         VALUES ($1, $2, $3, $4, $5, 'queued', $6, $7, $8, $9, $10, $11)",
-    )
-    .bind(run.id.as_str())
-    .bind(run.graph_id.as_deref())
-    .bind(run.graph_revision)
-    .bind(run.snapshot.as_str())
-    .bind(run.input.as_str())
-    .bind(run.created_at)
-    .bind(run.owner.as_deref())
-    .bind(run.lease_until)
-    .bind(run.budget_usd)
-    .bind(run.from.as_ref().map(|from| from.run.as_str()))
-    .bind(run.from.as_ref().map(|from| from.module.as_str()))
-    .execute(&mut *connection)
-    .await?;
-    Ok(())
-}
-
-async fn insert_events(
-    connection: &mut AnyConnection,
-    backend: Backend,
-    rows: &[(&str, &StoredEvent)],
-) -> Result<(), StoreError> {
-    static TEXTS: Texts = Texts::new();
-    for chunk in rows.chunks(rows_per_statement(backend)) {
-        let sql = TEXTS.get(backend, chunk.len(), 5, |values| {
-            format!("INSERT INTO run_events (run_id, seq, name, payload, ts) VALUES {values}")
-        });
-        let mut query = sqlx::query(sql);
-        for (run_id, event) in chunk {
-            query = query
-                .bind(*run_id)
-                .bind(event.seq)
-                .bind(event.name.as_str())
-                .bind(event.payload.as_str())
-                .bind(event.ts);
-        }
-        query.execute(&mut *connection).await?;
-    }
-    Ok(())
-}
-
-/// The texts of one table's multi-row statement, for each backend and
-/// number of rows, each made once: made for every statement, they took a
-/// fifth of the writer task's time.
-struct Texts {
-    sqlite: OnceLock<Vec<String>>,
-    postgres: OnceLock<Vec<String>>,
-}
-
-impl Texts {
-    const fn new() -> Texts {
-        Texts {
-            sqlite: OnceLock::new(),
-            postgres: OnceLock::new(),
-        }
-    }
-
-    /// The text for `rows` rows (1 to `rows_per_statement`) of `columns`
-    /// values: `make` puts the rows' placeholders into the statement.
-    fn get(
-        &'static self,
-        backend: Backend,
-        rows: usize,
-        columns: usize,
-        make: impl Fn(&str) -> String,
-    ) -> &'static str {
-        let texts = match backend {
-            Backend::Sqlite => &self.sqlite,
-            Backend::Postgres => &self.postgres,
-        };
-        let texts = texts.get_or_init(|| {
-            (1..=rows_per_statement(backend))
-                .map(|rows| make(&placeholders(backend, rows, columns)))
-                .collect()
-        });
-        texts.get(rows.saturating_sub(1)).map_or("", String::as_str)
-    }
-}
-
-/// `count` rows of `columns` placeholders: `(?, ?), (?, ?)` on SQLite,
-/// `($1, $2), ($3, $4)` on PostgreSQL. Only placeholders are built into a
-/// statement, never a value.
-fn placeholders(backend: Backend, count: usize, columns: usize) -> String {
-    (0..count)
-        .map(|row| {
-            let marks: Vec<String> = (1..=columns)
-                .map(|column| match backend {
-                    Backend::Sqlite => "?".to_owned(),
-                    Backend::Postgres => format!("${}", row * columns + column),
-                })
-                .collect();
-            format!("({})", marks.join(", "))
-        })
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
-/// Activation records, the last of each activation in the group (with the
-/// last ending given, as saving them one by one keeps it).
-async fn save_activations(
-    connection: &mut AnyConnection,
-    backend: Backend,
-    writes: &[&Write],
-) -> Result<(), StoreError> {
-    let mut rows: Vec<(&ActivationWrite, Option<&str>)> = Vec::new();
-    let mut index: HashMap<(&str, &str, i64), usize> = HashMap::new();
-    for write in writes {
-        let Write::Activation(activation) = write else {
-            continue;
-        };
-        let key = (
-            activation.run_id.as_str(),
-            activation.module_id.as_str(),
-            activation.activation,
-        );
-        match index.get(&key) {
-            Some(&at) => {
-                let (kept, ending): &mut (&ActivationWrite, Option<&str>) = &mut rows[at];
-                *ending = activation.ending.as_deref().or(*ending);
-                *kept = activation;
-            }
-            None => {
-                index.insert(key, rows.len());
-                rows.push((activation, activation.ending.as_deref()));
-            }
-        }
-    }
-    static TEXTS: Texts = Texts::new();
-    for chunk in rows.chunks(rows_per_statement(backend)) {
-        let sql = TEXTS.get(backend, chunk.len(), 8, |values| {
-            format!(
-                "INSERT INTO activations (run_id, module_id, activation, status, record, started_at, finished_at, ending)
-                 VALUES {values}
-                 ON CONFLICT (run_id, module_id, activation)
-                 DO UPDATE SET status = excluded.status, record = excluded.record, finished_at = excluded.finished_at,
-                    ending = COALESCE(excluded.ending, activations.ending)"
-            )
-        });
-        let mut query = sqlx::query(sql);
-        for (activation, ending) in chunk {
-            query = query
-                .bind(activation.run_id.as_str())
-                .bind(activation.module_id.as_str())
-                .bind(activation.activation)
-                .bind(activation.status.as_str())
-                .bind(activation.record.as_str())
-                .bind(activation.started_at)
-                .bind(activation.finished_at)
-                .bind(*ending);
-        }
-        query.execute(&mut *connection).await?;
-    }
-    Ok(())
-}
-
-/// Keys of runs' state, the last value of each in the group.
-async fn save_state(
-    connection: &mut AnyConnection,
-    backend: Backend,
-    writes: &[&Write],
-) -> Result<(), StoreError> {
-    let mut rows: Vec<(&str, &str, &str)> = Vec::new();
-    let mut index: HashMap<(&str, &str), usize> = HashMap::new();
-    for write in writes {
-        let Write::State {
-            run_id, changes, ..
-        } = write
-        else {
-            continue;
-        };
-        for (key, value) in changes {
-            match index.get(&(run_id.as_str(), key.as_str())) {
-                Some(&at) => rows[at].2 = value.as_str(),
-                None => {
-                    index.insert((run_id.as_str(), key.as_str()), rows.len());
-                    rows.push((run_id.as_str(), key.as_str(), value.as_str()));
-                }
-            }
-        }
-    }
-    static TEXTS: Texts = Texts::new();
-    for chunk in rows.chunks(rows_per_statement(backend)) {
-        let sql = TEXTS.get(backend, chunk.len(), 3, |values| {
-            format!(
-                "INSERT INTO run_state (run_id, key, value) VALUES {values} ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value"
-            )
-        });
-        let mut query = sqlx::query(sql);
-        for (run_id, key, value) in chunk {
-            query = query.bind(*run_id).bind(*key).bind(*value);
-        }
-        query.execute(&mut *connection).await?;
-    }
-    Ok(())
-}
-
-/// Moves a run to `status`; a finished run stays as it finished.
-async fn set_status(
-    connection: &mut AnyConnection,
-    run_id: &str,
-    status: &str,
-    error: Option<&str>,
-    at: i64,
-) -> Result<(), StoreError> {
-    let finished = FINISHED.contains(&status);
-    sqlx::query(
-        "UPDATE runs SET status = $1, error = $2,
-            started_at = CASE WHEN $3 = 'running' AND started_at IS NULL THEN $4 ELSE started_at END,
-            finished_at = CASE WHEN $5 = 1 THEN $4 ELSE finished_at END
-         WHERE id = $6 AND status NOT IN ('completed', 'failed', 'cancelled', 'interrupted')",
-    )
-    .bind(status)
-    .bind(error)
-    .bind(status)
-    .bind(at)
-    .bind(i64::from(finished))
-    .bind(run_id)
-    .execute(&mut *connection)
-    .await?;
-    Ok(())
 }
