@@ -138,6 +138,16 @@ impl Store {
                         connection.execute("PRAGMA synchronous = NORMAL").await?;
                         connection.execute("PRAGMA foreign_keys = ON").await?;
                         connection.execute("PRAGMA busy_timeout = 10000").await?;
+                    } else {
+                        // A process frozen in the middle of a commit would
+                        // hold its runs' rows locked for as long as it is
+                        // frozen, and another process's claim skips locked
+                        // rows: its runs would never be taken over. The
+                        // database ends such a transaction instead; a
+                        // process's own transactions never wait for it.
+                        connection
+                            .execute("SET idle_in_transaction_session_timeout = '5s'")
+                            .await?;
                     }
                     Ok(())
                 })

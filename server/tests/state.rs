@@ -259,3 +259,60 @@ async fn a_server_without_commands_refuses_validators_and_polls_before_the_run()
         assert_eq!(body["error"]["details"]["module_id"], module);
     }
 }
+
+/// A database made before the state became one object per run (migration
+/// 0011) keeps every run's state, quotes and all.
+#[tokio::test]
+async fn a_database_from_before_the_state_was_one_object_keeps_each_runs_state() {
+    sqlx::any::install_default_drivers();
+    for database in support::databases().await {
+        let (folder, url) = if database.name == "sqlite" {
+            ("sqlite", format!("{}?mode=rwc", database.url))
+        } else {
+            ("postgres", database.url.clone())
+        };
+        let migrations = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../migrations")
+            .join(folder);
+        let migrator = sqlx::migrate::Migrator::new(migrations).await.unwrap();
+        let pool = sqlx::AnyPool::connect(&url).await.unwrap();
+        migrator.run_to(10, &pool).await.unwrap();
+        sqlx::query(
+            "INSERT INTO runs (id, snapshot, input, status, created_at) VALUES ('r_old', '{}', '{}', 'completed', 1)",
+        )
+        .execute(&pool)
+        .await
+        .unwrap();
+        sqlx::query(
+            "INSERT INTO run_state (run_id, key, value) VALUES
+             ('r_old', 'Draft.output', 'A \"quoted\" line\nand {\"json\": 1}'),
+             ('r_old', 'Draft.status', 'completed')",
+        )
+        .execute(&pool)
+        .await
+        .unwrap();
+        pool.close().await;
+
+        let store = support::store(&database).await;
+        let state = store.state("r_old").await.unwrap();
+        assert_eq!(state.len(), 2, "{}", database.name);
+        assert_eq!(
+            state["Draft.output"], "A \"quoted\" line\nand {\"json\": 1}",
+            "{}",
+            database.name
+        );
+        assert_eq!(state["Draft.status"], "completed", "{}", database.name);
+        // And it goes on changing key by key.
+        store
+            .save_state(
+                "r_old",
+                &[("Draft.status".to_owned(), "retrying".to_owned())],
+                None,
+            )
+            .await
+            .unwrap();
+        let state = store.state("r_old").await.unwrap();
+        assert_eq!(state["Draft.status"], "retrying", "{}", database.name);
+        assert_eq!(state.len(), 2, "{}", database.name);
+    }
+}

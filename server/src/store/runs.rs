@@ -272,12 +272,24 @@ impl Store {
         &self,
         run_id: &str,
     ) -> Result<std::collections::BTreeMap<String, String>, StoreError> {
-        let rows: Vec<(String, String)> =
-            sqlx::query_as("SELECT key, value FROM run_state WHERE run_id = $1")
+        // Part '' first: it holds the keys of runs stored before the state
+        // was kept in parts, which a module's part may have changed since.
+        let parts: Vec<String> =
+            sqlx::query_scalar("SELECT state FROM run_state_parts WHERE run_id = $1 ORDER BY part")
                 .bind(run_id)
                 .fetch_all(&self.pool)
                 .await?;
-        Ok(rows.into_iter().collect())
+        let mut state = std::collections::BTreeMap::new();
+        for part in parts {
+            let keys: std::collections::BTreeMap<String, String> = serde_json::from_str(&part)
+                .map_err(|error| {
+                    StoreError::Configuration(format!(
+                        "the state of run {run_id} cannot be read: {error}"
+                    ))
+                })?;
+            state.extend(keys);
+        }
+        Ok(state)
     }
 
     /// Events with `seq` greater than `after`, in order.

@@ -362,8 +362,9 @@ fn is_one_statement(write: &Write, backend: Backend) -> bool {
         // announced to the other processes.
         Backend::Postgres => write.fenced().is_none() && !matches!(write, Write::Events { .. }),
         Backend::Sqlite => match write {
-            Write::Run(_) | Write::Activation(_) | Write::Status { .. } => true,
-            Write::State { changes, .. } => changes.len() <= sqlite::ROWS_PER_STATEMENT,
+            Write::Run(_) | Write::Activation(_) | Write::State { .. } | Write::Status { .. } => {
+                true
+            }
             Write::Events { events, .. } => events.len() <= sqlite::ROWS_PER_STATEMENT,
         },
     }

@@ -85,6 +85,9 @@ struct Fence<'a> {
 /// Locks the row of each run whose writes are fenced until the commit (a
 /// takeover waits), in the order of their ids so that two commits never
 /// wait on each other; returns the runs whose process no longer holds them.
+/// The lock is the one an `UPDATE` of the row takes (`NO KEY UPDATE`), as
+/// the fence was one until the group's fences became one statement, without
+/// writing a new version of each row.
 pub async fn fence<'a>(
     connection: &mut AnyConnection,
     writes: &'a [&Write],
@@ -101,7 +104,7 @@ pub async fn fence<'a>(
         "SELECT runs.id FROM runs
          JOIN json_to_recordset($1::json) AS fenced (id text, owner text)
            ON runs.id = fenced.id AND runs.owner = fenced.owner
-         ORDER BY runs.id FOR UPDATE OF runs",
+         ORDER BY runs.id FOR NO KEY UPDATE OF runs",
     )
     .bind(rows_json(&pairs)?)
     .fetch_all(&mut *connection)
@@ -144,9 +147,10 @@ pub async fn store(connection: &mut AnyConnection, group: &Group<'_>) -> Result<
     }
     for chunk in group.state.chunks(ROWS_PER_STATEMENT) {
         sqlx::query(
-            "INSERT INTO run_state (run_id, key, value)
-             SELECT run_id, key, value FROM json_to_recordset($1::json) AS state (run_id text, key text, value text)
-             ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value",
+            "INSERT INTO run_state_parts (run_id, part, state)
+             SELECT run_id, part, state FROM json_to_recordset($1::json) AS changed (run_id text, part text, state text)
+             ON CONFLICT (run_id, part)
+             DO UPDATE SET state = (run_state_parts.state::jsonb || excluded.state::jsonb)::text",
         )
         .bind(rows_json(chunk)?)
         .execute(&mut *connection)

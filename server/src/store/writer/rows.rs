@@ -1,8 +1,9 @@
 //! A group's writes as the rows they store, whatever the database: the
-//! last version of each activation record and of each state key (a group
-//! may hold several), the events in order, the statuses in order.
+//! last version of each activation record (a group may hold several), the
+//! state keys each run changes as one object for each part, the events and
+//! the statuses in order.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 
 use super::{ActivationWrite, FINISHED, Write};
 
@@ -28,11 +29,27 @@ pub struct ActivationRow<'a> {
     pub ending: Option<&'a str>,
 }
 
+/// The keys of one part of a run's state the group changes, as the JSON
+/// object merged into the stored one.
 #[derive(serde::Serialize)]
 pub struct StateRow<'a> {
     pub run_id: &'a str,
-    pub key: &'a str,
-    pub value: &'a str,
+    pub part: &'a str,
+    pub state: String,
+}
+
+/// Which part of a run's stored state a key is kept in: its module's (the
+/// label before the first dot, after `prev.` for the module's keys from
+/// before it ran again), so that no part grows with the number of
+/// modules; keys without a dot (`input`, `run_id`) in part ''. Any split
+/// would do, so long as it is always the same: a label with a dot in it
+/// only shares its part with another label.
+pub fn state_part(key: &str) -> &str {
+    let after = if key.starts_with("prev.") { 5 } else { 0 };
+    match key.get(after..).and_then(|rest| rest.find('.')) {
+        Some(at) => key.get(..after + at).unwrap_or(""),
+        None => "",
+    }
 }
 
 /// A run moved to a status; a finished run stays as it finished.
@@ -60,7 +77,7 @@ impl<'a> Group<'a> {
         let mut group = Group::default();
         let mut runs_with_events = BTreeSet::new();
         let mut activations: HashMap<(&str, &str, i64), usize> = HashMap::new();
-        let mut state: HashMap<(&str, &str), usize> = HashMap::new();
+        let mut state: BTreeMap<(&str, &str), BTreeMap<&str, &str>> = BTreeMap::new();
         for write in writes {
             match write {
                 Write::Run(_) => {}
@@ -79,14 +96,10 @@ impl<'a> Group<'a> {
                     run_id, changes, ..
                 } => {
                     for (key, value) in changes {
-                        let row = StateRow { run_id, key, value };
-                        match state.get(&(run_id.as_str(), key.as_str())) {
-                            Some(&at) => group.state[at] = row,
-                            None => {
-                                state.insert((run_id, key), group.state.len());
-                                group.state.push(row);
-                            }
-                        }
+                        state
+                            .entry((run_id, state_part(key)))
+                            .or_default()
+                            .insert(key, value);
                     }
                 }
                 Write::Status {
@@ -105,6 +118,15 @@ impl<'a> Group<'a> {
             }
         }
         group.runs_with_events = runs_with_events.into_iter().collect();
+        group.state = state
+            .into_iter()
+            .map(|((run_id, part), keys)| StateRow {
+                run_id,
+                part,
+                // A map of strings always serializes.
+                state: serde_json::to_string(&keys).unwrap_or_default(),
+            })
+            .collect();
         group
     }
 
@@ -181,6 +203,17 @@ mod tests {
     }
 
     #[test]
+    fn a_state_key_is_kept_in_its_modules_part() {
+        assert_eq!(state_part("Draft.output"), "Draft");
+        assert_eq!(state_part("Draft.set.topic"), "Draft");
+        assert_eq!(state_part("prev.Draft.output"), "prev.Draft");
+        assert_eq!(state_part("input"), "");
+        assert_eq!(state_part("run_id"), "");
+        assert_eq!(state_part("prev.input"), "");
+        assert_eq!(state_part("Étape 2.status"), "Étape 2");
+    }
+
+    #[test]
     fn a_group_keeps_the_last_record_and_state_value_and_every_event_and_status() {
         let state = |value: &str| Write::State {
             run_id: "r1".to_owned(),
@@ -228,7 +261,8 @@ mod tests {
         assert_eq!(group.activations[0].record, "second");
         assert_eq!(group.activations[0].ending, Some("ended"));
         assert_eq!(group.state.len(), 1);
-        assert_eq!(group.state[0].value, "b");
+        assert_eq!(group.state[0].part, "Draft");
+        assert_eq!(group.state[0].state, r#"{"Draft.output":"b"}"#);
         let statuses: Vec<(&str, bool)> = group
             .statuses
             .iter()

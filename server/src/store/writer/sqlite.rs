@@ -110,17 +110,22 @@ async fn save_activations(
     Ok(())
 }
 
+/// Each part's changed keys merged into the stored part.
 async fn save_state(connection: &mut AnyConnection, group: &Group<'_>) -> Result<(), StoreError> {
     static TEXTS: Texts = Texts::new();
     for chunk in group.state.chunks(ROWS_PER_STATEMENT) {
         let sql = TEXTS.get(chunk.len(), 3, |values| {
             format!(
-                "INSERT INTO run_state (run_id, key, value) VALUES {values} ON CONFLICT (run_id, key) DO UPDATE SET value = excluded.value"
+                "INSERT INTO run_state_parts (run_id, part, state) VALUES {values}
+                 ON CONFLICT (run_id, part) DO UPDATE SET state = json_patch(run_state_parts.state, excluded.state)"
             )
         });
         let mut query = sqlx::query(sql);
         for row in chunk {
-            query = query.bind(row.run_id).bind(row.key).bind(row.value);
+            query = query
+                .bind(row.run_id)
+                .bind(row.part)
+                .bind(row.state.as_str());
         }
         query.execute(&mut *connection).await?;
     }
