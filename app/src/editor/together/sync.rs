@@ -35,6 +35,8 @@ pub struct Sync {
     /// on, sent as its `before` so that the server says it replaced the
     /// other's value (and they are told).
     contested: Vec<(Path, Option<Value>)>,
+    /// The edits of the last change sent.
+    last_sent: Vec<Edit>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -118,7 +120,21 @@ impl Sync {
                 before.clone_from(made_on);
             }
         }
+        // The same edits again, after the server took them and the room
+        // has brought everything: the server's document already reads so
+        // in its own words (a field cleared reads as its kind's default
+        // there, e.g. a poll's timeout), and sending them again would be
+        // answered the same way, forever. They are taken as stored.
+        if matches!(self.sending, Sending::Answered(revision) if revision <= self.revision)
+            && edits == self.last_sent
+        {
+            edits::apply(&mut self.confirmed, &edits);
+            self.sending = Sending::Nothing;
+            self.last_sent.clear();
+            return None;
+        }
         self.remember_written(&edits, now);
+        self.last_sent.clone_from(&edits);
         self.sending = Sending::OnItsWay;
         Some(Outgoing {
             base: self.revision,
@@ -359,6 +375,25 @@ mod tests {
         assert!(sync.caught_up());
         assert_eq!(sync.outgoing(&local, 3.0), None);
         assert!(!sync.has_unsent(&local));
+    }
+
+    #[test]
+    fn edits_the_server_takes_without_a_new_revision_are_not_sent_again_and_again() {
+        // The server reads a cleared timeout as the kind's default, so the
+        // room brings the clearing while the page reads the default back.
+        let mut sync = Sync::new(document(), 1);
+        let mut local = document();
+        local["modules"][1]["config"]["timeout_seconds"] = json!(259_200);
+        assert!(sync.outgoing(&local, 0.0).is_some());
+        // Answered with the revision it already had: nothing was stored,
+        // and the same edits are not sent again.
+        sync.answered(1);
+        assert_eq!(sync.outgoing(&local, 1.0), None);
+        assert!(sync.caught_up());
+        assert!(!sync.has_unsent(&local));
+        // A new edit still goes.
+        local["modules"][0]["label"] = json!("Subject");
+        assert!(sync.outgoing(&local, 3.0).is_some());
     }
 
     #[test]
