@@ -360,11 +360,19 @@ fn is_one_statement(write: &Write, backend: Backend) -> bool {
     match backend {
         // A fenced write locks its run's row first, and events are
         // announced to the other processes.
-        Backend::Postgres => write.fenced().is_none() && !matches!(write, Write::Events { .. }),
+        // A state write is a row per module part it changes, at most one
+        // per key: more keys than a statement's rows take two statements.
+        Backend::Postgres => {
+            write.fenced().is_none()
+                && match write {
+                    Write::Events { .. } => false,
+                    Write::State { changes, .. } => changes.len() <= postgres::ROWS_PER_STATEMENT,
+                    _ => true,
+                }
+        }
         Backend::Sqlite => match write {
-            Write::Run(_) | Write::Activation(_) | Write::State { .. } | Write::Status { .. } => {
-                true
-            }
+            Write::Run(_) | Write::Activation(_) | Write::Status { .. } => true,
+            Write::State { changes, .. } => changes.len() <= sqlite::ROWS_PER_STATEMENT,
             Write::Events { events, .. } => events.len() <= sqlite::ROWS_PER_STATEMENT,
         },
     }
@@ -414,4 +422,27 @@ async fn apply(
         Backend::Postgres => postgres::store(connection, &group).await?,
     }
     Ok(outcomes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn state(keys: usize) -> Write {
+        Write::State {
+            run_id: "r1".to_owned(),
+            changes: (0..keys)
+                .map(|index| (format!("Step {index}.status"), "completed".to_owned()))
+                .collect(),
+            fence: None,
+        }
+    }
+
+    #[test]
+    fn a_write_that_needs_two_statements_is_committed_in_a_transaction() {
+        assert!(is_one_statement(&state(3), Backend::Sqlite));
+        assert!(!is_one_statement(&state(700), Backend::Sqlite));
+        assert!(is_one_statement(&state(700), Backend::Postgres));
+        assert!(!is_one_statement(&state(5000), Backend::Postgres));
+    }
 }

@@ -15,7 +15,7 @@ use super::{RunWrite, Write};
 use crate::store::{EVENTS_CHANNEL, StoreError};
 
 /// Rows per statement: a few megabytes of JSON at most.
-const ROWS_PER_STATEMENT: usize = 4096;
+pub const ROWS_PER_STATEMENT: usize = 4096;
 
 /// Rows as the JSON array `json_to_recordset` reads.
 fn rows_json<T: serde::Serialize>(rows: &[T]) -> Result<String, StoreError> {
