@@ -6,9 +6,13 @@ use std::sync::Arc;
 use leptos::prelude::*;
 
 /// A list that follows `wanted`, dropping at once what leaves it but adding
-/// at most `per_frame` new items each animation frame.
+/// at most `per_frame` new items each animation frame, or `first` before
+/// the list's first frame: that is the page loading, where frames between
+/// batches would only put off the moment the whole view shows, and show
+/// it in pieces.
 pub fn batched<T>(
     wanted: Memo<Vec<T>>,
+    first: usize,
     per_frame: usize,
     key: fn(&T) -> Arc<str>,
 ) -> RwSignal<Vec<T>>
@@ -19,6 +23,7 @@ where
         wanted: Memo<Vec<T>>,
         drawn: RwSignal<Vec<T>>,
         busy: StoredValue<bool>,
+        mut budget: usize,
         per_frame: usize,
         key: fn(&T) -> Arc<str>,
     ) where
@@ -26,7 +31,6 @@ where
     {
         let shown: std::collections::HashSet<Arc<str>> =
             drawn.with_untracked(|drawn| drawn.iter().map(key).collect());
-        let mut budget = per_frame;
         let mut complete = true;
         let next: Vec<T> = wanted.with_untracked(|wanted| {
             wanted
@@ -52,17 +56,26 @@ where
         if complete {
             busy.set_value(false);
         } else {
-            crate::browser::next_frame(move || catch_up(wanted, drawn, busy, per_frame, key));
+            crate::browser::next_frame(move || {
+                catch_up(wanted, drawn, busy, per_frame, per_frame, key);
+            });
         }
     }
     // At first everything wanted: hydration must find what the server drew.
     let drawn = RwSignal::new(wanted.get_untracked());
     let busy = StoredValue::new(false);
+    let loading = StoredValue::new(true);
+    crate::browser::next_frame(move || loading.set_value(false));
     Effect::new(move |_| {
         wanted.track();
         if !busy.get_value() {
             busy.set_value(true);
-            catch_up(wanted, drawn, busy, per_frame, key);
+            let budget = if loading.get_value() {
+                first
+            } else {
+                per_frame
+            };
+            catch_up(wanted, drawn, busy, budget, per_frame, key);
         }
     });
     drawn

@@ -111,14 +111,15 @@ pub fn CableView(model: CanvasModel, edge: EdgeHandle) -> impl IntoView {
     let order = edge.order;
     let route = edge.route;
     let geometry = Memo::new(move |_| cable_geometry(&model, &edge));
-    let path = move || {
+    // Written once for both of its paths.
+    let path = Memo::new(move |_| {
         geometry.with(|geometry| {
             geometry
                 .as_ref()
                 .map(|geometry| geometry.curve.path())
                 .unwrap_or_default()
         })
-    };
+    });
     let middle = move || {
         geometry.with(|geometry| {
             geometry
@@ -141,17 +142,34 @@ pub fn CableView(model: CanvasModel, edge: EdgeHandle) -> impl IntoView {
         })
     };
     view! {
+        // One class, not an effect per class: a view of a large graph
+        // mounts hundreds of cables at once.
         <g
-            class="cable"
-            class:dangling=move || geometry.with(|geometry| geometry.as_ref().is_none_or(|geometry| geometry.dangling))
-            class:selected=move || selected.get()
-            class:flagged=move || flagged.get()
-            class:taken=move || route.get() == CableRoute::Taken
-            class:passed=move || route.get() == CableRoute::Passed
+            class=move || {
+                let mut class = String::from("cable");
+                let dangling = geometry
+                    .with(|geometry| geometry.as_ref().is_none_or(|geometry| geometry.dangling));
+                let route = match route.get() {
+                    CableRoute::Taken => " taken",
+                    CableRoute::Passed => " passed",
+                    CableRoute::Open => "",
+                };
+                for (on, name) in [
+                    (dangling, " dangling"),
+                    (selected.get(), " selected"),
+                    (flagged.get(), " flagged"),
+                    (true, route),
+                ] {
+                    if on {
+                        class.push_str(name);
+                    }
+                }
+                class
+            }
             data-edge-id=id
         >
-            <path class="cable-hit" d=path></path>
-            <path class="cable-line" d=path></path>
+            <path class="cable-hit" d=move || path.get()></path>
+            <path class="cable-line" d=move || path.get()></path>
             {label}
         </g>
     }

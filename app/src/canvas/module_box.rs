@@ -110,25 +110,38 @@ pub fn ModuleBox(node: NodeHandle, model: CanvasModel) -> impl IntoView {
     let input_limit = Signal::derive(move || layout.get().1);
     let output_limit = Signal::derive(move || layout.get().2);
     view! {
+        // One class and one style each, not an effect per class and per
+        // property: a view of a large graph mounts a hundred modules at once.
         <div
             class=move || {
                 let state = run.with(|run| run.as_ref().map_or("", |run| run.state.class()));
-                format!("module kind-{} {state}", kind.get())
+                let mut class = kind.with(|kind| format!("module kind-{kind} {state}"));
+                for (on, name) in [
+                    (selected.get(), " selected"),
+                    (flagged.get(), " flagged"),
+                    (dragging.get(), " dragging"),
+                ] {
+                    if on {
+                        class.push_str(name);
+                    }
+                }
+                class
             }
-            class:selected=move || selected.get()
-            class:flagged=move || flagged.get()
-            class:dragging=move || dragging.get()
             data-node-id=id.to_string()
-            // left/top, not a transform: a transform per module gives each
-            // its own paint chunk, and Chromium re-layerizes a thousand of
-            // them on every frame of a pan.
-            style:left=move || format!("{}px", position.get().x)
-            style:top=move || format!("{}px", position.get().y)
-            // Only modules wider than the stylesheet's width carry one of
-            // their own (a thousand identical declarations cost a style pass).
-            style:width=move || {
+            style=move || {
+                // left/top, not a transform: a transform per module gives
+                // each its own paint chunk, and Chromium re-layerizes a
+                // thousand of them on every frame of a pan.
+                let at = position.get();
+                let mut style = format!("left:{}px;top:{}px", at.x, at.y);
+                // Only modules wider than the stylesheet's width carry one
+                // of their own (a thousand identical declarations cost a
+                // style pass).
                 let outer = layout.get().0 + 2.0 * geometry::BORDER;
-                (outer > geometry::MODULE_OUTER_WIDTH).then(|| format!("{outer}px"))
+                if outer > geometry::MODULE_OUTER_WIDTH {
+                    style.push_str(&format!(";width:{outer}px"));
+                }
+                style
             }
         >
             {move || {

@@ -12,10 +12,13 @@ use super::model::{CanvasModel, NodeHandle};
 use super::module_box::ModuleBox;
 
 /// The modules in the page: those near the view when drawn in detail,
-/// those coming into view a batch per frame.
+/// all at once as the page loads, then those coming into view a batch per
+/// frame.
 pub fn drawn_modules(detail: Detail) -> RwSignal<Vec<NodeHandle>> {
     let wanted = Memo::new(move |_| detail.in_detail(detail.near_nodes));
-    batched(wanted, 40, |node: &NodeHandle| Arc::clone(&node.id))
+    batched(wanted, usize::MAX, 40, |node: &NodeHandle| {
+        Arc::clone(&node.id)
+    })
 }
 
 #[component]

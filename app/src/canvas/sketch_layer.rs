@@ -45,7 +45,7 @@ impl SketchedModules {
                 sketches::module_chunks(&still, ((left + right) / 2.0, (top + bottom) / 2.0))
             })
         });
-        let drawn_chunks = batched(wanted, 1, |chunk: &SketchChunk| Arc::clone(&chunk.key));
+        let drawn_chunks = batched(wanted, 1, 1, |chunk: &SketchChunk| Arc::clone(&chunk.key));
         let dragged = Memo::new(move |_| {
             let mut markup = String::new();
             if !detailed.get() {
