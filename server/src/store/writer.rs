@@ -6,7 +6,6 @@
 //! seen"; many runs share a commit instead of queueing for the write lock
 //! one transaction at a time (SQLite has one writer).
 
-use std::collections::BTreeSet;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -343,46 +342,40 @@ async fn commit(
     backend: Backend,
     writes: &[&Write],
 ) -> Result<Vec<Result<(), StoreError>>, StoreError> {
+    if backend == Backend::Sqlite {
+        sqlite::commit(connection, writes).await?;
+        return Ok(writes.iter().map(|_| Ok(())).collect());
+    }
     // A write that is one statement is atomic alone: no BEGIN and COMMIT
-    // to wait for (what a single run's chain mostly does).
+    // to wait for.
     if let [write] = writes
-        && is_one_statement(write, backend)
+        && is_one_statement(write)
     {
-        return apply(connection, backend, writes).await;
+        return apply(connection, writes).await;
     }
     let mut transaction = connection.begin().await?;
-    let outcomes = apply(&mut transaction, backend, writes).await?;
+    let outcomes = apply(&mut transaction, writes).await?;
     transaction.commit().await?;
     Ok(outcomes)
 }
 
-fn is_one_statement(write: &Write, backend: Backend) -> bool {
-    match backend {
-        // A fenced write locks its run's row first, and events are
-        // announced to the other processes.
-        // A state write is a row per module part it changes, at most one
-        // per key: more keys than a statement's rows take two statements.
-        Backend::Postgres => {
-            write.fenced().is_none()
-                && match write {
-                    Write::Events { .. } => false,
-                    Write::State { changes, .. } => changes.len() <= postgres::ROWS_PER_STATEMENT,
-                    _ => true,
-                }
+fn is_one_statement(write: &Write) -> bool {
+    // A fenced write locks its run's row first, and events are announced
+    // to the other processes. A state write is a row per module part it
+    // changes, at most one per key: more keys than a statement's rows take
+    // two statements.
+    write.fenced().is_none()
+        && match write {
+            Write::Events { .. } => false,
+            Write::State { changes, .. } => changes.len() <= postgres::ROWS_PER_STATEMENT,
+            _ => true,
         }
-        Backend::Sqlite => match write {
-            Write::Run(_) | Write::Activation(_) | Write::Status { .. } => true,
-            Write::State { changes, .. } => changes.len() <= sqlite::ROWS_PER_STATEMENT,
-            Write::Events { events, .. } => events.len() <= sqlite::ROWS_PER_STATEMENT,
-        },
-    }
 }
 
-/// Stores `writes` on `connection`: each one's outcome, or the error that
+/// Stores `writes` on PostgreSQL: each one's outcome, or the error that
 /// stopped them.
 async fn apply(
     connection: &mut AnyConnection,
-    backend: Backend,
     writes: &[&Write],
 ) -> Result<Vec<Result<(), StoreError>>, StoreError> {
     // New runs first: the other writes may be of them.
@@ -393,16 +386,8 @@ async fn apply(
             _ => None,
         })
         .collect();
-    let lost = match backend {
-        Backend::Sqlite => {
-            sqlite::insert_runs(connection, &runs).await?;
-            BTreeSet::new()
-        }
-        Backend::Postgres => {
-            postgres::insert_runs(connection, &runs).await?;
-            postgres::fence(connection, writes).await?
-        }
-    };
+    postgres::insert_runs(connection, &runs).await?;
+    let lost = postgres::fence(connection, writes).await?;
     let mut outcomes = Vec::with_capacity(writes.len());
     let mut kept = Vec::with_capacity(writes.len());
     for write in writes {
@@ -416,11 +401,7 @@ async fn apply(
             }
         }
     }
-    let group = rows::Group::of(&kept);
-    match backend {
-        Backend::Sqlite => sqlite::store(connection, &group).await?,
-        Backend::Postgres => postgres::store(connection, &group).await?,
-    }
+    postgres::store(connection, &rows::Group::of(&kept)).await?;
     Ok(outcomes)
 }
 
@@ -428,7 +409,7 @@ async fn apply(
 mod tests {
     use super::*;
 
-    fn state(keys: usize) -> Write {
+    pub fn state(keys: usize) -> Write {
         Write::State {
             run_id: "r1".to_owned(),
             changes: (0..keys)
@@ -440,9 +421,8 @@ mod tests {
 
     #[test]
     fn a_write_that_needs_two_statements_is_committed_in_a_transaction() {
-        assert!(is_one_statement(&state(3), Backend::Sqlite));
-        assert!(!is_one_statement(&state(700), Backend::Sqlite));
-        assert!(is_one_statement(&state(700), Backend::Postgres));
-        assert!(!is_one_statement(&state(5000), Backend::Postgres));
+        // PostgreSQL; SQLite's in writer/sqlite.rs.
+        assert!(is_one_statement(&state(700)));
+        assert!(!is_one_statement(&state(5000)));
     }
 }
