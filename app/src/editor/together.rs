@@ -5,6 +5,7 @@
 //! out. `view` draws who is here, the others' pointers and selections, and
 //! what the person must be told.
 
+pub mod pacing;
 pub mod sync;
 pub mod view;
 
@@ -61,7 +62,7 @@ pub struct Together {
     source: StoredValue<Option<send_wrapper::SendWrapper<browser::EventStream>>>,
     send_timer: StoredValue<Option<browser::Timer>>,
     presence_timer: StoredValue<Option<browser::Timer>>,
-    presence_waiting: StoredValue<bool>,
+    presence: StoredValue<pacing::Pacing>,
     heartbeat: StoredValue<Option<browser::Repeat>>,
     /// When the last change was sent (the browser's clock, milliseconds).
     last_sent: StoredValue<f64>,
@@ -83,7 +84,7 @@ impl Together {
             source: StoredValue::new(None),
             send_timer: StoredValue::new(None),
             presence_timer: StoredValue::new(None),
-            presence_waiting: StoredValue::new(false),
+            presence: StoredValue::new(pacing::Pacing::default()),
             heartbeat: StoredValue::new(None),
             was_connected: StoredValue::new(false),
             last_sent: StoredValue::new(f64::NEG_INFINITY),
@@ -552,16 +553,20 @@ fn show_moving(editor: EditorState, person: &Person, before: &[(String, f64, f64
     );
 }
 
-/// Says where this person is, at most every [`PRESENCE_EVERY`].
+/// Says where this person is, at most every [`PRESENCE_EVERY`] and one
+/// at a time (`pacing.rs`).
 pub fn say_presence(editor: EditorState) {
     let together = editor.together;
-    if together.presence_timer.with_value(Option::is_some) {
-        together.presence_waiting.set_value(true);
-        return;
-    }
     let Some(me) = together.me.get_value() else {
         return;
     };
+    if !together
+        .presence
+        .try_update_value(pacing::Pacing::news)
+        .unwrap_or(false)
+    {
+        return;
+    }
     let identity = together.identity.get_untracked();
     let selection = editor.model.selected_ids();
     let update = PresenceUpdate {
@@ -578,16 +583,32 @@ pub fn say_presence(editor: EditorState) {
     leptos::task::spawn_local(async move {
         // Lost presence is said again with the next move or heartbeat.
         let _ = api::say_presence(&graph_id, &update).await;
+        if together
+            .presence
+            .try_update_value(pacing::Pacing::answered)
+            .unwrap_or(false)
+        {
+            say_presence(editor);
+        }
     });
     let timer = browser::run_after(
         move || {
             together.presence_timer.set_value(None);
-            if together.presence_waiting.get_value() {
-                together.presence_waiting.set_value(false);
+            if together
+                .presence
+                .try_update_value(pacing::Pacing::rested)
+                .unwrap_or(false)
+            {
                 say_presence(editor);
             }
         },
         PRESENCE_EVERY,
     );
+    if timer.is_none() {
+        // No timer to end the interval: it is over at once.
+        together.presence.update_value(|pacing| {
+            pacing.rested();
+        });
+    }
     together.presence_timer.set_value(timer);
 }
