@@ -379,14 +379,7 @@ async fn apply(
     writes: &[&Write],
 ) -> Result<Vec<Result<(), StoreError>>, StoreError> {
     // New runs first: the other writes may be of them.
-    let runs: Vec<&RunWrite> = writes
-        .iter()
-        .filter_map(|write| match write {
-            Write::Run(run) => Some(run),
-            _ => None,
-        })
-        .collect();
-    postgres::insert_runs(connection, &runs).await?;
+    postgres::insert_runs(connection, &new_runs(writes)).await?;
     let lost = postgres::fence(connection, writes).await?;
     let mut outcomes = Vec::with_capacity(writes.len());
     let mut kept = Vec::with_capacity(writes.len());
@@ -403,6 +396,18 @@ async fn apply(
     }
     postgres::store(connection, &rows::Group::of(&kept)).await?;
     Ok(outcomes)
+}
+
+/// The new runs among `writes`.
+fn new_runs<'a>(writes: &[&'a Write]) -> Vec<&'a RunWrite> {
+    writes
+        .iter()
+        .copied()
+        .filter_map(|write| match write {
+            Write::Run(run) => Some(run),
+            _ => None,
+        })
+        .collect()
 }
 
 #[cfg(test)]

@@ -23,13 +23,7 @@ const ONE_TRIP_ROWS: usize = 32;
 /// Stores `writes` (runs first, as the other writes may be of them) in one
 /// transaction, or as one statement when that is all they are.
 pub async fn commit(connection: &mut AnyConnection, writes: &[&Write]) -> Result<(), StoreError> {
-    let runs: Vec<&RunWrite> = writes
-        .iter()
-        .filter_map(|write| match write {
-            Write::Run(run) => Some(run),
-            _ => None,
-        })
-        .collect();
+    let runs = super::new_runs(writes);
     let group = Group::of(writes);
     let rounds = group.status_rounds();
     let statements = statements(&runs, &group, &rounds);
