@@ -178,7 +178,8 @@ async fn refused(server: &Priced, graph_id: &str, body: Value) -> Value {
 }
 
 /// Refused, while a run of the graph goes on calling the provider: the
-/// calls made meanwhile are that run's.
+/// calls made meanwhile are that run's (the caller counts them once it has
+/// ended).
 async fn refused_while_another_runs(server: &Priced, graph_id: &str, body: Value) -> Value {
     let (status, error) = run_with(&server.router, graph_id, body).await;
     assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{error}");
@@ -281,6 +282,7 @@ async fn a_run_of_another_graph_one_still_running_or_one_that_failed_before_is_r
         "{error}"
     );
     // Still running: three calls take a while.
+    let calls = server.calls();
     let (_, running) = run_with(&server.router, &id, json!({"input": {"text": "mars"}})).await;
     let error = refused_while_another_runs(&server, &id, from(&running, "a3")).await;
     assert!(
@@ -293,6 +295,11 @@ async fn a_run_of_another_graph_one_still_running_or_one_that_failed_before_is_r
         &["completed"],
     )
     .await;
+    assert_eq!(
+        server.calls(),
+        calls + 3,
+        "the running run's three calls, and none for the refused one"
+    );
     // A run that a budget stopped after its first call never reached Draft.
     let (_, stopped) = run_with(
         &server.router,

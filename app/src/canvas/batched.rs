@@ -23,32 +23,14 @@ where
         wanted: Memo<Vec<T>>,
         drawn: RwSignal<Vec<T>>,
         busy: StoredValue<bool>,
-        mut budget: usize,
+        budget: usize,
         per_frame: usize,
         key: fn(&T) -> Arc<str>,
     ) where
         T: Clone + PartialEq + Send + Sync + 'static,
     {
-        let shown: std::collections::HashSet<Arc<str>> =
-            drawn.with_untracked(|drawn| drawn.iter().map(key).collect());
-        let mut complete = true;
-        let next: Vec<T> = wanted.with_untracked(|wanted| {
-            wanted
-                .iter()
-                .filter(|item| {
-                    if shown.contains(&key(item)) {
-                        return true;
-                    }
-                    if budget > 0 {
-                        budget -= 1;
-                        true
-                    } else {
-                        complete = false;
-                        false
-                    }
-                })
-                .cloned()
-                .collect()
+        let (next, complete) = drawn.with_untracked(|drawn| {
+            wanted.with_untracked(|wanted| next_batch(wanted, drawn, budget, key))
         });
         if drawn.with_untracked(|drawn| *drawn != next) {
             drawn.set(next);
@@ -79,4 +61,64 @@ where
         }
     });
     drawn
+}
+
+/// What is drawn after one more batch: `wanted`, in its order, but for the
+/// items not yet `drawn` beyond the first `budget` of them; and whether
+/// that is all of `wanted`.
+fn next_batch<T: Clone>(
+    wanted: &[T],
+    drawn: &[T],
+    mut budget: usize,
+    key: fn(&T) -> Arc<str>,
+) -> (Vec<T>, bool) {
+    let shown: std::collections::HashSet<Arc<str>> = drawn.iter().map(key).collect();
+    let mut complete = true;
+    let next = wanted
+        .iter()
+        .filter(|item| {
+            if shown.contains(&key(item)) {
+                return true;
+            }
+            if budget > 0 {
+                budget -= 1;
+                true
+            } else {
+                complete = false;
+                false
+            }
+        })
+        .cloned()
+        .collect();
+    (next, complete)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(item: &Arc<str>) -> Arc<str> {
+        Arc::clone(item)
+    }
+
+    fn items(names: &str) -> Vec<Arc<str>> {
+        names.split_whitespace().map(Arc::from).collect()
+    }
+
+    #[test]
+    fn a_batch_adds_at_most_its_budget_in_order_and_drops_what_left_at_once() {
+        let wanted = items("a b c d e");
+        let (next, complete) = next_batch(&wanted, &items("b x"), 2, key);
+        assert_eq!(next, items("a b c"));
+        assert!(!complete);
+        let (next, complete) = next_batch(&wanted, &next, 2, key);
+        assert_eq!(next, items("a b c d e"));
+        assert!(complete);
+    }
+
+    #[test]
+    fn an_unbounded_first_batch_draws_everything_wanted_at_once() {
+        let wanted = items("a b c d e");
+        assert_eq!(next_batch(&wanted, &[], usize::MAX, key), (wanted, true));
+    }
 }

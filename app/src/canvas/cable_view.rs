@@ -158,12 +158,12 @@ pub fn CableView(model: CanvasModel, edge: EdgeHandle) -> impl IntoView {
                     (dangling, " dangling"),
                     (selected.get(), " selected"),
                     (flagged.get(), " flagged"),
-                    (true, route),
                 ] {
                     if on {
                         class.push_str(name);
                     }
                 }
+                class.push_str(route);
                 class
             }
             data-edge-id=id

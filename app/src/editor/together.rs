@@ -560,13 +560,13 @@ pub fn say_presence(editor: EditorState) {
     let Some(me) = together.me.get_value() else {
         return;
     };
-    if !together
+    let Some(number) = together
         .presence
-        .try_update_value(pacing::Pacing::news)
-        .unwrap_or(false)
-    {
+        .try_update_value(|pacing| pacing.news(now_ms()))
+        .flatten()
+    else {
         return;
-    }
+    };
     let identity = together.identity.get_untracked();
     let selection = editor.model.selected_ids();
     let update = PresenceUpdate {
@@ -585,7 +585,7 @@ pub fn say_presence(editor: EditorState) {
         let _ = api::say_presence(&graph_id, &update).await;
         if together
             .presence
-            .try_update_value(pacing::Pacing::answered)
+            .try_update_value(|pacing| pacing.answered(number))
             .unwrap_or(false)
         {
             say_presence(editor);
