@@ -167,6 +167,8 @@ test('each lazily loaded part loads once when first shown and works', async ({ p
   await page.getByRole('dialog', { name: 'Run the graph' }).getByLabel('Run input').press('Control+Enter');
   await expect(runPanel(page).locator('.run-status')).toHaveText('Completed', { timeout: 30000 });
   await runPanel(page).getByRole('button', { name: 'History' }).click();
+  // The list loads after the panel opens: wait for both runs before ticking.
+  await expect(runPanel(page).getByRole('checkbox')).toHaveCount(2);
   for (const box of await runPanel(page).getByRole('checkbox').all()) await box.check();
   await runPanel(page).getByRole('button', { name: 'Compare the two runs' }).click();
   const compared = page.getByRole('dialog', { name: 'Compare runs' });

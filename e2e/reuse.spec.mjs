@@ -59,6 +59,7 @@ test('Run from here reuses what is upstream, says what that saves, and draws it 
   // The two runs side by side: reused or run again, nothing differs.
   const history = runPanel(page);
   await expect(history.getByRole('button', { name: 'Compare the two runs' })).toBeDisabled();
+  await expect(history.getByRole('checkbox')).toHaveCount(2);
   for (const box of await history.getByRole('checkbox').all()) await box.check();
   await history.getByRole('button', { name: 'Compare the two runs' }).click();
   const compared = page.getByRole('dialog', { name: 'Compare runs' });
