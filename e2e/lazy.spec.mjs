@@ -1,5 +1,5 @@
 // The bundle is split (README, Building): the home page is the main module
-// alone; a graph's page is the main module and the page's part (the editor
+// and a part of its own; a graph's page is the main module and the page's part (the editor
 // and its canvas); what no page shows when it opens — a module's detail
 // panel, the run panel, the run, history, share and comparison dialogs — is
 // a chunk fetched the first time it is shown. A view link fetches none of
@@ -35,7 +35,7 @@ function stylesheetRequests(page) {
   return sheets;
 }
 
-test('the home page is the main module alone, and a graph opened from it fetches the page\'s part', async ({ page }) => {
+test('the home page is the main module and its own part, and a graph opened from it fetches the page\'s part', async ({ page }) => {
   const errors = watchErrors(page);
   await newGraph(page);
   const chunks = chunkRequests(page);
@@ -45,7 +45,9 @@ test('the home page is the main module alone, and a graph opened from it fetches
   await page.waitForLoadState('networkidle');
   const line = page.locator('.home-graph').first();
   await expect(line).toBeVisible();
-  expect(parts(chunks)).toEqual([]);
+  // Its own part, and nothing another page uses.
+  expect(parts(chunks)).toEqual(['split_home_part']);
+  expect(chunks.filter((name) => name.startsWith('chunk_'))).toEqual([]);
   // Only the stylesheet of every page; still styled as the home page.
   expect(sheets).toEqual(['app.css']);
   await expect(line.locator('.home-graph-name')).toHaveCSS('font-weight', '600');
@@ -106,6 +108,15 @@ test('a page whose part cannot be fetched says so and stays as the server drew i
   await expect(node(visitor, 'm2')).toBeVisible();
   expect(uncaught).toEqual([]);
   await visitor.close();
+});
+
+test('the home page whose part cannot be fetched says so and still shows the examples the server drew', async ({ page }) => {
+  await page.route(/\/pkg\/split_home_part_\d+\.wasm$/, (route) => route.abort());
+  const uncaught = watchErrors(page, { consoleErrors: false });
+  await page.goto('/');
+  await expect(page.getByRole('alert')).toHaveText(/code could not be fetched.*Reload the page to try again/);
+  await expect(page.getByRole('link', { name: /New graph/ }).first()).toBeVisible();
+  expect(uncaught).toEqual([]);
 });
 
 test('a panel whose part cannot be fetched says so in its place, and the rest of the page goes on working', async ({ page }) => {

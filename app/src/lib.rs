@@ -27,9 +27,8 @@ use leptos::prelude::*;
 use leptos_router::components::{Route, Router, Routes};
 use leptos_router::{SsrMode, path};
 
-use home::HomePage;
 use pages::NotFound;
-use routes::{Page, page_view};
+use routes::{Page, home_view, page_view};
 
 /// The HTML document around the app.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -58,7 +57,7 @@ pub fn App() -> impl IntoView {
             <Routes fallback=|| view! { <NotFound message="This page does not exist."/> }>
                 // Async: the status (404 for an unknown graph) is known before
                 // the first byte is sent.
-                <Route path=path!("/") view=HomePage/>
+                <Route path=path!("/") view=home_view/>
                 // Every page but the home page comes with a part of the
                 // bundle of its own (routes.rs).
                 <Route path=path!("/g/:id") view=|| page_view(Page::Graph) ssr=SsrMode::Async/>

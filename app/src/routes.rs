@@ -1,7 +1,8 @@
-//! The pages that come with a part of the bundle of their own: everything
-//! but the home page. The home page needs none of the editor or its
-//! canvas, and a graph's page none of the home page, so each page's first
-//! load is the main module and, beyond the home page, the page's part.
+//! The pages that come with a part of the bundle of their own. The home
+//! page needs none of the editor or its canvas, and a graph's page none of
+//! the home page, so each page's first load is the main module (the router,
+//! the not-found page and what every page shares) and that page's part: the
+//! home page's, or the part every other page has.
 //!
 //! Every such page is the editor around a graph (or, for `/bench`, its
 //! canvas alone), so all of them come from one `#[lazy]` function: one
@@ -22,6 +23,7 @@
 use leptos::prelude::*;
 
 use crate::bench::BenchPage;
+use crate::home::HomePage;
 use crate::pages::{GraphPage, OpenPage, RevisionPage, RunPage};
 
 /// A page that comes with the lazily loaded part.
@@ -68,6 +70,17 @@ fn page(which: Page) -> Result<AnyView, PartMissing> {
     })
 }
 
+// The home page's own part: a view link or an editor fetches none of it.
+#[lazy(fallible)]
+fn home_part() -> Result<AnyView, PartMissing> {
+    Ok(view! { <HomePage/> }.into_any())
+}
+
+/// The view of the home page's route.
+pub fn home_view() -> impl IntoView {
+    Suspend::new(async move { home_part().await.unwrap_or_else(part_missing) })
+}
+
 /// The view of a route to a page with the part.
 pub fn page_view(which: Page) -> impl IntoView {
     // The page's stylesheet comes with it, as its code does: the home page
@@ -84,18 +97,20 @@ pub fn part_missing(_: PartMissing) -> AnyView {
     view! { <p class="part-missing" role="alert">{PART_MISSING}</p> }.into_any()
 }
 
-/// Whether the page at this path comes with the part (the routes in
-/// `crate::App` that use [`page_view`]).
+/// Whether the page at this path comes with the part every page but the
+/// home page has (the routes in `crate::App` that use [`page_view`]).
 pub fn has_part(path: &str) -> bool {
     path.starts_with("/g/") || path == "/open" || path == "/bench"
 }
 
-/// Fetches the page's part, if the page at this path has one, before the
-/// page is hydrated. `Err` when it could not be fetched: the page is then
+/// Fetches the page's part (the home page's, or the part of every other
+/// page the app has), before the page is hydrated. `Err` when it could not be fetched: the page is then
 /// left as the server drew it (hydrating it would fail), and says why.
 #[cfg(feature = "hydrate")]
 pub async fn load_part_first(path: &str) -> Result<(), PartMissing> {
-    if has_part(path) {
+    if path == "/" {
+        __preload_home_part().await?;
+    } else if has_part(path) {
         __preload_page().await?;
     }
     Ok(())

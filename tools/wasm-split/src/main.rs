@@ -9,7 +9,10 @@
 //!
 //! OUTER names the split (by the start of its name, `page_`) that every
 //! other split is loaded after: a page's part, whose own lazily loaded parts
-//! are its panels and dialogs. The library alone puts the code two splits
+//! are its panels and dialogs. Each APART names one that is never loaded
+//! with the others (`home_part_`, the home page's part): what it shares with
+//! any other split stays in the main module, as it did before it was a
+//! split, so neither page fetches a chunk for the other's sake. The library alone puts the code two splits
 //! share into a chunk for each combination of splits that use it — some
 //! fifty fetches for a graph's page, and a tenth more bytes than one piece;
 //! with nesting (nested-splits.patch) what the outer split shares with the
@@ -22,12 +25,13 @@ fn main() -> ExitCode {
     let arguments: Vec<String> = std::env::args().skip(1).collect();
     let (input, output) = match arguments.as_slice() {
         [input, output] => (input, output),
-        [input, output, outer] => {
+        [input, output, outer, apart @ ..] => {
             wasm_split_cli_support::nest_inside(outer);
+            wasm_split_cli_support::keep_apart(apart.to_vec());
             (input, output)
         }
         _ => {
-            eprintln!("usage: patchbay-wasm-split INPUT.wasm OUTPUT_DIR [OUTER]");
+            eprintln!("usage: patchbay-wasm-split INPUT.wasm OUTPUT_DIR [OUTER [APART...]]");
             return ExitCode::from(2);
         }
     };
