@@ -38,6 +38,9 @@ function stylesheetRequests(page) {
 test('the home page is the main module and its own part, and a graph opened from it fetches the page\'s part', async ({ page }) => {
   const errors = watchErrors(page);
   await newGraph(page);
+  // The graph's page has fetched all it will (its check comes a moment
+  // after it is interactive): what follows is the home page's.
+  await page.waitForLoadState('networkidle');
   const chunks = chunkRequests(page);
   const sheets = stylesheetRequests(page);
   await page.goto('/');
@@ -77,7 +80,9 @@ test('a view link is drawn and hydrated from the main module and the page\'s par
   // The editor who made the graph has it open too: who is here is a part of
   // its own, fetched because someone else is (alone, a page never does).
   await expect(visitor.getByRole('list', { name: 'People here' }).getByRole('listitem')).toHaveCount(2);
-  expect(parts(chunks)).toEqual(['split_page', 'split_together_part']);
+  // The graph's check comes once the page is interactive (its badge is
+  // everyone's).
+  expect(parts(chunks).sort()).toEqual(['split_check_graph', 'split_page', 'split_together_part']);
   // Hydrated: the zoom buttons work. A visitor may look at a module's
   // details (that chunk loads), never at what editing needs.
   await visitor.getByRole('button', { name: 'Zoom in' }).click();
@@ -119,6 +124,16 @@ test('the home page whose part cannot be fetched says so and still shows the exa
   expect(uncaught).toEqual([]);
 });
 
+test('a graph whose check cannot be fetched says so once, and the editor goes on working', async ({ page }) => {
+  await page.route(/\/pkg\/split_check_graph_\d+\.wasm$/, (route) => route.abort());
+  const uncaught = watchErrors(page, { consoleErrors: false });
+  await newGraph(page);
+  await expect(page.locator('.toast')).toContainText('The graph cannot be checked: Part of this page');
+  await node(page, 'm2').locator('.module-header').click();
+  await expect(panel(page).getByLabel('Label')).toHaveValue('Draft');
+  expect(uncaught).toEqual([]);
+});
+
 test('a panel whose part cannot be fetched says so in its place, and the rest of the page goes on working', async ({ page }) => {
   await page.route(/\/pkg\/split_side_panel_\d+\.wasm$/, (route) => route.abort());
   const uncaught = watchErrors(page, { consoleErrors: false });
@@ -136,8 +151,9 @@ test('each lazily loaded part loads once when first shown and works', async ({ p
   const chunks = chunkRequests(page);
   await newGraph(page);
   await page.waitForLoadState('networkidle');
-  // An editor's first screen has the palette, a chunk of its own.
-  expect(parts(chunks)).toEqual(['split_page', 'split_palette']);
+  // An editor's first screen has the palette, a chunk of its own; the
+  // graph's check comes once the page is interactive.
+  expect(parts(chunks).sort()).toEqual(['split_check_graph', 'split_page', 'split_palette']);
   await expect(page.getByLabel('Search module kinds')).toBeVisible();
 
   // The validation findings, the shortcut list, a module's menu (in the

@@ -62,44 +62,56 @@ fn load_catalogue(editor: EditorState) {
 }
 
 /// Runs validation a moment after the last edit, and marks what has errors.
+/// The check is a part of its own (`lazy_parts::check`), fetched for the
+/// first check, a moment after the page is interactive: a first load does
+/// without it.
 fn watch_validation(editor: EditorState) {
     let timer = StoredValue::new(None::<crate::browser::Timer>);
+    let said_missing = StoredValue::new(false);
     Effect::new(move |_| {
         editor.version.track();
         editor.catalogue.track();
         let run = move || {
-            let findings = editor.with_graph(|graph| validate(graph, &editor.validation_context()));
-            let errors: std::collections::HashSet<&str> = findings
-                .iter()
-                .filter(|finding| finding.severity == Severity::Error)
-                .filter_map(|finding| finding.module_id.as_deref())
-                .collect();
-            let bad_cables: std::collections::HashSet<&str> = findings
-                .iter()
-                .filter_map(|finding| finding.cable_id.as_deref())
-                .collect();
-            editor.model.nodes.with_untracked(|nodes| {
-                for node in nodes {
-                    crate::canvas::model::set_if_changed(node.flagged, errors.contains(&*node.id));
+            leptos::task::spawn_local(async move {
+                if lazy_parts::check(editor).await.is_err() && !said_missing.get_value() {
+                    said_missing.set_value(true);
+                    editor.notify(format!(
+                        "The graph cannot be checked: {}",
+                        crate::routes::PART_MISSING
+                    ));
                 }
             });
-            let orders = editor.with_graph(graph::routing::cable_orders);
-            editor.model.edges.with_untracked(|edges| {
-                for edge in edges {
-                    crate::canvas::model::set_if_changed(
-                        edge.flagged,
-                        bad_cables.contains(&*edge.id),
-                    );
-                    crate::canvas::model::set_if_changed(
-                        edge.order,
-                        orders.get(&*edge.id).cloned(),
-                    );
-                }
-            });
-            editor.findings.set(findings);
         };
         crate::browser::restart_timeout(timer, Duration::from_millis(120), run);
     });
+}
+
+/// Checks the graph now (`graph::validate`, the server's check) and marks
+/// the modules and cables with problems, and each cable's order.
+pub(crate) fn check_now(editor: EditorState) {
+    let findings = editor.with_graph(|graph| validate(graph, &editor.validation_context()));
+    let errors: std::collections::HashSet<&str> = findings
+        .iter()
+        .filter(|finding| finding.severity == Severity::Error)
+        .filter_map(|finding| finding.module_id.as_deref())
+        .collect();
+    let bad_cables: std::collections::HashSet<&str> = findings
+        .iter()
+        .filter_map(|finding| finding.cable_id.as_deref())
+        .collect();
+    editor.model.nodes.with_untracked(|nodes| {
+        for node in nodes {
+            crate::canvas::model::set_if_changed(node.flagged, errors.contains(&*node.id));
+        }
+    });
+    let orders = editor.with_graph(graph::routing::cable_orders);
+    editor.model.edges.with_untracked(|edges| {
+        for edge in edges {
+            crate::canvas::model::set_if_changed(edge.flagged, bad_cables.contains(&*edge.id));
+            crate::canvas::model::set_if_changed(edge.order, orders.get(&*edge.id).cloned());
+        }
+    });
+    editor.findings.set(findings);
 }
 
 /// In the browser, after hydration: who may edit, what the server offers,

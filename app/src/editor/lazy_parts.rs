@@ -4,6 +4,8 @@
 //! own (`#[lazy]`; scripts/build splits them out) and fetched the first time
 //! it is shown, so a view link downloads only what draws the graph. Until a
 //! chunk has arrived, its place says it is loading: never an empty panel.
+//! The graph's check (validation) is one too, with no view: fetched for the
+//! first check, a moment after the page is interactive.
 //!
 //! None of these is rendered on the server: the page is hydrated in one
 //! synchronous pass once its own part has arrived (`crate::routes`), which
@@ -83,6 +85,20 @@ fn together_part(notices: bool) -> Result<AnyView, PartMissing> {
     } else {
         view! { <PeopleHere/> }.into_any()
     })
+}
+
+/// The graph's check (`graph::validate`) and what it marks on the canvas:
+/// run a moment after the page is interactive and after each edit, so the
+/// first load does without its code.
+#[lazy(fallible)]
+fn check_graph(editor: EditorState) -> Result<(), PartMissing> {
+    super::check_now(editor);
+    Ok(())
+}
+
+/// Checks the graph (fetching the check's chunk the first time).
+pub async fn check(editor: EditorState) -> Result<(), PartMissing> {
+    check_graph(editor).await
 }
 
 /// A part whose chunk is worth fetching before it is asked for.
