@@ -134,6 +134,21 @@ test('a graph whose check cannot be fetched says so once, and the editor goes on
   expect(uncaught).toEqual([]);
 });
 
+test('a run whose stream\'s part cannot be fetched says it cannot be shown as it happens, and the page goes on', async ({ page }) => {
+  await page.route(/\/pkg\/split_run_stream_\d+\.wasm$/, (route) => route.abort());
+  const uncaught = watchErrors(page, { consoleErrors: false });
+  await newGraph(page);
+  await page.locator('.pane').focus();
+  await page.keyboard.press('Control+Enter');
+  const dialog = page.getByRole('dialog', { name: 'Run the graph' });
+  await dialog.getByLabel('Run input').fill('Why tide tables matter');
+  await dialog.getByLabel('Run input').press('Control+Enter');
+  await expect(runPanel(page).locator('.run-error')).toContainText('cannot be shown as it happens');
+  await node(page, 'm2').locator('.module-header').click();
+  await expect(panel(page).getByLabel('Label')).toHaveValue('Draft');
+  expect(uncaught).toEqual([]);
+});
+
 test('a panel whose part cannot be fetched says so in its place, and the rest of the page goes on working', async ({ page }) => {
   await page.route(/\/pkg\/split_side_panel_\d+\.wasm$/, (route) => route.abort());
   const uncaught = watchErrors(page, { consoleErrors: false });

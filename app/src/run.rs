@@ -143,14 +143,35 @@ impl RunView {
         self.refresh_soon(0);
     }
 
-    /// Opens the event stream. The browser reconnects by itself after a
-    /// network drop, sending `Last-Event-ID`; if it gives up (the server
-    /// was away too long), this opens it again after a pause, and the
-    /// events seen already are skipped.
+    /// Opens the event stream, whose code (reading the run's events and
+    /// stepping each module's state) is a part of its own, fetched the
+    /// first time a page follows a run: a view link of a graph no one runs
+    /// never needs it.
     fn subscribe(&self, model: CanvasModel) {
         let Some(run_id) = self.run_id.get_untracked() else {
             return;
         };
+        let view = *self;
+        leptos::task::spawn_local(async move {
+            if run_stream(view, model, run_id).await.is_err() {
+                view.error.set(Some(format!(
+                    "The run's progress cannot be shown as it happens. {}",
+                    crate::routes::PART_MISSING
+                )));
+            }
+        });
+    }
+
+    /// Opens the event stream of `run_id`, if it is still the run shown.
+    /// The browser reconnects by itself after a network drop, sending
+    /// `Last-Event-ID`; if it gives up (the server was away too long), this
+    /// opens it again after a pause, and the events seen already are
+    /// skipped.
+    fn open_stream(&self, model: CanvasModel, run_id: String) {
+        // Another run was shown, or none, while the part was fetched.
+        if self.run_id.get_untracked().as_deref() != Some(run_id.as_str()) {
+            return;
+        }
         let Ok(source) = web_sys::EventSource::new(&crate::api::events_address(&run_id)) else {
             self.error.set(Some(
                 "The browser could not open the run's event stream.".to_owned(),
@@ -486,6 +507,17 @@ impl RunView {
         clear_states(model);
         remember_in_address(None);
     }
+}
+
+/// The run's event stream and what reads it (`RunView::open_stream`).
+#[lazy(fallible)]
+fn run_stream(
+    view: RunView,
+    model: CanvasModel,
+    run_id: String,
+) -> Result<(), crate::routes::PartMissing> {
+    view.open_stream(model, run_id);
+    Ok(())
 }
 
 impl Default for RunView {
