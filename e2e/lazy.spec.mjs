@@ -80,9 +80,9 @@ test('a view link is drawn and hydrated from the main module and the page\'s par
   // The editor who made the graph has it open too: who is here is a part of
   // its own, fetched because someone else is (alone, a page never does).
   await expect(visitor.getByRole('list', { name: 'People here' }).getByRole('listitem')).toHaveCount(2);
-  // The graph's check comes once the page is interactive (its badge is
-  // everyone's).
-  expect(parts(chunks).sort()).toEqual(['split_check_graph', 'split_page', 'split_together_part']);
+  // The graph's check and its room come once the page is interactive (the
+  // check's badge and who is here are everyone's).
+  expect(parts(chunks).sort()).toEqual(['split_check_graph', 'split_page', 'split_room_part', 'split_together_part']);
   // Hydrated: the zoom buttons work. A visitor may look at a module's
   // details (that chunk loads), never at what editing needs.
   await visitor.getByRole('button', { name: 'Zoom in' }).click();
@@ -149,6 +149,16 @@ test('a run whose stream\'s part cannot be fetched says it cannot be shown as it
   expect(uncaught).toEqual([]);
 });
 
+test('a graph whose room\'s part cannot be fetched says so, and the page goes on working', async ({ page }) => {
+  await page.route(/\/pkg\/split_room_part_\d+\.wasm$/, (route) => route.abort());
+  const uncaught = watchErrors(page, { consoleErrors: false });
+  await newGraph(page);
+  await expect(page.locator('.toast')).toContainText('What others do here cannot be shown');
+  await page.getByRole('button', { name: 'Zoom in' }).click();
+  await expect(page.locator('.zoom-level')).not.toHaveText('100%');
+  expect(uncaught).toEqual([]);
+});
+
 test('a panel whose part cannot be fetched says so in its place, and the rest of the page goes on working', async ({ page }) => {
   await page.route(/\/pkg\/split_side_panel_\d+\.wasm$/, (route) => route.abort());
   const uncaught = watchErrors(page, { consoleErrors: false });
@@ -167,8 +177,8 @@ test('each lazily loaded part loads once when first shown and works', async ({ p
   await newGraph(page);
   await page.waitForLoadState('networkidle');
   // An editor's first screen has the palette, a chunk of its own; the
-  // graph's check comes once the page is interactive.
-  expect(parts(chunks).sort()).toEqual(['split_check_graph', 'split_page', 'split_palette']);
+  // graph's check and its room come once the page is interactive.
+  expect(parts(chunks).sort()).toEqual(['split_check_graph', 'split_page', 'split_palette', 'split_room_part']);
   await expect(page.getByLabel('Search module kinds')).toBeVisible();
 
   // The validation findings, the shortcut list, a module's menu (in the

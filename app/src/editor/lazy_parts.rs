@@ -4,8 +4,8 @@
 //! own (`#[lazy]`; scripts/build splits them out) and fetched the first time
 //! it is shown, so a view link downloads only what draws the graph. Until a
 //! chunk has arrived, its place says it is loading: never an empty panel.
-//! The graph's check (validation) is one too, with no view: fetched for the
-//! first check, a moment after the page is interactive.
+//! The graph's check (validation) and the graph's room (reading what others
+//! do) are ones too, with no view: fetched once the page is interactive.
 //!
 //! None of these is rendered on the server: the page is hydrated in one
 //! synchronous pass once its own part has arrived (`crate::routes`), which
@@ -99,6 +99,19 @@ fn check_graph(editor: EditorState) -> Result<(), PartMissing> {
 /// Checks the graph (fetching the check's chunk the first time).
 pub async fn check(editor: EditorState) -> Result<(), PartMissing> {
     check_graph(editor).await
+}
+
+/// The graph's room: its stream, and what reads the room's events (others'
+/// edits, presence, runs they start). Entered once the page is interactive.
+#[lazy(fallible)]
+fn room_part(editor: EditorState, entering: bool) -> Result<(), PartMissing> {
+    super::together::open_room(editor, entering);
+    Ok(())
+}
+
+/// Opens the graph's room's stream (fetching its part the first time).
+pub async fn room(editor: EditorState, entering: bool) -> Result<(), PartMissing> {
+    room_part(editor, entering).await
 }
 
 /// A part whose chunk is worth fetching before it is asked for.

@@ -144,9 +144,32 @@ pub fn join(editor: EditorState) {
         let revision = i64::try_from(editor.save.revision.get_value()).unwrap_or(0);
         together.sync.set_value(Some(Sync::new(document, revision)));
     }
+    enter_room(editor, true);
+}
+
+/// Opens the room's stream (`entering`: and starts saying this person is
+/// here). What reads the room's events — others' edits, presence, runs —
+/// is a part of its own (`lazy_parts::room`), fetched once the page is
+/// interactive: a first load does without it.
+fn enter_room(editor: EditorState, entering: bool) {
+    leptos::task::spawn_local(async move {
+        if super::lazy_parts::room(editor, entering).await.is_err() {
+            editor.notify(format!(
+                "What others do here cannot be shown, nor this page's edits saved. {}",
+                crate::routes::PART_MISSING
+            ));
+        }
+    });
+}
+
+/// In the room's part: opens its stream, and on entering starts the
+/// heartbeat that says this person is here.
+pub(crate) fn open_room(editor: EditorState, entering: bool) {
     open(editor);
-    let heartbeat = browser::every(move || say_presence(editor), HEARTBEAT);
-    together.heartbeat.set_value(heartbeat);
+    if entering {
+        let heartbeat = browser::every(move || say_presence(editor), HEARTBEAT);
+        editor.together.heartbeat.set_value(heartbeat);
+    }
 }
 
 fn stored_identity() -> Identity {
@@ -474,7 +497,7 @@ fn answered(editor: EditorState, answer: Result<wire::room::ChangeAccepted, ApiE
                 .unwrap_or_default();
             if code == "room.connection_invalid" {
                 // A stream opened again gives a new connection.
-                open(editor);
+                enter_room(editor, false);
             } else {
                 editor.save.status.set(SaveStatus::ViewOnly);
                 editor.can_edit.set(false);
