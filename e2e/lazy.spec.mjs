@@ -92,7 +92,7 @@ test('a view link is drawn and hydrated from the main module and the page\'s par
   await visitor.getByRole('button', { name: /Fork and run/ }).hover();
   await visitor.getByRole('button', { name: 'Share', exact: true }).hover();
   await visitor.waitForLoadState('networkidle');
-  for (const editorOnly of ['run_dialog', 'history_dialog', 'run_comparison', 'run_panel', 'palette']) {
+  for (const editorOnly of ['run_dialog', 'history_dialog', 'run_comparison', 'run_panel', 'palette', 'run_stream', 'decode_link']) {
     expect(chunks.filter((name) => name.startsWith(`split_${editorOnly}_`)), editorOnly).toEqual([]);
   }
   expect(errors).toEqual([]);

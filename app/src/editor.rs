@@ -52,8 +52,9 @@ use transfer::ImportButton;
 use validation::{ValidationBadge, ValidationPanel};
 use wire::{RunRecord, RunStatus};
 
-/// Asks the server what it offers (`GET /api/providers`).
-fn load_catalogue(editor: EditorState) {
+/// Asks the server what it offers (`GET /api/providers`): in the check's
+/// part (`lazy_parts::load_catalogue`), as only what is lazily loaded reads it.
+pub(crate) fn load_catalogue(editor: EditorState) {
     leptos::task::spawn_local(async move {
         if let Ok(catalogue) = api::providers().await {
             editor.catalogue.set(Some(catalogue));
@@ -168,13 +169,13 @@ fn start(editor: EditorState) {
                     }
                 }
             }
-            load_catalogue(editor);
+            lazy_parts::load_catalogue(editor);
             // What coding agents offer is learned when they run, so a run that
             // ends may have taught the server more.
             Effect::new(move |was_live: Option<bool>| {
                 let live = editor.run.is_live();
                 if was_live == Some(true) && !live {
-                    load_catalogue(editor);
+                    lazy_parts::load_catalogue(editor);
                 }
                 live
             });

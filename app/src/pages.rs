@@ -156,7 +156,9 @@ pub fn RevisionPage() -> impl IntoView {
 }
 
 /// A graph carried in the address (`/open#graph=…`). The fragment never
-/// reaches the server, so the page decodes it in the browser.
+/// reaches the server, so the page decodes it in the browser, with code of
+/// its own (`decode_link`): a graph's page by its view link or in the editor
+/// never fetches it.
 #[component]
 pub fn OpenPage() -> impl IntoView {
     let opened = RwSignal::new(None::<Result<graph::Graph, String>>);
@@ -164,10 +166,16 @@ pub fn OpenPage() -> impl IntoView {
         let hash = web_sys::window()
             .and_then(|window| window.location().hash().ok())
             .unwrap_or_default();
-        opened.set(Some(match link::from_fragment(&hash) {
-            Some(text) => link::decode(text).map_err(|error| error.to_string()),
-            None => Err("This address holds no graph: a self-contained link ends in #graph=… followed by the graph.".to_owned()),
-        }));
+        let Some(text) = link::from_fragment(&hash).map(str::to_owned) else {
+            opened.set(Some(Err("This address holds no graph: a self-contained link ends in #graph=… followed by the graph.".to_owned())));
+            return;
+        };
+        leptos::task::spawn_local(async move {
+            let decoded = decode_link(text)
+                .await
+                .unwrap_or_else(|_| Err(crate::routes::PART_MISSING.to_owned()));
+            opened.set(Some(decoded));
+        });
     });
     move || match opened.get() {
         None => view! { <p class="loading">"Opening the graph in this link…"</p> }.into_any(),
@@ -176,6 +184,13 @@ pub fn OpenPage() -> impl IntoView {
             view! { <NotFound title="This link cannot be opened" message/> }.into_any()
         }
     }
+}
+
+/// Decodes a self-contained link's graph (base64, inflate, the graph's
+/// loader).
+#[lazy(fallible)]
+fn decode_link(text: String) -> Result<Result<graph::Graph, String>, crate::routes::PartMissing> {
+    Ok(link::decode(&text).map_err(|error| error.to_string()))
 }
 
 #[component]

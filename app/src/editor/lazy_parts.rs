@@ -87,18 +87,32 @@ fn together_part(notices: bool) -> Result<AnyView, PartMissing> {
     })
 }
 
-/// The graph's check (`graph::validate`) and what it marks on the canvas:
-/// run a moment after the page is interactive and after each edit, so the
-/// first load does without its code.
+/// The graph's check (`graph::validate`) and what it marks on the canvas,
+/// and what it checks against (the server's catalogue of providers): run a
+/// moment after the page is interactive and after each edit, so the first
+/// load does without their code.
 #[lazy(fallible)]
-fn check_graph(editor: EditorState) -> Result<(), PartMissing> {
-    super::check_now(editor);
+fn check_graph(editor: EditorState, catalogue: bool) -> Result<(), PartMissing> {
+    if catalogue {
+        super::load_catalogue(editor);
+    } else {
+        super::check_now(editor);
+    }
     Ok(())
 }
 
 /// Checks the graph (fetching the check's chunk the first time).
 pub async fn check(editor: EditorState) -> Result<(), PartMissing> {
-    check_graph(editor).await
+    check_graph(editor, false).await
+}
+
+/// Asks the server what it offers (`GET /api/providers`), in the check's
+/// part.
+pub fn load_catalogue(editor: EditorState) {
+    leptos::task::spawn_local(async move {
+        // A part that cannot be fetched is said by the check.
+        let _ = check_graph(editor, true).await;
+    });
 }
 
 /// The graph's room: its stream, and what reads the room's events (others'
