@@ -103,9 +103,10 @@ pub fn has_part(path: &str) -> bool {
     path.starts_with("/g/") || path == "/open" || path == "/bench"
 }
 
-/// Fetches the page's part (the home page's, or the part of every other
-/// page the app has), before the page is hydrated. `Err` when it could not be fetched: the page is then
-/// left as the server drew it (hydrating it would fail), and says why.
+/// Fetches the page's part (the home page's, or the part every other page
+/// has) before the page is hydrated. `Err` when it could not be fetched:
+/// the page is then left as the server drew it (hydrating it would fail),
+/// and says why.
 #[cfg(feature = "hydrate")]
 pub async fn load_part_first(path: &str) -> Result<(), PartMissing> {
     if path == "/" {
