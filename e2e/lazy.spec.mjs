@@ -25,6 +25,14 @@ function chunkRequests(page) {
   return chunks;
 }
 
+/** Drops the connection for one part's chunk (`split_{part}_…`); returns
+ * the page's uncaught errors (a part that cannot be fetched is said, and
+ * logged, never thrown). */
+async function losePart(page, part) {
+  await page.route(new RegExp(`/pkg/split_${part}_\\d+\\.wasm$`), (route) => route.abort());
+  return watchErrors(page, { consoleErrors: false });
+}
+
 /** The stylesheets a page has asked for, by file name. */
 function stylesheetRequests(page) {
   const sheets = [];
@@ -105,8 +113,7 @@ test('a page whose part cannot be fetched says so and stays as the server drew i
 
   const visitor = await browser.newPage();
   // The connection drops for the page's part alone.
-  await visitor.route(/\/pkg\/split_page_\d+\.wasm$/, (route) => route.abort());
-  const uncaught = watchErrors(visitor, { consoleErrors: false });
+  const uncaught = await losePart(visitor, 'page');
   await visitor.goto(address);
   await expect(visitor.getByRole('alert')).toHaveText(/code could not be fetched.*Reload the page to try again/);
   // The server's drawing is still there to read.
@@ -116,8 +123,7 @@ test('a page whose part cannot be fetched says so and stays as the server drew i
 });
 
 test('the home page whose part cannot be fetched says so and still shows the examples the server drew', async ({ page }) => {
-  await page.route(/\/pkg\/split_home_part_\d+\.wasm$/, (route) => route.abort());
-  const uncaught = watchErrors(page, { consoleErrors: false });
+  const uncaught = await losePart(page, 'home_part');
   await page.goto('/');
   await expect(page.getByRole('alert')).toHaveText(/code could not be fetched.*Reload the page to try again/);
   await expect(page.getByRole('link', { name: /New graph/ }).first()).toBeVisible();
@@ -125,8 +131,7 @@ test('the home page whose part cannot be fetched says so and still shows the exa
 });
 
 test('a graph whose check cannot be fetched says so once, and the editor goes on working', async ({ page }) => {
-  await page.route(/\/pkg\/split_check_graph_\d+\.wasm$/, (route) => route.abort());
-  const uncaught = watchErrors(page, { consoleErrors: false });
+  const uncaught = await losePart(page, 'check_graph');
   await newGraph(page);
   await expect(page.locator('.toast')).toContainText('The graph cannot be checked: Part of this page');
   await node(page, 'm2').locator('.module-header').click();
@@ -135,8 +140,7 @@ test('a graph whose check cannot be fetched says so once, and the editor goes on
 });
 
 test('a run whose stream\'s part cannot be fetched says it cannot be shown as it happens, and the page goes on', async ({ page }) => {
-  await page.route(/\/pkg\/split_run_stream_\d+\.wasm$/, (route) => route.abort());
-  const uncaught = watchErrors(page, { consoleErrors: false });
+  const uncaught = await losePart(page, 'run_stream');
   await newGraph(page);
   await page.locator('.pane').focus();
   await page.keyboard.press('Control+Enter');
@@ -150,8 +154,7 @@ test('a run whose stream\'s part cannot be fetched says it cannot be shown as it
 });
 
 test('a graph whose room\'s part cannot be fetched says so, and the page goes on working', async ({ page }) => {
-  await page.route(/\/pkg\/split_room_part_\d+\.wasm$/, (route) => route.abort());
-  const uncaught = watchErrors(page, { consoleErrors: false });
+  const uncaught = await losePart(page, 'room_part');
   await newGraph(page);
   await expect(page.locator('.toast')).toContainText('What others do here cannot be shown');
   await page.getByRole('button', { name: 'Zoom in' }).click();
@@ -160,8 +163,7 @@ test('a graph whose room\'s part cannot be fetched says so, and the page goes on
 });
 
 test('a panel whose part cannot be fetched says so in its place, and the rest of the page goes on working', async ({ page }) => {
-  await page.route(/\/pkg\/split_side_panel_\d+\.wasm$/, (route) => route.abort());
-  const uncaught = watchErrors(page, { consoleErrors: false });
+  const uncaught = await losePart(page, 'side_panel');
   await newGraph(page);
   await node(page, 'm2').locator('.module-header').click();
   await expect(page.getByRole('alert')).toHaveText(/code could not be fetched.*Reload the page to try again/);

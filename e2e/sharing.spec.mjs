@@ -125,8 +125,9 @@ test('a run link shows the finished run read-only in a fresh browser', async ({ 
   await page.locator('.run-button').click();
   await page.getByRole('dialog', { name: 'Run the graph' }).getByRole('button', { name: /Start run/ }).click();
   await expect(runPanel(page).locator('.run-status')).toHaveText('Completed', { timeout: 20_000 });
+  // The merged output is the run's record, read as the run ends.
+  await expect(runPanel(page).locator('.run-output')).toContainText('───── Re-prompt 2 ─────');
   const merged = await runPanel(page).locator('.run-output').textContent();
-  expect(merged).toContain('───── Re-prompt 2 ─────');
   const { links } = await shareLinks(page);
   expect(links['run-link']).toMatch(/\/g\/g_[^/]+\/runs\/r_/);
 

@@ -509,6 +509,17 @@ impl RunView {
     }
 }
 
+/// Starts fetching the run stream's part before a run is followed (the
+/// pointer is on ▶ Run or Runs), so that a run's first events are shown as
+/// they come.
+#[cfg(feature = "hydrate")]
+pub fn fetch_stream_ahead() {
+    leptos::task::spawn_local(async {
+        // A failure is the stream's to say, when it is opened.
+        let _ = __preload_run_stream().await;
+    });
+}
+
 /// The run's event stream and what reads it (`RunView::open_stream`).
 #[lazy(fallible)]
 fn run_stream(

@@ -158,8 +158,14 @@ pub fn preload(part: Part) {
     if !fetched {
         match part {
             Part::DetailPanel => fetch_ahead(__preload_side_panel()),
-            Part::RunPanel => fetch_ahead(__preload_run_panel()),
-            Part::RunDialog => fetch_ahead(__preload_run_dialog()),
+            Part::RunPanel => {
+                fetch_ahead(__preload_run_panel());
+                crate::run::fetch_stream_ahead();
+            }
+            Part::RunDialog => {
+                fetch_ahead(__preload_run_dialog());
+                crate::run::fetch_stream_ahead();
+            }
             Part::HistoryDialog => fetch_ahead(__preload_history_dialog()),
             Part::ShareDialog => fetch_ahead(__preload_share_dialog()),
         }
