@@ -9,7 +9,7 @@ import { test, expect } from '@playwright/test';
 import { find, act, check } from './support.mjs';
 
 const { node, panel, runPanel } = find;
-const { newGraph, runToEnd } = act;
+const { newGraph, startRun, runToEnd } = act;
 const { watchErrors } = check;
 
 /** The parts (split_…) among chunks' file names, without their hash. */
@@ -142,11 +142,7 @@ test('a graph whose check cannot be fetched says so once, and the editor goes on
 test('a run whose stream\'s part cannot be fetched says it cannot be shown as it happens, and the page goes on', async ({ page }) => {
   const uncaught = await losePart(page, 'run_stream');
   await newGraph(page);
-  await page.locator('.pane').focus();
-  await page.keyboard.press('Control+Enter');
-  const dialog = page.getByRole('dialog', { name: 'Run the graph' });
-  await dialog.getByLabel('Run input').fill('Why tide tables matter');
-  await dialog.getByLabel('Run input').press('Control+Enter');
+  await startRun(page, 'Why tide tables matter');
   await expect(runPanel(page).locator('.run-error')).toContainText('cannot be shown as it happens');
   await node(page, 'm2').locator('.module-header').click();
   await expect(panel(page).getByLabel('Label')).toHaveValue('Draft');
@@ -159,6 +155,15 @@ test('a graph whose room\'s part cannot be fetched says so, and the page goes on
   await expect(page.locator('.toast')).toContainText('What others do here cannot be shown');
   await page.getByRole('button', { name: 'Zoom in' }).click();
   await expect(page.locator('.zoom-level')).not.toHaveText('100%');
+  expect(uncaught).toEqual([]);
+});
+
+test('a self-contained link whose decoder cannot be fetched says so in the page\'s place', async ({ page }) => {
+  const uncaught = await losePart(page, 'decode_link');
+  await page.goto('/open#graph=not-a-graph');
+  // With its decoder, this link would be refused as unreadable instead.
+  await expect(page.getByRole('heading', { name: 'This link cannot be opened' })).toBeVisible();
+  await expect(page.locator('main.not-found')).toContainText('code could not be fetched');
   expect(uncaught).toEqual([]);
 });
 

@@ -41,14 +41,19 @@ async function newGraph(page) {
   return graphId(page);
 }
 
-/** Runs the graph from the keyboard (Ctrl+Enter, the input, Ctrl+Enter)
- * and waits until the run panel says it completed. */
-async function runToEnd(page, input) {
+/** Starts a run from the keyboard (Ctrl+Enter, the input, Ctrl+Enter). */
+async function startRun(page, input) {
   await page.locator('.pane').focus();
   await page.keyboard.press('Control+Enter');
   const dialog = page.getByRole('dialog', { name: 'Run the graph' });
   await dialog.getByLabel('Run input').fill(input);
   await dialog.getByLabel('Run input').press('Control+Enter');
+}
+
+/** Runs the graph from the keyboard and waits until the run panel says it
+ * completed. */
+async function runToEnd(page, input) {
+  await startRun(page, input);
   await expect(runPanel(page).locator('.run-status')).toHaveText('Completed', { timeout: 30_000 });
 }
 
@@ -142,5 +147,5 @@ async function ownServer({ databaseUrl, args = [] } = {}) {
 }
 
 export const find = { panel, node, port, runPanel, graphId, centre };
-export const act = { newGraph, runToEnd, wire, drag, ownServer };
+export const act = { newGraph, startRun, runToEnd, wire, drag, ownServer };
 export const check = { saved, findings, findingCodes, watchErrors };
