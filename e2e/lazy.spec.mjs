@@ -100,7 +100,7 @@ test('a view link is drawn and hydrated from the main module and the page\'s par
   await visitor.getByRole('button', { name: /Fork and run/ }).hover();
   await visitor.getByRole('button', { name: 'Share', exact: true }).hover();
   await visitor.waitForLoadState('networkidle');
-  for (const editorOnly of ['run_dialog', 'history_dialog', 'run_comparison', 'run_panel', 'palette', 'run_stream', 'decode_link']) {
+  for (const editorOnly of ['run_dialog', 'history_dialog', 'run_comparison', 'run_panel', 'palette', 'run_stream', 'decode_link', 'run_page']) {
     expect(chunks.filter((name) => name.startsWith(`split_${editorOnly}_`)), editorOnly).toEqual([]);
   }
   expect(errors).toEqual([]);
@@ -259,8 +259,26 @@ test('a recorded run opens its run panel once the page is in the browser', async
   const runId = await runPanel(page).locator('.run-id').textContent();
   const graph = page.url().split('/g/')[1].split(/[?#]/)[0];
 
+  const chunks = chunkRequests(page);
   await page.goto(`/g/${graph}/runs/${runId}`);
   await expect(runPanel(page).locator('.run-status')).toHaveText('Completed');
   await expect(node(page, 'm2').locator('.run-badge')).toContainText('✓');
+  // Its own part (reading a run's record), not a graph page's.
+  expect(parts(chunks)).toContain('split_run_page');
+  expect(parts(chunks)).not.toContain('split_page');
   expect(errors).toEqual([]);
+});
+
+test('a recorded run whose part cannot be fetched says so and stays as the server drew it', async ({ page }) => {
+  await newGraph(page);
+  await runToEnd(page, 'Why tide tables matter');
+  const runId = await runPanel(page).locator('.run-id').textContent();
+  const graph = page.url().split('/g/')[1].split(/[?#]/)[0];
+
+  const uncaught = await losePart(page, 'run_page');
+  await page.goto(`/g/${graph}/runs/${runId}`);
+  await expect(page.getByRole('alert')).toHaveText(/code could not be fetched.*Reload the page to try again/);
+  // The server drew the run's end state: the module's badge is there.
+  await expect(node(page, 'm2').locator('.run-badge')).toContainText('✓');
+  expect(uncaught).toEqual([]);
 });

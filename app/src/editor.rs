@@ -36,7 +36,7 @@ use std::time::Duration;
 use graph::{Graph, ModuleKind, Severity, validate};
 use leptos::prelude::*;
 
-use crate::api::{self, ApiError};
+use crate::api;
 use crate::canvas::{Canvas, CanvasEvents};
 use crate::run::{RunAccess, run_in_address};
 use crate::{approver_token, edit_token};
@@ -149,7 +149,8 @@ fn start(editor: EditorState) {
                     }
                     // A reload in the middle of a run picks it up again.
                     if let Some(run_id) = run_in_address() {
-                        resume(editor, run_id);
+                        let notify = Callback::new(move |message: String| editor.notify(message));
+                        editor.run.resume(editor.model, run_id, notify);
                     }
                 }
                 EditorMode::Local => {
@@ -230,24 +231,6 @@ fn recorded_run_access(editor: EditorState) -> RunAccess {
     } else {
         RunAccess::View
     }
-}
-
-/// Shows the run in the address: followed live if it is still going, its
-/// end state if it is over.
-fn resume(editor: EditorState, run_id: String) {
-    leptos::task::spawn_local(async move {
-        match api::run(&run_id).await {
-            Ok(record) if record.is_finished() => editor.run.show_record(editor.model, record),
-            Ok(record) => editor.run.follow(editor.model, record.graph, &run_id),
-            Err(ApiError::Unreadable(error)) => {
-                editor.notify(format!("The run could not be read: {error}"))
-            }
-            Err(missing) if missing.status() == Some(404) => {
-                editor.notify("The run in the address does not exist.")
-            }
-            Err(_) => editor.notify("The run in the address could not be loaded."),
-        }
-    });
 }
 
 fn in_text_field() -> bool {

@@ -5,10 +5,13 @@
 //! home page's, or the part every other page has.
 //!
 //! Every such page is the editor around a graph (or, for `/bench`, its
-//! canvas alone), so all of them come from one `#[lazy]` function: one
-//! split point makes one part to fetch, where a split point per route made
-//! scripts/build cut the code they share into a chunk for every combination
-//! of routes that reach it (about ninety fetches for a graph's page).
+//! canvas alone), so they come from one `#[lazy]` function: one split point
+//! makes one part to fetch, where a split point per route made scripts/build
+//! cut the code they share into a chunk for every combination of routes that
+//! reach it (about ninety fetches for a graph's page). A recorded run's page
+//! is the exception: its part (reading a run's record) rides on the graph
+//! page's, whose code goes into the chunk they share, so a graph's page,
+//! by its view link or in the editor, does without it.
 //!
 //! Leptos' lazy routes would hydrate a page once its part has arrived, but
 //! need tachys' `lazy` feature, which adds asynchronous hydration to every
@@ -57,17 +60,33 @@ impl From<leptos::wasm_split::SplitLoaderError> for PartMissing {
 /// be.
 pub const PART_MISSING: &str = "Part of this page's code could not be fetched: the connection failed, or Patchbay was updated since this tab loaded it. Reload the page to try again.";
 
+/// The pages of the graph page's part: every page with a part but a
+/// recorded run's.
+#[derive(Clone, Copy)]
+enum GraphPart {
+    Graph,
+    Revision,
+    Open,
+    Bench,
+}
+
 // Fallible: a part that does not arrive is a message, not a panic that
 // stops the whole app.
 #[lazy(fallible)]
-fn page(which: Page) -> Result<AnyView, PartMissing> {
+fn page(which: GraphPart) -> Result<AnyView, PartMissing> {
     Ok(match which {
-        Page::Graph => view! { <GraphPage/> }.into_any(),
-        Page::Run => view! { <RunPage/> }.into_any(),
-        Page::Revision => view! { <RevisionPage/> }.into_any(),
-        Page::Open => view! { <OpenPage/> }.into_any(),
-        Page::Bench => view! { <BenchPage/> }.into_any(),
+        GraphPart::Graph => view! { <GraphPage/> }.into_any(),
+        GraphPart::Revision => view! { <RevisionPage/> }.into_any(),
+        GraphPart::Open => view! { <OpenPage/> }.into_any(),
+        GraphPart::Bench => view! { <BenchPage/> }.into_any(),
     })
+}
+
+// A recorded run's page: reading a run's record (and hydrating it) is code
+// a graph's page never needs first.
+#[lazy(fallible)]
+fn run_page() -> Result<AnyView, PartMissing> {
+    Ok(view! { <RunPage/> }.into_any())
 }
 
 // The home page's own part: a view link or an editor fetches none of it.
@@ -88,7 +107,16 @@ pub fn page_view(which: Page) -> impl IntoView {
     // follows it until it has loaded.
     view! {
         <link rel="stylesheet" href="/pkg/editor.css"/>
-        {Suspend::new(async move { page(which).await.unwrap_or_else(part_missing) })}
+        {Suspend::new(async move {
+            let part = match which {
+                Page::Graph => page(GraphPart::Graph).await,
+                Page::Run => run_page().await,
+                Page::Revision => page(GraphPart::Revision).await,
+                Page::Open => page(GraphPart::Open).await,
+                Page::Bench => page(GraphPart::Bench).await,
+            };
+            part.unwrap_or_else(part_missing)
+        })}
     }
 }
 
@@ -103,6 +131,16 @@ pub fn has_part(path: &str) -> bool {
     path.starts_with("/g/") || path == "/open" || path == "/bench"
 }
 
+/// Whether the page at this path is a recorded run's
+/// (`/g/{id}/runs/{run_id}`), which comes with a part of its own.
+pub fn is_run_page(path: &str) -> bool {
+    let mut segments = path.trim_end_matches('/').split('/').skip(1);
+    matches!(
+        (segments.next(), segments.next(), segments.next(), segments.next(), segments.next()),
+        (Some("g"), Some(id), Some("runs"), Some(run), None) if !id.is_empty() && !run.is_empty()
+    )
+}
+
 /// Fetches the page's part (the home page's, or the part every other page
 /// has) before the page is hydrated. `Err` when it could not be fetched:
 /// the page is then left as the server drew it (hydrating it would fail),
@@ -111,6 +149,8 @@ pub fn has_part(path: &str) -> bool {
 pub async fn load_part_first(path: &str) -> Result<(), PartMissing> {
     if path == "/" {
         __preload_home_part().await?;
+    } else if is_run_page(path) {
+        __preload_run_page().await?;
     } else if has_part(path) {
         __preload_page().await?;
     }
@@ -135,7 +175,7 @@ pub fn say_part_missing() {
 
 #[cfg(test)]
 mod tests {
-    use super::has_part;
+    use super::{has_part, is_run_page};
 
     #[test]
     fn every_page_but_the_home_page_has_the_part() {
@@ -150,6 +190,24 @@ mod tests {
         }
         for path in ["/", "/nowhere", "/graphs", "/opener"] {
             assert!(!has_part(path), "{path}");
+        }
+    }
+
+    #[test]
+    fn a_recorded_run_page_is_told_from_the_graph_pages() {
+        for path in ["/g/abc/runs/r1", "/g/abc/runs/r1/"] {
+            assert!(is_run_page(path), "{path}");
+        }
+        for path in [
+            "/g/abc",
+            "/g/abc/runs",
+            "/g/abc/runs/",
+            "/g/abc/revisions/3",
+            "/g//runs/r1",
+            "/g/abc/runs/r1/more",
+            "/open",
+        ] {
+            assert!(!is_run_page(path), "{path}");
         }
     }
 }

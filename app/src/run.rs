@@ -153,7 +153,10 @@ impl RunView {
         };
         let view = *self;
         leptos::task::spawn_local(async move {
-            if run_stream(view, model, run_id).await.is_err() {
+            if run_stream(view, StreamWork::Open { model, run_id })
+                .await
+                .is_err()
+            {
                 view.error.set(Some(format!(
                     "The run's progress cannot be shown as it happens. {}",
                     crate::routes::PART_MISSING
@@ -334,7 +337,58 @@ impl RunView {
             .filter(|id| !id.is_empty())
     }
 
+    /// Shows the run in the address: followed live if it is still going,
+    /// its end state if it is over. `notify` tells the person what went
+    /// wrong.
+    pub fn resume(&self, model: CanvasModel, run_id: String, notify: Callback<String>) {
+        let view = *self;
+        leptos::task::spawn_local(async move {
+            let work = StreamWork::Show {
+                model,
+                run_id,
+                notify,
+            };
+            if run_stream(view, work).await.is_err() {
+                notify.run(format!(
+                    "The run in the address cannot be shown. {}",
+                    crate::routes::PART_MISSING
+                ));
+            }
+        });
+    }
+
+    fn show_run(&self, model: CanvasModel, run_id: String, notify: Callback<String>) {
+        let view = *self;
+        leptos::task::spawn_local(async move {
+            match crate::api::run(&run_id).await {
+                Ok(record) if record.is_finished() => view.show_record(model, record),
+                Ok(record) => view.follow(model, record.graph, &run_id),
+                Err(crate::api::ApiError::Unreadable(error)) => {
+                    notify.run(format!("The run could not be read: {error}"))
+                }
+                Err(missing) if missing.status() == Some(404) => {
+                    notify.run("The run in the address does not exist.".to_owned())
+                }
+                Err(_) => notify.run("The run in the address could not be loaded.".to_owned()),
+            }
+        });
+    }
+
+    /// Reads the run's record, with code in the stream's part: a page
+    /// that never shows a run never reads one.
     fn refresh(&self) {
+        let view = *self;
+        leptos::task::spawn_local(async move {
+            if run_stream(view, StreamWork::ReadRecord).await.is_err() {
+                let _ = view.error.try_set(Some(format!(
+                    "The run's record cannot be read. {}",
+                    crate::routes::PART_MISSING
+                )));
+            }
+        });
+    }
+
+    fn read_record(&self) {
         let Some(run_id) = self.run_id.try_get_untracked().flatten() else {
             return;
         };
@@ -520,14 +574,33 @@ pub fn fetch_stream_ahead() {
     });
 }
 
-/// The run's event stream and what reads it (`RunView::open_stream`).
+/// What the run stream's part is asked to do.
+enum StreamWork {
+    /// Open the run's event stream (`RunView::open_stream`).
+    Open { model: CanvasModel, run_id: String },
+    /// Read the run's record again (`RunView::read_record`).
+    ReadRecord,
+    /// Show the run in the address (`RunView::show_run`).
+    Show {
+        model: CanvasModel,
+        run_id: String,
+        notify: Callback<String>,
+    },
+}
+
+/// The run's event stream and what reads it, and the reading of a run's
+/// record.
 #[lazy(fallible)]
-fn run_stream(
-    view: RunView,
-    model: CanvasModel,
-    run_id: String,
-) -> Result<(), crate::routes::PartMissing> {
-    view.open_stream(model, run_id);
+fn run_stream(view: RunView, work: StreamWork) -> Result<(), crate::routes::PartMissing> {
+    match work {
+        StreamWork::Open { model, run_id } => view.open_stream(model, run_id),
+        StreamWork::ReadRecord => view.read_record(),
+        StreamWork::Show {
+            model,
+            run_id,
+            notify,
+        } => view.show_run(model, run_id, notify),
+    }
     Ok(())
 }
 
