@@ -157,10 +157,7 @@ impl RunView {
                 .await
                 .is_err()
             {
-                view.error.set(Some(format!(
-                    "The run's progress cannot be shown as it happens. {}",
-                    crate::routes::PART_MISSING
-                )));
+                view.say_stream_missing();
             }
         });
     }
@@ -380,12 +377,19 @@ impl RunView {
         let view = *self;
         leptos::task::spawn_local(async move {
             if run_stream(view, StreamWork::ReadRecord).await.is_err() {
-                let _ = view.error.try_set(Some(format!(
-                    "The run's record cannot be read. {}",
-                    crate::routes::PART_MISSING
-                )));
+                view.say_stream_missing();
             }
         });
+    }
+
+    /// The stream's part could not be fetched: neither the events nor the
+    /// record can be read, which the run panel says (once, whichever
+    /// noticed first).
+    fn say_stream_missing(&self) {
+        let _ = self.error.try_set(Some(format!(
+            "The run's progress cannot be shown as it happens. {}",
+            crate::routes::PART_MISSING
+        )));
     }
 
     fn read_record(&self) {
