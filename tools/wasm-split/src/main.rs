@@ -16,9 +16,16 @@
 //! share into a chunk for each combination of splits that use it — some
 //! fifty fetches for a graph's page, and a tenth more bytes than one piece;
 //! with nesting (nested-splits.patch) what the outer split shares with the
-//! others is one chunk.
+//! others is one chunk, and a chunk of a few hundred bytes goes into that
+//! one (or the main module) when all it needs is there.
 
 use std::path::{Path, PathBuf};
+
+/// A chunk with at most this much code (before wasm-opt) goes into the main
+/// module when all it needs is there: each chunk is a request of its own
+/// for every part that needs it, and a part's time to show was mostly its
+/// requests (about thirty for the run dialog, six at a time).
+const SMALL_CHUNK_BYTES: u64 = 1024;
 use std::process::ExitCode;
 
 fn main() -> ExitCode {
@@ -27,6 +34,7 @@ fn main() -> ExitCode {
         [input, output] => (input, output),
         [input, output, outer, apart @ ..] => {
             wasm_split_cli_support::nest_inside(outer);
+            wasm_split_cli_support::merge_small_chunks(SMALL_CHUNK_BYTES);
             wasm_split_cli_support::keep_apart(apart.to_vec());
             (input, output)
         }
