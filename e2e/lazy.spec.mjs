@@ -149,6 +149,18 @@ test('a run whose stream\'s part cannot be fetched says it cannot be shown as it
   expect(uncaught).toEqual([]);
 });
 
+test('a reload with a run in the address whose stream\'s part cannot be fetched says the run cannot be shown, and the page goes on', async ({ page }) => {
+  await newGraph(page);
+  await runToEnd(page, 'Why tide tables matter');
+  expect(new URL(page.url()).searchParams.get('run')).toBeTruthy();
+  const uncaught = await losePart(page, 'run_stream');
+  await page.reload();
+  await expect(page.locator('.toast')).toContainText('The run in the address cannot be shown. Part of this page');
+  await node(page, 'm2').locator('.module-header').click();
+  await expect(panel(page).getByLabel('Label')).toHaveValue('Draft');
+  expect(uncaught).toEqual([]);
+});
+
 test('a graph whose room\'s part cannot be fetched says so, and the page goes on working', async ({ page }) => {
   const uncaught = await losePart(page, 'room_part');
   await newGraph(page);

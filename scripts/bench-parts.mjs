@@ -44,6 +44,7 @@ async function once(part) {
       watch.observe(document.body, { subtree: true, childList: true, attributes: true });
     }, part.shown);
     const box = await page.locator(part.opener).first().boundingBox();
+    if (!box) throw new Error(`nothing on the page opens ${part.name} (${part.opener})`);
     await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2);
     await page.mouse.down();
     await page.mouse.up();
