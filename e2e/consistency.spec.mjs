@@ -9,7 +9,7 @@ import { find, act, check } from './support.mjs';
 
 const { node, runPanel } = find;
 const { watchErrors } = check;
-const { ownServer } = act;
+const { ownServer, startRun } = act;
 
 const module = (id, kind, label, x, y, config = {}) => ({ id, kind, label, position: { x, y }, config });
 const cable = (id, from, to) => ({
@@ -22,15 +22,6 @@ async function openGraph(page, document) {
   await page.goto(created.edit_url);
   await expect(page.locator('.access-badge')).toHaveText('Editing');
   return created.id;
-}
-
-/** Starts a run from the keyboard and the run dialog. */
-async function startRun(page, text) {
-  await page.locator('.pane').focus();
-  await page.keyboard.press('Control+Enter');
-  const input = page.getByRole('dialog', { name: 'Run the graph' }).getByLabel('Run input');
-  await input.fill(text);
-  await input.press('Control+Enter');
 }
 
 /** Every module's state and badge, with the times taken out (a live
@@ -49,12 +40,8 @@ test('a review loop shows the same states and tokens live and after a reload', a
   const errors = watchErrors(page, { consoleErrors: false });
   await page.goto('/new?example=revise-until-approved');
   await expect(page.locator('.access-badge')).toHaveText('Editing');
-  await page.locator('.pane').focus();
-  await page.keyboard.press('Control+Enter');
   // The simulated reviewer asks for revision every round it sees this.
-  const input = page.getByRole('dialog', { name: 'Run the graph' }).getByLabel('Run input');
-  await input.fill('[sim:revise] How tides work');
-  await input.press('Control+Enter');
+  await startRun(page, '[sim:revise] How tides work');
   await expect(runPanel(page).locator('.run-status')).toHaveText(/Completed|Failed/, { timeout: 60000 });
   // The loop brought Draft back: it has more than one activation.
   await runPanel(page).locator('.run-module-entry[data-module-id="draft"]').click();

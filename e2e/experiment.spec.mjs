@@ -8,6 +8,7 @@ import { find, check, act } from './support.mjs';
 
 const { node, panel, port, runPanel } = find;
 const { watchErrors, saved } = check;
+const { startRun } = act;
 
 test('variants run side by side, a judge names the winner, and the run page shows the comparison', async ({ page, browser }) => {
   test.setTimeout(120_000);
@@ -30,10 +31,7 @@ test('variants run side by side, a judge names the winner, and the run page show
   await saved(page);
 
   // The run: the badge counts the variants as they end.
-  await page.locator('.pane').focus();
-  await page.keyboard.press('Control+Enter');
-  const dialog = page.getByRole('dialog', { name: 'Run the graph' });
-  await dialog.getByLabel('Run input').press('Control+Enter');
+  await startRun(page);
   await expect(node(page, 'draft').locator('.run-badge')).toContainText(/Variants \d\/4 done/);
   const run = runPanel(page);
   // The run panel follows each variant.
@@ -96,11 +94,7 @@ test('a coding module\'s variants each show what they changed in the comparison'
       { name: 'B', instruction_override: 'write hello.txt: Hello from B' },
     ],
   });
-  await page.locator('.pane').focus();
-  await page.keyboard.press('Control+Enter');
-  const dialog = page.getByRole('dialog', { name: 'Run the graph' });
-  await dialog.getByLabel('Run input').fill('a greeting');
-  await dialog.getByLabel('Run input').press('Control+Enter');
+  await startRun(page, 'a greeting');
   const run = runPanel(page);
   await expect(run.locator('.run-status')).toHaveText('Completed', { timeout: 60_000 });
   await run.locator('.run-module-entry[data-module-id="m2"]').click();
@@ -123,10 +117,7 @@ test('a coding variant\'s streaming turn is labelled with the variant\'s name', 
     agents: [{ role: 'builder', re_prompts: [] }],
     variants: [{ name: 'Careful' }, { name: 'Quick' }],
   });
-  await page.locator('.pane').focus();
-  await page.keyboard.press('Control+Enter');
-  const dialog = page.getByRole('dialog', { name: 'Run the graph' });
-  await dialog.getByLabel('Run input').press('Control+Enter');
+  await startRun(page);
   const run = runPanel(page);
   await run.locator('.run-module-entry[data-module-id="m2"]').click();
   // Named as the module's variants are, not "Variant 1".

@@ -8,7 +8,7 @@ import { test, expect } from '@playwright/test';
 import { find, act, check } from './support.mjs';
 
 const { node, panel, runPanel } = find;
-const { newGraph } = act;
+const { newGraph, startRun } = act;
 const { watchErrors, saved } = check;
 
 async function rename(page, id, label) {
@@ -69,10 +69,7 @@ test('History compares a revision with now, restores it as an undoable edit, and
 test('a run page says when the graph has changed since the run', async ({ page }) => {
   const errors = watchErrors(page, { consoleErrors: false });
   const graphId = await newGraph(page);
-  await page.locator('.pane').focus();
-  await page.keyboard.press('Control+Enter');
-  const dialog = page.getByRole('dialog', { name: 'Run the graph' });
-  await dialog.getByLabel('Run input').press('Control+Enter');
+  await startRun(page);
   await expect(runPanel(page).locator('.run-status')).toHaveText('Completed', { timeout: 30000 });
   const runId = await runPanel(page).locator('.run-id').textContent();
   await page.goto(`/g/${graphId}/runs/${runId}`);

@@ -233,9 +233,7 @@ test('each lazily loaded part loads once when first shown and works', async ({ p
   expect(chunks.some((name) => name.startsWith('split_run_panel_'))).toBe(true);
 
   // A second run, and the two compared from the run panel's history.
-  await page.locator('.pane').focus();
-  await page.keyboard.press('Control+Enter');
-  await page.getByRole('dialog', { name: 'Run the graph' }).getByLabel('Run input').press('Control+Enter');
+  await startRun(page);
   await expect(runPanel(page).locator('.run-status')).toHaveText('Completed', { timeout: 30000 });
   await runPanel(page).getByRole('button', { name: 'History' }).click();
   // The list loads after the panel opens: wait for both runs before ticking.

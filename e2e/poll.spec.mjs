@@ -5,7 +5,7 @@ import { test, expect } from '@playwright/test';
 import { find, act, check } from './support.mjs';
 
 const { node, port, panel, runPanel } = find;
-const { newGraph, wire, drag } = act;
+const { newGraph, wire, drag, startRun } = act;
 const { watchErrors, saved } = check;
 
 test('a poll waits, counting down, until its script reports a decision', async ({ page }) => {
@@ -35,11 +35,7 @@ test('a poll waits, counting down, until its script reports a decision', async (
   await saved(page);
 
   await page.locator('.pane').click({ position: { x: 600, y: 30 } });
-  await page.locator('.pane').focus();
-  await page.keyboard.press('Control+Enter');
-  const dialog = page.getByRole('dialog', { name: 'Run the graph' });
-  await dialog.getByLabel('Run input').fill('release 1.2');
-  await dialog.getByLabel('Run input').press('Control+Enter');
+  await startRun(page, 'release 1.2');
   await expect(node(page, 'm4').locator('.run-badge')).toContainText('◌ Polling · next in');
   await expect(runPanel(page).locator('.run-status')).toHaveText('Completed', { timeout: 30_000 });
   await expect(node(page, 'm4').locator('.run-badge')).toContainText('✓');

@@ -6,7 +6,7 @@ import { test, expect } from '@playwright/test';
 import { find, act, check } from './support.mjs';
 
 const { node, panel, runPanel } = find;
-const { newGraph, wire, drag } = act;
+const { newGraph, wire, drag, startRun } = act;
 const { watchErrors, findingCodes } = check;
 
 const cablePanel = (page) => page.getByRole('complementary', { name: 'Cable details' });
@@ -26,11 +26,7 @@ async function selectCable(page, id) {
 /** Runs the graph from the keyboard with `input`, to its end. */
 async function runWith(page, input) {
   await page.locator('.pane').click({ position: { x: 600, y: 30 } });
-  await page.locator('.pane').focus();
-  await page.keyboard.press('Control+Enter');
-  const dialog = page.getByRole('dialog', { name: 'Run the graph' });
-  await dialog.getByLabel('Run input').fill(input);
-  await dialog.getByLabel('Run input').press('Control+Enter');
+  await startRun(page, input);
   await expect(runPanel(page).locator('.run-status')).toHaveText('Completed');
 }
 

@@ -3,10 +3,11 @@
 // coding module's panel (a broken one flagged at once), and a run in which
 // a failed check sends the agent a fix turn before the checks pass.
 import { test, expect } from '@playwright/test';
-import { find, check } from './support.mjs';
+import { find, act, check } from './support.mjs';
 
 const { node, panel, runPanel } = find;
 const { watchErrors } = check;
+const { startRun } = act;
 
 test('the checks example runs from the home page: a failed check brings a fix turn, then they pass', async ({ page }) => {
   test.setTimeout(60_000);
@@ -32,10 +33,7 @@ test('the checks example runs from the home page: a failed check brings a fix tu
   await panel(page).getByRole('button', { name: 'Close details' }).click();
 
   await page.locator('.pane').click({ position: { x: 600, y: 30 } });
-  await page.locator('.pane').focus();
-  await page.keyboard.press('Control+Enter');
-  const dialog = page.getByRole('dialog', { name: 'Run the graph' });
-  await dialog.getByLabel('Run input').press('Control+Enter');
+  await startRun(page);
   await expect(runPanel(page).locator('.run-status')).toHaveText('Completed', { timeout: 40_000 });
   await expect(node(page, 'build').locator('.run-badge')).toContainText('✓');
 
