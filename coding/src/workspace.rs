@@ -328,22 +328,40 @@ impl Workspace {
 }
 
 /// Removes what `folder` holds, and keeps it (an agent's files are ours
-/// to remove: the sandbox runs them as this user).
+/// to remove: the sandbox runs them as this user). A cancelled agent's
+/// processes are killed, not waited for: one still dying may write into
+/// its worktree while it goes (the removal then finds a folder not empty),
+/// so a failed removal is tried again for about two seconds.
 async fn empty_folder(folder: PathBuf) -> Result<(), String> {
+    const ATTEMPTS: u32 = 20;
     tokio::task::spawn_blocking(move || -> std::io::Result<()> {
-        for entry in std::fs::read_dir(&folder)? {
-            let path = entry?.path();
-            if path.is_dir() && !path.is_symlink() {
-                std::fs::remove_dir_all(&path)?;
-            } else {
-                std::fs::remove_file(&path)?;
+        let mut attempt = 1;
+        loop {
+            match remove_entries(&folder) {
+                Ok(()) => return Ok(()),
+                Err(_) if attempt < ATTEMPTS => {
+                    attempt += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+                Err(error) => return Err(error),
             }
         }
-        Ok(())
     })
     .await
     .map_err(|error| format!("removing worktrees failed: {error}"))?
     .map_err(|error| format!("cannot remove the worktrees left before: {error}"))
+}
+
+fn remove_entries(folder: &Path) -> std::io::Result<()> {
+    for entry in std::fs::read_dir(folder)? {
+        let path = entry?.path();
+        if path.is_dir() && !path.is_symlink() {
+            std::fs::remove_dir_all(&path)?;
+        } else {
+            std::fs::remove_file(&path)?;
+        }
+    }
+    Ok(())
 }
 
 /// Removes a module's worktrees when dropped armed: the parallel agents'
