@@ -21,8 +21,9 @@
 
 use std::path::{Path, PathBuf};
 
-/// A chunk with at most this much code (before wasm-opt) goes into the main
-/// module when all it needs is there: each chunk is a request of its own
+/// A chunk with at most this much code (before wasm-opt) goes into the chunk
+/// every part loads with the page (the main module, without OUTER) when
+/// all it needs is there: each chunk is a request of its own
 /// for every part that needs it, and a part's time to show was mostly its
 /// requests (about thirty for the run dialog, six at a time).
 const SMALL_CHUNK_BYTES: u64 = 1024;
