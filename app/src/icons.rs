@@ -19,6 +19,11 @@ pub fn document() -> impl IntoView {
     icon(DOCUMENT)
 }
 
+/// [`document`] as markup, for drawings written as markup.
+pub fn document_markup() -> String {
+    format!(r#"<span class="icon-box">{DOCUMENT}</span>"#)
+}
+
 /// A paper clip: attach a file (DOC23's 📎).
 pub fn paperclip() -> impl IntoView {
     icon(PAPERCLIP)

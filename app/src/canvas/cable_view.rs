@@ -3,12 +3,15 @@
 //! port's cables have conditions, lit or dimmed by the way a run went; and
 //! the curve of a cable being drawn, from its output to the pointer.
 
+use std::fmt::Write;
+
 use graph::Position;
 use graph::routing::CableOrder;
 use leptos::prelude::*;
 
 use super::geometry::{CableCurve, cable_path, header_anchor, input_anchor, output_anchor};
 use super::model::{CableRoute, CanvasModel, EdgeHandle};
+use super::sketches::write_condition_text;
 
 /// Where a cable runs, in graph units.
 #[derive(Clone, Debug, PartialEq)]
@@ -103,6 +106,27 @@ pub fn preview_path(model: CanvasModel, from: &(String, String), to: Position) -
     Some(cable_path(origin, (to.x, to.y)))
 }
 
+/// A cable's curves (a wide one to point at, the one seen) and its
+/// condition as markup: put in the page with one `innerHTML`, not as views
+/// with an effect per attribute and hydration markers, as hundreds come
+/// into the page together when a graph loads.
+fn cable_markup(geometry: Option<&CableGeometry>, order: Option<&CableOrder>) -> String {
+    let path = geometry
+        .map(|geometry| geometry.curve.path())
+        .unwrap_or_default();
+    let mut markup = String::with_capacity(2 * path.len() + 64);
+    for class in ["cable-hit", "cable-line"] {
+        let _ = write!(markup, r#"<path class="{class}" d="{path}"></path>"#);
+    }
+    if let Some(order) = order {
+        markup.push_str(r#"<g class="cable-condition">"#);
+        let middle = geometry.map_or((0.0, 0.0), |geometry| geometry.middle);
+        write_condition_text(order, middle, &mut markup);
+        markup.push_str("</g>");
+    }
+    markup
+}
+
 #[component]
 pub fn CableView(model: CanvasModel, edge: EdgeHandle) -> impl IntoView {
     let id = edge.id.to_string();
@@ -111,35 +135,9 @@ pub fn CableView(model: CanvasModel, edge: EdgeHandle) -> impl IntoView {
     let order = edge.order;
     let route = edge.route;
     let geometry = Memo::new(move |_| cable_geometry(&model, &edge));
-    // Written once for both of its paths.
-    let path = Memo::new(move |_| {
-        geometry.with(|geometry| {
-            geometry
-                .as_ref()
-                .map(|geometry| geometry.curve.path())
-                .unwrap_or_default()
-        })
-    });
-    let middle = move || {
-        geometry.with(|geometry| {
-            geometry
-                .as_ref()
-                .map_or((0.0, 0.0), |geometry| geometry.middle)
-        })
-    };
-    let label = move || {
-        order.get().map(|order| {
-            let (short, full) = condition_texts(&order);
-            view! {
-                <g class="cable-condition">
-                    <title>{full}</title>
-                    <text x=move || middle().0 y=move || middle().1 - 5.0>
-                        <tspan class="cable-order">{order.number}</tspan>
-                        {format!(" {short}")}
-                    </text>
-                </g>
-            }
-        })
+    let body = move || {
+        geometry
+            .with(|geometry| order.with(|order| cable_markup(geometry.as_ref(), order.as_ref())))
     };
     view! {
         // One class, not an effect per class: a view of a large graph
@@ -167,10 +165,7 @@ pub fn CableView(model: CanvasModel, edge: EdgeHandle) -> impl IntoView {
                 class
             }
             data-edge-id=id
-        >
-            <path class="cable-hit" d=move || path.get()></path>
-            <path class="cable-line" d=move || path.get()></path>
-            {label}
-        </g>
+            inner_html=body
+        ></g>
     }
 }

@@ -3,6 +3,8 @@
 //! server renders cables in the right place without measuring any DOM, and
 //! the stylesheet uses the same numbers (style/main.css `--module-*`).
 
+use std::fmt::Write;
+
 use graph::{ModulePorts, Position};
 
 /// Width of a module's content box (the border is added around it).
@@ -182,10 +184,19 @@ impl CableCurve {
     /// SVG path data of the curve.
     pub fn path(&self) -> String {
         let (first, second) = self.controls();
-        format!(
-            "M{:.1},{:.1} C{:.1},{:.1} {:.1},{:.1} {:.1},{:.1}",
-            self.from.0, self.from.1, first.0, first.1, second.0, second.1, self.to.0, self.to.1
-        )
+        let mut path = String::with_capacity(64);
+        for (separator, (x, y)) in [
+            ("M", self.from),
+            (" C", first),
+            (" ", second),
+            (" ", self.to),
+        ] {
+            path.push_str(separator);
+            write_tenths(x, &mut path);
+            path.push(',');
+            write_tenths(y, &mut path);
+        }
+        path
     }
 
     /// The point at `t` (0 at `from`, 1 at `to`).
@@ -247,6 +258,24 @@ fn distance_to_segment(point: (f64, f64), a: (f64, f64), b: (f64, f64)) -> f64 {
 }
 
 /// SVG path data of a cable from an output anchor to an input anchor.
+/// Appends `value` to a tenth, as `{:.1}` would, through integers: a
+/// float formatted with a precision takes the slow path of `core::fmt`,
+/// and a graph's cables write eight numbers each as it loads.
+fn write_tenths(value: f64, text: &mut String) {
+    let tenths = (value * 10.0).round();
+    if tenths.is_nan() || tenths.abs() >= 1e15 {
+        let _ = write!(text, "{value:.1}");
+        return;
+    }
+    // Within ±1e15, so the conversion is exact.
+    let tenths = tenths as i64;
+    if tenths < 0 {
+        text.push('-');
+    }
+    let magnitude = tenths.unsigned_abs();
+    let _ = write!(text, "{}.{}", magnitude / 10, magnitude % 10);
+}
+
 pub fn cable_path(from: (f64, f64), to: (f64, f64)) -> String {
     CableCurve { from, to }.path()
 }
@@ -307,6 +336,22 @@ mod tests {
         let (input, output) = label_limits(widest, inputs.into_iter(), [huge.as_str()].into_iter());
         assert_eq!(input, usize::MAX, "the shorter column keeps its labels");
         assert!(output < 200 && output > 20, "{output}");
+    }
+
+    #[test]
+    fn numbers_are_written_to_a_tenth_as_format_writes_them() {
+        let written = |value: f64| {
+            let mut text = String::new();
+            write_tenths(value, &mut text);
+            text
+        };
+        for value in [0.0, 12.34, 182.0, 1234.56, -62.5, -7.26, 99.96, 1e14 + 0.3] {
+            assert_eq!(written(value), format!("{value:.1}"), "{value}");
+        }
+        // Nearer to zero than a twentieth: no minus sign to draw.
+        assert_eq!(written(-0.04), "0.0");
+        assert_eq!(written(1e20), format!("{:.1}", 1e20));
+        assert_eq!(written(f64::NAN), "NaN");
     }
 
     #[test]

@@ -1,10 +1,13 @@
 //! How a module is drawn: its box with a header and a row per port, labels
-//! cut to fit. (Zoomed out, a module is a sketch: sketches.rs.)
+//! cut to fit, written as markup. (Zoomed out, a module is a sketch: sketches.rs.)
+
+use std::fmt::Write;
 
 use leptos::prelude::*;
 
 use super::geometry;
 use super::model::{CanvasModel, NodeHandle, PortView};
+use super::sketches::escape;
 
 /// `text` cut to `limit` characters with an ellipsis. Shortening here rather
 /// than with CSS `overflow: hidden` matters: every clipped box is a clip node
@@ -22,50 +25,82 @@ pub fn fit(text: &str, limit: usize) -> String {
 /// A port label as the canvas draws it: DOC23's document marker as an
 /// icon (an emoji needs a font many machines lack), the text cut to
 /// `limit` characters (the whole label is the row's tooltip).
-fn label_view(label: &str, limit: usize) -> impl IntoView + use<> {
+fn label_markup(label: &str, limit: usize, markup: &mut String) {
     let (marked, text) = geometry::without_marker(label);
-    let text = fit(text, limit);
-    view! {
-        {marked.then(crate::icons::document)}
-        {text}
+    if marked {
+        markup.push_str(&crate::icons::document_markup());
     }
+    escape(&fit(text, limit), markup);
 }
 
-/// A port row's identity: its id and its label, so that a port whose id
-/// stays while its label changes (a re-prompt renumbered) is drawn anew.
-/// One string, as the other lists' keys are (one keyed list in the bundle).
-fn port_key(port: &PortView) -> String {
-    format!("{}\u{0}{}", port.id, port.label)
-}
-
-#[component]
-fn PortRow(port: PortView, incoming: bool, limit: Signal<usize>) -> impl IntoView {
-    let class = format!(
-        "port {} port-type-{} accent-{}",
-        if incoming { "port-in" } else { "port-out" },
-        port.port_type.as_str(),
+/// A port row as markup, its label cut to `limit` characters.
+fn port_row_markup(port: &PortView, incoming: bool, limit: usize, markup: &mut String) {
+    let side = if incoming { "port-in" } else { "port-out" };
+    let port_type = port.port_type.as_str();
+    let _ = write!(
+        markup,
+        r#"<div class="port {side} port-type-{port_type} accent-{}" data-port-id=""#,
         port.accent
     );
-    let tooltip = if port.description.is_empty() {
-        port.label.clone()
-    } else {
-        format!("{} — {}", port.label, port.description)
-    };
-    view! {
-        <div
-            class=class
-            data-port-id=port.id.clone()
-            data-port-type=port.port_type.as_str()
-            data-label=port.label.clone()
-            title=tooltip
-        >
-            <span class="port-dot"></span>
-            <span class="port-label">{
-                let label = port.label.clone();
-                move || label_view(&label, limit.get())
-            }</span>
-        </div>
+    escape(&port.id, markup);
+    let _ = write!(markup, r#"" data-port-type="{port_type}" data-label=""#);
+    escape(&port.label, markup);
+    markup.push_str(r#"" title=""#);
+    escape(&port.label, markup);
+    if !port.description.is_empty() {
+        markup.push_str(" — ");
+        escape(&port.description, markup);
     }
+    markup.push_str(r#""><span class="port-dot"></span><span class="port-label">"#);
+    label_markup(&port.label, limit, markup);
+    markup.push_str("</span></div>");
+}
+
+/// How much of a module's title and labels are shown.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct Layout {
+    /// The module's content width.
+    width: f64,
+    input_limit: usize,
+    output_limit: usize,
+    title_limit: usize,
+}
+
+/// A module's header and port rows as markup (tracked): written and put
+/// in the page with one `innerHTML`, not as views. A view of a large graph
+/// mounts a hundred modules at once, and as views, with an effect per
+/// label and hydration markers around each, they were most of what loading
+/// a graph cost; they change only when the module is edited.
+fn body_markup(node: &NodeHandle, layout: Layout) -> String {
+    let mut markup = String::with_capacity(1024);
+    node.title.with(|title| {
+        node.subtitle.with(|subtitle| {
+            markup.push_str(r#"<div class="module-header" title=""#);
+            escape(title, &mut markup);
+            markup.push_str(" (");
+            escape(subtitle, &mut markup);
+            markup.push_str(r#")"><span class="module-label">"#);
+            escape(&fit(title, layout.title_limit), &mut markup);
+            markup.push_str(r#"</span><span class="module-note" title="Re-prompts">"#);
+            node.note.with(|note| escape(note, &mut markup));
+            markup.push_str(r#"</span><span class="module-kind">"#);
+            escape(subtitle, &mut markup);
+        })
+    });
+    markup.push_str(r#"</span></div><div class="module-ports"><div class="ports-in">"#);
+    node.inputs.with(|ports| {
+        for port in ports {
+            port_row_markup(port, true, layout.input_limit, &mut markup);
+        }
+    });
+    markup.push_str(r#"</div><div class="ports-out">"#);
+    node.outputs.with(|ports| {
+        for port in ports {
+            port_row_markup(port, false, layout.output_limit, &mut markup);
+        }
+    });
+    markup.push_str("</div></div>");
+    markup
 }
 
 #[component]
@@ -77,7 +112,6 @@ pub fn ModuleBox(node: NodeHandle, model: CanvasModel) -> impl IntoView {
     let NodeHandle {
         id,
         position,
-        title,
         subtitle,
         kind,
         inputs,
@@ -86,6 +120,7 @@ pub fn ModuleBox(node: NodeHandle, model: CanvasModel) -> impl IntoView {
         flagged,
         note,
         run,
+        ..
     } = node.clone();
     let clock = model.clock;
     // Width and how much of each label fits, worked out together.
@@ -93,7 +128,7 @@ pub fn ModuleBox(node: NodeHandle, model: CanvasModel) -> impl IntoView {
         let node = node.clone();
         move |_| {
             let width = node.width();
-            let (inputs, outputs) = inputs.with(|inputs| {
+            let (input_limit, output_limit) = inputs.with(|inputs| {
                 outputs.with(|outputs| {
                     geometry::label_limits(
                         width,
@@ -102,13 +137,17 @@ pub fn ModuleBox(node: NodeHandle, model: CanvasModel) -> impl IntoView {
                     )
                 })
             });
-            let title =
+            let title_limit =
                 subtitle.with(|kind| note.with(|note| geometry::title_limit(width, kind, note)));
-            (width, inputs, outputs, title)
+            Layout {
+                width,
+                input_limit,
+                output_limit,
+                title_limit,
+            }
         }
     });
-    let input_limit = Signal::derive(move || layout.get().1);
-    let output_limit = Signal::derive(move || layout.get().2);
+    let body = move || body_markup(&node, layout.get());
     view! {
         // One class and one style each, not an effect per class and per
         // property: a view of a large graph mounts a hundred modules at once.
@@ -137,7 +176,7 @@ pub fn ModuleBox(node: NodeHandle, model: CanvasModel) -> impl IntoView {
                 // Only modules wider than the stylesheet's width carry one
                 // of their own (a thousand identical declarations cost a
                 // style pass).
-                let outer = layout.get().0 + 2.0 * geometry::BORDER;
+                let outer = layout.with(|layout| layout.width) + 2.0 * geometry::BORDER;
                 if outer > geometry::MODULE_OUTER_WIDTH {
                     style.push_str(&format!(";width:{outer}px"));
                 }
@@ -155,23 +194,7 @@ pub fn ModuleBox(node: NodeHandle, model: CanvasModel) -> impl IntoView {
                     }
                 })
             }}
-            <div class="module-header" title=move || format!("{} ({})", title.get(), subtitle.get())>
-                <span class="module-label">{move || fit(&title.get(), layout.get().3)}</span>
-                <span class="module-note" title="Re-prompts">{move || note.get()}</span>
-                <span class="module-kind">{move || subtitle.get()}</span>
-            </div>
-            <div class="module-ports">
-                <div class="ports-in">
-                    <For each=move || inputs.get() key=port_key let:port>
-                        <PortRow port incoming=true limit=input_limit/>
-                    </For>
-                </div>
-                <div class="ports-out">
-                    <For each=move || outputs.get() key=port_key let:port>
-                        <PortRow port incoming=false limit=output_limit/>
-                    </For>
-                </div>
-            </div>
+            <div class="module-body" inner_html=body></div>
         </div>
     }
 }
@@ -179,6 +202,57 @@ pub fn ModuleBox(node: NodeHandle, model: CanvasModel) -> impl IntoView {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn port(id: &str, label: &str, description: &str) -> PortView {
+        PortView {
+            id: id.to_owned(),
+            label: label.to_owned(),
+            title: label.to_owned(),
+            description: description.to_owned(),
+            accent: "accent",
+            port_type: graph::PortType::Bundle,
+        }
+    }
+
+    #[test]
+    fn a_module_is_written_with_what_its_graph_says_escaped() {
+        Owner::new().with(|| {
+            let model = CanvasModel::new();
+            let node = model.node_handle(
+                "m1",
+                graph::Position { x: 0.0, y: 0.0 },
+                super::super::model::NodeLook {
+                    title: "<img src=x onerror=alert(1)>".to_owned(),
+                    subtitle: "Agent \"task\"".to_owned(),
+                    kind: "agent_task".to_owned(),
+                    note: "↻ 2".to_owned(),
+                    inputs: vec![port("in\"", "a & b", "")],
+                    outputs: vec![
+                        port("response", "📄 Response", "What it said"),
+                        port("long", &"x".repeat(60), ""),
+                    ],
+                },
+            );
+            let layout = Layout {
+                width: 180.0,
+                input_limit: usize::MAX,
+                output_limit: 10,
+                title_limit: 12,
+            };
+            let markup = body_markup(&node, layout);
+            assert!(!markup.contains("<img"), "{markup}");
+            assert!(markup.contains(r#"title="&lt;img src=x onerror=alert(1)&gt; (Agent &quot;task&quot;)""#), "{markup}");
+            assert!(markup.contains(r#"<span class="module-label">&lt;img src=x …</span>"#), "{markup}");
+            assert!(markup.contains(r#"data-port-id="in&quot;""#), "{markup}");
+            assert!(markup.contains(r#"<span class="port-label">a &amp; b</span>"#), "{markup}");
+            // The document marker is an icon, the description the tooltip's.
+            assert!(markup.contains(r#"title="📄 Response — What it said""#), "{markup}");
+            assert!(markup.contains(r#"<span class="port-label"><span class="icon-box"><svg class="icon icon-document""#), "{markup}");
+            assert!(markup.contains(&format!(r#"<span class="port-label">{}…</span>"#, "x".repeat(9))), "{markup}");
+            assert_eq!(markup.matches("port port-in ").count(), 1);
+            assert_eq!(markup.matches("port port-out ").count(), 2);
+        });
+    }
 
     #[test]
     fn labels_are_cut_to_their_limit_in_characters() {

@@ -13,6 +13,7 @@
 use std::fmt::Write;
 use std::sync::Arc;
 
+use graph::routing::CableOrder;
 use leptos::prelude::{Get, GetUntracked, With};
 
 use super::cable_view::{cable_geometry, condition_texts};
@@ -124,7 +125,6 @@ pub fn write_condition(model: &CanvasModel, edge: &EdgeHandle, markup: &mut Stri
     let Some(geometry) = cable_geometry(model, edge) else {
         return;
     };
-    let (short, full) = condition_texts(&order);
     markup.push_str("<g class=\"cable-condition");
     classes(
         &[("passed", edge.route.get() == CableRoute::Passed)],
@@ -132,17 +132,26 @@ pub fn write_condition(model: &CanvasModel, edge: &EdgeHandle, markup: &mut Stri
     );
     markup.push_str("\" data-edge-id=\"");
     escape(&edge.id, markup);
-    markup.push_str("\"><title>");
+    markup.push_str("\">");
+    write_condition_text(&order, geometry.middle, markup);
+    markup.push_str("</g>");
+}
+
+/// Appends a conditional cable's number and condition written at
+/// `middle`, its condition in full as the tooltip.
+pub fn write_condition_text(order: &CableOrder, middle: (f64, f64), markup: &mut String) {
+    let (short, full) = condition_texts(order);
+    markup.push_str("<title>");
     escape(&full, markup);
     let _ = write!(
         markup,
         "</title><text x=\"{}\" y=\"{}\"><tspan class=\"cable-order\">{}</tspan> ",
-        geometry.middle.0,
-        geometry.middle.1 - 5.0,
+        middle.0,
+        middle.1 - 5.0,
         order.number
     );
     escape(&short, markup);
-    markup.push_str("</text></g>");
+    markup.push_str("</text>");
 }
 
 #[cfg(test)]
