@@ -204,8 +204,15 @@ ensure_second_real_agent() {
     "$SECOND_REAL_AGENT_PACKAGE" node_modules/@qwen-code/qwen-code/cli-entry.js
 }
 
+# Zopfli writes gzip that any browser reads, about 5% smaller than
+# `gzip -9` (issue 41: 930,635 bytes for the whole app against 976,021).
+ensure_zopfli() {
+  command -v zopfli >/dev/null 2>&1 || apt_install zopfli
+}
+
 ensure_build_tools() {
   ensure_rust
+  ensure_zopfli
   ensure_git
   ensure_bubblewrap
   ensure_wasm_target
