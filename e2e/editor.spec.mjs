@@ -574,7 +574,8 @@ async function mapCentres(page, ids) {
 // The colour the map has at `point` (its own pixels), as "r,g,b,a".
 function mapColour(page, point) {
   return page.locator('.minimap canvas').evaluate((canvas, point) => {
-    const ratio = canvas.width / canvas.getBoundingClientRect().width;
+    // Its pixels per CSS pixel of its layout (a small pane scales the map).
+    const ratio = canvas.width / canvas.clientWidth;
     return [...canvas.getContext('2d').getImageData(Math.round(point.x * ratio), Math.round(point.y * ratio), 1, 1).data].join(',');
   }, point);
 }
@@ -586,6 +587,8 @@ test('the minimap draws every module, marks the selected one, follows a drag onc
   const blank = '0,0,0,0';
   let centres = await mapCentres(page, ids);
   for (const id of ids) await expect.poll(() => mapColour(page, centres[id])).not.toBe(blank);
+  // A wide pane has the map at its full size.
+  expect((await page.locator('.minimap').boundingBox()).width).toBeCloseTo(200, 0);
   const plain = await mapColour(page, centres.m1);
   expect(await mapColour(page, centres.m2)).toBe(plain);
   // Above every box (the map's padding), nothing is drawn.
@@ -605,9 +608,13 @@ test('the minimap draws every module, marks the selected one, follows a drag onc
   expect(centres.m2.y - before.m2.y).toBeGreaterThan(10);
   for (const id of ids) await expect.poll(() => mapColour(page, centres[id])).not.toBe(blank);
 
-  // A click on m3's box centres the view on m3.
+  // Beside the side panel the pane is narrow, and the map is drawn at 60 %
+  // so that it covers less of it.
   const map = await page.locator('.minimap').boundingBox();
-  await page.mouse.click(map.x + 1 + centres.m3.x, map.y + 1 + centres.m3.y);
+  expect(map.width).toBeCloseTo(200 * 0.6, 0);
+  // A click on m3's box centres the view on m3.
+  const shrink = map.width / 200;
+  await page.mouse.click(map.x + (1 + centres.m3.x) * shrink, map.y + (1 + centres.m3.y) * shrink);
   const pane = await page.locator('.pane').boundingBox();
   await expect.poll(async () => {
     const box = await node(page, 'm3').boundingBox();

@@ -12,6 +12,15 @@ use leptos::prelude::*;
 const WIDTH: f64 = 200.0;
 const HEIGHT: f64 = 130.0;
 const PADDING: f64 = 40.0;
+/// A pane narrower or lower than this gets the map at 60 % (`.minimap-small`):
+/// at its full size, beside the side panel and the run panel, it covered
+/// modules a person was looking at.
+const SMALL_PANE: (f64, f64) = (900.0, 560.0);
+
+/// Whether a pane of this size gets the small map.
+fn small_pane((width, height): (f64, f64)) -> bool {
+    width < SMALL_PANE.0 || height < SMALL_PANE.1
+}
 
 /// Graph bounds and the scale that fits them into the minimap.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -139,14 +148,18 @@ pub fn Minimap(model: CanvasModel) -> impl IntoView {
             return;
         };
         let rect = element.get_bounding_client_rect();
+        // Drawn smaller on a small pane: the page's pixels per map pixel.
+        let shrink = rect.width() / WIDTH;
         let frame = frame.get_untracked();
-        let x = (f64::from(event.client_x()) - rect.left()) / frame.scale + frame.left;
-        let y = (f64::from(event.client_y()) - rect.top()) / frame.scale + frame.top;
+        let x = (f64::from(event.client_x()) - rect.left()) / shrink / frame.scale + frame.left;
+        let y = (f64::from(event.client_y()) - rect.top()) / shrink / frame.scale + frame.top;
         centre_on(model, graph::Position { x, y });
     };
     view! {
         <div
-            class="minimap"
+            class=move || {
+                if small_pane(model.pane_size.get()) { "minimap minimap-small" } else { "minimap" }
+            }
             data-pane-control=""
             role="img"
             aria-label="Minimap: click to move the view"
