@@ -1,10 +1,11 @@
 // The foundation, end to end in a real browser: `/new` makes a starter graph,
 // its page renders on the server and hydrates, and it survives a reload.
 import { test, expect } from '@playwright/test';
-import { act, check } from './support.mjs';
+import { act, check, find } from './support.mjs';
 
 const { newGraph } = act;
-const { watchErrors } = check;
+const { watchErrors, saved } = check;
+const { node, panel } = find;
 
 test('/new opens a new starter graph that persists across a reload', async ({ page }) => {
   const errors = watchErrors(page);
@@ -66,4 +67,34 @@ test('an unknown graph gets a proper 404 page', async ({ page }) => {
   await expect(page.getByRole('heading', { name: 'Not found' })).toBeVisible();
   await expect(page.getByRole('link', { name: 'Start a new graph' })).toHaveAttribute('href', '/new');
   await expect(page.getByRole('link', { name: 'Your graphs' })).toHaveAttribute('href', '/');
+});
+
+test('what a graph says is drawn as text, in the editor and by a view link, never as markup', async ({ page, browser }) => {
+  // A module's header and ports are written as markup (canvas/module_box.rs):
+  // a label that is markup must stay text, for its author and for a stranger.
+  const errors = watchErrors(page);
+  await newGraph(page);
+  const hostile = '<img src=x onerror="window.owned=1">';
+  await node(page, 'm2').locator('.module-header').click();
+  await panel(page).getByLabel('Label').fill(hostile);
+  const header = node(page, 'm2').locator('.module-header');
+  await expect(header).toHaveAttribute('title', `${hostile} (Agent task)`);
+  await expect(header.locator('.module-label')).toContainText('<img');
+  await expect(node(page, 'm2').locator('img')).toHaveCount(0);
+  await saved(page);
+
+  const stranger = await browser.newContext();
+  const strangerPage = await stranger.newPage();
+  const strangerErrors = watchErrors(strangerPage);
+  await strangerPage.goto(page.url().split('#')[0]);
+  await expect(strangerPage.locator('.access-badge')).toHaveText('View only');
+  const seen = strangerPage.locator('[data-node-id="m2"] .module-header');
+  await expect(seen).toHaveAttribute('title', `${hostile} (Agent task)`);
+  await expect(seen.locator('.module-label')).toContainText('<img');
+  await expect(strangerPage.locator('.module img')).toHaveCount(0);
+  expect(await strangerPage.evaluate(() => window.owned)).toBeUndefined();
+  expect(await page.evaluate(() => window.owned)).toBeUndefined();
+  expect(strangerErrors).toEqual([]);
+  expect(errors).toEqual([]);
+  await stranger.close();
 });
