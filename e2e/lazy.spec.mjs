@@ -10,7 +10,7 @@ import { find, act, check } from './support.mjs';
 
 const { node, panel, runPanel } = find;
 const { newGraph, startRun, runToEnd } = act;
-const { watchErrors } = check;
+const { watchErrors, saved } = check;
 
 /** The parts (split_…) among chunks' file names, without their hash. */
 const parts = (chunks) => chunks.filter((name) => name.startsWith('split_')).map((name) => name.replace(/_\d+\.wasm$/, ''));
@@ -100,7 +100,15 @@ test('a view link is drawn and hydrated from the main module and the page\'s par
   await visitor.getByRole('button', { name: /Fork and run/ }).hover();
   await visitor.getByRole('button', { name: 'Share', exact: true }).hover();
   await visitor.waitForLoadState('networkidle');
-  for (const editorOnly of ['run_dialog', 'history_dialog', 'run_comparison', 'run_panel', 'palette', 'run_stream', 'decode_link', 'run_page']) {
+  // Pressing Delete asks for an edit: a visitor is told, and nothing editing
+  // needs is fetched for it.
+  await visitor.locator('.pane').click({ position: { x: 600, y: 30 } });
+  await node(visitor, 'm2').locator('.module-header').click();
+  await visitor.keyboard.press('Delete');
+  await expect(visitor.locator('.toast')).toHaveText('This graph is view only: fork it to edit.');
+  await expect(node(visitor, 'm2')).toBeVisible();
+  await visitor.waitForLoadState('networkidle');
+  for (const editorOnly of ['run_dialog', 'history_dialog', 'run_comparison', 'run_panel', 'palette', 'run_stream', 'decode_link', 'run_page', 'editing_part']) {
     expect(chunks.filter((name) => name.startsWith(`split_${editorOnly}_`)), editorOnly).toEqual([]);
   }
   expect(errors).toEqual([]);
@@ -170,6 +178,61 @@ test('a graph whose room\'s part cannot be fetched says so, and the page goes on
   expect(uncaught).toEqual([]);
 });
 
+test('edits asked for before the editing part has arrived wait for it, and are made in the order asked', async ({ page }) => {
+  const errors = watchErrors(page);
+  let release;
+  const held = new Promise((resolve) => { release = resolve; });
+  await page.route(/\/pkg\/split_editing_part_\d+\.wasm$/, async (route) => {
+    await held;
+    await route.continue();
+  });
+  await newGraph(page);
+  // A new name typed key by key (an edit a key), then a module deleted.
+  const name = page.getByLabel('Graph name');
+  await name.fill('');
+  await name.pressSequentially('Tide');
+  await page.locator('.pane').click({ position: { x: 600, y: 30 } });
+  await node(page, 'm3').locator('.module-header').click();
+  await page.keyboard.press('Delete');
+  // Nothing is lost while the part is on its way: the edits wait.
+  await expect(node(page, 'm3')).toBeVisible();
+  await expect(page.locator('.save-status')).toHaveText('Saved');
+  release();
+  await expect(node(page, 'm3')).toHaveCount(0);
+  await saved(page);
+  // In order: the undo takes back the deletion, then the name a key at a
+  // time (typing one field is one step).
+  await page.keyboard.press('Control+z');
+  await expect(node(page, 'm3')).toBeVisible();
+  await expect(name).toHaveValue('Tide');
+  await saved(page);
+  await page.reload();
+  await expect(page.getByLabel('Graph name')).toHaveValue('Tide');
+  await expect(node(page, 'm3')).toBeVisible();
+  expect(errors).toEqual([]);
+});
+
+test('an editing part that cannot be fetched says so once, and the edits wait for it', async ({ page }) => {
+  const uncaught = await losePart(page, 'editing_part');
+  await newGraph(page);
+  await expect(page.locator('.toast')).toContainText('The graph cannot be edited: Part of this page');
+  await page.locator('.pane').click({ position: { x: 600, y: 30 } });
+  await node(page, 'm3').locator('.module-header').click();
+  await page.keyboard.press('Delete');
+  await expect(node(page, 'm3')).toBeVisible();
+  // The connection is back: the next edit fetches the part, and both are made.
+  await page.unroute(new RegExp('/pkg/split_editing_part_\\d+\\.wasm$'));
+  await node(page, 'm2').locator('.module-header').click();
+  await page.keyboard.press('Delete');
+  await expect(node(page, 'm3')).toHaveCount(0);
+  await expect(node(page, 'm2')).toHaveCount(0);
+  await saved(page);
+  // The app did not stop: the canvas still zooms.
+  await page.getByRole('button', { name: 'Zoom in' }).click();
+  await expect(page.locator('.zoom-level')).not.toHaveText('100%');
+  expect(uncaught).toEqual([]);
+});
+
 test('a self-contained link whose decoder cannot be fetched says so in the page\'s place', async ({ page }) => {
   const uncaught = await losePart(page, 'decode_link');
   await page.goto('/open#graph=not-a-graph');
@@ -196,8 +259,9 @@ test('each lazily loaded part loads once when first shown and works', async ({ p
   await newGraph(page);
   await page.waitForLoadState('networkidle');
   // An editor's first screen has the palette, a chunk of its own; the
-  // graph's check and its room come once the page is interactive.
-  expect(parts(chunks).sort()).toEqual(['split_check_graph', 'split_page', 'split_palette', 'split_room_part']);
+  // graph's check, its room and what edits it come once the page is
+  // interactive.
+  expect(parts(chunks).sort()).toEqual(['split_check_graph', 'split_editing_part', 'split_page', 'split_palette', 'split_room_part']);
   await expect(page.getByLabel('Search module kinds')).toBeVisible();
 
   // The validation findings, the shortcut list, a module's menu (in the

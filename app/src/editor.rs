@@ -8,6 +8,7 @@ pub mod clipboard;
 mod comparison;
 mod decision;
 pub mod diff;
+mod editing;
 #[cfg(test)]
 pub(crate) mod fixtures;
 pub mod history;
@@ -40,8 +41,9 @@ use crate::api;
 use crate::canvas::{Canvas, CanvasEvents};
 use crate::run::{RunAccess, run_in_address};
 use crate::{approver_token, edit_token};
+use editing::Command;
 use lazy_parts::{
-    LazyCablePanel, LazyDetailPanel, LazyPalette, LazyPeopleHere, LazyRunPanel,
+    LazyCablePanel, LazyCompareBanner, LazyDetailPanel, LazyPalette, LazyPeopleHere, LazyRunPanel,
     LazyTogetherNotices, Part, preload,
 };
 use overlays::Overlays;
@@ -142,10 +144,11 @@ fn start(editor: EditorState) {
                         SaveStatus::ViewOnly
                     });
                     // The room first, from the document as the server has it;
-                    // a draft restored then is this browser's edits on it.
+                    // a draft restored then is this browser's edits on it,
+                    // once the editing part has arrived.
                     together::join(editor);
                     if editable {
-                        save::restore_draft(editor);
+                        editor.command(Command::RestoreDraft);
                     }
                     // A reload in the middle of a run picks it up again.
                     if let Some(run_id) = run_in_address() {
@@ -156,6 +159,7 @@ fn start(editor: EditorState) {
                 EditorMode::Local => {
                     editor.can_edit.set(true);
                     editor.save.status.set(SaveStatus::Local);
+                    editor.editing.fetch(editor);
                 }
                 EditorMode::Revision => editor.save.status.set(SaveStatus::ViewOnly),
                 EditorMode::Recorded => {
@@ -196,11 +200,11 @@ fn start(editor: EditorState) {
                     editor.save.status.get_untracked(),
                     SaveStatus::Pending | SaveStatus::Saving | SaveStatus::Offline
                 ) {
-                    save::save_now(editor);
+                    editor.save_now();
                     event.prevent_default();
                 }
             });
-            let online = window_event_listener(leptos::ev::online, move |_| save::save_now(editor));
+            let online = window_event_listener(leptos::ev::online, move |_| editor.save_now());
             on_cleanup(move || {
                 keys.remove();
                 copy.remove();
@@ -258,7 +262,7 @@ fn clipboard_out(editor: EditorState, event: &web_sys::ClipboardEvent, cut: bool
         let _ = data.set_data("text/plain", &text);
         event.prevent_default();
         if cut {
-            editor.delete_selection();
+            editor.command(Command::delete_selection(&editor));
         }
     }
 }
@@ -274,9 +278,10 @@ fn clipboard_in(editor: EditorState, event: &web_sys::ClipboardEvent) {
         return;
     };
     event.prevent_default();
-    if !editor.paste(&text, editor.pointer_or_centre()) {
-        editor.notify("The clipboard holds no Patchbay modules.");
-    }
+    editor.command(Command::Paste {
+        text,
+        at: editor.pointer_or_centre(),
+    });
 }
 
 #[component]
@@ -295,8 +300,7 @@ fn Toolbar() -> impl IntoView {
                 prop:value=move || editor.name.get()
                 disabled=move || !editor.can_edit.get()
                 on:input=move |event| {
-                    let name = event_target_value(&event);
-                    editor.edit("Rename graph", Some("name"), |edit| edit.set_name(&name));
+                    editor.command(Command::Rename(event_target_value(&event)));
                 }
             />
             // A stored graph's badge already says "View only" (issue 43): the
@@ -305,8 +309,8 @@ fn Toolbar() -> impl IntoView {
                 <span class=move || format!("save-status {}", editor.save.status.get().class()) role="status">{move || editor.save.status.get().text()}</span>
             </Show>
             <div class="toolbar-group">
-                <button type="button" title="Undo (Ctrl+Z)" aria-label="Undo" disabled=move || !editor.can_undo.get() on:click=move |_| editor.undo()>"↶"</button>
-                <button type="button" title="Redo (Ctrl+Shift+Z)" aria-label="Redo" disabled=move || !editor.can_redo.get() on:click=move |_| editor.redo()>"↷"</button>
+                <button type="button" title="Undo (Ctrl+Z)" aria-label="Undo" disabled=move || !editor.can_undo.get() on:click=move |_| editor.command(Command::Undo)>"↶"</button>
+                <button type="button" title="Redo (Ctrl+Shift+Z)" aria-label="Redo" disabled=move || !editor.can_redo.get() on:click=move |_| editor.command(Command::Redo)>"↷"</button>
             </div>
             <ValidationBadge/>
             <RunControls/>
@@ -324,7 +328,7 @@ fn Toolbar() -> impl IntoView {
                 <ImportButton/>
             </div>
             <LazyPeopleHere/>
-            <button type="button" class="help-button" title="Keyboard shortcuts (?)" aria-label="Keyboard shortcuts" on:click=move |_| editor.overlay.set(Overlay::Help)>"?"</button>
+            <button type="button" class="help-button" title="Keyboard shortcuts (?)" aria-label="Keyboard shortcuts" on:pointerover=|_| preload(Part::Popups) on:focus=|_| preload(Part::Popups) on:click=move |_| editor.overlay.set(Overlay::Help)>"?"</button>
             {match editor.mode {
                 EditorMode::Stored => view! {
                     <span class="access-badge" class:editable=move || editor.can_edit.get() class:read-only=move || !editor.can_edit.get()>
@@ -468,7 +472,7 @@ fn MigrationBanner() -> impl IntoView {
                     <strong>"This graph was written for DOC23 R3.1 and has been migrated: "</strong>
                     {notes.iter().map(|note| format!("{} ({})", note.message, note.module_id)).collect::<Vec<_>>().join(" ")}
                     <button type="button" disabled=move || !editor.can_edit.get() on:click=move |_| {
-                        editor.edit("Dismiss migration notes", None, |edit| edit.set_migrations(Vec::new()));
+                        editor.command(Command::DismissMigrations);
                     }>"Got it"</button>
                 </div>
             }
@@ -504,14 +508,12 @@ pub fn Editor(
     let model = editor.model;
     let events = CanvasEvents {
         moved: Callback::new(move |positions| {
-            editor.moved(positions);
+            editor.command(Command::Move(positions));
             // The drop: no longer dragging, for the others.
             together::say_presence(editor);
         }),
-        connect: Callback::new(move |connection| editor.connect(connection)),
-        drop_cable: Callback::new(move |cable: String| {
-            editor.edit("Remove cable", None, |edit| edit.remove_cable(&cable));
-        }),
+        connect: Callback::new(move |connection| editor.command(Command::Connect(connection))),
+        drop_cable: Callback::new(move |cable: String| editor.command(Command::RemoveCable(cable))),
         open: Callback::new(move |id: String| {
             editor.select(&id);
             crate::browser::next_frame(|| {
@@ -558,26 +560,32 @@ pub fn Editor(
             f64::from(event.client_x()) - rect.left(),
             f64::from(event.client_y()) - rect.top(),
         );
-        editor.add_module(
+        editor.command(Command::AddModule(
             kind,
             graph::Position {
                 x: (at.x - 91.0).round(),
                 y: (at.y - 12.0).round(),
             },
-        );
+        ));
     };
     view! {
         <div class="editor">
             <Toolbar/>
             <MigrationBanner/>
-            <revisions::CompareBanner/>
+            <LazyCompareBanner/>
             {(editor.mode == EditorMode::Recorded).then(|| view! { <revisions::ChangedSinceBanner/> })}
             <div class="workspace">
                 <LazyPalette/>
                 <div
                     class="canvas-area"
-                    on:pointerover=|_| preload(Part::DetailPanel)
-                    on:focusin=|_| preload(Part::DetailPanel)
+                    on:pointerover=|_| {
+                        preload(Part::DetailPanel);
+                        preload(Part::Popups);
+                    }
+                    on:focusin=|_| {
+                        preload(Part::DetailPanel);
+                        preload(Part::Popups);
+                    }
                     on:dragover=move |event: web_sys::DragEvent| event.prevent_default()
                     on:drop=on_drop
                     on:pointermove=move |event: web_sys::PointerEvent| point_at(editor, Some(&event))

@@ -5,7 +5,7 @@
 use graph::Position;
 use leptos::prelude::*;
 
-use super::save;
+use super::editing::Command;
 use super::state::{EditorMode, EditorState, Overlay};
 use crate::canvas::{self, typing};
 
@@ -66,13 +66,10 @@ fn nudge(editor: EditorState, dx: f64, dy: f64) {
         });
         return;
     }
-    editor.edit("Move", Some("nudge"), |edit| {
-        for id in &selected {
-            if let Some(module) = edit.module_mut(id) {
-                module.position.x += dx;
-                module.position.y += dy;
-            }
-        }
+    editor.command(Command::Nudge {
+        modules: selected,
+        dx,
+        dy,
     });
 }
 
@@ -85,15 +82,15 @@ pub fn handle(editor: EditorState, event: &web_sys::KeyboardEvent) {
         .with_untracked(|overlay| *overlay != Overlay::None);
     let handled = match (command, event.shift_key(), key.as_str()) {
         (true, false, "z" | "Z") => {
-            editor.undo();
+            editor.command(Command::Undo);
             true
         }
         (true, true, "z" | "Z") | (true, _, "y" | "Y") => {
-            editor.redo();
+            editor.command(Command::Redo);
             true
         }
         (true, _, "s" | "S") => {
-            save::save_now(editor);
+            editor.save_now();
             true
         }
         (_, _, "Escape") => {
@@ -133,11 +130,11 @@ pub fn handle(editor: EditorState, event: &web_sys::KeyboardEvent) {
             true
         }
         (true, _, "d" | "D") => {
-            editor.duplicate();
+            editor.command(Command::duplicate_selection(&editor));
             true
         }
         (false, _, "Delete" | "Backspace") => {
-            editor.delete_selection();
+            editor.command(Command::delete_selection(&editor));
             true
         }
         (false, _, "?") => {

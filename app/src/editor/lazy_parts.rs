@@ -1,11 +1,15 @@
 //! The parts of the editor that no page shows when it opens — a module's or
 //! a cable's panel, the run panel with its inspectors, the run, history,
-//! share and comparison dialogs, and the palette (editors only) — each compiled into a chunk of the bundle of its
+//! share and comparison dialogs, the popups (shortcuts, a module's menu and
+//! outputs, a problem, a conflict), a comparison's banner, and the palette
+//! (editors only) — each compiled into a chunk of the bundle of its
 //! own (`#[lazy]`; scripts/build splits them out) and fetched the first time
 //! it is shown, so a view link downloads only what draws the graph. Until a
 //! chunk has arrived, its place says it is loading: never an empty panel.
-//! The graph's check (validation) and the graph's room (reading what others
-//! do) are ones too, with no view: fetched once the page is interactive.
+//! The graph's check (validation), the graph's room (reading what others
+//! do) and editing (every change to the graph, `super::editing`) are ones
+//! too, with no view: fetched once the page is interactive, editing only
+//! for a person who may edit.
 //!
 //! None of these is rendered on the server: the page is hydrated in one
 //! synchronous pass once its own part has arrived (`crate::routes`), which
@@ -15,15 +19,16 @@
 use leptos::prelude::*;
 use wire::run::RunFrom;
 
+use super::editing::CarryOut;
 use super::palette::Palette;
 use super::panel::{CablePanel, DetailPanel};
-use super::revisions::HistoryDialog;
+use super::revisions::{CompareBanner, HistoryDialog};
 use super::run_comparison::RunComparison;
 use super::run_dialog::RunDialog;
 use super::run_panel::RunPanel;
 use super::run_panel::status_text;
 use super::share::ShareDialog;
-use super::state::{EditorMode, EditorState};
+use super::state::{EditorMode, EditorState, Overlay};
 use super::together::view::{PeopleHere, TogetherNotices};
 use crate::routes::{PartMissing, part_missing};
 use crate::run::reading;
@@ -128,6 +133,63 @@ pub async fn room(editor: EditorState, entering: bool) -> Result<(), PartMissing
     room_part(editor, entering).await
 }
 
+/// The small things that open over the canvas when a person asks — the
+/// shortcut list, a module's outputs or menu, the inputs a port fits, a
+/// problem — and the conflict dialog: one chunk for them all.
+#[lazy(fallible)]
+fn popups(popup: Popup) -> Result<AnyView, PartMissing> {
+    Ok(match popup {
+        Popup::Over(overlay) => super::overlays::popup(overlay),
+        Popup::Conflict(current) => super::overlays::conflict(current),
+    })
+}
+
+/// What the popups' part shows.
+pub enum Popup {
+    Over(Overlay),
+    /// Someone else saved the graph, now at this revision.
+    Conflict(u64),
+}
+
+pub fn lazy_popup(popup: Popup) -> AnyView {
+    loaded(popups(popup), "modal lazy-dialog", "Loading")
+}
+
+/// Over the canvas while it is compared with a revision (History): what
+/// changed since, and its highlighting.
+#[lazy(fallible)]
+fn compare_banner() -> Result<AnyView, PartMissing> {
+    Ok(view! { <CompareBanner/> }.into_any())
+}
+
+/// The banner of a comparison with a revision, while there is one.
+#[component]
+pub fn LazyCompareBanner() -> impl IntoView {
+    let editor = expect_context::<EditorState>();
+    let comparing = Memo::new(move |_| editor.compare.with(Option::is_some));
+    move || {
+        comparing.get().then(|| {
+            loaded(
+                compare_banner(),
+                "notice compare-banner",
+                "Compared with a revision",
+            )
+        })
+    }
+}
+
+/// Changing the graph (`super::editing`): fetched once the page knows this
+/// person may edit, or at their first edit; a view link never fetches it.
+#[lazy(fallible)]
+fn editing_part() -> Result<CarryOut, PartMissing> {
+    Ok(super::editing::carry_out)
+}
+
+/// What carries out the page's edits (fetching its part the first time).
+pub async fn editing() -> Result<CarryOut, PartMissing> {
+    editing_part().await
+}
+
 /// A part whose chunk is worth fetching before it is asked for.
 #[derive(Clone, Copy)]
 pub enum Part {
@@ -136,6 +198,8 @@ pub enum Part {
     RunDialog,
     HistoryDialog,
     ShareDialog,
+    Popups,
+    CompareBanner,
 }
 
 thread_local! {
@@ -168,6 +232,8 @@ pub fn preload(part: Part) {
             }
             Part::HistoryDialog => fetch_ahead(__preload_history_dialog()),
             Part::ShareDialog => fetch_ahead(__preload_share_dialog()),
+            Part::Popups => fetch_ahead(__preload_popups()),
+            Part::CompareBanner => fetch_ahead(__preload_compare_banner()),
         }
     }
     #[cfg(not(feature = "hydrate"))]

@@ -6,6 +6,7 @@
 use leptos::prelude::*;
 use wasm_bindgen::JsCast;
 
+use super::editing::Command;
 use super::run_from;
 use super::state::{EditorState, Overlay};
 
@@ -37,7 +38,7 @@ fn items(editor: EditorState, module: &str) -> Vec<Item> {
     let delete = if editor.can_edit.get_untracked() {
         Ok(Callback::new(move |()| {
             editor.overlay.set(Overlay::None);
-            editor.delete_selection();
+            editor.command(Command::delete_selection(&editor));
             editor.focus_canvas();
         }))
     } else {

@@ -7,8 +7,9 @@ use std::time::Duration;
 use graph::{Direction, Port, ports};
 use leptos::prelude::*;
 
+use super::editing::Command;
 use super::lazy_parts::{
-    lazy_history_dialog, lazy_run_comparison, lazy_run_dialog, lazy_share_dialog,
+    Popup, lazy_history_dialog, lazy_popup, lazy_run_comparison, lazy_run_dialog, lazy_share_dialog,
 };
 use super::modal::Modal;
 use super::module_menu::ModuleMenu;
@@ -171,11 +172,11 @@ fn Targets(module: String, port: String) -> impl IntoView {
     let connect = move |target: String, input: String| {
         editor.model.pending_from.set(None);
         editor.overlay.set(Overlay::None);
-        editor.connect(Connection {
+        editor.command(Command::Connect(Connection {
             from: (module.clone(), port.clone()),
             to: (target, input),
             rewire: None,
-        });
+        }));
     };
     view! {
         <div class="modal-backdrop" on:click=move |_| {
@@ -220,6 +221,11 @@ fn Problem(title: String, message: String) -> impl IntoView {
     }
 }
 
+/// The conflict dialog: someone else saved the graph, now at `current`.
+pub fn conflict(current: u64) -> AnyView {
+    view! { <Conflict current/> }.into_any()
+}
+
 #[component]
 fn Conflict(current: u64) -> impl IntoView {
     let editor = expect_context::<EditorState>();
@@ -229,7 +235,7 @@ fn Conflict(current: u64) -> impl IntoView {
                 <h2>"Someone else saved this graph"</h2>
                 <p>{format!("It is now at revision {current}. Your edits are still here, and nothing has been overwritten. Choose what to keep:")}</p>
                 <div class="actions">
-                    <button type="button" class="danger" on:click=move |_| save::load_theirs(editor)>"Load theirs (discard my edits)"</button>
+                    <button type="button" class="danger" on:click=move |_| editor.command(Command::LoadTheirs)>"Load theirs (discard my edits)"</button>
                     <button type="button" class="primary" autofocus=true on:click=move |_| save::save_as_fork(editor, false)>"Save mine as a fork"</button>
                 </div>
             </div>
@@ -238,7 +244,8 @@ fn Conflict(current: u64) -> impl IntoView {
 }
 
 /// The small things that open over the canvas: the shortcut list, a
-/// module's outputs or menu, the targets of a port, a problem.
+/// module's outputs or menu, the targets of a port, a problem (in the
+/// popups' part, `lazy_parts::popups`).
 pub fn popup(overlay: Overlay) -> AnyView {
     match overlay {
         Overlay::Help => view! { <Help/> }.into_any(),
@@ -280,10 +287,10 @@ pub fn Overlays() -> impl IntoView {
             Overlay::Share => Some(lazy_share_dialog()),
             Overlay::History => Some(lazy_history_dialog()),
             Overlay::CompareRuns { first, second } => Some(lazy_run_comparison(first, second)),
-            popup => Some(self::popup(popup)),
+            popup => Some(lazy_popup(Popup::Over(popup))),
         }}
         {move || match editor.save.status.get() {
-            SaveStatus::Conflict(current) => Some(view! { <Conflict current/> }),
+            SaveStatus::Conflict(current) => Some(lazy_popup(Popup::Conflict(current))),
             _ => None,
         }}
         <div class="toast-area" role="status" aria-live="polite">

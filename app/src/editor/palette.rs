@@ -5,6 +5,7 @@
 use graph::ModuleKind;
 use leptos::prelude::*;
 
+use super::editing::Command;
 use super::state::EditorState;
 use crate::browser;
 
@@ -50,7 +51,7 @@ pub fn Palette() -> impl IntoView {
     // Focus goes to the canvas, where the new module is selected, so the
     // keys that follow (Delete, Escape, ], F) act on it.
     let add = move |kind: ModuleKind| {
-        editor.add_module(kind, editor.view_centre());
+        editor.command(Command::AddModule(kind, editor.view_centre()));
         editor.focus_canvas();
     };
     let on_keydown = move |event: web_sys::KeyboardEvent| {

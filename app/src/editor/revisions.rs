@@ -94,6 +94,8 @@ async fn load(graph_id: &str, revision: i64) -> Result<Graph, String> {
 
 /// Compares the canvas with a revision.
 fn compare(editor: EditorState, revision: i64) {
+    // Its banner's code comes while the revision does.
+    super::lazy_parts::preload(super::lazy_parts::Part::CompareBanner);
     leptos::task::spawn_local(async move {
         match load(&editor.graph_id(), revision).await {
             Ok(graph) => {

@@ -123,6 +123,8 @@ pub struct EditorState {
     pub compare: RwSignal<Option<super::revisions::Compared>>,
     /// Editing together: the room, who is here, others' changes.
     pub together: super::together::Together,
+    /// The editing part: what carries out the page's edits once it arrives.
+    pub editing: super::editing::Editing,
 }
 
 impl EditorState {
@@ -152,6 +154,7 @@ impl EditorState {
             run: RunView::new(),
             compare: RwSignal::new(None),
             together: super::together::Together::new(),
+            editing: super::editing::Editing::default(),
         }
     }
 

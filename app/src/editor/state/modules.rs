@@ -41,7 +41,14 @@ impl EditorState {
 
     /// Deletes the selected modules (and their cables), or the selected cable.
     pub fn delete_selection(&self) {
-        let modules = self.model.selected_ids();
+        self.delete(
+            self.model.selected_ids(),
+            self.model.selected_edge.get_untracked(),
+        );
+    }
+
+    /// Deletes these modules (and their cables), or with none this cable.
+    pub fn delete(&self, modules: Vec<String>, cable: Option<std::sync::Arc<str>>) {
         if !modules.is_empty() {
             let label = if modules.len() == 1 {
                 "Delete module".to_owned()
@@ -54,16 +61,20 @@ impl EditorState {
                 }
             });
             self.selection_changed();
-        } else if let Some(cable) = self.model.selected_edge.get_untracked() {
+        } else if let Some(cable) = cable {
             self.edit("Delete cable", None, |edit| edit.remove_cable(&cable));
         }
     }
 
     /// The selection as clipboard text.
     pub fn copy_selection(&self) -> Option<String> {
-        let selected: HashSet<String> = self.model.selected_ids().into_iter().collect();
-        (!selected.is_empty())
-            .then(|| self.with_graph(|graph| clipboard::copy(graph, &selected).to_text()))
+        self.copy(&self.model.selected_ids().into_iter().collect())
+    }
+
+    /// These modules as clipboard text.
+    fn copy(&self, modules: &HashSet<String>) -> Option<String> {
+        (!modules.is_empty())
+            .then(|| self.with_graph(|graph| clipboard::copy(graph, modules).to_text()))
     }
 
     /// Pastes clipboard text at `at`; returns false if it is not a fragment.
@@ -91,12 +102,13 @@ impl EditorState {
         true
     }
 
-    pub fn duplicate(&self) {
-        let Some(text) = self.copy_selection() else {
+    /// Copies these modules (and the cables between them) beside them.
+    pub fn duplicate(&self, modules: Vec<String>) {
+        let selected: HashSet<String> = modules.into_iter().collect();
+        let Some(text) = self.copy(&selected) else {
             return;
         };
         let at = self.with_graph(|graph| {
-            let selected: HashSet<String> = self.model.selected_ids().into_iter().collect();
             // The copy goes 40 px right of and below the selection's corner.
             let corner = graph
                 .modules
