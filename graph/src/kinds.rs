@@ -98,14 +98,12 @@ pub trait KindDefinition:
     }
 }
 
-/// What a kind does with a config of its own. Apart from [`KindDefinition`]
-/// because a trait with constants cannot be a trait object, and
-/// [`ModuleConfig::kind_config`] hands out `&dyn KindConfig` so that every
-/// question below is answered by one dispatch.
-pub trait KindConfig {
-    /// The ports this config gives (PRODUCT §2.2); see [`crate::ports()`].
-    fn ports(&self) -> ModulePorts;
-
+/// The checks only a kind makes of its config, which [`crate::validate()`]
+/// alone asks for. Apart from [`KindConfig`]: a trait object carries every
+/// method of its trait, so a browser that only draws modules (their ports,
+/// through `&dyn KindConfig`) would carry every kind's checks too, which it
+/// fetches with the graph's check (`ModuleConfig::kind_checks`).
+pub trait KindChecks {
     /// Findings only this kind can have; the checks every kind shares are in
     /// [`crate::validate()`].
     fn validate(&self, _findings: &mut ModuleFindings<'_>) {}
@@ -120,6 +118,15 @@ pub trait KindConfig {
     fn validators_unsupported(&self) -> Option<&'static str> {
         None
     }
+}
+
+/// What a kind does with a config of its own. Apart from [`KindDefinition`]
+/// because a trait with constants cannot be a trait object, and
+/// [`ModuleConfig::kind_config`] hands out `&dyn KindConfig` so that every
+/// question below is answered by one dispatch.
+pub trait KindConfig {
+    /// The ports this config gives (PRODUCT §2.2); see [`crate::ports()`].
+    fn ports(&self) -> ModulePorts;
 
     /// Fields this build does not know, kept to be written back.
     fn extra(&self) -> &Extra;
@@ -439,6 +446,14 @@ macro_rules! register_kinds {
 
             /// The config with its kind's code behind it; `None` for an unknown kind.
             pub fn kind_config(&self) -> Option<&dyn KindConfig> {
+                match self {
+                    $(ModuleConfig::$variant(config) => Some(config),)+
+                    ModuleConfig::Unknown { .. } => None,
+                }
+            }
+
+            /// The checks of its kind (`validate()`'s); `None` for an unknown kind.
+            pub fn kind_checks(&self) -> Option<&dyn KindChecks> {
                 match self {
                     $(ModuleConfig::$variant(config) => Some(config),)+
                     ModuleConfig::Unknown { .. } => None,

@@ -9,7 +9,7 @@ use serde_json::Value;
 pub mod capabilities;
 pub(crate) mod sessions;
 
-use crate::kinds::{KindConfig, RePromptLevel};
+use crate::kinds::{KindChecks, KindConfig, RePromptLevel};
 use crate::template::{self, BUILT_INS, STATE_KEYS};
 use crate::topology::Topology;
 use crate::{Graph, Module};
@@ -583,7 +583,11 @@ fn check_attempts(findings: &mut ModuleFindings<'_>, kind_config: &dyn KindConfi
 /// module whose last turn is its own (not with an intent gate, whose reply
 /// a fix turn would replace; not with parallel agents or a review chain,
 /// where no one session does the fixing).
-fn check_validators(findings: &mut ModuleFindings<'_>, kind_config: &dyn KindConfig) {
+fn check_validators(
+    findings: &mut ModuleFindings<'_>,
+    kind_config: &dyn KindConfig,
+    checks: &dyn KindChecks,
+) {
     let Some(validation) = kind_config.validation() else {
         return;
     };
@@ -605,7 +609,7 @@ fn check_validators(findings: &mut ModuleFindings<'_>, kind_config: &dyn KindCon
             format!("\"{name}\" has validators and an intent gate: a fix turn would take the place of the gate's answer. Check its work in a module of its own after the gate (a command with the validators' command), or remove the gate"),
         );
     }
-    if let Some(why) = kind_config.validators_unsupported() {
+    if let Some(why) = checks.validators_unsupported() {
         findings.report(
             Code::ValidatorInvalid,
             Some("config.validators".to_owned()),
@@ -622,7 +626,9 @@ fn check_module(
     context: &ValidationContext,
 ) {
     let name = module.display_label();
-    let Some(kind_config) = module.config.kind_config() else {
+    let (Some(kind_config), Some(checks)) =
+        (module.config.kind_config(), module.config.kind_checks())
+    else {
         findings.module(
             Code::UnknownKind,
             index,
@@ -674,9 +680,9 @@ fn check_module(
         }
     }
 
-    kind_config.validate(&mut findings);
+    checks.validate(&mut findings);
     check_attempts(&mut findings, kind_config);
-    check_validators(&mut findings, kind_config);
+    check_validators(&mut findings, kind_config, checks);
 
     if let Some(kind) = module.kind()
         && kind.re_prompt_level() == RePromptLevel::None
@@ -710,7 +716,7 @@ fn check_module(
             );
         }
     }
-    kind_config.validate_cables(&mut findings);
+    checks.validate_cables(&mut findings);
     check_templates(&mut findings, topology);
     check_shell_scripts(&mut findings, kind_config);
 }

@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 use crate::Extra;
 use crate::config::AgentConfig;
 use crate::intent::IntentGate;
-use crate::kinds::{KindConfig, KindDefinition, OutputSession, RePromptLevel, standard_fields};
+use crate::kinds::{
+    KindChecks, KindConfig, KindDefinition, OutputSession, RePromptLevel, standard_fields,
+};
 use crate::ports::{
     Direction, ModulePorts, Port, PortAccent, PortType, activation_outputs, bundle,
     named_output_port_id, output, reprompt_port_id, reprompt_port_label, spec, task_inputs,
@@ -146,7 +148,9 @@ impl KindConfig for AgentTaskConfig {
             outputs: activation_outputs(outputs),
         }
     }
+}
 
+impl KindChecks for AgentTaskConfig {
     fn validate(&self, findings: &mut ModuleFindings<'_>) {
         crate::experiment::report(
             findings,

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::Extra;
-use crate::kinds::{KindConfig, KindDefinition};
+use crate::kinds::{KindChecks, KindConfig, KindDefinition};
 use crate::ports::{ModulePorts, PortAccent, bundle, input, output, spec};
 use crate::validate::{Code, ModuleFindings};
 
@@ -136,7 +136,9 @@ impl KindConfig for ApprovalConfig {
             outputs,
         }
     }
+}
 
+impl KindChecks for ApprovalConfig {
     fn validate(&self, findings: &mut ModuleFindings<'_>) {
         let name = findings.name();
         if let Some(seconds) = self.timeout_seconds

@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Extra;
 use crate::config::AgentConfig;
-use crate::kinds::{KindConfig, KindDefinition, standard_fields};
+use crate::kinds::{KindChecks, KindConfig, KindDefinition, standard_fields};
 use crate::ports::{ModulePorts, one_answer_ports};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -38,3 +38,5 @@ impl KindConfig for ClaimExtractorConfig {
         one_answer_ports(true, "Claims", "A JSON list of the claims found")
     }
 }
+
+impl KindChecks for ClaimExtractorConfig {}

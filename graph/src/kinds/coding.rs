@@ -6,7 +6,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::config::{AgentConfig, RePromptList, RePromptOwner};
 use crate::intent::IntentGate;
-use crate::kinds::{KindConfig, KindDefinition, OutputSession, RePromptLevel, standard_fields};
+use crate::kinds::{
+    KindChecks, KindConfig, KindDefinition, OutputSession, RePromptLevel, standard_fields,
+};
 use crate::ports::{
     DATA_OUT, ModulePorts, PortAccent, activation_outputs, bundle, output, spec, task_inputs,
 };
@@ -271,6 +273,48 @@ impl KindConfig for CodingConfig {
         }
     }
 
+    fn re_prompts(&self, owner: RePromptOwner) -> Option<&Vec<RePrompt>> {
+        match owner {
+            RePromptOwner::Agent(index) => self.agents.get(index).map(|agent| &agent.re_prompts),
+            RePromptOwner::Module => None,
+        }
+    }
+
+    fn re_prompts_mut(&mut self, owner: RePromptOwner) -> Option<&mut Vec<RePrompt>> {
+        match owner {
+            RePromptOwner::Agent(index) => self
+                .agents
+                .get_mut(index)
+                .map(|agent| &mut agent.re_prompts),
+            RePromptOwner::Module => None,
+        }
+    }
+
+    fn re_prompt_lists(&self) -> Vec<RePromptList<'_>> {
+        self.agents
+            .iter()
+            .enumerate()
+            .map(|(index, agent)| RePromptList {
+                path: format!("config.agents[{index}].re_prompts"),
+                agent_role: Some(agent.role.as_str()),
+                re_prompts: &agent.re_prompts,
+            })
+            .collect()
+    }
+
+    fn further_prompt_texts(&self) -> Vec<(String, &str)> {
+        self.agents
+            .iter()
+            .enumerate()
+            .filter_map(|(index, agent)| {
+                let text = agent.instruction_override.as_deref()?;
+                Some((format!("config.agents[{index}].instruction_override"), text))
+            })
+            .collect()
+    }
+}
+
+impl KindChecks for CodingConfig {
     fn validate(&self, findings: &mut ModuleFindings<'_>) {
         let name = findings.name();
         let context = findings.context();
@@ -350,45 +394,5 @@ impl KindConfig for CodingConfig {
     fn validators_unsupported(&self) -> Option<&'static str> {
         (self.coordination != Coordination::Sequential)
             .then_some("which need sequential agents: the last one's session does the fixing")
-    }
-
-    fn re_prompts(&self, owner: RePromptOwner) -> Option<&Vec<RePrompt>> {
-        match owner {
-            RePromptOwner::Agent(index) => self.agents.get(index).map(|agent| &agent.re_prompts),
-            RePromptOwner::Module => None,
-        }
-    }
-
-    fn re_prompts_mut(&mut self, owner: RePromptOwner) -> Option<&mut Vec<RePrompt>> {
-        match owner {
-            RePromptOwner::Agent(index) => self
-                .agents
-                .get_mut(index)
-                .map(|agent| &mut agent.re_prompts),
-            RePromptOwner::Module => None,
-        }
-    }
-
-    fn re_prompt_lists(&self) -> Vec<RePromptList<'_>> {
-        self.agents
-            .iter()
-            .enumerate()
-            .map(|(index, agent)| RePromptList {
-                path: format!("config.agents[{index}].re_prompts"),
-                agent_role: Some(agent.role.as_str()),
-                re_prompts: &agent.re_prompts,
-            })
-            .collect()
-    }
-
-    fn further_prompt_texts(&self) -> Vec<(String, &str)> {
-        self.agents
-            .iter()
-            .enumerate()
-            .filter_map(|(index, agent)| {
-                let text = agent.instruction_override.as_deref()?;
-                Some((format!("config.agents[{index}].instruction_override"), text))
-            })
-            .collect()
     }
 }

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::Extra;
-use crate::kinds::{KindConfig, KindDefinition, standard_fields};
+use crate::kinds::{KindChecks, KindConfig, KindDefinition, standard_fields};
 use crate::ports::{FAIL_OUT, ModulePorts, PortAccent, bundle, input, output, spec};
 
 /// The command's output when it exits 0 (`fail_out`, shared with the poll,
@@ -81,3 +81,5 @@ impl KindConfig for CommandConfig {
         vec![("config.command".to_owned(), &self.command)]
     }
 }
+
+impl KindChecks for CommandConfig {}

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::Extra;
-use crate::kinds::{KindConfig, KindDefinition, standard_fields};
+use crate::kinds::{KindChecks, KindConfig, KindDefinition, standard_fields};
 use crate::ports::{DATA_OUT, ModulePorts, PortAccent, bundle, output, spec};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -44,3 +44,5 @@ impl KindConfig for InputConfig {
         }
     }
 }
+
+impl KindChecks for InputConfig {}

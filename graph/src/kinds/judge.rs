@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Extra;
 use crate::config::AgentConfig;
-use crate::kinds::{KindConfig, KindDefinition, standard_fields};
+use crate::kinds::{KindChecks, KindConfig, KindDefinition, standard_fields};
 use crate::ports::{DATA_OUT, ModulePorts, PortAccent, bundle, input, output, spec};
 use crate::validate::{Code, ModuleFindings};
 
@@ -112,6 +112,21 @@ impl KindConfig for JudgeConfig {
         }
     }
 
+    fn further_prompt_texts(&self) -> Vec<(String, &str)> {
+        self.rubric
+            .iter()
+            .enumerate()
+            .map(|(index, criterion)| {
+                (
+                    format!("config.rubric[{index}].description"),
+                    criterion.description.as_str(),
+                )
+            })
+            .collect()
+    }
+}
+
+impl KindChecks for JudgeConfig {
     /// A judge scores its target, or the variants of a comparison.
     fn validate_cables(&self, findings: &mut ModuleFindings<'_>) {
         if !findings.wired(TARGET_IN)
@@ -126,18 +141,5 @@ impl KindConfig for JudgeConfig {
                 ),
             );
         }
-    }
-
-    fn further_prompt_texts(&self) -> Vec<(String, &str)> {
-        self.rubric
-            .iter()
-            .enumerate()
-            .map(|(index, criterion)| {
-                (
-                    format!("config.rubric[{index}].description"),
-                    criterion.description.as_str(),
-                )
-            })
-            .collect()
     }
 }

@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::Extra;
-use crate::kinds::{KindConfig, KindDefinition, standard_fields};
+use crate::kinds::{KindChecks, KindConfig, KindDefinition, standard_fields};
 use crate::ports::{DATA_IN, ModulePorts, PortAccent, bundle, input, output, spec};
 
 /// Where an output module's record keeps the `number`-th result it
@@ -53,3 +53,5 @@ impl KindConfig for OutputConfig {
         }
     }
 }
+
+impl KindChecks for OutputConfig {}

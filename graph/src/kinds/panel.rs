@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Extra;
 use crate::config::AgentConfig;
-use crate::kinds::{KindConfig, KindDefinition, standard_fields};
+use crate::kinds::{KindChecks, KindConfig, KindDefinition, standard_fields};
 use crate::ports::{ModulePorts, one_answer_ports};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -82,3 +82,5 @@ impl KindConfig for PanelConfig {
             .collect()
     }
 }
+
+impl KindChecks for PanelConfig {}

@@ -6,7 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::Extra;
-use crate::kinds::{KindConfig, KindDefinition, standard_fields};
+use crate::kinds::{KindChecks, KindConfig, KindDefinition, standard_fields};
 use crate::ports::{
     Direction, FAIL_OUT, ModulePorts, Port, PortAccent, PortType, bundle, input, output, spec,
 };
@@ -133,6 +133,12 @@ impl KindConfig for PollConfig {
         POLL_TIMEOUT_SECONDS
     }
 
+    fn further_prompt_texts(&self) -> Vec<(String, &str)> {
+        vec![("config.command".to_owned(), &self.command)]
+    }
+}
+
+impl KindChecks for PollConfig {
     fn validate(&self, findings: &mut ModuleFindings<'_>) {
         let name = findings.name();
         if self.result_names().is_empty() {
@@ -175,10 +181,6 @@ impl KindConfig for PollConfig {
                 ),
             );
         }
-    }
-
-    fn further_prompt_texts(&self) -> Vec<(String, &str)> {
-        vec![("config.command".to_owned(), &self.command)]
     }
 }
 

@@ -3,7 +3,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::config::AgentConfig;
-use crate::kinds::{KindConfig, KindDefinition, OutputSession, RePromptLevel, standard_fields};
+use crate::kinds::{
+    KindChecks, KindConfig, KindDefinition, OutputSession, RePromptLevel, standard_fields,
+};
 use crate::ports::{
     DATA_OUT, ModulePorts, PortAccent, activation_outputs, bundle, output, task_inputs,
 };
@@ -50,3 +52,5 @@ impl KindConfig for RedTeamConfig {
         }
     }
 }
+
+impl KindChecks for RedTeamConfig {}

@@ -4,7 +4,9 @@
 use serde::{Deserialize, Serialize};
 
 use crate::config::AgentConfig;
-use crate::kinds::{KindConfig, KindDefinition, OutputSession, RePromptLevel, standard_fields};
+use crate::kinds::{
+    KindChecks, KindConfig, KindDefinition, OutputSession, RePromptLevel, standard_fields,
+};
 use crate::ports::{
     DATA_OUT, ModulePorts, PortAccent, activation_outputs, bundle, output, spec, task_inputs,
 };
@@ -89,3 +91,5 @@ impl KindConfig for ReviewGateConfig {
         }
     }
 }
+
+impl KindChecks for ReviewGateConfig {}

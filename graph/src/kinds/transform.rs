@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::Extra;
 use crate::config::AgentConfig;
-use crate::kinds::{KindConfig, KindDefinition, standard_fields};
+use crate::kinds::{KindChecks, KindConfig, KindDefinition, standard_fields};
 use crate::ports::{ModulePorts, one_answer_ports};
 
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -52,3 +52,5 @@ impl KindConfig for TransformConfig {
         one_answer_ports(true, "Output", "The rewritten input")
     }
 }
+
+impl KindChecks for TransformConfig {}
