@@ -43,8 +43,8 @@ use crate::run::{RunAccess, run_in_address};
 use crate::{approver_token, edit_token};
 use editing::Command;
 use lazy_parts::{
-    LazyCablePanel, LazyCompareBanner, LazyDetailPanel, LazyPalette, LazyPeopleHere, LazyRunPanel,
-    LazyTogetherNotices, Part, preload,
+    LazyCablePanel, LazyChangedSinceBanner, LazyCompareBanner, LazyDetailPanel, LazyPalette,
+    LazyPeopleHere, LazyRunPanel, LazyTogetherNotices, Part, preload,
 };
 use overlays::Overlays;
 use palette::KIND_MIME;
@@ -573,7 +573,7 @@ pub fn Editor(
             <Toolbar/>
             <MigrationBanner/>
             <LazyCompareBanner/>
-            {(editor.mode == EditorMode::Recorded).then(|| view! { <revisions::ChangedSinceBanner/> })}
+            {(editor.mode == EditorMode::Recorded).then(|| view! { <LazyChangedSinceBanner/> })}
             <div class="workspace">
                 <LazyPalette/>
                 <div

@@ -1,7 +1,8 @@
 //! The parts of the editor that no page shows when it opens — a module's or
 //! a cable's panel, the run panel with its inspectors, the run, history,
 //! share and comparison dialogs, the popups (shortcuts, a module's menu and
-//! outputs, a problem, a conflict), a comparison's banner, and the palette
+//! outputs, a problem, a conflict), a comparison's banner, a recorded run's
+//! word that the graph has changed since, and the palette
 //! (editors only) — each compiled into a chunk of the bundle of its
 //! own (`#[lazy]`; scripts/build splits them out) and fetched the first time
 //! it is shown, so a view link downloads only what draws the graph. Until a
@@ -22,7 +23,7 @@ use wire::run::RunFrom;
 use super::editing::CarryOut;
 use super::palette::Palette;
 use super::panel::{CablePanel, DetailPanel};
-use super::revisions::{CompareBanner, HistoryDialog};
+use super::revisions::{ChangedSinceBanner, CompareBanner, HistoryDialog};
 use super::run_comparison::RunComparison;
 use super::run_dialog::RunDialog;
 use super::run_panel::RunPanel;
@@ -175,6 +176,26 @@ pub fn LazyCompareBanner() -> impl IntoView {
                 "Compared with a revision",
             )
         })
+    }
+}
+
+/// On a recorded run's page, whether the graph has changed since the run.
+#[lazy(fallible)]
+fn changed_since_banner() -> Result<AnyView, PartMissing> {
+    Ok(view! { <ChangedSinceBanner/> }.into_any())
+}
+
+/// What a recorded run's page says when the graph has been saved since:
+/// learned by a fetch once the page is in the browser, so its code comes
+/// then, and until it says something it shows nothing.
+#[component]
+pub fn LazyChangedSinceBanner() -> impl IntoView {
+    let in_browser = RwSignal::new(false);
+    Effect::new(move |_| in_browser.set(true));
+    move || {
+        in_browser
+            .get()
+            .then(|| loaded_or(changed_since_banner(), || ().into_any()))
     }
 }
 
