@@ -18,6 +18,7 @@ const PARTS = [
   { name: 'the run panel (Runs)', opener: 'header button[title="This graph\'s runs"]', shown: 'section.run-panel' },
   { name: 'the History dialog', opener: 'header button[title^="This graph\'s saved revisions"]', shown: '[role="dialog"]' },
   { name: 'the Share dialog', opener: 'header button[title="Links to this graph"]', shown: '[role="dialog"]' },
+  { name: 'the shortcut list (a popup)', opener: 'header button.help-button', shown: '.modal.help' },
 ];
 
 async function once(part) {

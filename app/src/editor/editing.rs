@@ -11,7 +11,7 @@
 //! History) edit through `EditorState::edit` directly: they are parts of
 //! their own, and what they share with this one is a chunk they share.
 
-use graph::{ModuleKind, Position};
+use graph::{Graph, ModuleKind, Position};
 use leptos::prelude::*;
 
 use super::save;
@@ -54,6 +54,11 @@ pub enum Command {
     RestoreDraft,
     /// After a conflict: drop this browser's edits, load the server's.
     LoadTheirs,
+    /// A past revision made the graph again (History, a comparison).
+    RestoreRevision {
+        revision: i64,
+        graph: Box<Graph>,
+    },
 }
 
 // A command says what it acts on as it is asked for: carried out later, the
@@ -281,6 +286,9 @@ pub fn carry_out(editor: EditorState, command: Command) {
         Command::SaveNow => save::save_now(editor),
         Command::RestoreDraft => save::restore_draft(editor),
         Command::LoadTheirs => save::load_theirs(editor),
+        Command::RestoreRevision { revision, graph } => {
+            super::revisions::made_again(editor, revision, &graph)
+        }
     }
 }
 

@@ -9,6 +9,7 @@ use graph::changes::Changes;
 use leptos::prelude::*;
 use wire::graphs::{RevisionList, RevisionSummary};
 
+use super::editing::Command;
 use super::modal::Modal;
 use super::state::{EditorState, Overlay};
 use crate::api::{self, ApiError};
@@ -107,23 +108,30 @@ fn compare(editor: EditorState, revision: i64) {
     });
 }
 
-/// Makes the graph that revision again: one edit, which undo takes back.
+/// Makes the graph that revision again: one edit, which undo takes back
+/// (carried out by the editing part, `made_again`).
 pub fn restore(editor: EditorState, revision: i64) {
     leptos::task::spawn_local(async move {
         match load(&editor.graph_id(), revision).await {
-            Ok(graph) => {
-                let label = format!("Restore revision {revision}");
-                if editor.edit(&label, None, |edit| edit.restore(&graph)) {
-                    editor.compare.set(None);
-                    editor.overlay.set(Overlay::None);
-                    editor.notify(format!(
-                        "Restored revision {revision}; it is saved as a new revision. Undo (Ctrl+Z) takes it back."
-                    ));
-                }
-            }
+            Ok(graph) => editor.command(Command::RestoreRevision {
+                revision,
+                graph: Box::new(graph),
+            }),
             Err(message) => editor.notify(message),
         }
     });
+}
+
+/// The edit of a restore, in the editing part.
+pub fn made_again(editor: EditorState, revision: i64, graph: &Graph) {
+    let label = format!("Restore revision {revision}");
+    if editor.edit(&label, None, |edit| edit.restore(graph)) {
+        editor.compare.set(None);
+        editor.overlay.set(Overlay::None);
+        editor.notify(format!(
+            "Restored revision {revision}; it is saved as a new revision. Undo (Ctrl+Z) takes it back."
+        ));
+    }
 }
 
 /// The dialog listing the revisions kept, a page at a time.

@@ -12,7 +12,7 @@ use wire::run::{InputFile, RunFrom, RunInput, StartRun};
 use crate::api::{self, ApiError};
 use crate::browser;
 use crate::editor::modal::Modal;
-use crate::editor::save::{SaveStatus, save_now};
+use crate::editor::save::SaveStatus;
 use crate::editor::state::{EditorState, Overlay};
 
 /// Waits until the editor's edits are on the server; false if they cannot be.
@@ -23,7 +23,9 @@ async fn saved(editor: EditorState) -> bool {
     if editor.save.status.get_untracked() == SaveStatus::Saved {
         return true;
     }
-    save_now(editor);
+    // Through the editing part, which made the edits: the dialog does not
+    // carry the saving code itself.
+    editor.save_now();
     for _ in 0..100 {
         browser::sleep(Duration::from_millis(100)).await;
         match editor.save.status.get_untracked() {
