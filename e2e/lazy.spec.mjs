@@ -108,7 +108,7 @@ test('a view link is drawn and hydrated from the main module and the page\'s par
   await expect(visitor.locator('.toast')).toHaveText('This graph is view only: fork it to edit.');
   await expect(node(visitor, 'm2')).toBeVisible();
   await visitor.waitForLoadState('networkidle');
-  for (const editorOnly of ['run_dialog', 'history_dialog', 'run_comparison', 'run_panel', 'palette', 'run_stream', 'decode_link', 'run_page', 'editing_part']) {
+  for (const editorOnly of ['run_dialog', 'history_dialog', 'run_comparison', 'run_panel', 'palette', 'run_stream', 'decode_link', 'run_page', 'other_page', 'editing_part']) {
     expect(chunks.filter((name) => name.startsWith(`split_${editorOnly}_`)), editorOnly).toEqual([]);
   }
   expect(errors).toEqual([]);
@@ -253,6 +253,26 @@ test('a panel whose part cannot be fetched says so in its place, and the rest of
   expect(uncaught).toEqual([]);
 });
 
+test('a fork whose part cannot be fetched says so and leaves the page as it was; the next try forks', async ({ page, browser }) => {
+  await newGraph(page);
+  const address = page.url().split('#')[0];
+  const visitor = await browser.newPage();
+  const uncaught = await losePart(visitor, 'transfer_part');
+  await visitor.goto(address);
+  await expect(visitor.locator('.access-badge')).toHaveText('View only');
+  await visitor.waitForLoadState('networkidle');
+  await visitor.getByRole('button', { name: 'Fork to edit' }).click();
+  await expect(visitor.locator('.toast')).toContainText('That could not be done. Part of this page\'s code could not be fetched');
+  expect(visitor.url()).toBe(address);
+  await visitor.unrouteAll();
+  await visitor.getByRole('button', { name: 'Fork to edit' }).click();
+  await expect(visitor).toHaveURL(/\/g\/[^/#]+#edit=/);
+  expect(visitor.url().split('#')[0]).not.toBe(address);
+  await expect(visitor.locator('.access-badge')).toHaveText('Editing');
+  expect(uncaught).toEqual([]);
+  await visitor.close();
+});
+
 test('each lazily loaded part loads once when first shown and works', async ({ page }) => {
   const errors = watchErrors(page);
   const chunks = chunkRequests(page);
@@ -318,7 +338,13 @@ test('each lazily loaded part loads once when first shown and works', async ({ p
   await expect(share.getByRole('textbox').first()).toHaveValue(/\/g\//);
   await share.getByRole('button', { name: 'Close' }).click();
 
-  for (const part of ['run_comparison', 'history_dialog', 'share_dialog']) {
+  // Export writes the graph out as a file: copying out and in (export,
+  // import, fork) is a part fetched at the click.
+  const download = page.waitForEvent('download');
+  await page.getByRole('banner').getByRole('button', { name: 'Export', exact: true }).click();
+  expect((await download).suggestedFilename()).toBe('Draft_ review_ finalize.patchbay.json');
+
+  for (const part of ['run_comparison', 'history_dialog', 'share_dialog', 'transfer_part']) {
     expect(chunks.some((name) => name.startsWith(`split_${part}_`)), part).toBe(true);
   }
   // Each chunk is fetched once: a part shown again comes from memory.

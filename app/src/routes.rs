@@ -1,17 +1,17 @@
 //! The pages that come with a part of the bundle of their own. The home
 //! page needs none of the editor or its canvas, and a graph's page none of
 //! the home page, so each page's first load is the main module (the router,
-//! the not-found page and what every page shares) and that page's part: the
-//! home page's, or the part every other page has.
+//! the not-found page and what every page shares) and that page's part.
 //!
-//! Every such page is the editor around a graph (or, for `/bench`, its
-//! canvas alone), so they come from one `#[lazy]` function: one split point
-//! makes one part to fetch, where a split point per route made scripts/build
-//! cut the code they share into a chunk for every combination of routes that
-//! reach it (about ninety fetches for a graph's page). A recorded run's page
-//! is the exception: its part (reading a run's record) rides on the graph
-//! page's, whose code goes into the chunk they share, so a graph's page,
-//! by its view link or in the editor, does without it.
+//! A graph's page (`/g/{id}`, by its view link or in the editor) has a part
+//! of its own, the editor and its canvas. The other pages that are the
+//! editor around a graph ride on it, their code in a part beside it that
+//! the graph's page never fetches: a recorded run's (reading a run's
+//! record), and one for a revision, `/open` and `/bench`. What they share
+//! with the graph's page is in the chunk the graph's page fetches, and the
+//! splitter keeps their parts from making a chunk for every combination of
+//! routes (scripts/build, `--first`): a split point per route once made
+//! about ninety fetches for a graph's page.
 //!
 //! Leptos' lazy routes would hydrate a page once its part has arrived, but
 //! need tachys' `lazy` feature, which adds asynchronous hydration to every
@@ -60,25 +60,28 @@ impl From<leptos::wasm_split::SplitLoaderError> for PartMissing {
 /// be.
 pub const PART_MISSING: &str = "Part of this page's code could not be fetched: the connection failed, or Patchbay was updated since this tab loaded it. Reload the page to try again.";
 
-/// The pages of the graph page's part: every page with a part but a
-/// recorded run's.
+// A graph's page, by its view link or in the editor: what a person
+// opening a shared link waits for, so nothing else is in it.
+#[lazy(fallible)]
+fn page() -> Result<AnyView, PartMissing> {
+    Ok(view! { <GraphPage/> }.into_any())
+}
+
+/// The pages that are the editor around a graph but not a stored graph's
+/// page: their code rides on the graph page's, in a part of their own.
 #[derive(Clone, Copy)]
-enum GraphPart {
-    Graph,
+enum OtherPage {
     Revision,
     Open,
     Bench,
 }
 
-// Fallible: a part that does not arrive is a message, not a panic that
-// stops the whole app.
 #[lazy(fallible)]
-fn page(which: GraphPart) -> Result<AnyView, PartMissing> {
+fn other_page(which: OtherPage) -> Result<AnyView, PartMissing> {
     Ok(match which {
-        GraphPart::Graph => view! { <GraphPage/> }.into_any(),
-        GraphPart::Revision => view! { <RevisionPage/> }.into_any(),
-        GraphPart::Open => view! { <OpenPage/> }.into_any(),
-        GraphPart::Bench => view! { <BenchPage/> }.into_any(),
+        OtherPage::Revision => view! { <RevisionPage/> }.into_any(),
+        OtherPage::Open => view! { <OpenPage/> }.into_any(),
+        OtherPage::Bench => view! { <BenchPage/> }.into_any(),
     })
 }
 
@@ -109,11 +112,11 @@ pub fn page_view(which: Page) -> impl IntoView {
         <link rel="stylesheet" href="/pkg/editor.css"/>
         {Suspend::new(async move {
             let part = match which {
-                Page::Graph => page(GraphPart::Graph).await,
+                Page::Graph => page().await,
                 Page::Run => run_page().await,
-                Page::Revision => page(GraphPart::Revision).await,
-                Page::Open => page(GraphPart::Open).await,
-                Page::Bench => page(GraphPart::Bench).await,
+                Page::Revision => other_page(OtherPage::Revision).await,
+                Page::Open => other_page(OtherPage::Open).await,
+                Page::Bench => other_page(OtherPage::Bench).await,
             };
             part.unwrap_or_else(part_missing)
         })}
@@ -125,34 +128,51 @@ pub fn part_missing(_: PartMissing) -> AnyView {
     view! { <p class="part-missing" role="alert">{PART_MISSING}</p> }.into_any()
 }
 
-/// Whether the page at this path comes with the part every page but the
-/// home page has (the routes in `crate::App` that use [`page_view`]).
-pub fn has_part(path: &str) -> bool {
-    path.starts_with("/g/") || path == "/open" || path == "/bench"
+/// The part a page's code is in, by its path (the routes in `crate::App`):
+/// `None` for a page that is the main module alone (not found).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum PartOf {
+    Home,
+    /// `/g/{id}`.
+    Graph,
+    /// `/g/{id}/runs/{run_id}`.
+    Run,
+    /// A revision, `/open` and `/bench`.
+    Other,
 }
 
-/// Whether the page at this path is a recorded run's
-/// (`/g/{id}/runs/{run_id}`), which comes with a part of its own.
-pub fn is_run_page(path: &str) -> bool {
+pub fn part_of(path: &str) -> Option<PartOf> {
     let mut segments = path.trim_end_matches('/').split('/').skip(1);
-    matches!(
-        (segments.next(), segments.next(), segments.next(), segments.next(), segments.next()),
-        (Some("g"), Some(id), Some("runs"), Some(run), None) if !id.is_empty() && !run.is_empty()
-    )
+    let segments: [Option<&str>; 5] = std::array::from_fn(|_| segments.next());
+    match segments {
+        [None | Some(""), None, ..] => Some(PartOf::Home),
+        [Some("g"), Some(id), None, ..] if !id.is_empty() => Some(PartOf::Graph),
+        [Some("g"), Some(id), Some("runs"), Some(run), None]
+            if !id.is_empty() && !run.is_empty() =>
+        {
+            Some(PartOf::Run)
+        }
+        [Some("g"), Some(id), Some("revisions"), Some(revision), None]
+            if !id.is_empty() && !revision.is_empty() =>
+        {
+            Some(PartOf::Other)
+        }
+        [Some("open" | "bench"), None, ..] => Some(PartOf::Other),
+        _ => None,
+    }
 }
 
-/// Fetches the page's part (the home page's, or the part every other page
-/// has) before the page is hydrated. `Err` when it could not be fetched:
-/// the page is then left as the server drew it (hydrating it would fail),
-/// and says why.
+/// Fetches the page's part before the page is hydrated. `Err` when it
+/// could not be fetched: the page is then left as the server drew it
+/// (hydrating it would fail), and says why.
 #[cfg(feature = "hydrate")]
 pub async fn load_part_first(path: &str) -> Result<(), PartMissing> {
-    if path == "/" {
-        __preload_home_part().await?;
-    } else if is_run_page(path) {
-        __preload_run_page().await?;
-    } else if has_part(path) {
-        __preload_page().await?;
+    match part_of(path) {
+        Some(PartOf::Home) => __preload_home_part().await?,
+        Some(PartOf::Graph) => __preload_page().await?,
+        Some(PartOf::Run) => __preload_run_page().await?,
+        Some(PartOf::Other) => __preload_other_page().await?,
+        None => {}
     }
     Ok(())
 }
@@ -175,39 +195,32 @@ pub fn say_part_missing() {
 
 #[cfg(test)]
 mod tests {
-    use super::{has_part, is_run_page};
+    use super::{PartOf, part_of};
 
     #[test]
-    fn every_page_but_the_home_page_has_the_part() {
-        for path in [
-            "/g/abc",
-            "/g/abc/runs/r1",
-            "/g/abc/revisions/3",
-            "/open",
-            "/bench",
+    fn each_page_is_told_by_its_path() {
+        for (path, part) in [
+            ("/", Some(PartOf::Home)),
+            ("", Some(PartOf::Home)),
+            ("/g/abc", Some(PartOf::Graph)),
+            ("/g/abc/", Some(PartOf::Graph)),
+            ("/g/abc/runs/r1", Some(PartOf::Run)),
+            ("/g/abc/runs/r1/", Some(PartOf::Run)),
+            ("/g/abc/revisions/3", Some(PartOf::Other)),
+            ("/open", Some(PartOf::Other)),
+            ("/bench", Some(PartOf::Other)),
+            ("/nowhere", None),
+            ("/graphs", None),
+            ("/opener", None),
+            ("/g/abc/runs", None),
+            ("/g/abc/runs/", None),
+            ("/g//runs/r1", None),
+            ("/g/abc/runs/r1/more", None),
+            ("/g/abc/revisions", None),
+            ("/g/", None),
+            ("/open/more", None),
         ] {
-            assert!(has_part(path), "{path}");
-        }
-        for path in ["/", "/nowhere", "/graphs", "/opener"] {
-            assert!(!has_part(path), "{path}");
-        }
-    }
-
-    #[test]
-    fn a_recorded_run_page_is_told_from_the_graph_pages() {
-        for path in ["/g/abc/runs/r1", "/g/abc/runs/r1/"] {
-            assert!(is_run_page(path), "{path}");
-        }
-        for path in [
-            "/g/abc",
-            "/g/abc/runs",
-            "/g/abc/runs/",
-            "/g/abc/revisions/3",
-            "/g//runs/r1",
-            "/g/abc/runs/r1/more",
-            "/open",
-        ] {
-            assert!(!is_run_page(path), "{path}");
+            assert_eq!(part_of(path), part, "{path}");
         }
     }
 }

@@ -1,7 +1,8 @@
 //! The others editing the graph (PRODUCT §3.16), drawn on the canvas: each
 //! one's pointer with their name, and an outline in their colour around
 //! the modules they have selected. Whoever shows the canvas with others
-//! provides [`PeerMarks`]; without it (the bench page) nothing is drawn.
+//! provides [`PeerMarks`]; without it (the bench page), or until someone
+//! else is here, nothing is drawn.
 
 use leptos::prelude::*;
 
@@ -18,18 +19,28 @@ pub struct PeerMark {
     pub modules: Vec<String>,
 }
 
-#[derive(Clone, Copy)]
-pub struct PeerMarks(pub Signal<Vec<PeerMark>>);
+/// Draws others' marks. Its code comes with what shows who is here
+/// (`editor::lazy_parts::together_part`, fetched once someone else is),
+/// which sets it: a first load does without it.
+pub type DrawPeers = fn(CanvasModel, Signal<Vec<PeerMark>>) -> AnyView;
 
-/// The outlines of others' selections and their pointers, above the
-/// modules.
+#[derive(Clone, Copy)]
+pub struct PeerMarks {
+    pub marks: Signal<Vec<PeerMark>>,
+    pub draw: RwSignal<Option<DrawPeers>>,
+}
+
+/// Where others' marks go, above the modules: drawn once there is code to
+/// draw them with.
 #[component]
 pub fn Peers(model: CanvasModel) -> impl IntoView {
-    let marks = use_context::<PeerMarks>();
-    move || {
-        let Some(PeerMarks(marks)) = marks else {
-            return Vec::new();
-        };
+    let peers = use_context::<PeerMarks>();
+    move || peers.and_then(|peers| peers.draw.get().map(|draw| draw(model, peers.marks)))
+}
+
+/// The outlines of others' selections and their pointers.
+pub fn draw(model: CanvasModel, marks: Signal<Vec<PeerMark>>) -> AnyView {
+    (move || {
         // Kept the same size on screen whatever the zoom.
         let unscale = format!(
             "scale({})",
@@ -74,5 +85,6 @@ pub fn Peers(model: CanvasModel) -> impl IntoView {
                 })
                 .collect::<Vec<_>>()
         })
-    }
+    })
+    .into_any()
 }

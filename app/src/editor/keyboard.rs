@@ -124,7 +124,7 @@ pub fn handle(editor: EditorState, event: &web_sys::KeyboardEvent) {
                 if editor.can_edit.get_untracked() {
                     editor.overlay.set(Overlay::Run);
                 } else {
-                    crate::editor::save::save_as_fork(editor, true);
+                    super::lazy_parts::fork(editor, true);
                 }
             }
             true

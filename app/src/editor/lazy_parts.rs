@@ -211,6 +211,49 @@ pub async fn editing() -> Result<CarryOut, PartMissing> {
     editing_part().await
 }
 
+/// Copying the graph out or in: exporting it as a file, importing a file,
+/// forking it. What they share is writing the whole document as JSON, which
+/// nothing on a first screen does, so it is a part fetched at the click
+/// (or when the pointer arrives on the button).
+#[lazy(fallible)]
+fn transfer_part(editor: EditorState, what: Transfer) -> Result<(), PartMissing> {
+    match what {
+        Transfer::Export => super::transfer::export(editor),
+        Transfer::Import(file) => super::transfer::import(editor, file),
+        Transfer::Fork { then_run } => super::save::save_as_fork(editor, then_run),
+    }
+    Ok(())
+}
+
+/// What the transfer part is asked to do.
+pub enum Transfer {
+    /// Download the document as a file.
+    Export,
+    /// Store the chosen file as a new graph, and open it.
+    Import(web_sys::File),
+    /// Store a copy as a new graph this browser owns, and open it (with
+    /// `then_run`, at its run dialog).
+    Fork { then_run: bool },
+}
+
+/// Exports, imports or forks (fetching the part the first time); a part
+/// that cannot be fetched is said, and nothing is done.
+pub fn transfer(editor: EditorState, what: Transfer) {
+    leptos::task::spawn_local(async move {
+        if transfer_part(editor, what).await.is_err() {
+            editor.notify(format!(
+                "That could not be done. {}",
+                crate::routes::PART_MISSING
+            ));
+        }
+    });
+}
+
+/// Forks the graph (`Transfer::Fork`).
+pub fn fork(editor: EditorState, then_run: bool) {
+    transfer(editor, Transfer::Fork { then_run });
+}
+
 /// A part whose chunk is worth fetching before it is asked for.
 #[derive(Clone, Copy)]
 pub enum Part {
@@ -221,6 +264,7 @@ pub enum Part {
     ShareDialog,
     Popups,
     CompareBanner,
+    Transfer,
 }
 
 thread_local! {
@@ -255,6 +299,7 @@ pub fn preload(part: Part) {
             Part::ShareDialog => fetch_ahead(__preload_share_dialog()),
             Part::Popups => fetch_ahead(__preload_popups()),
             Part::CompareBanner => fetch_ahead(__preload_compare_banner()),
+            Part::Transfer => fetch_ahead(__preload_transfer_part()),
         }
     }
     #[cfg(not(feature = "hydrate"))]

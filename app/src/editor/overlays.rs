@@ -13,7 +13,7 @@ use super::lazy_parts::{
 };
 use super::modal::Modal;
 use super::module_menu::ModuleMenu;
-use super::save::{self, SaveStatus};
+use super::save::SaveStatus;
 use super::state::{EditorState, Overlay};
 use crate::canvas::Connection;
 
@@ -236,7 +236,7 @@ fn Conflict(current: u64) -> impl IntoView {
                 <p>{format!("It is now at revision {current}. Your edits are still here, and nothing has been overwritten. Choose what to keep:")}</p>
                 <div class="actions">
                     <button type="button" class="danger" on:click=move |_| editor.command(Command::LoadTheirs)>"Load theirs (discard my edits)"</button>
-                    <button type="button" class="primary" autofocus=true on:click=move |_| save::save_as_fork(editor, false)>"Save mine as a fork"</button>
+                    <button type="button" class="primary" autofocus=true on:click=move |_| super::lazy_parts::fork(editor, false)>"Save mine as a fork"</button>
                 </div>
             </div>
         </div>

@@ -58,6 +58,14 @@ pub struct Together {
     /// What this person should know about others' changes.
     pub notices: RwSignal<Vec<(u64, Notice)>>,
     me: StoredValue<Option<Me>>,
+    /// The document and revision this page joined with, until the room's
+    /// part makes them what `sync` starts from: taken at once (before a
+    /// draft is restored on it, so the draft's edits are this page's to
+    /// send), written as JSON only in that part.
+    start: StoredValue<Option<(Graph, i64)>>,
+    /// How this page tells the others where its person is: set by the
+    /// room's part when it opens, before which no one would hear it.
+    say: StoredValue<Option<fn(EditorState)>>,
     sync: StoredValue<Option<Sync>>,
     source: StoredValue<Option<send_wrapper::SendWrapper<browser::EventStream>>>,
     send_timer: StoredValue<Option<browser::Timer>>,
@@ -80,6 +88,8 @@ impl Together {
             identity: RwSignal::new(Identity::default()),
             notices: RwSignal::new(Vec::new()),
             me: StoredValue::new(None),
+            start: StoredValue::new(None),
+            say: StoredValue::new(None),
             sync: StoredValue::new(None),
             source: StoredValue::new(None),
             send_timer: StoredValue::new(None),
@@ -140,10 +150,8 @@ pub fn join(editor: EditorState) {
     }
     let together = editor.together;
     together.identity.set(stored_identity());
-    if let Some(document) = local_value(editor) {
-        let revision = i64::try_from(editor.save.revision.get_value()).unwrap_or(0);
-        together.sync.set_value(Some(Sync::new(document, revision)));
-    }
+    let revision = i64::try_from(editor.save.revision.get_value()).unwrap_or(0);
+    together.start.set_value(Some((editor.graph(), revision)));
     enter_room(editor, true);
 }
 
@@ -165,6 +173,13 @@ fn enter_room(editor: EditorState, entering: bool) {
 /// In the room's part: opens its stream, and on entering starts the
 /// heartbeat that says this person is here.
 pub(crate) fn open_room(editor: EditorState, entering: bool) {
+    let together = editor.together;
+    if let Some((document, revision)) = together.start.try_update_value(Option::take).flatten()
+        && let Some(document) = document.to_value()
+    {
+        together.sync.set_value(Some(Sync::new(document, revision)));
+    }
+    together.say.set_value(Some(say_presence_now));
     open(editor);
     if entering {
         let heartbeat = browser::every(move || say_presence(editor), HEARTBEAT);
@@ -576,9 +591,17 @@ fn show_moving(editor: EditorState, person: &Person, before: &[(String, f64, f64
     );
 }
 
+/// Says where this person is, once the room's part has opened the room
+/// (its code is there: a first load does without it).
+pub fn say_presence(editor: EditorState) {
+    if let Some(say) = editor.together.say.get_value() {
+        say(editor);
+    }
+}
+
 /// Says where this person is, at most every [`PRESENCE_EVERY`] and one
 /// at a time (`pacing.rs`).
-pub fn say_presence(editor: EditorState) {
+fn say_presence_now(editor: EditorState) {
     let together = editor.together;
     let Some(me) = together.me.get_value() else {
         return;
@@ -611,7 +634,7 @@ pub fn say_presence(editor: EditorState) {
             .try_update_value(|pacing| pacing.answered(number))
             .unwrap_or(false)
         {
-            say_presence(editor);
+            say_presence_now(editor);
         }
     });
     let timer = browser::run_after(
@@ -622,7 +645,7 @@ pub fn say_presence(editor: EditorState) {
                 .try_update_value(pacing::Pacing::rested)
                 .unwrap_or(false)
             {
-                say_presence(editor);
+                say_presence_now(editor);
             }
         },
         PRESENCE_EVERY,

@@ -5,6 +5,7 @@
 
 use leptos::prelude::*;
 
+use super::lazy_parts::{Part, preload};
 use super::state::{EditorState, Overlay};
 use crate::api::{self, ApiError};
 use crate::browser;
@@ -154,7 +155,7 @@ pub fn ImportButton() -> impl IntoView {
     let editor = expect_context::<EditorState>();
     let chooser = NodeRef::<leptos::html::Input>::new();
     view! {
-        <button type="button" title="Import a graph file as a new graph" on:click=move |_| {
+        <button type="button" title="Import a graph file as a new graph" on:pointerover=|_| preload(Part::Transfer) on:click=move |_| {
             if let Some(input) = chooser.get_untracked() {
                 input.click();
             }
@@ -174,7 +175,7 @@ pub fn ImportButton() -> impl IntoView {
                     return;
                 };
                 if let Some(file) = input.files().and_then(|files| files.get(0)) {
-                    import(editor, file);
+                    super::lazy_parts::transfer(editor, super::lazy_parts::Transfer::Import(file));
                 }
                 input.set_value("");
             }

@@ -31,7 +31,10 @@ pub fn provide_peer_marks(editor: EditorState) {
                 .collect::<Vec<_>>()
         })
     });
-    provide_context(PeerMarks(marks.into()));
+    provide_context(PeerMarks {
+        marks: marks.into(),
+        draw: RwSignal::new(None),
+    });
 }
 
 /// "People here": one entry per person, you included.
@@ -39,6 +42,11 @@ pub fn provide_peer_marks(editor: EditorState) {
 pub fn PeopleHere() -> impl IntoView {
     let editor = expect_context::<EditorState>();
     let together = editor.together;
+    // Someone else is here: their marks on the canvas are drawn with this
+    // part's code.
+    if let Some(peers) = use_context::<PeerMarks>() {
+        peers.draw.set(Some(crate::canvas::peers::draw));
+    }
     let renaming = RwSignal::new(false);
     view! {
         <Show when=move || together.people.with(|people| !people.is_empty())>
