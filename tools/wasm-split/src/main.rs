@@ -111,7 +111,9 @@ fn split(input: &Path, output: &Path) -> Result<usize, Box<dyn std::error::Error
         options
     })
     .map_err(|error| format!("{error:#}"))?;
-    let manifest = serde_json::to_string_pretty(&split.prefetch_map)?;
+    // In name order, so that the same input makes the same files.
+    let manifest: std::collections::BTreeMap<_, _> = split.prefetch_map.into_iter().collect();
+    let manifest = serde_json::to_string_pretty(&manifest)?;
     std::fs::write(output.join("__wasm_split_manifest.json"), manifest)?;
     Ok(split.split_modules.len())
 }
