@@ -10,7 +10,8 @@
 //! The graph's check (validation), the graph's room (reading what others
 //! do) and editing (every change to the graph, `super::editing`) are ones
 //! too, with no view: fetched once the page is interactive, editing only
-//! for a person who may edit.
+//! for a person who may edit. So is copying the graph out or in (export,
+//! import, fork), fetched when a person points at one of those buttons.
 //!
 //! None of these is rendered on the server: the page is hydrated in one
 //! synchronous pass once its own part has arrived (`crate::routes`), which
