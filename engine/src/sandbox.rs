@@ -13,8 +13,12 @@
 //! Where bubblewrap is missing or cannot work, nothing is run unconfined:
 //! the runs that would start a process are refused with the reason.
 
+mod process;
+
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+
+pub use process::{ConfinedChild, ConfinedCommand};
 
 /// The system folders a confined process sees read-only. On merged-/usr
 /// systems most are links into `/usr`, and stay links.
@@ -259,7 +263,8 @@ impl Sandbox {
     /// HOME and temporary folder, reaching `reach`, working in
     /// `working_folder`, with a clean environment plus `environment`. The
     /// program itself is made readable when it lives outside the system
-    /// folders. Dropping the child kills it and everything it started.
+    /// folders. Dropping the child before it has ended kills it and
+    /// everything it started (`ConfinedChild`).
     pub fn command(
         &self,
         folder: &RunFolder,
@@ -268,7 +273,7 @@ impl Sandbox {
         args: &[String],
         environment: &BTreeMap<String, String>,
         working_folder: &Path,
-    ) -> Result<tokio::process::Command, String> {
+    ) -> Result<ConfinedCommand, String> {
         let resolved = resolve_program(program)?;
         let mut reach = reach.clone();
         let readable = in_system_folders(&resolved)
@@ -300,9 +305,8 @@ impl Sandbox {
             // Always the run's own, whatever a profile says.
             .env("HOME", folder.home())
             .env("TMPDIR", "/tmp")
-            .current_dir(working_folder)
-            .kill_on_drop(true);
-        Ok(command)
+            .current_dir(working_folder);
+        Ok(ConfinedCommand::new(command))
     }
 }
 

@@ -5,7 +5,6 @@
 
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -99,11 +98,7 @@ impl AgentSession {
         choices: SessionChoices,
     ) -> Result<AgentSession, AgentError> {
         let (mut command, confinement) = sandboxed_command(profile, place).await?;
-        command
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        let mut child = command.spawn().map_err(|error| {
+        let mut child = command.piped().spawn().map_err(|error| {
             AgentError::Failed(format!(
                 "could not start the agent of profile \"{}\" ({}): {error}",
                 profile.id, profile.command
@@ -316,7 +311,7 @@ fn tail_text(tail: &Mutex<VecDeque<u8>>) -> String {
 async fn sandboxed_command(
     profile: &AcpProfile,
     place: &Place<'_>,
-) -> Result<(tokio::process::Command, Confinement), AgentError> {
+) -> Result<(engine::sandbox::ConfinedCommand, Confinement), AgentError> {
     let mut confinement = Confinement::new(place.workspace)
         .map_err(|refusal| AgentError::Failed(format!("workspace: {refusal}")))?;
     place

@@ -9,7 +9,6 @@
 //! server runs commands.
 
 use std::collections::BTreeMap;
-use std::process::Stdio;
 
 use tokio::io::AsyncWriteExt;
 
@@ -164,9 +163,7 @@ pub async fn run_in(
         .collect::<Vec<_>>()
         .join("\n\n");
     let mut child = confined
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
+        .piped()
         .spawn()
         .map_err(|error| ActivationError(format!("\"{label}\": cannot start sh: {error}")))?;
     if let Some(mut stdin) = child.stdin.take() {
