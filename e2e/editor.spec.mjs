@@ -6,7 +6,7 @@ import { test, expect } from '@playwright/test';
 import { find, act, check } from './support.mjs';
 
 const { panel, node, port } = find;
-const { newGraph, wire, drag } = act;
+const { newGraph, pasteInNewGraph, wire, drag } = act;
 const { saved, findingCodes, watchErrors } = check;
 
 async function reprompts(page) {
@@ -181,11 +181,7 @@ test('copy and paste move modules between two graphs', async ({ page, context })
   await node(page, 'm2').locator('.module-header').click();
   await page.keyboard.press('Control+c');
 
-  const other = await context.newPage();
-  await newGraph(other);
-  await other.mouse.move(700, 520);
-  await other.keyboard.press('Control+v');
-  await expect(other.locator('[data-node-id]')).toHaveCount(4);
+  const other = await pasteInNewGraph(context);
   await expect(node(other, 'm4')).toContainText('Draft');
   await expect(node(other, 'm4')).toContainText('↻ 2');
   await saved(other);

@@ -9,7 +9,7 @@ import { test, expect } from '@playwright/test';
 import { find, act, check } from './support.mjs';
 
 const { node, panel, runPanel } = find;
-const { newGraph, startRun, runToEnd } = act;
+const { newGraph, pasteInNewGraph, startRun, runToEnd } = act;
 const { watchErrors, saved } = check;
 
 /** The parts (split_…) among chunks' file names, without their hash. */
@@ -88,9 +88,10 @@ test('a view link is drawn and hydrated from the main module and the page\'s par
   // The editor who made the graph has it open too: who is here is a part of
   // its own, fetched because someone else is (alone, a page never does).
   await expect(visitor.getByRole('list', { name: 'People here' }).getByRole('listitem')).toHaveCount(2);
-  // The graph's check and its room come once the page is interactive (the
-  // check's badge and who is here are everyone's).
-  expect(parts(chunks).sort()).toEqual(['split_check_graph', 'split_page', 'split_room_part', 'split_together_part']);
+  // The graph's check, its room and what copies modules come once the
+  // page is interactive (the check's badge, who is here and copying are
+  // everyone's).
+  expect(parts(chunks).sort()).toEqual(['split_check_graph', 'split_clipboard_part', 'split_page', 'split_room_part', 'split_together_part']);
   // Hydrated: the zoom buttons work. A visitor may look at a module's
   // details (that chunk loads), never at what editing needs.
   await visitor.getByRole('button', { name: 'Zoom in' }).click();
@@ -233,6 +234,42 @@ test('an editing part that cannot be fetched says so once, and the edits wait fo
   expect(uncaught).toEqual([]);
 });
 
+test('a cut made before its part has arrived copies when it arrives, and only then deletes', async ({ page, context }) => {
+  const errors = watchErrors(page);
+  let release;
+  const held = new Promise((resolve) => { release = resolve; });
+  await page.route(/\/pkg\/split_clipboard_part_\d+\.wasm$/, async (route) => {
+    await held;
+    await route.continue();
+  });
+  await newGraph(page);
+  await node(page, 'm2').locator('.module-header').click();
+  await page.keyboard.press('Control+x');
+  // Nothing is deleted before it is on the clipboard.
+  await expect(node(page, 'm2')).toBeVisible();
+  release();
+  await expect(node(page, 'm2')).toHaveCount(0);
+
+  const other = await pasteInNewGraph(context);
+  await expect(node(other, 'm4')).toContainText('Draft');
+  expect(errors).toEqual([]);
+});
+
+test('a cut whose part cannot be fetched says nothing was copied, and deletes nothing', async ({ page }) => {
+  const uncaught = await losePart(page, 'clipboard_part');
+  await newGraph(page);
+  await page.waitForLoadState('networkidle');
+  await node(page, 'm2').locator('.module-header').click();
+  await page.keyboard.press('Control+x');
+  await expect(page.locator('.toast')).toContainText('Nothing was copied. Part of this page\'s code could not be fetched');
+  await expect(node(page, 'm2')).toBeVisible();
+  // The connection is back: the next cut fetches the part, and cuts.
+  await page.unroute(new RegExp('/pkg/split_clipboard_part_\\d+\\.wasm$'));
+  await page.keyboard.press('Control+x');
+  await expect(node(page, 'm2')).toHaveCount(0);
+  expect(uncaught).toEqual([]);
+});
+
 test('a self-contained link whose decoder cannot be fetched says so in the page\'s place', async ({ page }) => {
   const uncaught = await losePart(page, 'decode_link');
   await page.goto('/open#graph=not-a-graph');
@@ -280,9 +317,9 @@ test('each lazily loaded part loads once when first shown and works', async ({ p
   await newGraph(page);
   await page.waitForLoadState('networkidle');
   // An editor's first screen has the palette, a chunk of its own; the
-  // graph's check, its room and what edits it come once the page is
-  // interactive.
-  expect(parts(chunks).sort()).toEqual(['split_check_graph', 'split_editing_part', 'split_page', 'split_palette', 'split_room_part']);
+  // graph's check, its room, what edits it and what copies modules come
+  // once the page is interactive.
+  expect(parts(chunks).sort()).toEqual(['split_check_graph', 'split_clipboard_part', 'split_editing_part', 'split_page', 'split_palette', 'split_room_part']);
   await expect(page.getByLabel('Search module kinds')).toBeVisible();
 
   // The validation findings, the shortcut list, a module's menu (in the

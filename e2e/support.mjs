@@ -41,6 +41,18 @@ async function newGraph(page) {
   return graphId(page);
 }
 
+/** Pastes the clipboard into a new graph of its own page, at a free spot;
+ * gives the page once the pasted modules are drawn beside the starter's
+ * three (the first pasted is m4). */
+async function pasteInNewGraph(context, modules = 1) {
+  const other = await context.newPage();
+  await newGraph(other);
+  await other.mouse.move(700, 520);
+  await other.keyboard.press('Control+v');
+  await expect(other.locator('[data-node-id]')).toHaveCount(3 + modules);
+  return other;
+}
+
 /** Starts a run from the keyboard (Ctrl+Enter, the input, Ctrl+Enter);
  * without `input`, with what the dialog holds (an example's own input). */
 async function startRun(page, input) {
@@ -148,5 +160,5 @@ async function ownServer({ databaseUrl, args = [] } = {}) {
 }
 
 export const find = { panel, node, port, runPanel, graphId, centre };
-export const act = { newGraph, startRun, runToEnd, wire, drag, ownServer };
+export const act = { newGraph, pasteInNewGraph, startRun, runToEnd, wire, drag, ownServer };
 export const check = { saved, findings, findingCodes, watchErrors };

@@ -5,6 +5,7 @@
 
 mod approver_link;
 pub mod clipboard;
+mod clipboard_events;
 mod comparison;
 mod decision;
 pub mod diff;
@@ -175,6 +176,7 @@ fn start(editor: EditorState) {
                 }
             }
             lazy_parts::load_catalogue(editor);
+            editor.copier.fetch();
             // What coding agents offer is learned when they run, so a run that
             // ends may have taught the server more.
             Effect::new(move |was_live: Option<bool>| {
@@ -188,13 +190,14 @@ fn start(editor: EditorState) {
                 keyboard::handle(editor, &event)
             });
             let copy = window_event_listener(leptos::ev::copy, move |event| {
-                clipboard_out(editor, &event, false)
+                clipboard_events::copy(editor, &event, false)
             });
             let cut = window_event_listener(leptos::ev::cut, move |event| {
-                clipboard_out(editor, &event, true)
+                clipboard_events::copy(editor, &event, true)
             });
-            let paste =
-                window_event_listener(leptos::ev::paste, move |event| clipboard_in(editor, &event));
+            let paste = window_event_listener(leptos::ev::paste, move |event| {
+                clipboard_events::paste(editor, &event)
+            });
             let leave = window_event_listener(leptos::ev::beforeunload, move |event| {
                 if matches!(
                     editor.save.status.get_untracked(),
@@ -235,53 +238,6 @@ fn recorded_run_access(editor: EditorState) -> RunAccess {
     } else {
         RunAccess::View
     }
-}
-
-fn in_text_field() -> bool {
-    web_sys::window()
-        .and_then(|window| window.document())
-        .and_then(|document| document.active_element())
-        .is_some_and(|element| {
-            matches!(
-                element.tag_name().to_ascii_uppercase().as_str(),
-                "INPUT" | "TEXTAREA" | "SELECT"
-            )
-        })
-}
-
-/// Copy and cut put the selected modules on the system clipboard as a
-/// graph fragment (fields keep their own copy and paste).
-fn clipboard_out(editor: EditorState, event: &web_sys::ClipboardEvent, cut: bool) {
-    if in_text_field() {
-        return;
-    }
-    let Some(text) = editor.copy_selection() else {
-        return;
-    };
-    if let Some(data) = event.clipboard_data() {
-        let _ = data.set_data("text/plain", &text);
-        event.prevent_default();
-        if cut {
-            editor.command(Command::delete_selection(&editor));
-        }
-    }
-}
-
-fn clipboard_in(editor: EditorState, event: &web_sys::ClipboardEvent) {
-    if in_text_field() {
-        return;
-    }
-    let Some(text) = event
-        .clipboard_data()
-        .and_then(|data| data.get_data("text/plain").ok())
-    else {
-        return;
-    };
-    event.prevent_default();
-    editor.command(Command::Paste {
-        text,
-        at: editor.pointer_or_centre(),
-    });
 }
 
 #[component]

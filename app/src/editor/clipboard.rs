@@ -40,6 +40,12 @@ pub fn copy(graph: &Graph, selected: &HashSet<String>) -> Fragment {
     }
 }
 
+/// The modules with these ids, and the cables that join two of them, as
+/// clipboard text.
+pub fn text_of(graph: &Graph, selected: &HashSet<String>) -> String {
+    copy(graph, selected).to_text()
+}
+
 impl Fragment {
     pub fn to_text(&self) -> String {
         serde_json::to_string(self).unwrap_or_default()

@@ -10,8 +10,9 @@
 //! The graph's check (validation), the graph's room (reading what others
 //! do) and editing (every change to the graph, `super::editing`) are ones
 //! too, with no view: fetched once the page is interactive, editing only
-//! for a person who may edit. So is copying the graph out or in (export,
-//! import, fork), fetched when a person points at one of those buttons.
+//! for a person who may edit, and writing modules as clipboard text (copy
+//! and cut). Copying the graph out or in (export, import, fork) is one
+//! fetched when a person points at one of those buttons.
 //!
 //! None of these is rendered on the server: the page is hydrated in one
 //! synchronous pass once its own part has arrived (`crate::routes`), which
@@ -212,6 +213,23 @@ pub async fn editing() -> Result<CarryOut, PartMissing> {
     editing_part().await
 }
 
+/// Writes modules as clipboard text (`super::clipboard::text_of`).
+pub type CopyText = fn(&graph::Graph, &std::collections::HashSet<String>) -> String;
+
+/// Writing modules as clipboard text, for copy and cut: the document's
+/// serializer, which no first screen runs. The copy event wants its text
+/// at once, so the part is fetched once the page is interactive and the
+/// page keeps its function (`super::clipboard_events`).
+#[lazy(fallible)]
+fn clipboard_part() -> Result<CopyText, PartMissing> {
+    Ok(super::clipboard::text_of)
+}
+
+/// What writes modules as clipboard text (fetching its part the first time).
+pub async fn clipboard_writer() -> Result<CopyText, PartMissing> {
+    clipboard_part().await
+}
+
 /// Copying the graph out or in: exporting it as a file, importing a file,
 /// forking it. What they share is writing the whole document as JSON, which
 /// nothing on a first screen does, so it is a part fetched at the click
@@ -326,10 +344,18 @@ fn loaded(
     loaded_or(part, move || placeholder(class, label))
 }
 
+/// A part's future, boxed: the views around it are then made once for
+/// every part, not once for each.
+type PartFuture = std::pin::Pin<Box<dyn Future<Output = Result<AnyView, PartMissing>> + Send>>;
+
 fn loaded_or(
     part: impl Future<Output = Result<AnyView, PartMissing>> + Send + 'static,
     fallback: impl Fn() -> AnyView + Send + Sync + 'static,
 ) -> AnyView {
+    suspended(Box::pin(part), ViewFnOnce::from(fallback))
+}
+
+fn suspended(part: PartFuture, fallback: ViewFnOnce) -> AnyView {
     let part = async move { part.await.unwrap_or_else(part_missing) };
     view! { <Suspense fallback=fallback>{Suspend::new(part)}</Suspense> }.into_any()
 }

@@ -125,6 +125,8 @@ pub struct EditorState {
     pub together: super::together::Together,
     /// The editing part: what carries out the page's edits once it arrives.
     pub editing: super::editing::Editing,
+    /// What writes modules as clipboard text, once its part has arrived.
+    pub copier: super::clipboard_events::Copier,
 }
 
 impl EditorState {
@@ -155,6 +157,7 @@ impl EditorState {
             compare: RwSignal::new(None),
             together: super::together::Together::new(),
             editing: super::editing::Editing::default(),
+            copier: super::clipboard_events::Copier::default(),
         }
     }
 

@@ -66,11 +66,6 @@ impl EditorState {
         }
     }
 
-    /// The selection as clipboard text.
-    pub fn copy_selection(&self) -> Option<String> {
-        self.copy(&self.model.selected_ids().into_iter().collect())
-    }
-
     /// These modules as clipboard text.
     fn copy(&self, modules: &HashSet<String>) -> Option<String> {
         (!modules.is_empty())
