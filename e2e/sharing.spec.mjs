@@ -85,6 +85,32 @@ test('a view link is read-only in another browser, and Fork to edit gives it an 
   await visitorContext.close();
 });
 
+test('a view link on a phone-sized screen keeps every toolbar action within reach, and forks', async ({ page, browser }) => {
+  await newGraph(page);
+  const address = page.url().split('#')[0];
+  const phone = await browser.newPage({ viewport: { width: 390, height: 844 } });
+  const errors = watchErrors(phone);
+  await phone.goto(address);
+  await expect(phone.locator('.access-badge')).toHaveText('View only');
+  // Someone else is here too, so who is here takes its place in the toolbar.
+  await expect(phone.getByRole('list', { name: 'People here' }).getByRole('listitem')).toHaveCount(2);
+  const outOfReach = await phone.locator('.toolbar button:not(.people-here button), .toolbar .access-badge').evaluateAll((elements) => elements
+    .filter((element) => {
+      const box = element.getBoundingClientRect();
+      const toolbar = element.closest('.toolbar').getBoundingClientRect();
+      return box.width === 0 || box.left < 0 || box.right > window.innerWidth || box.bottom > toolbar.bottom;
+    })
+    .map((element) => element.textContent.trim()));
+  expect(outOfReach).toEqual([]);
+  // The canvas keeps the rest of the screen.
+  const pane = await phone.locator('.pane').boundingBox();
+  expect(pane.height).toBeGreaterThan(500);
+  await phone.getByRole('button', { name: 'Fork to edit' }).click();
+  await expect(phone.locator('.access-badge')).toHaveText('Editing');
+  expect(errors).toEqual([]);
+  await phone.close();
+});
+
 test('a view link runs a fork of its own: Fork and run, with no way to run, stop or list the original', async ({ page, browser }) => {
   const id = await newGraph(page);
   const visitorContext = await browser.newContext();
