@@ -115,6 +115,24 @@ ensure_wasm_split() {
   echo "$binary"
 }
 
+# Splits the browser bundle INPUT at its `#[lazy]` functions into the folder
+# OUT (made afresh): the main module, then a chunk for each part a page
+# fetches when it first shows it; the same steps and file names as
+# cargo-leptos --split. What a graph's page fetches once it is interactive
+# (--late: its room, check and clipboard writer) or when a person points at
+# it (a panel, the popups) shares one chunk with the parts shown later, so
+# those fetch little more than their own code; the palette and a recorded
+# run's page come with a first load (--first) and keep theirs out of it
+# (tools/wasm-split).
+split_bundle() { # INPUT OUT
+  local splitter
+  splitter="$(ensure_wasm_split)"
+  rm -rf "$2"
+  "$splitter" "$1" "$2" page_ \
+    --apart home_part_ --first palette_ run_page_ other_page_ \
+    --late room_part_ check_graph_ clipboard_part_ together_part_ side_panel_ popups_ >/dev/null
+}
+
 ensure_node() {
   command -v npm >/dev/null 2>&1 || apt_install nodejs npm
 }
