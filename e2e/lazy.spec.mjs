@@ -33,6 +33,18 @@ async function losePart(page, part) {
   return watchErrors(page, { consoleErrors: false });
 }
 
+/** Holds back one part's chunk (`split_{part}_…`) until the returned
+ * function is called, as a slow network would. */
+async function holdPart(page, part) {
+  let release;
+  const held = new Promise((resolve) => { release = resolve; });
+  await page.route(new RegExp(`/pkg/split_${part}_\\d+\\.wasm$`), async (route) => {
+    await held;
+    await route.continue();
+  });
+  return release;
+}
+
 /** The stylesheets a page has asked for, by file name. */
 function stylesheetRequests(page) {
   const sheets = [];
@@ -181,12 +193,7 @@ test('a graph whose room\'s part cannot be fetched says so, and the page goes on
 
 test('edits asked for before the editing part has arrived wait for it, and are made in the order asked', async ({ page }) => {
   const errors = watchErrors(page);
-  let release;
-  const held = new Promise((resolve) => { release = resolve; });
-  await page.route(/\/pkg\/split_editing_part_\d+\.wasm$/, async (route) => {
-    await held;
-    await route.continue();
-  });
+  const release = await holdPart(page, 'editing_part');
   await newGraph(page);
   // A new name typed key by key (an edit a key), then a module deleted.
   const name = page.getByLabel('Graph name');
@@ -236,12 +243,7 @@ test('an editing part that cannot be fetched says so once, and the edits wait fo
 
 test('a cut made before its part has arrived copies when it arrives, and only then deletes', async ({ page, context }) => {
   const errors = watchErrors(page);
-  let release;
-  const held = new Promise((resolve) => { release = resolve; });
-  await page.route(/\/pkg\/split_clipboard_part_\d+\.wasm$/, async (route) => {
-    await held;
-    await route.continue();
-  });
+  const release = await holdPart(page, 'clipboard_part');
   await newGraph(page);
   await node(page, 'm2').locator('.module-header').click();
   await page.keyboard.press('Control+x');

@@ -299,13 +299,13 @@ fn Toolbar() -> impl IntoView {
                         {move || if editor.can_edit.get() { "Editing" } else { "View only" }}
                     </span>
                     <Show when=move || !editor.can_edit.get()>
-                        <button type="button" title="Make a copy you own and can edit" on:pointerover=|_| preload(Part::Transfer) on:click=move |_| fork(editor, false)>"Fork to edit"</button>
+                        <button type="button" title="Make a copy you own and can edit" on:pointerover=|_| preload(Part::Transfer) on:focus=|_| preload(Part::Transfer) on:click=move |_| fork(editor, false)>"Fork to edit"</button>
                     </Show>
                 }
                 .into_any(),
                 EditorMode::Local => view! {
                     <span class="access-badge local" title="This graph came in a self-contained link; the server does not have it">"From a link"</span>
-                    <button type="button" class="primary" title="Store it on the server as a new graph you own" on:pointerover=|_| preload(Part::Transfer) on:click=move |_| fork(editor, false)>"Save to server"</button>
+                    <button type="button" class="primary" title="Store it on the server as a new graph you own" on:pointerover=|_| preload(Part::Transfer) on:focus=|_| preload(Part::Transfer) on:click=move |_| fork(editor, false)>"Save to server"</button>
                 }
                 .into_any(),
                 EditorMode::Revision => {
@@ -330,7 +330,7 @@ fn Toolbar() -> impl IntoView {
                             {move || recorded_badge(editor.run.access.get(), editor.run.status.get()).0}
                         </span>
                         {graph_link.map(|href| view! { <a class="button-link" href=href>"Open the graph"</a> })}
-                        <button type="button" title="Make a copy of this version you own and can edit" on:pointerover=|_| preload(Part::Transfer) on:click=move |_| fork(editor, false)>"Fork to edit"</button>
+                        <button type="button" title="Make a copy of this version you own and can edit" on:pointerover=|_| preload(Part::Transfer) on:focus=|_| preload(Part::Transfer) on:click=move |_| fork(editor, false)>"Fork to edit"</button>
                     }
                     .into_any()
                 }
@@ -380,6 +380,7 @@ fn RunControls() -> impl IntoView {
                             class="primary run-button"
                             title="Make a copy you own, then run it (Ctrl+Enter)"
                             on:pointerover=|_| preload(Part::Transfer)
+                            on:focus=|_| preload(Part::Transfer)
                             on:click=move |_| fork(editor, true)
                         >
                             "▶ Fork and run"

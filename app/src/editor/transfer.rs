@@ -155,7 +155,7 @@ pub fn ImportButton() -> impl IntoView {
     let editor = expect_context::<EditorState>();
     let chooser = NodeRef::<leptos::html::Input>::new();
     view! {
-        <button type="button" title="Import a graph file as a new graph" on:pointerover=|_| preload(Part::Transfer) on:click=move |_| {
+        <button type="button" title="Import a graph file as a new graph" on:pointerover=|_| preload(Part::Transfer) on:focus=|_| preload(Part::Transfer) on:click=move |_| {
             if let Some(input) = chooser.get_untracked() {
                 input.click();
             }
