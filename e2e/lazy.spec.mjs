@@ -257,6 +257,28 @@ test('a cut made before its part has arrived copies when it arrives, and only th
   expect(errors).toEqual([]);
 });
 
+test('a visitor\'s cut on a view link copies the module and deletes nothing', async ({ page, browser }) => {
+  await newGraph(page);
+  const address = page.url().split('#')[0];
+  const visitorContext = await browser.newContext();
+  const visitor = await visitorContext.newPage();
+  const errors = watchErrors(visitor);
+  await visitor.goto(address);
+  await expect(visitor.locator('.access-badge')).toHaveText('View only');
+  await node(visitor, 'm2').locator('.module-header').click();
+  await visitor.keyboard.press('Control+x');
+  await expect(visitor.locator('.toast')).toHaveText('This graph is view only: fork it to edit.');
+  await expect(node(visitor, 'm2')).toBeVisible();
+  // What was copied pastes into a graph of the visitor's own.
+  const own = await pasteInNewGraph(visitorContext);
+  await expect(node(own, 'm4')).toContainText('Draft');
+  // The graph they only look at is as it was, on the server too.
+  await page.reload();
+  await expect(node(page, 'm2')).toBeVisible();
+  expect(errors).toEqual([]);
+  await visitorContext.close();
+});
+
 test('a cut whose part cannot be fetched says nothing was copied, and deletes nothing', async ({ page }) => {
   const uncaught = await losePart(page, 'clipboard_part');
   await newGraph(page);
