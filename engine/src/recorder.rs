@@ -7,6 +7,7 @@ use std::future::Future;
 use std::sync::Mutex;
 
 use wire::activation::ActivationRecord;
+use wire::approval::DecisionRecord;
 use wire::event::{EventRecord, RunStatus};
 
 #[derive(Debug, thiserror::Error)]
@@ -70,6 +71,20 @@ pub trait Recorder: Send + Sync + 'static {
         run_id: &str,
         changes: &[(String, String)],
     ) -> impl Future<Output = Result<(), RecordError>> + Send;
+
+    /// An approval's wait is over: its timeout is taken as the decision on
+    /// that activation unless a person's came first (PRODUCT §3.14: the
+    /// first decision wins, and a timeout is one), which is returned to be
+    /// acted on instead. Where no person can decide meanwhile (the command
+    /// line, tests), the timeout always wins.
+    fn claim_timeout(
+        &self,
+        _run_id: &str,
+        _module_id: &str,
+        _activation: u32,
+    ) -> impl Future<Output = Result<Option<DecisionRecord>, RecordError>> + Send {
+        std::future::ready(Ok(None))
+    }
 }
 
 /// Keeps everything in memory (the command line, tests, benchmarks).
@@ -250,5 +265,26 @@ impl<R: Recorder> Recorder for std::sync::Arc<R> {
         changes: &[(String, String)],
     ) -> impl Future<Output = Result<(), RecordError>> + Send {
         (**self).save_state(run_id, changes)
+    }
+
+    // Every method is passed on, those with a default too: a method left
+    // out here would run the default for every recorder behind an `Arc`
+    // (the shell holds its recorder so), whatever the recorder says.
+    fn record_wait(
+        &self,
+        run_id: &str,
+        waited_ms: i64,
+        waiting_since: Option<i64>,
+    ) -> impl Future<Output = Result<(), RecordError>> + Send {
+        (**self).record_wait(run_id, waited_ms, waiting_since)
+    }
+
+    fn claim_timeout(
+        &self,
+        run_id: &str,
+        module_id: &str,
+        activation: u32,
+    ) -> impl Future<Output = Result<Option<DecisionRecord>, RecordError>> + Send {
+        (**self).claim_timeout(run_id, module_id, activation)
     }
 }

@@ -414,7 +414,7 @@ impl Run {
         std::mem::take(&mut self.commands)
     }
 
-    fn module_id(&self, module: usize) -> &str {
+    pub(crate) fn module_id(&self, module: usize) -> &str {
         &self.modules[module].id
     }
 }

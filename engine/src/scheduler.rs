@@ -122,7 +122,7 @@ pub async fn execute_controlled<R: Recorder>(
                 run.on_budget_spent(shell.spend.reason())
             }
             () = stop.cancelled(), if !run.is_stopping() => run.on_stop(now_millis()),
-            timer = shell.timers.next() => run.on_timer(now_millis(), timer),
+            timer = shell.timers.next() => shell.timer_fired(&mut run, timer).await,
             decided = next_decision(&mut decisions) => run.on_decided(
                 now_millis(),
                 &decided.module_id,
@@ -258,6 +258,34 @@ impl<R: Recorder> Shell<R> {
                 } => self.spend.replayed(&module_id, &label, cost),
             }
         }
+    }
+
+    /// A timer fired. An approval's timeout is first claimed as the
+    /// decision on its activation: a person's stored first is acted on
+    /// instead (taken on another process, it may not have reached this
+    /// one yet), so that a person told their decision was taken is never
+    /// overruled by the clock. A claim that cannot be made now is tried
+    /// again in a second.
+    async fn timer_fired(&mut self, run: &mut Run, timer: Timer) -> Vec<Command> {
+        if let Timer::Approval { module, activation } = timer {
+            let module_id = run.module_id(module).to_owned();
+            match self
+                .recorder
+                .claim_timeout(&self.run_id, &module_id, activation)
+                .await
+            {
+                Ok(None) => {}
+                Ok(Some(decision)) => {
+                    return run.on_decided(now_millis(), &module_id, activation, decision);
+                }
+                Err(error) => {
+                    tracing::warn!(run = %self.run_id, module = %module_id, %error, "an approval's timeout could not be claimed; trying again");
+                    self.timers.arm(timer, Duration::from_secs(1));
+                    return Vec::new();
+                }
+            }
+        }
+        run.on_timer(now_millis(), timer)
     }
 
     fn log_failure(&self, result: Result<(), crate::recorder::RecordError>, what: &str) {

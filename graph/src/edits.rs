@@ -114,6 +114,9 @@ pub enum Unapplied {
     ChangedSince,
     /// A list to reorder has other items than the order names.
     ListChanged,
+    /// Someone else is typing in that field (`typing.rs`): kept for its
+    /// author to take back once they pause.
+    Held,
 }
 
 /// An edit that did not apply, and why.
@@ -121,6 +124,9 @@ pub enum Unapplied {
 pub struct NotApplied {
     pub edit: Edit,
     pub why: Unapplied,
+    /// Who holds the field, for [`Unapplied::Held`].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<String>,
 }
 
 /// What applying edits did.
@@ -358,6 +364,7 @@ fn apply_with(document: &mut Value, edits: &[Edit], strict: bool) -> Applied {
             Err(why) => applied.not_applied.push(NotApplied {
                 edit: edit.clone(),
                 why,
+                by: None,
             }),
         }
     }
@@ -645,6 +652,7 @@ pub fn drop_dangling_cables(document: &mut Value, applied: &mut Applied) {
                 .extend(made_here.into_iter().map(|edit| NotApplied {
                     edit,
                     why: Unapplied::Gone,
+                    by: None,
                 }));
         } else {
             applied.edits.extend(made_here);

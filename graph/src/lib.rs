@@ -29,6 +29,7 @@ pub mod shell_places;
 pub mod starter;
 pub mod template;
 pub mod topology;
+pub mod typing;
 pub mod validate;
 pub mod validators;
 pub mod wiring;

@@ -74,6 +74,28 @@ impl<R: Recorder> Recorder for Timed<R> {
     ) -> Result<(), RecordError> {
         self.inner.save_state(run_id, changes).await
     }
+
+    async fn record_wait(
+        &self,
+        run_id: &str,
+        waited_ms: i64,
+        waiting_since: Option<i64>,
+    ) -> Result<(), RecordError> {
+        self.inner
+            .record_wait(run_id, waited_ms, waiting_since)
+            .await
+    }
+
+    async fn claim_timeout(
+        &self,
+        run_id: &str,
+        module_id: &str,
+        activation: u32,
+    ) -> Result<Option<wire::approval::DecisionRecord>, RecordError> {
+        self.inner
+            .claim_timeout(run_id, module_id, activation)
+            .await
+    }
 }
 
 fn timed<R>(inner: R) -> Arc<Timed<R>> {

@@ -19,7 +19,7 @@ use crate::error::ApiError;
 use crate::runs::decisions::pending;
 use crate::runs::is_run_id;
 use crate::state::AppState;
-use crate::store::{StoredDecision, StoredRun, now_millis};
+use crate::store::{StoredDecision, StoredRun, TIMED_OUT, now_millis};
 
 /// The longest feedback or edited value a decision may carry.
 pub const MAX_DECISION_TEXT_BYTES: usize = 256 * 1024;
@@ -96,7 +96,9 @@ fn read_request(body: &[u8]) -> Result<DecisionRequest, ApiError> {
 /// activation); a second is `409 decision.already_taken` — also once the
 /// first was acted on, or when it names an earlier round than the one
 /// waiting —, one for a module that does not wait `409
-/// decision.not_waiting`.
+/// decision.not_waiting`; one that came after its timeout was taken `409
+/// decision.timed_out` (a timeout is the decision on its activation too,
+/// stored by the run when it fires: whichever is stored first wins).
 pub async fn decide(
     State(state): State<AppState>,
     Path((run_id, module_id)): Path<(String, String)>,
@@ -127,6 +129,10 @@ pub async fn decide(
     if record.status != ActivationStatus::Waiting || record.waiting.is_none() {
         return Err(if record.decision.is_some() {
             already_taken()
+        } else if record.outputs.contains_key(graph::ports::TIMEOUT_OUT) {
+            ApiError::DecisionTimedOut {
+                module: module_id.clone(),
+            }
         } else {
             not_waiting()
         });
@@ -149,7 +155,16 @@ pub async fn decide(
         decided_at: decision.at,
     };
     if !state.store.insert_decision(&stored).await? {
-        return Err(already_taken());
+        let first = state
+            .store
+            .decision(&run_id, &module_id, stored.activation)
+            .await?;
+        return Err(match first {
+            Some(first) if first.decision == TIMED_OUT => ApiError::DecisionTimedOut {
+                module: module_id.clone(),
+            },
+            _ => already_taken(),
+        });
     }
     // Run here: it acts at once. Run by another process, or by none, it
     // is read from the database there, or when the run is resumed.

@@ -112,6 +112,10 @@ pub enum ApiError {
     DecisionAlreadyTaken {
         module: String,
     },
+    /// Nobody decided in time: the approval's timeout was taken first.
+    DecisionTimedOut {
+        module: String,
+    },
     /// A room's request whose body is not what it takes (PRODUCT §3.16).
     RoomRequest {
         path: String,
@@ -167,9 +171,9 @@ impl ApiError {
                 StatusCode::FORBIDDEN
             }
             ApiError::DecisionRequest { .. } => StatusCode::UNPROCESSABLE_ENTITY,
-            ApiError::DecisionNotWaiting { .. } | ApiError::DecisionAlreadyTaken { .. } => {
-                StatusCode::CONFLICT
-            }
+            ApiError::DecisionNotWaiting { .. }
+            | ApiError::DecisionAlreadyTaken { .. }
+            | ApiError::DecisionTimedOut { .. } => StatusCode::CONFLICT,
             ApiError::RoomRequest { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::RoomConnectionInvalid => StatusCode::FORBIDDEN,
             ApiError::RoomRateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
@@ -213,6 +217,7 @@ impl ApiError {
             ApiError::DecisionRequest { .. } => "decision.invalid_request",
             ApiError::DecisionNotWaiting { .. } => "decision.not_waiting",
             ApiError::DecisionAlreadyTaken { .. } => "decision.already_taken",
+            ApiError::DecisionTimedOut { .. } => "decision.timed_out",
             ApiError::RoomRequest { .. } => "room.invalid_request",
             ApiError::RoomConnectionInvalid => "room.connection_invalid",
             ApiError::RoomRateLimited { .. } => "room.rate_limited",
@@ -303,6 +308,9 @@ impl ApiError {
             ApiError::DecisionAlreadyTaken { module } => {
                 format!("someone decided on module {module} first")
             }
+            ApiError::DecisionTimedOut { module } => format!(
+                "nobody decided on module {module} in time: its timeout came first, and its value went to timeout_out"
+            ),
             ApiError::RoomRequest { path, message } => format!("{path}: {message}"),
             ApiError::RoomConnectionInvalid => "the connection and its secret are not one this graph's room gave: open the graph's event stream (GET /api/graphs/{id}/room) and use its hello".to_owned(),
             ApiError::RoomRateLimited { retry_after_millis } => format!(
@@ -350,9 +358,9 @@ impl ApiError {
             ApiError::RoomRateLimited { retry_after_millis } => {
                 Some(json!({ "retry_after_millis": retry_after_millis }))
             }
-            ApiError::DecisionNotWaiting { module } | ApiError::DecisionAlreadyTaken { module } => {
-                Some(json!({ "module_id": module }))
-            }
+            ApiError::DecisionNotWaiting { module }
+            | ApiError::DecisionAlreadyTaken { module }
+            | ApiError::DecisionTimedOut { module } => Some(json!({ "module_id": module })),
             _ => None,
         }
     }

@@ -14,7 +14,7 @@ use crate::capability::{
     hash_token, is_graph_id, new_edit_token, new_graph_id, require_edit_token,
 };
 use crate::error::ApiError;
-use crate::room::apply::{Author, apply_change};
+use crate::room::apply::{Author, Base, apply_change};
 use crate::state::AppState;
 use crate::store::NewGraph;
 use crate::store::{Keep, StoredGraph};
@@ -120,7 +120,8 @@ pub async fn update(
     }
     // A save is a change like an editor's (room_api.rs): open editors see
     // it as it is, and it is kept in the history whatever the last
-    // revision's age.
+    // revision's age. Unlike an editor's it is not moved along: it is
+    // stored only on the revision `If-Match` names, or refused.
     let before = Graph::load(&current.document)
         .ok()
         .and_then(|before| serde_json::to_value(before).ok())
@@ -135,7 +136,7 @@ pub async fn update(
             name: SAVED_BY,
             keep: Keep::Always,
         },
-        expected,
+        Base::Exactly(expected),
         &graph::edits::diff(&before, &after),
     )
     .await?;

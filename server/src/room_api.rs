@@ -25,7 +25,7 @@ use wire::room::{
 
 use crate::capability::{bearer_token, is_graph_id, require_edit_token, token_matches};
 use crate::error::ApiError;
-use crate::room::apply::{Author, apply_change};
+use crate::room::apply::{Author, Base, apply_change};
 use crate::room::{News, Room, proves};
 use crate::state::AppState;
 use crate::store::{Keep, StoredChange, StoredGraph};
@@ -362,7 +362,7 @@ pub async fn changes(
                 Keep::Every
             },
         },
-        request.base,
+        Base::Rebased(request.base),
         &request.edits,
     )
     .await?;

@@ -14,7 +14,7 @@ mod writer;
 
 pub use writer::MOST_WAITING as MOST_WRITES_WAITING;
 
-pub use approvals::StoredDecision;
+pub use approvals::{StoredDecision, TIMED_OUT};
 pub use attachments::{NewAttachment, StoredAttachment};
 pub use changes::{
     ChangeOutcome, KEEP_REVISION_EVERY_MILLIS, Keep, NewChange, ROOMS_CHANNEL, StoredChange,

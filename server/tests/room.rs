@@ -200,8 +200,9 @@ async fn editors_and_viewers_see_who_is_here_and_every_change_in_the_servers_ord
             (Some("Subject"), Some(260.0))
         );
 
-        // One field by both at once: the later is kept, and its change says
-        // whose text it replaced.
+        // One field typed in by both at once: the first typist holds it
+        // until they pause (graph::typing); the other's typing is refused,
+        // saying who holds it, and nothing of it is stored.
         let instruction = [".modules", "#m2", ".config", ".instruction"];
         let original = now["modules"][1]["config"]["instruction"].clone();
         call(
@@ -216,28 +217,55 @@ async fn editors_and_viewers_see_who_is_here_and_every_change_in_the_servers_ord
             ),
         )
         .await;
-        call(
+        let bens = json!([set(&instruction, original, json!("Ben's"))]);
+        let (status, refused) =
+            call(&router, as_editor(ben.change(&id, 4, bens.clone()), &id)).await;
+        assert_eq!(status, StatusCode::OK, "{refused}");
+        assert_eq!(refused["revision"], 5, "{}: nothing stored", database.name);
+        assert_eq!(refused["not_applied"][0]["why"], "held", "{refused}");
+        assert_eq!(refused["not_applied"][0]["by"], "Editor 1", "{refused}");
+        assert_eq!(refused["not_applied"][0]["edit"], bens[0], "{refused}");
+        assert_eq!(
+            document(&router, &id).await["modules"][1]["config"]["instruction"],
+            "Ana's"
+        );
+        // Ana typing on is hers to type.
+        let (_, typed_on) = call(
             &router,
             as_editor(
-                ben.change(&id, 4, json!([set(&instruction, original, json!("Ben's"))])),
+                ana.change(
+                    &id,
+                    5,
+                    json!([set(&instruction, json!("Ana's"), json!("Ana's!"))]),
+                ),
                 &id,
             ),
         )
         .await;
+        assert_eq!(typed_on["revision"], 6, "{typed_on}");
+        // Once she has paused, the field is anyone's: Ben's edit, made on
+        // what she had before, is kept, and its change says whose text it
+        // replaced.
+        tokio::time::sleep(Duration::from_millis(
+            graph::typing::HOLD_MILLIS.unsigned_abs() + 100,
+        ))
+        .await;
+        let (_, taken) = call(&router, as_editor(ben.change(&id, 4, bens), &id)).await;
+        assert_eq!(taken["revision"], 7, "{taken}");
         // Ana's stream has had every change since she opened it, in order.
         let mut revisions = Vec::new();
         let mut last = Value::Null;
-        while revisions.last() != Some(&6) {
+        while revisions.last() != Some(&7) {
             last = ana.next_named("change").await;
             revisions.push(last["revision"].as_i64().unwrap());
         }
-        assert_eq!(revisions, [2, 3, 4, 5, 6]);
+        assert_eq!(revisions, [2, 3, 4, 5, 6, 7]);
         assert_eq!(last["author"], ben.connection.as_str());
         assert_eq!(
             last["replaced"],
-            json!([{"path": instruction, "value": "Ana's"}])
+            json!([{"path": instruction, "value": "Ana's!"}])
         );
-        assert_eq!(last["edits"][0]["set"]["before"], "Ana's");
+        assert_eq!(last["edits"][0]["set"]["before"], "Ana's!");
         assert_eq!(
             document(&router, &id).await["modules"][1]["config"]["instruction"],
             "Ben's"
@@ -361,6 +389,74 @@ async fn a_change_that_would_break_the_document_is_refused_whole_and_edits_insid
         assert_eq!(status, StatusCode::OK);
         assert_eq!(accepted["revision"], 2, "nothing new was stored");
         assert_eq!(accepted["not_applied"][0]["why"], "gone", "{accepted}");
+    }
+}
+
+#[tokio::test]
+async fn a_change_whose_base_cannot_be_moved_along_is_refused_and_changes_nothing() {
+    for database in support::databases().await {
+        let router = router(&database).await;
+        let id = create_graph(&router, serde_json::to_value(starter_graph()).unwrap()).await;
+        let ana = Stream::open(&router, &id, Some(1)).await;
+        let rename = |before: &str, after: &str| {
+            json!([set(
+                &[".modules", "#m1", ".label"],
+                json!(before),
+                json!(after)
+            )])
+        };
+        let (status, _) = call(
+            &router,
+            as_editor(ana.change(&id, 1, rename("Topic", "Subject")), &id),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK);
+        // A base the graph has not reached.
+        let (status, body) = call(
+            &router,
+            as_editor(ana.change(&id, 9, rename("Subject", "Ahead")), &id),
+        )
+        .await;
+        assert_eq!(
+            (
+                status,
+                body["error"]["code"].as_str(),
+                body["error"]["details"]["current_revision"].as_i64()
+            ),
+            (
+                StatusCode::CONFLICT,
+                Some("graph.revision_conflict"),
+                Some(2)
+            ),
+            "{}: {body}",
+            database.name
+        );
+        // A base older than the log keeps: the changes since cannot all
+        // be read, so the edits could not be moved along them.
+        tokio::time::sleep(Duration::from_millis(5)).await;
+        support::store(&database)
+            .await
+            .prune_changes(0)
+            .await
+            .unwrap();
+        let (status, body) = call(
+            &router,
+            as_editor(ana.change(&id, 1, rename("Topic", "Behind")), &id),
+        )
+        .await;
+        assert_eq!(status, StatusCode::CONFLICT, "{}: {body}", database.name);
+        // From the revision it has, the editor's change goes as ever.
+        let (status, accepted) = call(
+            &router,
+            as_editor(ana.change(&id, 2, rename("Subject", "Theme")), &id),
+        )
+        .await;
+        assert_eq!(
+            (status, accepted["revision"].as_i64()),
+            (StatusCode::OK, Some(3))
+        );
+        let now = document(&router, &id).await;
+        assert_eq!(now["modules"][0]["label"], "Theme", "{}", database.name);
     }
 }
 

@@ -1,12 +1,15 @@
 //! Applying a change (PRODUCT §3.16): edits made on the graph at some
 //! revision, applied to the graph as it is now in the server's order, stored
 //! as the next revision with its log entry, and told to the rooms. A save
-//! through the API (`PUT`) comes this way too.
+//! through the API (`PUT`) comes this way too, but is not moved along: its
+//! `If-Match` is a precondition, checked against the revision the change is
+//! stored on (the store's write is conditional on it), never a rebase.
 
 use std::sync::Arc;
 
 use graph::Graph;
 use graph::edits::{self, Applied, Edit};
+use graph::typing;
 use wire::room::{Change, ChangeAccepted};
 
 use super::News;
@@ -27,6 +30,18 @@ pub struct Author<'a> {
     pub keep: Keep,
 }
 
+/// The revision a change was made on, and what happens when the graph has
+/// moved on since.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Base {
+    /// An editor's change (PRODUCT §3.16): moved along the changes it had
+    /// not seen and applied to the graph as it is.
+    Rebased(i64),
+    /// A save with `If-Match`: applied only to that revision, refused with
+    /// a conflict once the graph is at another.
+    Exactly(i64),
+}
+
 /// Applies `edits`, made on the graph at `base`, to the graph as it is now,
 /// stores it as the next revision with its log entry, and tells the rooms.
 /// A document the edits would break (a value of the wrong type, over a
@@ -35,18 +50,28 @@ pub async fn apply_change(
     state: &AppState,
     id: &str,
     author: Author<'_>,
-    base: i64,
+    base: Base,
     edits: &[Edit],
 ) -> Result<ChangeAccepted, ApiError> {
     for _ in 0..TRIES {
         let graph = stored(state, id).await?;
-        let edits = moved_along(state, id, base, graph.revision, edits).await?;
+        let edits = match base {
+            Base::Exactly(expected) if graph.revision != expected => {
+                return Err(ApiError::RevisionConflict {
+                    current: graph.revision,
+                });
+            }
+            Base::Exactly(_) => edits.to_vec(),
+            Base::Rebased(base) => moved_along(state, id, base, graph.revision, edits).await?,
+        };
+        let (edits, held) = withhold_typing(state, &graph, &author, edits).await?;
         let mut document: serde_json::Value = serde_json::from_str(&graph.document)
             .map_err(|error| ApiError::Internal(format!("stored graph {id}: {error}")))?;
         let before = Graph::from_value(document.clone())
             .map_err(|error| ApiError::Internal(format!("stored graph {id}: {error}")))?;
         let mut applied = edits::apply(&mut document, &edits);
         edits::drop_dangling_cables(&mut document, &mut applied);
+        applied.not_applied.extend(held);
         if applied.edits.is_empty() {
             return Ok(ChangeAccepted {
                 revision: graph.revision,
@@ -65,7 +90,10 @@ pub async fn apply_change(
 }
 
 /// `edits` moved along the reorders the author had not seen (made after
-/// `base`): an edit of a re-prompt stays that re-prompt's.
+/// `base`): an edit of a re-prompt stays that re-prompt's. A base the graph
+/// has not reached, or older than the log keeps (a day), cannot be moved
+/// along every change since: refused as a conflict, so that the editor
+/// takes the document as it is rather than land an edit on the wrong item.
 async fn moved_along(
     state: &AppState,
     id: &str,
@@ -74,11 +102,15 @@ async fn moved_along(
     edits: &[Edit],
 ) -> Result<Vec<Edit>, ApiError> {
     let mut edits = edits.to_vec();
+    if base > now {
+        return Err(ApiError::RevisionConflict { current: now });
+    }
     if base < now {
-        let seen = state
-            .store
-            .changes_after(id, base, i64::MAX)
-            .await?
+        let since = state.store.changes_after(id, base, i64::MAX).await?;
+        if since.first().is_none_or(|first| first.previous != base) {
+            return Err(ApiError::RevisionConflict { current: now });
+        }
+        let seen = since
             .into_iter()
             .filter_map(from_stored)
             .flat_map(|change| change.edits)
@@ -86,6 +118,44 @@ async fn moved_along(
         edits::transform(&mut edits, &seen);
     }
     Ok(edits)
+}
+
+/// `edits` without the typing in fields someone else is typing in
+/// (`graph::typing`), which are returned as not applied. Read from the
+/// changes stored up to `graph`'s revision: the change is stored only on
+/// that revision, so a hold taken meanwhile is seen when it is applied
+/// again.
+async fn withhold_typing(
+    state: &AppState,
+    graph: &StoredGraph,
+    author: &Author<'_>,
+    edits: Vec<Edit>,
+) -> Result<(Vec<Edit>, Vec<edits::NotApplied>), ApiError> {
+    if author.connection.is_empty() || !edits.iter().any(typing::is_typing) {
+        return Ok((edits, Vec::new()));
+    }
+    let now = engine::now_millis();
+    let recent = state
+        .store
+        .recent_changes(&graph.id, graph.revision, now - typing::HOLD_MILLIS)
+        .await?;
+    let recent: Vec<(&str, &str, i64, Vec<Edit>)> = recent
+        .iter()
+        .map(|(connection, name, at, edits)| {
+            (
+                connection.as_str(),
+                name.as_str(),
+                *at,
+                serde_json::from_str(edits).unwrap_or_default(),
+            )
+        })
+        .collect();
+    let holds = typing::holds(
+        recent
+            .iter()
+            .map(|(connection, name, at, edits)| (*connection, *name, *at, edits.as_slice())),
+    );
+    Ok(typing::withhold(edits, &holds, author.connection, now))
 }
 
 /// The document after the edits as the next revision's graph and text, or

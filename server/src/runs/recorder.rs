@@ -181,6 +181,25 @@ impl Recorder for StoreRecorder {
             .map_err(record_error)
     }
 
+    async fn claim_timeout(
+        &self,
+        run_id: &str,
+        module_id: &str,
+        activation: u32,
+    ) -> Result<Option<wire::approval::DecisionRecord>, RecordError> {
+        let first = self
+            .store
+            .claim_timeout(run_id, module_id, i64::from(activation))
+            .await
+            .map_err(record_error)?;
+        // `None` from `pending`: the timeout's own row, claimed before (by
+        // this process before a restart, or by one that lost the run).
+        Ok(first
+            .as_ref()
+            .and_then(super::decisions::pending)
+            .map(|pending| pending.decision))
+    }
+
     /// Queued, not waited for: the stored state is what the API shows of a
     /// run, and a resume rebuilds the state from the activations' endings,
     /// not from it. Its write is committed in order with the activation's

@@ -20,6 +20,10 @@ pub struct StoredDecision {
     pub decided_at: i64,
 }
 
+/// What an approval's timeout is stored as, in the decision's place (a
+/// decision and its taker both): no person's decision reads so.
+pub const TIMED_OUT: &str = "timeout";
+
 const DECISION_COLUMNS: &str = "d.run_id, d.module_id, d.activation, d.decision, d.feedback, d.edited_value, d.decided_by, d.decided_at";
 
 fn decision_from(row: &AnyRow) -> Result<StoredDecision, sqlx::Error> {
@@ -63,6 +67,53 @@ impl Store {
         .await?
         .rows_affected()
             > 0)
+    }
+
+    /// Takes an approval's timeout as the decision on its activation
+    /// (stored as [`TIMED_OUT`]) unless a decision is stored already:
+    /// `None` when the timeout is first, else the decision that was.
+    pub async fn claim_timeout(
+        &self,
+        run_id: &str,
+        module_id: &str,
+        activation: i64,
+    ) -> Result<Option<StoredDecision>, StoreError> {
+        let timeout = StoredDecision {
+            run_id: run_id.to_owned(),
+            module_id: module_id.to_owned(),
+            activation,
+            decision: TIMED_OUT.to_owned(),
+            feedback: String::new(),
+            edited_value: None,
+            decided_by: TIMED_OUT.to_owned(),
+            decided_at: super::now_millis(),
+        };
+        if self.insert_decision(&timeout).await? {
+            return Ok(None);
+        }
+        self.decision(run_id, module_id, activation).await
+    }
+
+    /// The decision stored on an activation of an approval, if any.
+    pub async fn decision(
+        &self,
+        run_id: &str,
+        module_id: &str,
+        activation: i64,
+    ) -> Result<Option<StoredDecision>, StoreError> {
+        let row = sqlx::query(sqlx::AssertSqlSafe(format!(
+            "SELECT {DECISION_COLUMNS} FROM decisions d
+             WHERE d.run_id = $1 AND d.module_id = $2 AND d.activation = $3"
+        )))
+        .bind(run_id)
+        .bind(module_id)
+        .bind(activation)
+        .fetch_optional(&self.pool)
+        .await?;
+        row.as_ref()
+            .map(decision_from)
+            .transpose()
+            .map_err(StoreError::from)
     }
 
     /// Decisions on a run's approvals that still wait: what a resume acts

@@ -15,6 +15,10 @@ pub const ROOMS_CHANNEL: &str = "patchbay_rooms";
 /// many changes, a revision kept every this long at most.
 pub const KEEP_REVISION_EVERY_MILLIS: i64 = 30_000;
 
+/// How many of a graph's newest changes who is typing where is read from:
+/// more than two people dragging and typing make in a hold's time.
+pub const RECENT_CHANGES: i64 = 1_000;
+
 /// A change as stored (its edits as JSON text).
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StoredChange {
@@ -179,6 +183,28 @@ impl Store {
                 },
             )
             .collect())
+    }
+
+    /// The changes taken since `since` (milliseconds) among the newest
+    /// [`RECENT_CHANGES`] of a graph at `revision`, oldest first: who made
+    /// each (connection, name), when, and its edits (JSON). Who is typing
+    /// where is read from them (`graph::typing`); the revision bounds the
+    /// read to the primary key's newest rows.
+    pub async fn recent_changes(
+        &self,
+        graph_id: &str,
+        revision: i64,
+        since: i64,
+    ) -> Result<Vec<(String, String, i64, String)>, StoreError> {
+        Ok(sqlx::query_as(
+            "SELECT author, author_name, created_at, edits FROM graph_changes
+             WHERE graph_id = $1 AND revision > $2 AND created_at >= $3 ORDER BY revision",
+        )
+        .bind(graph_id)
+        .bind(revision - RECENT_CHANGES)
+        .bind(since)
+        .fetch_all(&self.pool)
+        .await?)
     }
 
     /// Keeps the document at `revision` in the history if it is not there
