@@ -273,6 +273,22 @@ fn AgentSettings(selected: Selected) -> impl IntoView {
     }
 }
 
+/// The texts of the module `id` that others are typing in now, with who.
+fn held_texts(editor: EditorState, id: StoredValue<String>) -> fields::HeldTexts {
+    fields::HeldTexts(Memo::new(move |_| {
+        let within = [
+            graph::edits::Step::Field("modules".to_owned()),
+            graph::edits::Step::Id(id.get_value()),
+        ];
+        editor.together.held.with(|held| {
+            held.iter()
+                .filter(|text| text.path.starts_with(&within))
+                .map(|text| (text.text.clone(), text.by.clone()))
+                .collect()
+        })
+    }))
+}
+
 #[component]
 pub fn DetailPanel() -> impl IntoView {
     let editor = expect_context::<EditorState>();
@@ -289,6 +305,7 @@ pub fn DetailPanel() -> impl IntoView {
             module,
             editor,
         };
+        provide_context(held_texts(editor, stored_id));
         let kind_title = kind.map_or("Unknown module", ModuleKind::title);
         let body = match kind {
             Some(ModuleKind::AgentTask) => kinds::agent_task(selected).into_any(),

@@ -34,6 +34,16 @@ const HEARTBEAT: Duration = Duration::from_secs(15);
 /// A stream the browser gave up on is opened again after this.
 const REOPEN_AFTER: Duration = Duration::from_secs(3);
 
+/// A text someone else is typing in, as this page shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HeldText {
+    pub path: graph::edits::Path,
+    /// What it reads on this page.
+    pub text: String,
+    /// Who is typing there.
+    pub by: String,
+}
+
 /// This browser's connection to the room.
 #[derive(Clone, Debug, PartialEq)]
 struct Me {
@@ -57,6 +67,10 @@ pub struct Together {
     pub identity: RwSignal<Identity>,
     /// What this person should know about others' changes.
     pub notices: RwSignal<Vec<(u64, Notice)>>,
+    /// The fields others are typing in now (`graph::typing`), with what
+    /// they read: the panel shows them as held.
+    pub held: RwSignal<Vec<HeldText>>,
+    held_timer: StoredValue<Option<browser::Timer>>,
     me: StoredValue<Option<Me>>,
     /// The document and revision this page joined with, until the room's
     /// part makes them what `sync` starts from: taken at once (before a
@@ -87,6 +101,8 @@ impl Together {
             people: RwSignal::new(Vec::new()),
             identity: RwSignal::new(Identity::default()),
             notices: RwSignal::new(Vec::new()),
+            held: RwSignal::new(Vec::new()),
+            held_timer: StoredValue::new(None),
             me: StoredValue::new(None),
             start: StoredValue::new(None),
             say: StoredValue::new(None),
@@ -119,11 +135,41 @@ impl Together {
         })
     }
 
+    /// Tells the person; a notice about a field and a person they were
+    /// told of already takes the old one's place (one notice each).
     fn tell(&self, notice: Notice) {
+        let about = notice
+            .about()
+            .map(|(path, by)| (path.clone(), by.to_owned()));
+        let told = about.as_ref().and_then(|(path, by)| {
+            self.notices.with_untracked(|notices| {
+                notices
+                    .iter()
+                    .find(|(_, told)| told.about() == Some((path, by.as_str())))
+                    .map(|(serial, _)| *serial)
+            })
+        });
+        if let Some(serial) = told {
+            self.notices.update(|notices| {
+                if let Some(entry) = notices.iter_mut().find(|(kept, _)| *kept == serial) {
+                    entry.1 = notice;
+                }
+            });
+            return;
+        }
         let serial = self.notice_serial.get_value() + 1;
         self.notice_serial.set_value(serial);
         self.notices
             .update(|notices| notices.push((serial, notice)));
+    }
+
+    /// Who else is typing in the field at `path` now, if anyone.
+    pub fn holder_of(&self, path: &graph::edits::Path) -> Option<String> {
+        self.held.with(|held| {
+            held.iter()
+                .find(|text| text.path == *path)
+                .map(|text| text.by.clone())
+        })
     }
 
     pub fn dismiss(&self, serial: u64) {
@@ -182,6 +228,7 @@ pub(crate) fn open_room(editor: EditorState, entering: bool) {
     together.say.set_value(Some(say_presence_now));
     open(editor);
     if entering {
+        show_waiting_run(editor);
         let heartbeat = browser::every(move || say_presence(editor), HEARTBEAT);
         editor.together.heartbeat.set_value(heartbeat);
     }
@@ -331,6 +378,32 @@ fn follow_new_run(editor: EditorState) {
     });
 }
 
+/// An editor who opens a graph whose run waits for a person sees that run,
+/// its decision open (the home page says "Waiting for you"; a bookmark of
+/// the graph must not hide it).
+fn show_waiting_run(editor: EditorState) {
+    if !editor.can_edit.get_untracked() || editor.run.run_id.get_untracked().is_some() {
+        return;
+    }
+    let graph_id = editor.graph_id();
+    leptos::task::spawn_local(async move {
+        let Ok(list) = api::runs_of_graph(&graph_id).await else {
+            return;
+        };
+        let waiting = list
+            .runs
+            .iter()
+            .filter(|run| run.status == wire::RunStatus::Waiting)
+            .max_by_key(|run| run.created_at);
+        if let Some(waiting) = waiting
+            && editor.run.run_id.get_untracked().is_none()
+        {
+            editor.run.follow(editor.model, editor.graph(), &waiting.id);
+            crate::run::remember_in_address(Some(&waiting.id));
+        }
+    });
+}
+
 fn take_change(editor: EditorState, change: &Change) {
     let together = editor.together;
     let me = together.connection().unwrap_or_default();
@@ -339,7 +412,10 @@ fn take_change(editor: EditorState, change: &Change) {
     };
     let rebased = together
         .sync
-        .try_update_value(|sync| sync.as_mut().map(|sync| sync.received(change, &local, &me)))
+        .try_update_value(|sync| {
+            sync.as_mut()
+                .map(|sync| sync.received(change, &local, &me, now_ms()))
+        })
         .flatten();
     match rebased {
         Some(Some(rebased)) => show(editor, rebased),
@@ -363,6 +439,7 @@ fn show(editor: EditorState, rebased: Rebased) {
     for notice in rebased.notices {
         together.tell(notice);
     }
+    refresh_holds(editor);
     let revision = together
         .sync
         .with_value(|sync| sync.as_ref().map(Sync::revision))
@@ -373,6 +450,53 @@ fn show(editor: EditorState, rebased: Rebased) {
         .set_value(u64::try_from(revision).unwrap_or(0));
     settle_status(editor);
     send_soon(editor, Duration::ZERO);
+}
+
+/// Shows the fields others are typing in now, and again when the first
+/// of those holds ends.
+fn refresh_holds(editor: EditorState) {
+    let together = editor.together;
+    let now = now_ms();
+    let holds = together
+        .sync
+        .try_update_value(|sync| sync.as_mut().map(|sync| sync.holds(now)))
+        .flatten()
+        .unwrap_or_default();
+    let next = holds.iter().map(|hold| hold.until).min();
+    // What each reads is read here, where the page's document is JSON
+    // already: the panel only compares texts.
+    let document = if holds.is_empty() {
+        None
+    } else {
+        local_value(editor)
+    };
+    let held: Vec<HeldText> = holds
+        .into_iter()
+        .map(|hold| HeldText {
+            text: document
+                .as_ref()
+                .and_then(|document| graph::edits::at(document, &hold.path))
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            path: hold.path,
+            by: hold.name,
+        })
+        .collect();
+    if together.held.with_untracked(|known| *known != held) {
+        together.held.set(held);
+    }
+    if let Some(timer) = together.held_timer.try_update_value(Option::take).flatten() {
+        timer.clear();
+    }
+    if let Some(until) = next {
+        let wait = (until as f64 - now).max(0.0) + 1.0;
+        let timer = browser::run_after(
+            move || refresh_holds(editor),
+            Duration::from_secs_f64(wait / 1000.0),
+        );
+        together.held_timer.set_value(timer);
+    }
 }
 
 /// Says "Saved" once the server has everything this page has.
@@ -492,12 +616,23 @@ fn answered(editor: EditorState, answer: Result<wire::room::ChangeAccepted, ApiE
     };
     match answer {
         Ok(accepted) => {
-            together.sync.update_value(|sync| {
-                sync.iter_mut()
-                    .for_each(|sync| sync.answered(accepted.revision))
-            });
+            let local = local_value(editor).unwrap_or_default();
+            let rebased = together
+                .sync
+                .try_update_value(|sync| {
+                    sync.as_mut().and_then(|sync| {
+                        sync.answered(accepted.revision, &accepted.not_applied, &local, now_ms())
+                    })
+                })
+                .flatten();
             for not_applied in accepted.not_applied {
-                together.tell(Notice::NotApplied(not_applied));
+                // Typing held back is told, and kept, by what `answered` made.
+                if not_applied.why != graph::edits::Unapplied::Held {
+                    together.tell(Notice::NotApplied(not_applied));
+                }
+            }
+            if let Some(rebased) = rebased {
+                show(editor, rebased);
             }
             settle_status(editor);
             // The room may have brought this change before its answer came:

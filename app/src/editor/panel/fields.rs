@@ -4,6 +4,61 @@
 
 use leptos::prelude::*;
 
+/// The texts of the selected module that others are typing in now, each
+/// with who (`graph::typing`): a field that reads exactly so shows as
+/// theirs, read only, until they pause. The panel's fields do not know
+/// where in the document they write; a held field reads as its holder has
+/// typed it, and a field this person typed in too was given the holder's
+/// text back (their own is in a notice).
+#[derive(Clone, Copy)]
+pub struct HeldTexts(pub Memo<Vec<(String, String)>>);
+
+/// Who holds a field that shows `value`, if someone does: read where the
+/// field is made (the panel provides the texts held).
+pub(crate) fn holder(value: Signal<String>) -> Signal<Option<String>> {
+    let held = use_context::<HeldTexts>();
+    Signal::derive(move || {
+        let held = held?;
+        let text = value.get();
+        held.0.with(|held| {
+            held.iter()
+                .find(|(value, _)| *value == text)
+                .map(|(_, name)| name.clone())
+        })
+    })
+}
+
+/// "Ana is typing…" under a held field, outside its label: the field's
+/// name stays its label (`typing_title` describes it instead).
+pub(crate) fn typing_mark(held: Signal<Option<String>>) -> impl IntoView {
+    move || {
+        held.get().map(
+            |name| view! { <span class="field-held" aria-hidden="true">{format!("{name} is typing…")}</span> },
+        )
+    }
+}
+
+/// A key pressed in a held field does nothing: a space or an arrow in a
+/// read-only field would scroll the panel away under someone still typing.
+/// Tab and Escape leave, and a shortcut (copying) still works.
+pub(crate) fn ignore_typing_while_held(
+    held: Signal<Option<String>>,
+    event: &web_sys::KeyboardEvent,
+) {
+    let leaves = matches!(event.key().as_str(), "Tab" | "Escape");
+    if held.get_untracked().is_some() && !leaves && !event.ctrl_key() && !event.meta_key() {
+        event.prevent_default();
+    }
+}
+
+/// What a held field says of itself to a screen reader or a pointer.
+pub(crate) fn typing_title(held: Signal<Option<String>>) -> impl Fn() -> Option<String> {
+    move || {
+        held.get()
+            .map(|name| format!("{name} is typing here: it is theirs until they pause"))
+    }
+}
+
 #[component]
 pub fn TextField(
     label: &'static str,
@@ -13,6 +68,7 @@ pub fn TextField(
     #[prop(optional)] placeholder: &'static str,
     #[prop(optional, into)] id: Option<String>,
 ) -> impl IntoView {
+    let held = holder(value);
     view! {
         <label class="field">
             <span class="field-label">{label}</span>
@@ -22,9 +78,14 @@ pub fn TextField(
                 placeholder=placeholder
                 prop:value=move || value.get()
                 disabled=move || disabled.get()
+                readonly=move || held.get().is_some()
+                title=typing_title(held)
+                class:held=move || held.get().is_some()
+                on:keydown=move |event| ignore_typing_while_held(held, &event)
                 on:input=move |event| on_input.run(event_target_value(&event))
             />
         </label>
+        {typing_mark(held)}
     }
 }
 
@@ -37,6 +98,7 @@ pub fn TextArea(
     #[prop(optional)] placeholder: &'static str,
     #[prop(default = 4)] rows: u32,
 ) -> impl IntoView {
+    let held = holder(value);
     view! {
         <label class="field">
             <span class="field-label">{label}</span>
@@ -45,9 +107,14 @@ pub fn TextArea(
                 placeholder=placeholder
                 prop:value=move || value.get()
                 disabled=move || disabled.get()
+                readonly=move || held.get().is_some()
+                title=typing_title(held)
+                class:held=move || held.get().is_some()
+                on:keydown=move |event| ignore_typing_while_held(held, &event)
                 on:input=move |event| on_input.run(event_target_value(&event))
             ></textarea>
         </label>
+        {typing_mark(held)}
     }
 }
 

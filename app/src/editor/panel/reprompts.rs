@@ -91,6 +91,7 @@ fn RePromptItem(
     let number = index + 1;
     let module_id = selected.id();
     let dragging = RwSignal::new(false);
+    let held = super::fields::holder(text);
     view! {
         <li
             class="reprompt"
@@ -127,6 +128,7 @@ fn RePromptItem(
                     }
                 >"⠿"</span>
                 <span class="reprompt-number">{format!("{number}.")}</span>
+                {super::fields::typing_mark(held)}
                 <button
                     type="button"
                     class="remove"
@@ -143,8 +145,12 @@ fn RePromptItem(
                 placeholder="A follow-up prompt, sent in the same session after the previous response"
                 prop:value=move || text.get()
                 disabled=move || selected.disabled().get()
+                readonly=move || held.get().is_some()
+                title=super::fields::typing_title(held)
+                class:held=move || held.get().is_some()
                 on:input=move |event| edit.run(event_target_value(&event))
                 on:keydown=move |event: web_sys::KeyboardEvent| {
+                    super::fields::ignore_typing_while_held(held, &event);
                     if event.alt_key() && (event.key() == "ArrowUp" || event.key() == "ArrowDown") {
                         event.prevent_default();
                         let to = if event.key() == "ArrowUp" { index.checked_sub(1) } else { Some(index + 1).filter(|next| *next < count.get_untracked()) };

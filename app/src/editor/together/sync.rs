@@ -11,9 +11,15 @@
 //! This browser's own changes come back through the room like anyone's, and
 //! applying an edit to a document that already has it changes nothing.
 //!
+//! A field someone else is typing in is theirs until they pause
+//! (`graph::typing`): what this person had typed there meanwhile is taken
+//! out of the page's document whole and kept for them in a notice, never
+//! mixed with the other's text.
+//!
 //! Plain Rust over `serde_json::Value`, tested natively.
 
 use graph::edits::{self, Edit, NotApplied, Path, Unapplied};
+use graph::typing::{self, Hold};
 use serde_json::Value;
 use wire::room::Change;
 
@@ -37,6 +43,9 @@ pub struct Sync {
     contested: Vec<(Path, Option<Value>)>,
     /// The edits of the last change sent.
     last_sent: Vec<Edit>,
+    /// Fields others are typing in, from their changes as the room brought
+    /// them (this browser's clock), and from the server's refusals.
+    holds: Vec<Hold>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -59,6 +68,21 @@ pub enum Notice {
     },
     /// This person's edit could not apply (what it edits is gone).
     NotApplied(NotApplied),
+    /// Someone else (`by`) was typing in a field this person typed in
+    /// too: what this person had there, taken out whole and kept for them.
+    Held { path: Path, by: String, mine: Value },
+}
+
+impl Notice {
+    /// The field and the person a notice is about: one notice each.
+    pub fn about(&self) -> Option<(&Path, &str)> {
+        match self {
+            Notice::Replaced { path, by, .. } | Notice::Held { path, by, .. } => {
+                Some((path, by.as_str()))
+            }
+            Notice::NotApplied(_) => None,
+        }
+    }
 }
 
 /// What a change from the room did to the page's document.
@@ -142,10 +166,83 @@ impl Sync {
         })
     }
 
-    /// The server took the change as `revision` (the room brings it).
-    pub fn answered(&mut self, revision: i64) {
+    /// The server took the change as `revision` (the room brings it),
+    /// without `not_applied`. Typing it held back because someone else is
+    /// typing there is taken out of the page's document (`local`) and kept
+    /// for this person: the page's document then, if it changed.
+    pub fn answered(
+        &mut self,
+        revision: i64,
+        not_applied: &[NotApplied],
+        local: &Value,
+        now: f64,
+    ) -> Option<Rebased> {
         self.sending = Sending::Answered(revision);
         self.contested.clear();
+        let mut held = false;
+        for refused in not_applied
+            .iter()
+            .filter(|refused| refused.why == Unapplied::Held)
+        {
+            held = true;
+            typing::take(
+                &mut self.holds,
+                Hold {
+                    path: refused.edit.path().clone(),
+                    // Whose connection the server does not say.
+                    connection: SOMEONE_ELSE.to_owned(),
+                    name: refused.by.clone().unwrap_or_default(),
+                    until: millis(now) + typing::HOLD_MILLIS,
+                },
+            );
+        }
+        if !held {
+            return None;
+        }
+        self.last_sent.retain(|edit| {
+            !not_applied
+                .iter()
+                .any(|refused| refused.edit.path() == edit.path())
+        });
+        let mut pending = edits::diff(&self.confirmed, local);
+        let notices = self.withdraw_held(&mut pending, "", now);
+        let mut rebased = self.rebase(pending, local);
+        rebased.notices.splice(0..0, notices);
+        Some(rebased)
+    }
+
+    /// Who else is typing in the field at `path` now, if anyone.
+    pub fn held_by(&self, path: &Path, me: &str, now: f64) -> Option<&str> {
+        typing::held_by(&self.holds, path, me, millis(now)).map(|hold| hold.name.as_str())
+    }
+
+    /// The fields others are typing in now.
+    pub fn holds(&mut self, now: f64) -> Vec<Hold> {
+        self.holds.retain(|hold| hold.until > millis(now));
+        self.holds.clone()
+    }
+
+    /// Takes this browser's typing in fields someone else holds out of
+    /// `pending`, each as a notice keeping it whole for this person.
+    fn withdraw_held(&self, pending: &mut Vec<Edit>, me: &str, now: f64) -> Vec<Notice> {
+        let mut notices = Vec::new();
+        pending.retain(|edit| {
+            let held = typing::is_typing(edit)
+                .then(|| typing::held_by(&self.holds, edit.path(), me, millis(now)))
+                .flatten();
+            let (Some(hold), Edit::Set { path, after, .. }) = (held, edit) else {
+                return true;
+            };
+            notices.push(Notice::Held {
+                path: path.clone(),
+                by: hold.name.clone(),
+                mine: after
+                    .clone()
+                    .unwrap_or_else(|| Value::String(String::new())),
+            });
+            false
+        });
+        notices
     }
 
     /// The change did not reach the server or was refused: it is sent
@@ -179,9 +276,15 @@ impl Sync {
         }
     }
 
-    /// A change from the room. `None` when it does not follow the revision
-    /// this browser has (the document is needed).
-    pub fn received(&mut self, change: &Change, local: &Value, me: &str) -> Option<Rebased> {
+    /// A change from the room, at `now`. `None` when it does not follow
+    /// the revision this browser has (the document is needed).
+    pub fn received(
+        &mut self,
+        change: &Change,
+        local: &Value,
+        me: &str,
+        now: f64,
+    ) -> Option<Rebased> {
         if change.revision <= self.revision {
             return Some(Rebased::default());
         }
@@ -192,9 +295,26 @@ impl Sync {
         edits::apply(&mut self.confirmed, &change.edits);
         self.revision = change.revision;
         edits::transform(&mut pending, &change.edits);
+        let mut withdrawn = Vec::new();
+        if change.author != me {
+            for edit in change.edits.iter().filter(|edit| typing::is_typing(edit)) {
+                typing::take(
+                    &mut self.holds,
+                    Hold {
+                        path: edit.path().clone(),
+                        connection: change.author.clone(),
+                        name: change.author_name.clone(),
+                        until: millis(now) + typing::HOLD_MILLIS,
+                    },
+                );
+            }
+            withdrawn = self.withdraw_held(&mut pending, me, now);
+        }
         let mut rebased = self.rebase(pending, local);
         if change.author != me {
-            rebased.notices.splice(0..0, self.replaced_notices(change));
+            let mut notices = withdrawn;
+            notices.extend(self.replaced_notices(change));
+            rebased.notices.splice(0..0, notices);
         }
         touched(&change.edits, &mut rebased);
         Some(rebased)
@@ -284,6 +404,16 @@ impl Sync {
     }
 }
 
+/// The holder of a field the server said was held: someone other than
+/// this connection (no connection id reads so).
+const SOMEONE_ELSE: &str = "someone else";
+
+/// The browser's clock (milliseconds, fractional) as the holds count it.
+fn millis(now: f64) -> i64 {
+    // Whole milliseconds since the epoch fit an i64 for ages to come.
+    now as i64
+}
+
 /// The modules and cables `edits` touch, added to `rebased`'s.
 fn touched(edits: &[Edit], rebased: &mut Rebased) {
     use graph::edits::Step;
@@ -359,7 +489,7 @@ mod tests {
         // Nothing more goes while it is on its way, or answered but not
         // yet back through the room.
         assert_eq!(sync.outgoing(&local, 1.0), None);
-        sync.answered(2);
+        sync.answered(2, &[], &local, 0.0);
         assert_eq!(sync.outgoing(&local, 2.0), None);
         assert!(!sync.caught_up());
         let mine = Change {
@@ -370,7 +500,7 @@ mod tests {
             edits: outgoing.edits,
             replaced: Vec::new(),
         };
-        let rebased = sync.received(&mine, &local, "me").unwrap();
+        let rebased = sync.received(&mine, &local, "me", 0.0).unwrap();
         assert_eq!(rebased.document, None);
         assert!(sync.caught_up());
         assert_eq!(sync.outgoing(&local, 3.0), None);
@@ -387,7 +517,7 @@ mod tests {
         assert!(sync.outgoing(&local, 0.0).is_some());
         // Answered with the revision it already had: nothing was stored,
         // and the same edits are not sent again.
-        sync.answered(1);
+        sync.answered(1, &[], &local, 0.0);
         assert_eq!(sync.outgoing(&local, 1.0), None);
         assert!(sync.caught_up());
         assert!(!sync.has_unsent(&local));
@@ -404,7 +534,7 @@ mod tests {
         let mut theirs = document();
         theirs["modules"][1]["position"]["x"] = json!(300.0);
         let rebased = sync
-            .received(&change(1, "ben", &document(), &theirs), &local, "me")
+            .received(&change(1, "ben", &document(), &theirs), &local, "me", 0.0)
             .unwrap();
         let page = rebased.document.unwrap();
         assert_eq!(page["modules"][0]["label"], "Subject");
@@ -417,7 +547,7 @@ mod tests {
         // A change that skips a revision asks for the document.
         let mut later = change(3, "ben", &document(), &theirs);
         later.previous = 5;
-        assert_eq!(sync.received(&later, &page, "me"), None);
+        assert_eq!(sync.received(&later, &page, "me", 0.0), None);
     }
 
     #[test]
@@ -436,7 +566,7 @@ mod tests {
             edits: mine.edits,
             replaced: Vec::new(),
         };
-        sync.received(&anas, &local, "me");
+        sync.received(&anas, &local, "me", 0.0);
         // Ben, who had not seen it, typed his own; the server keeps his.
         let mut bens = document();
         bens["modules"][1]["config"]["instruction"] = json!("Ben's");
@@ -450,7 +580,7 @@ mod tests {
             edits: std::mem::take(&mut his.edits),
             replaced: his.replaced,
         };
-        let rebased = sync.received(&change, &local, "me").unwrap();
+        let rebased = sync.received(&change, &local, "me", 0.0).unwrap();
         assert_eq!(
             rebased.document.unwrap()["modules"][1]["config"]["instruction"],
             "Ben's"
@@ -473,17 +603,26 @@ mod tests {
 
     #[test]
     fn an_edit_not_yet_sent_that_overrides_anothers_still_says_what_it_was_made_on() {
+        // A value that is not typed (a number): the later writer's stays.
+        let temperature = || {
+            vec![
+                Step::Field("modules".into()),
+                Step::Id("m2".into()),
+                Step::Field("config".into()),
+                Step::Field("temperature".into()),
+            ]
+        };
         let mut sync = Sync::new(document(), 1);
         let mut local = document();
-        local["modules"][1]["config"]["instruction"] = json!("Ben's");
+        local["modules"][1]["config"]["temperature"] = json!(0.9);
         let mut anas = document();
-        anas["modules"][1]["config"]["instruction"] = json!("Ana's");
+        anas["modules"][1]["config"]["temperature"] = json!(0.1);
         let rebased = sync
-            .received(&change(1, "ana", &document(), &anas), &local, "me")
+            .received(&change(1, "ana", &document(), &anas), &local, "me", 0.0)
             .unwrap();
         // The page keeps Ben's (he is the later writer)…
         let page = rebased.document.unwrap_or(local);
-        assert_eq!(page["modules"][1]["config"]["instruction"], "Ben's");
+        assert_eq!(page["modules"][1]["config"]["temperature"], 0.9);
         // …and his change says it was made on the original, so the server
         // tells Ana that his replaced hers: sent again after a failure too.
         let _ = sync.outgoing(&page, 0.0).unwrap();
@@ -492,16 +631,103 @@ mod tests {
         assert_eq!(
             outgoing.edits,
             [Edit::Set {
-                path: vec![
-                    Step::Field("modules".into()),
-                    Step::Id("m2".into()),
-                    Step::Field("config".into()),
-                    Step::Field("instruction".into())
-                ],
-                before: Some(json!("Write.")),
-                after: Some(json!("Ben's")),
+                path: temperature(),
+                before: None,
+                after: Some(json!(0.9)),
             }]
         );
+    }
+
+    fn instruction() -> Path {
+        vec![
+            Step::Field("modules".into()),
+            Step::Id("m2".into()),
+            Step::Field("config".into()),
+            Step::Field("instruction".into()),
+        ]
+    }
+
+    #[test]
+    fn typing_where_someone_else_types_is_taken_out_whole_and_kept_for_its_typist() {
+        let mut sync = Sync::new(document(), 1);
+        // Ben typed into the instruction; Ana's typing there reached the
+        // server first.
+        let mut local = document();
+        local["modules"][1]["config"]["instruction"] = json!("Write. BBBB");
+        local["modules"][0]["label"] = json!("Subject");
+        let mut anas = document();
+        anas["modules"][1]["config"]["instruction"] = json!("Write. A");
+        let rebased = sync
+            .received(
+                &change(1, "ana", &document(), &anas),
+                &local,
+                "ben",
+                1_000.0,
+            )
+            .unwrap();
+        let page = rebased.document.unwrap();
+        // Ana's text, untouched by Ben's; Ben's other edit stays.
+        assert_eq!(page["modules"][1]["config"]["instruction"], "Write. A");
+        assert_eq!(page["modules"][0]["label"], "Subject");
+        assert_eq!(
+            rebased.notices,
+            [Notice::Held {
+                path: instruction(),
+                by: "ana's name".into(),
+                mine: json!("Write. BBBB"),
+            }]
+        );
+        assert_eq!(
+            sync.held_by(&instruction(), "ben", 2_000.0),
+            Some("ana's name")
+        );
+        // Only the label goes to the server.
+        let outgoing = sync.outgoing(&page, 1_001.0).unwrap();
+        assert_eq!(outgoing.edits.len(), 1);
+        // Ana goes on typing: nothing more of Ben's to take out.
+        let mut more = anas.clone();
+        more["modules"][1]["config"]["instruction"] = json!("Write. AA");
+        let rebased = sync
+            .received(&change(2, "ana", &anas, &more), &page, "ben", 1_100.0)
+            .unwrap();
+        assert!(rebased.notices.is_empty());
+        // Two seconds after her last key, the field is free.
+        assert_eq!(
+            sync.held_by(&instruction(), "ben", 3_099.0),
+            Some("ana's name")
+        );
+        assert_eq!(sync.held_by(&instruction(), "ben", 3_100.0), None);
+        assert!(sync.holds(3_100.0).is_empty());
+    }
+
+    #[test]
+    fn typing_the_server_held_back_is_taken_out_of_the_page_and_not_sent_again() {
+        let mut sync = Sync::new(document(), 1);
+        let mut local = document();
+        local["modules"][1]["config"]["instruction"] = json!("Write. B");
+        let outgoing = sync.outgoing(&local, 0.0).unwrap();
+        // Ben typed on: the page has more than was sent.
+        local["modules"][1]["config"]["instruction"] = json!("Write. BBB");
+        let refused = NotApplied {
+            edit: outgoing.edits[0].clone(),
+            why: Unapplied::Held,
+            by: Some("Ana".into()),
+        };
+        let rebased = sync.answered(1, &[refused], &local, 10.0).unwrap();
+        let page = rebased.document.unwrap();
+        assert_eq!(page["modules"][1]["config"]["instruction"], "Write.");
+        // All he had typed, not what the refused change carried.
+        assert_eq!(
+            rebased.notices,
+            [Notice::Held {
+                path: instruction(),
+                by: "Ana".into(),
+                mine: json!("Write. BBB"),
+            }]
+        );
+        assert_eq!(sync.outgoing(&page, 11.0), None);
+        assert!(sync.caught_up());
+        assert!(!sync.has_unsent(&page));
     }
 
     #[test]
@@ -515,7 +741,7 @@ mod tests {
             .map(|modules| modules.remove(1));
         let _ = theirs["cables"].as_array_mut().map(Vec::clear);
         let rebased = sync
-            .received(&change(1, "ben", &document(), &theirs), &local, "me")
+            .received(&change(1, "ben", &document(), &theirs), &local, "me", 0.0)
             .unwrap();
         assert_eq!(rebased.document.unwrap(), theirs);
         assert!(matches!(

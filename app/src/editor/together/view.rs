@@ -235,6 +235,36 @@ fn TogetherNotice(serial: u64, notice: Notice) -> impl IntoView {
             }
             .into_any()
         }
+        Notice::Held { path, by, mine } => {
+            let text = format!(
+                "{by} was typing in {} when you typed there too, so the field stayed theirs. What you had typed is kept here: {}",
+                path_words(editor, &path),
+                shown(Some(&mine))
+            );
+            let held = {
+                let path = path.clone();
+                Signal::derive(move || editor.together.holder_of(&path).is_some())
+            };
+            let take_back = move |_| {
+                editor.take_back(&path, mine.clone());
+                editor.together.dismiss(serial);
+            };
+            let waiting = format!("Free once {by} pauses");
+            view! {
+                <div class="notice together-notice">
+                    <p>{text}</p>
+                    <button
+                        type="button"
+                        class="primary"
+                        disabled=move || held.get()
+                        title=move || if held.get() { waiting.clone() } else { String::new() }
+                        on:click=take_back
+                    >"Take yours back"</button>
+                    <button type="button" on:click=dismiss>"Keep theirs"</button>
+                </div>
+            }
+            .into_any()
+        }
         Notice::NotApplied(not_applied) => {
             let (path, value) = match &not_applied.edit {
                 graph::edits::Edit::Set { path, after, .. } => (path.clone(), after.clone()),
