@@ -224,3 +224,72 @@ test('an approver link in a second browser sends the work back with feedback, an
   expect(errors).toEqual([]);
   expect(approverErrors).toEqual([]);
 });
+
+/** Request → Review (an approval) → Shipped when approved, Stopped when
+ * rejected: a person's decision and nothing else. */
+function lightApprovalGraph() {
+  return {
+    name: 'Approve or reject',
+    modules: [
+      module('m1', 'step.input', 'Request', 40, 160),
+      module('m4', 'step.approval', 'Review', 300, 160, { ask: QUESTION }),
+      module('m3', 'step.output', 'Shipped', 560, 60),
+      module('m5', 'step.output', 'Stopped', 560, 260),
+    ],
+    cables: [
+      cable('c1', ['m1', 'data_out'], ['m4', 'data_in']),
+      cable('c5', ['m4', 'approved_out'], ['m3', 'data_in']),
+      cable('c6', ['m4', 'rejected_out'], ['m5', 'data_in']),
+    ],
+  };
+}
+
+test('a graph opened from the home page while its run waits opens that run\'s decision, and a rejection says rejected everywhere, with no tick', async ({ page }) => {
+  const errors = watchErrors(page, { consoleErrors: false });
+  const created = await (await page.request.post('/api/graphs', { data: lightApprovalGraph() })).json();
+  await page.goto(created.edit_url);
+  await expect(page.locator('.access-badge')).toHaveText('Editing');
+  await startRun(page, 'a greeting');
+  await expect(badge(page, 'm4')).toHaveText('✋ Waiting for you');
+  const runId = runIdOf(page);
+
+  // From the home page, by the graph's name: the editor opens on the
+  // waiting run's decision.
+  await page.goto('/');
+  const line = page.locator(`.home-graph[data-graph-id="${created.id}"]`);
+  await expect(line.getByRole('link', { name: '✋ Waiting for you' })).toBeVisible();
+  const name = line.locator('.home-graph-name');
+  await expect(name).toHaveAttribute('href', `/g/${created.id}?run=${runId}`);
+  await name.click();
+  await expect(page.locator('.access-badge')).toHaveText('Editing');
+  await expect(runPanel(page).getByRole('tab', { name: 'Decision' })).toHaveAttribute('aria-selected', 'true');
+  await expect(decision(page).locator('.decision-asked')).toHaveText(QUESTION);
+  // Opened by its plain address (a bookmark), the same.
+  await page.goto(`/g/${created.id}`);
+  await expect(decision(page).locator('.decision-asked')).toHaveText(QUESTION);
+  await expect(page).toHaveURL(new RegExp(`run=${runId}`));
+
+  // Rejected: the module says so, amber, with no tick, live…
+  const form = decision(page);
+  await form.getByLabel(/Feedback/).fill('Not this one');
+  await form.getByRole('button', { name: 'Reject' }).click();
+  await expect(form.locator('.decision-outcome-line')).toContainText('Rejected by the editor');
+  await expect(runPanel(page).locator('.run-status')).toHaveText('Completed');
+  const says = async () => {
+    await expect(badge(page, 'm4')).toHaveText(/^⊘ Rejected/);
+    await expect(node(page, 'm4')).toHaveClass(/run-rejected/);
+    await expect(node(page, 'm4')).not.toHaveClass(/run-done/);
+    const entry = runPanel(page).locator('.run-module-entry[data-module-id="m4"]');
+    await expect(entry).toContainText('Rejected');
+    await expect(entry).not.toContainText('✓');
+    await expect(badge(page, 'm5')).toContainText('✓');
+  };
+  await says();
+  // …and after a reload, from the record.
+  await page.reload();
+  await says();
+  // Decided, the home page no longer says it waits, once back on it.
+  await page.goto('/');
+  await expect(page.locator(`.home-graph[data-graph-id="${created.id}"]`).getByRole('link', { name: '✋ Waiting for you' })).toHaveCount(0);
+  expect(errors).toEqual([]);
+});

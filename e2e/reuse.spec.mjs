@@ -2,12 +2,13 @@
 // "Run from here" (in the run panel, and in a module's menu) opens the run
 // dialog saying what the recorded run lends and what that saves; the run
 // that follows draws the reused modules as reused; a change upstream is
-// said before anything is sent; the run history says where a run came from.
+// said before anything is sent; the run history says where a run came from;
+// comparing two runs compares every input and output of each module.
 import { test, expect } from '@playwright/test';
 import { find, act, check } from './support.mjs';
 
 const { node, runPanel, panel } = find;
-const { newGraph, runToEnd } = act;
+const { newGraph, runToEnd, wire } = act;
 const { watchErrors, saved } = check;
 
 const badge = (page, id) => node(page, id).locator('.run-badge');
@@ -28,7 +29,13 @@ test('Run from here reuses what is upstream, says what that saves, and draws it 
   const dialog = page.getByRole('dialog', { name: 'Run from “Final essay”' });
   await expect(dialog).toBeVisible();
   const reused = dialog.getByLabel('What is reused');
-  await expect(reused).toContainText(`Reused from run ${firstRunId}, not run again: Topic, Draft — saves 1 call (simulated, so no money).`);
+  // Every model call the draft made (its instruction and two re-prompts),
+  // with their tokens, as the recorded run has them.
+  const record = await (await page.request.get(`/api/runs/${firstRunId}`)).json();
+  const recordedDraft = record.modules.m2.activations[0];
+  expect(recordedDraft.responses).toHaveLength(3);
+  const tokens = recordedDraft.receipt.tokens_in + recordedDraft.receipt.tokens_out;
+  await expect(reused).toContainText(`Reused from run ${firstRunId}, not run again: Topic, Draft — saves 3 model calls, ${tokens} tokens (simulated, so no money).`);
   await expect(reused).toContainText('Runs: Final essay.');
   // The input is the recorded run's, since Topic is reused.
   await expect(dialog.getByLabel('Run input')).toHaveValue('Why tide tables matter');
@@ -104,5 +111,36 @@ test('a module menu runs from that module, and a change upstream is said before 
   await expect(badge(page, 'm1')).toHaveText('↺ reused');
   await expect(runPanel(page).locator('.run-status')).toHaveText('Completed', { timeout: 30000 });
   await expect(badge(page, 'm2')).toContainText('✓');
+  expect(errors).toEqual([]);
+});
+
+test('comparing two runs compares every input and output: an output module whose second input changed differs', async ({ page }) => {
+  const errors = watchErrors(page, { consoleErrors: false });
+  await newGraph(page);
+  // The topic goes to Final essay as well as through the draft: its first
+  // result is the topic, the same in both runs, its second the draft.
+  await wire(page, ['m1', 'data_out'], ['m3', 'data_in']);
+  await expect(page.locator('[data-edge-id]')).toHaveCount(3);
+  await saved(page);
+  await firstRun(page);
+  await node(page, 'm2').dblclick();
+  await panel(page).getByLabel('Instruction', { exact: true }).fill('Write a short essay, in plain words, on the topic above.');
+  await saved(page);
+  await firstRun(page);
+
+  const history = runPanel(page);
+  await history.getByRole('button', { name: 'History' }).click();
+  for (const box of await history.getByRole('checkbox').all()) await box.check();
+  await history.getByRole('button', { name: 'Compare the two runs' }).click();
+  const compared = page.getByRole('dialog', { name: 'Compare runs' });
+  const mark = (id) => compared.locator(`.compared-module[data-module-id="${id}"] .compared-mark`);
+  await expect(mark('m1')).toHaveText('same');
+  await expect(mark('m2')).toHaveText('differs');
+  await expect(mark('m3')).toHaveText('differs');
+  await expect(compared).toContainText('2 of 3 modules differ.');
+  // What the output module was given, from both, is there to read.
+  const final = compared.locator('.compared-module[data-module-id="m3"]');
+  await expect(final.locator('pre').first()).toContainText('From “Topic”');
+  await expect(final.locator('pre').first()).toContainText('From “Draft”');
   expect(errors).toEqual([]);
 });

@@ -151,7 +151,9 @@ fn start(editor: EditorState) {
                     if editable {
                         editor.command(Command::RestoreDraft);
                     }
-                    // A reload in the middle of a run picks it up again.
+                    // A reload in the middle of a run picks it up again (a
+                    // run that waits for its editors is shown once the room
+                    // is open, `together::show_waiting_run`).
                     if let Some(run_id) = run_in_address() {
                         let notify = Callback::new(move |message: String| editor.notify(message));
                         editor.run.resume(editor.model, run_id, notify);

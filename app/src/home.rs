@@ -268,6 +268,15 @@ pub fn HomePage() -> impl IntoView {
             home.refresh(None);
         }
     });
+    // Back on the page (from the tab where a run was decided, or with the
+    // back button): what waits, and what ran, may have changed.
+    for event in ["focus", "pageshow"] {
+        let listening =
+            leptos::leptos_dom::helpers::window_event_listener_untyped(event, move |_| {
+                home.refresh(None);
+            });
+        on_cleanup(move || listening.remove());
+    }
     view! {
         <main class="home">
             <header class="home-header">
@@ -471,7 +480,12 @@ fn GraphLine(summary: GraphSummary, home: Home) -> impl IntoView {
     } else {
         summary.name.clone()
     };
-    let href = format!("/g/{}", summary.id);
+    // A run that waits for the person opens with the graph, its decision
+    // shown, as "Waiting for you" opens it.
+    let href = match &summary.waiting_run {
+        Some(run_id) => format!("/g/{}?run={run_id}", summary.id),
+        None => format!("/g/{}", summary.id),
+    };
 
     view! {
         <li class="home-graph" class:busy=move || mode.get() == LineMode::Working data-graph-id=summary.id.clone()>

@@ -657,7 +657,20 @@ fn recorded_module(record: &RunRecord, module: &str, activation: &ActivationReco
     let (state, badge) = match activation.status {
         // An attempt that gave up says so, as its badge did live.
         _ if activation.gave_up.is_some() => (ModuleRunState::Failed, Some("gave up")),
-        ActivationStatus::Completed => (ModuleRunState::Done, None),
+        // An approval ends as it was decided, or by its timeout.
+        ActivationStatus::Completed => {
+            match activation.decision.as_ref().map(|decided| decided.decision) {
+                Some(wire::approval::Decision::Reject) => {
+                    (ModuleRunState::Rejected, Some("Rejected"))
+                }
+                Some(decision) => (
+                    ModuleRunState::Done,
+                    Some(module_state::decided_words(decision)),
+                ),
+                None if activation.waiting.is_some() => (ModuleRunState::TimedOut, None),
+                None => (ModuleRunState::Done, None),
+            }
+        }
         ActivationStatus::Reused => (ModuleRunState::Reused, None),
         ActivationStatus::Failed => (ModuleRunState::Failed, None),
         ActivationStatus::Interrupted => (ModuleRunState::Cancelled, Some("interrupted")),
@@ -699,7 +712,10 @@ fn recorded_module(record: &RunRecord, module: &str, activation: &ActivationReco
                 .map(ActivationRecord::tokens)
                 .sum()
         }),
-        cost: module_spend(record, module),
+        // Counting those whose calls were answered, as the live badge counts
+        // `module.usage` (one per answer): an attempt whose call failed
+        // spent nothing.
+        cost: record.module_cost(module),
         error: activation
             .gave_up
             .clone()
@@ -708,29 +724,9 @@ fn recorded_module(record: &RunRecord, module: &str, activation: &ActivationReco
             .next_poll_at
             .filter(|_| activation.status == ActivationStatus::Waiting)
             .map(|at| at as f64),
+        decided: activation.decision.as_ref().map(|decided| decided.decision),
         ..ModuleRun::default()
     }
-}
-
-/// What a module's activations cost, counting those whose calls were
-/// answered (as the live badge counts `module.usage`, one per answer): an
-/// attempt whose call failed spent nothing.
-fn module_spend(record: &RunRecord, module: &str) -> wire::cost::CostTotal {
-    let mut cost = wire::cost::CostTotal::default();
-    for activation in record
-        .modules
-        .get(module)
-        .map_or(&[][..], |module| &module.activations)
-    {
-        let answered = activation
-            .responses
-            .iter()
-            .any(|response| response.complete);
-        if activation.receipt.is_some() || answered {
-            cost.add(activation.cost());
-        }
-    }
-    cost
 }
 
 /// Keeps the run in the address (`?run=…`), so a reload follows it again.
@@ -860,5 +856,96 @@ mod tests {
         });
         assert_eq!(state, ModuleRunState::Waiting);
         assert_eq!(badge, "✋ Waiting for you");
+    }
+
+    /// An approval that waited and ended `decided` so, as its record and
+    /// as its live events show it: (state, badge) each.
+    fn approval_ended(
+        decided: Option<wire::approval::Decision>,
+    ) -> ((ModuleRunState, String), (ModuleRunState, String)) {
+        use wire::{EventRecord, RunEvent};
+        let waiting = wire::approval::Waiting {
+            asked: "Publish?".to_owned(),
+            shown: Vec::new(),
+            value: String::new(),
+            passes_on: None,
+            deadline_at: None,
+        };
+        let (state, badge, _) = recorded(None, |activation| {
+            activation.status = ActivationStatus::Completed;
+            activation.finished_at = Some(activation.started_at + 2_000);
+            activation.waiting = Some(waiting.clone());
+            activation.decision = decided.map(|decision| wire::approval::DecisionRecord {
+                decision,
+                feedback: String::new(),
+                value: None,
+                by: wire::approval::Decider::Editor,
+                at: 3,
+            });
+        });
+        let mut events = vec![RunEvent::ModuleWaiting {
+            module_id: "m2".to_owned(),
+            activation: 1,
+            asked: "Publish?".to_owned(),
+            shown: Vec::new(),
+            deadline_at: None,
+        }];
+        if let Some(decision) = decided {
+            events.push(RunEvent::ModuleDecided {
+                module_id: "m2".to_owned(),
+                activation: 1,
+                decision,
+                by: wire::approval::Decider::Editor,
+                feedback: String::new(),
+            });
+        }
+        events.push(RunEvent::ModuleCompleted {
+            module_id: "m2".to_owned(),
+            activation: 1,
+        });
+        let live = events
+            .into_iter()
+            .fold(None, |before, event| {
+                let record = EventRecord {
+                    run_id: "r".to_owned(),
+                    seq: 1,
+                    // Waiting from 1, ended 2 s later.
+                    ts: if matches!(event, RunEvent::ModuleWaiting { .. }) {
+                        1
+                    } else {
+                        2_001
+                    },
+                    event,
+                };
+                super::module_state::step("m2", before.as_ref(), &record, None)
+            })
+            .unwrap();
+        ((state, badge), (live.state, live.badge_text(0.0)))
+    }
+
+    #[test]
+    fn an_approval_says_how_it_was_decided_live_and_recorded_and_a_rejection_is_no_tick() {
+        use wire::approval::Decision;
+        let (recorded, live) = approval_ended(Some(Decision::Reject));
+        assert_eq!(
+            recorded,
+            (ModuleRunState::Rejected, "⊘ Rejected 2.0 s".to_owned())
+        );
+        assert_eq!(live, recorded);
+        let (recorded, live) = approval_ended(Some(Decision::Approve));
+        assert_eq!(
+            recorded,
+            (ModuleRunState::Done, "✓ Approved 2.0 s".to_owned())
+        );
+        assert_eq!(live, recorded);
+        let (recorded, live) = approval_ended(None);
+        assert_eq!(
+            recorded,
+            (
+                ModuleRunState::TimedOut,
+                "⏱ Nobody decided in time".to_owned()
+            )
+        );
+        assert_eq!(live, recorded);
     }
 }

@@ -6,7 +6,7 @@
 //! `module.reused` and recording it as reused. Which modules are reused is
 //! decided before the run (`graph::reuse::plan`); this holds their record.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 
 use wire::activation::{ActivationRecord, ReusedFrom};
 
@@ -16,7 +16,9 @@ use crate::resume::{Ended, RecordedEnding, as_the_activation_left_it};
 #[derive(Debug, Default)]
 pub struct Reuse {
     from_run: String,
-    modules: HashSet<String>,
+    /// The modules reused, each with how many of its first activations
+    /// (`None`: all of them).
+    modules: HashMap<String, Option<u32>>,
     ended: HashMap<(String, u32), (ActivationRecord, Ended)>,
 }
 
@@ -36,10 +38,11 @@ impl Reuse {
         modules: impl IntoIterator<Item = String>,
         activations: Vec<(ActivationRecord, String)>,
     ) -> Reuse {
-        let modules: HashSet<String> = modules.into_iter().collect();
+        let modules: HashMap<String, Option<u32>> =
+            modules.into_iter().map(|module| (module, None)).collect();
         let mut ended = HashMap::new();
         for (record, json) in activations {
-            if !modules.contains(&record.module_id) {
+            if !modules.contains_key(&record.module_id) {
                 continue;
             }
             let Ok(recorded) = serde_json::from_str::<RecordedEnding>(&json) else {
@@ -61,9 +64,30 @@ impl Reuse {
         &self.from_run
     }
 
-    /// Whether this module is reused rather than run.
-    pub fn reuses(&self, module_id: &str) -> bool {
-        self.modules.contains(module_id)
+    /// Of the modules reused, these only for their first activations,
+    /// as many as each says (`graph::reuse::Plan::partly`): one that comes
+    /// after those runs.
+    #[must_use]
+    pub fn partly(mut self, partly: impl IntoIterator<Item = (String, u32)>) -> Reuse {
+        for (module, count) in partly {
+            if let Some(limit) = self.modules.get_mut(&module) {
+                *limit = Some(count);
+            }
+        }
+        self.ended.retain(|(module, activation), _| {
+            self.modules
+                .get(module)
+                .is_some_and(|limit| limit.is_none_or(|count| *activation <= count))
+        });
+        self
+    }
+
+    /// Whether this module's activation `activation` is reused rather than
+    /// run.
+    pub fn reuses(&self, module_id: &str, activation: u32) -> bool {
+        self.modules
+            .get(module_id)
+            .is_some_and(|limit| limit.is_none_or(|count| activation <= count))
     }
 
     /// Activation `activation` of a reused module, as the recorded run

@@ -22,11 +22,38 @@ pub enum Recorded {
     Unfinished,
 }
 
+/// What the recorded run says of its modules.
+pub trait RecordedRun {
+    /// How it left `module`.
+    fn state(&self, module: &str) -> Recorded;
+
+    /// How many of `module`'s first activations had ended, each with a
+    /// result, before `chosen` first started: what a module the chosen one
+    /// can reach again (through a cable back, a loop) did before it, which
+    /// a run from `chosen` reuses. 0 when `chosen` never ran, or nothing is
+    /// known of when things ran.
+    fn ended_before_first_start(&self, _module: &str, _chosen: &str) -> u32 {
+        0
+    }
+}
+
+/// What the module states alone say.
+impl<F: Fn(&str) -> Recorded> RecordedRun for F {
+    fn state(&self, module: &str) -> Recorded {
+        self(module)
+    }
+}
+
 /// What a run from a module does with the recorded run.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Plan {
     /// Modules whose recorded activations are reused, in document order.
     pub reused: Vec<String>,
+    /// Of those, modules downstream of the chosen one too (on a loop back
+    /// to it, or fed by one) that ran before it: only their first this many
+    /// activations are reused; one the new run sends something to after
+    /// that runs.
+    pub partly: Vec<(String, u32)>,
     /// Modules that run: the chosen one, everything downstream of it, and
     /// side branches the recorded run did not finish (with what follows
     /// them), in document order.
@@ -50,8 +77,9 @@ pub fn plan(
     recorded: &Graph,
     chosen: &str,
     run_id: &str,
-    state: impl Fn(&str) -> Recorded,
+    record: &impl RecordedRun,
 ) -> Result<Plan, Refusal> {
+    let state = |module: &str| record.state(module);
     let topology = Topology::new(current);
     let Some(chosen_index) = topology.module_index(chosen) else {
         return Err(Refusal {
@@ -70,12 +98,17 @@ pub fn plan(
             finished_upstream(module, state(&module.id), run_id)?;
         }
     }
+    let partly = ran_before(&topology, &recorded_topology, chosen_index, run_id, record);
+    for (index, _) in &partly {
+        runs[*index] = false;
+    }
     // A side branch the recorded run did not finish runs again, and what
     // follows it with it: reusing a failure would fail this run too.
     loop {
         let again: Vec<usize> = (0..current.modules.len())
             .filter(|&index| {
                 !runs[index]
+                    && !partly.iter().any(|(partial, _)| *partial == index)
                     && matches!(
                         state(&current.modules[index].id),
                         Recorded::Failed | Recorded::Unfinished
@@ -105,8 +138,40 @@ pub fn plan(
     };
     Ok(Plan {
         reused: ids(false),
+        partly: partly
+            .into_iter()
+            .filter(|(index, _)| !runs[*index])
+            .map(|(index, count)| (current.modules[index].id.clone(), count))
+            .collect(),
         runs: ids(true),
     })
+}
+
+/// The modules downstream of the chosen one (but for it) that ran before it
+/// first ran in the recorded run, unchanged since, with how many of their
+/// activations ended before then: reused as they were, since the new run
+/// gets to them first the same way. A cable back to one of them brings it
+/// again only when the new run sends something down it.
+fn ran_before(
+    current: &Topology,
+    recorded: &Topology,
+    chosen: usize,
+    run_id: &str,
+    record: &impl RecordedRun,
+) -> Vec<(usize, u32)> {
+    let chosen_id = &current.graph.modules[chosen].id;
+    current
+        .reachable_from(&[chosen])
+        .into_iter()
+        .enumerate()
+        .filter(|&(index, reached)| reached && index != chosen)
+        .filter_map(|(index, _)| {
+            let count =
+                record.ended_before_first_start(&current.graph.modules[index].id, chosen_id);
+            (count > 0 && unchanged(current, recorded, index, run_id).is_ok())
+                .then_some((index, count))
+        })
+        .collect()
 }
 
 /// A module upstream of the chosen one must have a result to reuse.

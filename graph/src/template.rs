@@ -5,8 +5,9 @@
 /// Variables every run provides.
 pub const BUILT_INS: [&str; 2] = ["input", "run_id"];
 
-/// The flat state keys every activation writes under its module's label.
-pub const STATE_KEYS: [&str; 11] = [
+/// The flat state keys every activation writes under its module's label
+/// (`diff` a coding module's, `decision` an approval's).
+pub const STATE_KEYS: [&str; 12] = [
     "output",
     "status",
     "attempt",
@@ -18,6 +19,7 @@ pub const STATE_KEYS: [&str; 11] = [
     "re_prompt_count",
     "turns",
     "diff",
+    "decision",
 ];
 
 /// One `{{ … }}` occurrence.

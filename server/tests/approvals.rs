@@ -3,7 +3,9 @@
 //! calls: a run waits at an approval across a kill -9, and a decision then
 //! completes it without asking the provider again; reject and revise go
 //! down their own branch, revise in the agent's same session; a timeout
-//! fires after a restart; the first of two decisions wins; an approver link
+//! fires after a restart, and the time waited for people still does not
+//! count towards the run's maximum duration; the first of eight decisions
+//! at once wins, on SQLite and PostgreSQL; an approver link
 //! decides and does nothing else; a webhook hears that an approval waits;
 //! the home page's example sends a coding agent's change back to it.
 
@@ -305,52 +307,117 @@ async fn an_approval_s_timeout_fires_after_a_restart() {
 }
 
 #[tokio::test]
-async fn of_two_decisions_at_once_the_first_wins_and_the_other_is_told() {
+async fn of_decisions_at_once_the_first_wins_and_the_others_are_told() {
+    for database in support::databases().await {
+        let folder = tempfile::tempdir().unwrap();
+        let (_fixture, config) = provider(folder.path(), None).await;
+        let server = Arc::new(Server::start(&database.url, &config, &[]).await);
+        let (_, token, run_id) = start_run(&server, approval_graph(json!({}))).await;
+        wait_for_waiting(&server, &run_id, "approve", 1).await;
+        // Eight people, half approving and half rejecting, at one moment.
+        let racing = (0..8).map(|person| {
+            let body = if person % 2 == 0 {
+                json!({"decision": "approve"})
+            } else {
+                json!({"decision": "reject", "feedback": format!("No, says {person}")})
+            };
+            let (server, token, run_id) = (Arc::clone(&server), token.clone(), run_id.clone());
+            tokio::spawn(async move {
+                let answer = decide(&server, &run_id, "approve", Some(&token), body.clone()).await;
+                (body, answer)
+            })
+        });
+        let mut answers = Vec::new();
+        for answer in racing.collect::<Vec<_>>() {
+            answers.push(answer.await.unwrap());
+        }
+        let taken: Vec<&Value> = answers
+            .iter()
+            .filter(|(_, (status, _))| *status == 200)
+            .map(|(body, _)| body)
+            .collect();
+        assert_eq!(taken.len(), 1, "{}: {answers:?}", database.name);
+        for (_, (status, body)) in &answers {
+            if *status != 200 {
+                assert_eq!(
+                    (*status, body["error"]["code"].as_str()),
+                    (409, Some("decision.already_taken")),
+                    "{}",
+                    database.name
+                );
+            }
+        }
+        // The run acted on the decision its taker was told was taken.
+        let run = wait_for_status(&server, &run_id, "completed").await;
+        let recorded = &run["modules"]["approve"]["activations"][0]["decision"];
+        assert_eq!(recorded["decision"], taken[0]["decision"], "{run}");
+        let ended = if taken[0]["decision"] == "approve" {
+            "done"
+        } else {
+            "rejected"
+        };
+        assert!(!never_ran(&run, ended), "{}: {run}", database.name);
+        // A module that waits for nobody.
+        let (status, body) = decide(
+            &server,
+            &run_id,
+            "draft",
+            Some(&token),
+            json!({"decision": "approve"}),
+        )
+        .await;
+        assert_eq!(
+            (status, body["error"]["code"].as_str()),
+            (409, Some("decision.not_waiting"))
+        );
+        // Sent back with nothing to say.
+        let (_, token, run_id) = start_run(&server, approval_graph(json!({}))).await;
+        wait_for_waiting(&server, &run_id, "approve", 1).await;
+        let (status, body) = decide(
+            &server,
+            &run_id,
+            "approve",
+            Some(&token),
+            json!({"decision": "revise"}),
+        )
+        .await;
+        assert_eq!(status, 422, "{body}");
+    }
+}
+
+/// The time a run waited for people is kept across a kill -9: its
+/// maximum duration leaves it out after a restart as before one.
+#[tokio::test]
+async fn a_run_s_wait_for_people_still_does_not_count_after_a_restart() {
     let database = support::databases().await.remove(0);
     let folder = tempfile::tempdir().unwrap();
-    let (_fixture, config) = provider(folder.path(), None).await;
-    let server = Arc::new(Server::start(&database.url, &config, &[]).await);
-    let (_, token, run_id) = start_run(&server, approval_graph(json!({}))).await;
-    wait_for_waiting(&server, &run_id, "approve", 1).await;
-    let both = [
-        json!({"decision": "approve"}),
-        json!({"decision": "reject", "feedback": "No"}),
-    ]
-    .map(|body| {
-        let (server, token, run_id) = (Arc::clone(&server), token.clone(), run_id.clone());
-        tokio::spawn(async move { decide(&server, &run_id, "approve", Some(&token), body).await })
-    });
-    let mut answers = Vec::new();
-    for answer in both {
-        answers.push(answer.await.unwrap());
-    }
-    answers.sort_by_key(|(status, _)| *status);
-    assert_eq!(answers[0].0, 200, "{answers:?}");
-    assert_eq!(answers[1].0, 409, "{answers:?}");
-    assert_eq!(answers[1].1["error"]["code"], "decision.already_taken");
-    // A module that waits for nobody.
+    let (fixture, config) = provider(folder.path(), None).await;
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("\n[engine]\nmax_run_seconds = 4\n");
+    std::fs::write(&config, text).unwrap();
+    let mut first = Server::start(&database.url, &config, &[]).await;
+    let (_, token, run_id) = start_run(&first, approval_graph(json!({}))).await;
+    wait_for_waiting(&first, &run_id, "approve", 1).await;
+    wait_for_status(&first, &run_id, "waiting").await;
+    // Longer than the run may last, all of it waiting for a person.
+    tokio::time::sleep(Duration::from_millis(5000)).await;
+    first.kill_9();
+    let second = Server::start(&database.url, &config, &[]).await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let run = run_record(&second, &run_id).await;
+    assert_eq!(run["status"], "waiting", "{run}");
     let (status, body) = decide(
-        &server,
-        &run_id,
-        "draft",
-        Some(&token),
-        json!({"decision": "approve"}),
-    )
-    .await;
-    assert_eq!(
-        (status, body["error"]["code"].as_str()),
-        (409, Some("decision.not_waiting"))
-    );
-    // Sent back with nothing to say.
-    let (status, body) = decide(
-        &server,
+        &second,
         &run_id,
         "approve",
         Some(&token),
-        json!({"decision": "revise"}),
+        json!({"decision": "approve"}),
     )
     .await;
-    assert_eq!(status, 422, "{body}");
+    assert_eq!(status, 200, "{body}");
+    let run = wait_for_status(&second, &run_id, "completed").await;
+    assert!(!never_ran(&run, "done"), "{run}");
+    assert_eq!(fixture.calls(), 1);
 }
 
 /// A webhook receiver on loopback: the notices it got.
@@ -658,4 +725,92 @@ async fn on_postgres_any_process_takes_a_decision_and_the_run_goes_on() {
         "{run}"
     );
     assert_eq!(fixture.calls(), 2, "nothing before the approval ran again");
+}
+
+/// in → draft ⇄ approve (sent back to the draft): a run from the approval
+/// reuses the draft's first turn, which came before the approval first
+/// asked; the provider is called only when the new run sends the draft
+/// something down the cable back, in the session the reused turn left.
+#[tokio::test]
+async fn a_run_from_an_approval_in_a_loop_reuses_what_came_before_it_and_calls_nothing_until_sent_back()
+ {
+    for database in support::databases().await {
+        let folder = tempfile::tempdir().unwrap();
+        let (fixture, config) = provider(folder.path(), None).await;
+        let server = Server::start(&database.url, &config, &[]).await;
+        let (graph_id, token, run_id) = start_run(&server, approval_graph(json!({}))).await;
+        wait_for_waiting(&server, &run_id, "approve", 1).await;
+        let (status, _) = decide(
+            &server,
+            &run_id,
+            "approve",
+            Some(&token),
+            json!({"decision": "revise", "feedback": "Shorter"}),
+        )
+        .await;
+        assert_eq!(status, 200);
+        wait_for_waiting(&server, &run_id, "approve", 2).await;
+        decide(
+            &server,
+            &run_id,
+            "approve",
+            Some(&token),
+            json!({"decision": "approve"}),
+        )
+        .await;
+        wait_for_status(&server, &run_id, "completed").await;
+        assert_eq!(fixture.calls(), 2, "the draft, and again when sent back");
+
+        let again = support::processes::start_with(
+            &server,
+            &graph_id,
+            &token,
+            &json!({"from": {"run": run_id, "module": "approve"}}),
+        )
+        .await;
+        let run = wait_for_waiting(&server, &again, "approve", 1).await;
+        assert_eq!(
+            fixture.calls(),
+            2,
+            "{}: nothing is asked before the approval waits again",
+            database.name
+        );
+        let draft = &run["modules"]["draft"]["activations"];
+        assert_eq!(draft.as_array().map(Vec::len), Some(1), "{run}");
+        assert_eq!(draft[0]["status"], "reused", "{run}");
+        assert_eq!(draft[0]["reused_from"]["activation"], 1, "{run}");
+        // What the approval shows is the first turn's reply, as it was.
+        assert_eq!(
+            run["modules"]["approve"]["activations"][0]["waiting"]["value"],
+            "Reply 1 to 1 messages.",
+            "{run}"
+        );
+        // Sent back in the new run: the draft runs, once, in the session
+        // its reused turn left (turn, reply, feedback).
+        decide(
+            &server,
+            &again,
+            "approve",
+            Some(&token),
+            json!({"decision": "revise", "feedback": "Warmer"}),
+        )
+        .await;
+        wait_for_waiting(&server, &again, "approve", 2).await;
+        assert_eq!(fixture.calls(), 3, "{}", database.name);
+        assert_eq!(fixture.messages.lock().unwrap()[2], 3);
+        decide(
+            &server,
+            &again,
+            "approve",
+            Some(&token),
+            json!({"decision": "approve"}),
+        )
+        .await;
+        let run = wait_for_status(&server, &again, "completed").await;
+        assert!(!never_ran(&run, "done"), "{run}");
+        assert_eq!(
+            run["modules"]["draft"]["activations"][1]["status"],
+            "completed"
+        );
+    }
 }

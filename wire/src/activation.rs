@@ -198,6 +198,19 @@ impl ActivationRecord {
         }
     }
 
+    /// How many calls it made to a model or an agent: one a response
+    /// (the instruction, each re-prompt, a decision, a critic's round…),
+    /// or by its receipt when it kept none.
+    pub fn model_calls(&self) -> u32 {
+        if self.responses.is_empty() {
+            self.receipt
+                .as_ref()
+                .map_or(0, |receipt| receipt.re_prompt_count + 1)
+        } else {
+            u32::try_from(self.responses.len()).unwrap_or(u32::MAX)
+        }
+    }
+
     /// What it cost in US dollars: its receipt's, or while it has none
     /// the sum of its answered calls'. `None` when a call's model has no
     /// price configured; an activation that called no provider cost 0.

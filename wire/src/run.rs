@@ -203,18 +203,81 @@ impl RunRecord {
         )
     }
 
-    /// What one module's activations cost, the same way.
+    /// What one module's activations cost this run: those that called a
+    /// model or an agent (one answered call is enough), not those reused
+    /// from another run, which cost this one nothing.
     pub fn module_cost(&self, module: &str) -> crate::cost::CostTotal {
         let mut total = crate::cost::CostTotal::default();
         for activation in self
             .modules
             .get(module)
             .map_or(&[][..], |record| &record.activations)
+            .iter()
+            .filter(|activation| activation.reused_from.is_none())
         {
-            total.add(activation.cost());
+            let answered = activation
+                .responses
+                .iter()
+                .any(|response| response.complete);
+            if activation.receipt.is_some() || answered {
+                total.add(activation.cost());
+            }
         }
         total
     }
+}
+
+/// A finished run read back, as a run from one of its modules reads it
+/// (the editor's preview; the server reads the same from its rows).
+impl graph::reuse::RecordedRun for RunRecord {
+    fn state(&self, module: &str) -> graph::reuse::Recorded {
+        self.recorded(module)
+    }
+
+    fn ended_before_first_start(&self, module: &str, chosen: &str) -> u32 {
+        let activations = |id: &str| {
+            self.modules
+                .get(id)
+                .map_or(&[][..], |record| &record.activations)
+        };
+        first_start(activations(chosen))
+            .map_or(0, |start| ended_by(activations(module), |_| true, start))
+    }
+}
+
+/// When the first of a module's activations started, if one did.
+pub fn first_start(activations: &[ActivationRecord]) -> Option<i64> {
+    activations
+        .iter()
+        .map(|activation| activation.started_at)
+        .min()
+}
+
+/// How many of `activations`' first ones (in order) had ended with a
+/// result by `at` (`ended` says whether an ending was kept).
+pub fn ended_by(
+    activations: &[ActivationRecord],
+    ended: impl Fn(&ActivationRecord) -> bool,
+    at: i64,
+) -> u32 {
+    use crate::status::ActivationStatus;
+    let with_a_result = |activation: &ActivationRecord| {
+        matches!(
+            activation.status,
+            ActivationStatus::Completed | ActivationStatus::Reused
+        ) || (activation.status == ActivationStatus::Failed && !activation.outputs.is_empty())
+    };
+    let count = activations
+        .iter()
+        .take_while(|activation| {
+            with_a_result(activation)
+                && ended(activation)
+                && activation
+                    .finished_at
+                    .is_some_and(|finished| finished <= at)
+        })
+        .count();
+    u32::try_from(count).unwrap_or(u32::MAX)
 }
 
 /// How a recorded run left a module, from its activations: every one must

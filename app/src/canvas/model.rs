@@ -90,6 +90,11 @@ pub enum ModuleRunState {
     /// An approval waits for a person (PRODUCT §3.14).
     Waiting,
     Done,
+    /// An approval a person rejected: it ended, and not well.
+    Rejected,
+    /// An approval nobody decided on in time: its value went to
+    /// `timeout_out`.
+    TimedOut,
     /// Taken from a recorded run, not run (PRODUCT §3.15).
     Reused,
     Failed,
@@ -104,6 +109,8 @@ impl ModuleRunState {
             ModuleRunState::Running => "run-running",
             ModuleRunState::Waiting => "run-waiting",
             ModuleRunState::Done => "run-done",
+            ModuleRunState::Rejected => "run-rejected",
+            ModuleRunState::TimedOut => "run-timed-out",
             ModuleRunState::Reused => "run-reused",
             ModuleRunState::Failed => "run-failed",
             ModuleRunState::Cancelled => "run-cancelled",
@@ -133,6 +140,8 @@ pub struct ModuleRun {
     /// The server that ran it stopped, and another took the run up: the
     /// activation starts again and keeps its first start time.
     pub resuming: bool,
+    /// What a person decided on an approval, once they have.
+    pub decided: Option<wire::approval::Decision>,
     /// A module with variants: how many there are and have ended.
     pub variant_count: u32,
     pub variants_done: u32,
@@ -208,7 +217,13 @@ impl ModuleRun {
             ModuleRunState::Waiting => {
                 format!("✋ {}", self.badge.as_deref().unwrap_or("Waiting for you"))
             }
-            ModuleRunState::Done => format!("✓{}{tokens}", took(self.finished_ms)),
+            // An approval says how it was decided: "✓ Approved 3.2 s".
+            ModuleRunState::Done => match &self.badge {
+                Some(decided) => format!("✓ {decided}{}", took(self.finished_ms)),
+                None => format!("✓{}{tokens}", took(self.finished_ms)),
+            },
+            ModuleRunState::Rejected => format!("⊘ Rejected{}", took(self.finished_ms)),
+            ModuleRunState::TimedOut => "⏱ Nobody decided in time".to_owned(),
             // What it cost was the recorded run's, not this one's.
             ModuleRunState::Reused => "↺ reused".to_owned(),
             // What it spent before it stopped still counts.

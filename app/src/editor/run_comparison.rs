@@ -15,10 +15,14 @@ use crate::api;
 /// One module in one run.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Side {
-    /// `completed`, `reused`, `failed`, … or `not reached`.
+    /// `completed`, `reused`, `failed`, `rejected`, … or `not reached`.
     pub status: String,
-    /// Its output (`data_out`, else its first port's), or its error.
+    /// Everything it gave: each port's value (an output module's results,
+    /// each under where it came from), its named outputs, its error.
     pub text: String,
+    /// What it was given: the value on each cable into it, as the module
+    /// at the other end last gave it.
+    pub given: String,
     pub cost: CostTotal,
 }
 
@@ -39,26 +43,100 @@ fn side(record: &RunRecord, module: &str) -> Side {
         return Side {
             status: NOT_REACHED.to_owned(),
             text: String::new(),
+            given: String::new(),
             cost: CostTotal::default(),
         };
     };
     Side {
-        status: activation.status.as_str().to_owned(),
-        text: output_text(activation),
+        status: status_words(activation),
+        text: given_out(record, activation),
+        given: given_in(record, module),
         cost: record.module_cost(module),
     }
 }
 
-fn output_text(activation: &ActivationRecord) -> String {
-    let bundle = activation
-        .outputs
-        .get(graph::ports::DATA_OUT)
-        .or_else(|| activation.outputs.values().next())
-        .and_then(|value| value.as_bundle());
-    match bundle {
-        Some(bundle) => bundle.as_text(),
-        None => activation.error.clone().unwrap_or_default(),
+/// An approval says how it was decided, rather than that it completed.
+fn status_words(activation: &ActivationRecord) -> String {
+    let completed = activation.status == wire::ActivationStatus::Completed;
+    match &activation.decision {
+        Some(decided) if completed => {
+            crate::run::module_state::decided_words(decided.decision).to_lowercase()
+        }
+        None if completed && activation.waiting.is_some() => "timed out".to_owned(),
+        _ => activation.status.as_str().to_owned(),
     }
+}
+
+/// "── on approved_out ──" and the like, before a part of a side's text.
+fn section(title: &str, text: &str) -> String {
+    format!("── {title} ──\n{text}")
+}
+
+/// Every port's value, named output and error of `activation`.
+fn given_out(record: &RunRecord, activation: &ActivationRecord) -> String {
+    let is_result = |port: &str| graph::kinds::output::result_number(port).is_some();
+    let mut parts = Vec::new();
+    // An output module's results, each under where it came from.
+    if activation.outputs.keys().any(|port| is_result(port)) {
+        parts.extend(crate::run::reading::merged(activation, &|id| {
+            record.label_of(id)
+        }));
+    }
+    let ports: Vec<(&String, &wire::PortValue)> = activation
+        .outputs
+        .iter()
+        .filter(|(port, _)| !is_result(port))
+        .collect();
+    for (port, value) in &ports {
+        let text = crate::run::reading::value_text(value);
+        let text = if text.is_empty() {
+            "(a signal)".to_owned()
+        } else {
+            text
+        };
+        parts.push(if ports.len() == 1 && parts.is_empty() {
+            text
+        } else {
+            section(&format!("on {port}"), &text)
+        });
+    }
+    for (name, text) in &activation.named_outputs {
+        parts.push(section(&format!("named output “{name}”"), text));
+    }
+    if let Some(error) = &activation.error {
+        parts.push(if parts.is_empty() {
+            error.clone()
+        } else {
+            section("error", error)
+        });
+    }
+    parts.join("\n\n")
+}
+
+/// The value on each cable into `module`, as the module it comes from
+/// last gave it on that port.
+fn given_in(record: &RunRecord, module: &str) -> String {
+    record
+        .graph
+        .cables
+        .iter()
+        .filter(|cable| cable.to.module == module)
+        .filter_map(|cable| {
+            let value = record
+                .last(&cable.from.module)?
+                .outputs
+                .get(&cable.from.port)?;
+            Some(section(
+                &format!(
+                    "given on {} by “{}”",
+                    cable.to.port,
+                    record.label_of(&cable.from.module)
+                ),
+                &crate::run::reading::value_text(value),
+            ))
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n")
 }
 
 /// Every module of either run, in the order of the second (the newer) run's
@@ -85,9 +163,15 @@ pub fn rows(first: &RunRecord, second: &RunRecord) -> Vec<ModuleRow> {
             } else {
                 first.label_of(&module_id)
             },
-            // Reused or run again, the same output is the same.
+            // Reused or run again, the same output is the same; anything it
+            // gave or was given that is not, differs.
             differs: first_side.text != second_side.text
-                || (first_side.status == NOT_REACHED) != (second_side.status == NOT_REACHED),
+                || first_side.given != second_side.given
+                || (first_side.status == NOT_REACHED) != (second_side.status == NOT_REACHED)
+                || (first_side.status != second_side.status
+                    && ![&first_side.status, &second_side.status]
+                        .iter()
+                        .all(|status| matches!(status.as_str(), "completed" | "reused"))),
             first: first_side,
             second: second_side,
             module_id,
@@ -144,9 +228,27 @@ pub fn RunComparison(first: String, second: String) -> impl IntoView {
 
 #[component]
 fn ComparedModule(row: ModuleRow) -> impl IntoView {
+    let whole = |side: &Side| {
+        if side.given.is_empty() {
+            side.text.clone()
+        } else {
+            format!("{}\n\n{}", side.text, side.given)
+        }
+    };
     let diff = row
         .differs
-        .then(|| line_diff(&row.first.text, &row.second.text));
+        .then(|| line_diff(&whole(&row.first), &whole(&row.second)));
+    let given = |side: &Side| {
+        (!side.given.is_empty()).then(|| {
+            let given = side.given.clone();
+            view! {
+                <details class="compared-given">
+                    <summary>"What it was given"</summary>
+                    <pre>{given}</pre>
+                </details>
+            }
+        })
+    };
     view! {
         <li class="compared-module" class:differs=row.differs data-module-id=row.module_id.clone()>
             <header>
@@ -154,8 +256,8 @@ fn ComparedModule(row: ModuleRow) -> impl IntoView {
                 <span class="compared-mark">{if row.differs { "differs" } else { "same" }}</span>
             </header>
             <div class="compared-sides">
-                <div><p class="hint">{facts(&row.first)}</p><pre>{row.first.text.clone()}</pre></div>
-                <div><p class="hint">{facts(&row.second)}</p><pre>{row.second.text.clone()}</pre></div>
+                <div><p class="hint">{facts(&row.first)}</p><pre>{row.first.text.clone()}</pre>{given(&row.first)}</div>
+                <div><p class="hint">{facts(&row.second)}</p><pre>{row.second.text.clone()}</pre>{given(&row.second)}</div>
             </div>
             {diff.map(|lines| view! {
                 <details>
@@ -210,5 +312,73 @@ mod tests {
                 DiffLine::Added("It ends well.".to_owned()),
             ]
         );
+    }
+
+    #[test]
+    fn every_input_and_output_is_compared_and_an_approval_says_how_it_was_decided() {
+        // An output module with two results whose second differs between
+        // the runs: it differs, though its first is the same.
+        let graph = starter_graph();
+        let run = |id: &str, second_result: &str, decision: wire::approval::Decision| {
+            crate::editor::fixtures::finished_run(id, &graph, |module, activation| {
+                if module.id == "m3" {
+                    for (key, said) in [("result_1", "the same"), ("result_2", second_result)] {
+                        activation.outputs.insert(
+                            key.to_owned(),
+                            PortValue::Bundle(ContextBundle::text("m2", said)),
+                        );
+                    }
+                } else if module.id == "m2" {
+                    activation.outputs.insert(
+                        "data_out".to_owned(),
+                        PortValue::Bundle(ContextBundle::text("m2", "the draft")),
+                    );
+                    activation.waiting = Some(wire::approval::Waiting {
+                        asked: "Publish?".to_owned(),
+                        shown: Vec::new(),
+                        value: String::new(),
+                        passes_on: None,
+                        deadline_at: None,
+                    });
+                    activation.decision = Some(wire::approval::DecisionRecord {
+                        decision,
+                        feedback: String::new(),
+                        value: None,
+                        by: wire::approval::Decider::Editor,
+                        at: 2,
+                    });
+                }
+            })
+        };
+        use wire::approval::Decision;
+        let compared = rows(
+            &run("r_a", "first", Decision::Approve),
+            &run("r_b", "second", Decision::Reject),
+        );
+        let final_essay = &compared[2];
+        assert!(final_essay.differs, "{final_essay:?}");
+        assert!(
+            final_essay.second.text.contains("second"),
+            "{final_essay:?}"
+        );
+        // The same value on its way, decided otherwise: it differs, and says so.
+        let draft = &compared[1];
+        assert_eq!(
+            (draft.first.status.as_str(), draft.second.status.as_str()),
+            ("approved", "rejected")
+        );
+        assert!(draft.differs);
+        // What a module was given is compared too.
+        let same = rows(
+            &run("r_a", "x", Decision::Approve),
+            &run("r_b", "x", Decision::Approve),
+        );
+        assert!(same.iter().all(|row| !row.differs), "{same:?}");
+        assert!(
+            same[2].first.given.contains("given on data_in by “Draft”"),
+            "{:?}",
+            same[2]
+        );
+        assert!(same[2].first.given.contains("the draft"), "{:?}", same[2]);
     }
 }

@@ -22,6 +22,10 @@ pub struct Preview {
     pub runs: Vec<String>,
     /// What the reused activations cost the recorded run.
     pub saved: CostTotal,
+    /// The calls to a model or an agent they made, each one.
+    pub calls: u32,
+    /// The tokens those calls took, in and out.
+    pub tokens: u64,
     /// Every reused activation that called a model or an agent called the
     /// simulated provider: it saves no money, only time.
     pub simulated: bool,
@@ -49,26 +53,29 @@ pub fn preview(current: &Graph, record: &RunRecord, module: &str) -> Preview {
             record.status.as_str()
         ));
     }
-    match graph::reuse::plan(current, &record.graph, module, &record.id, |id| {
-        record.recorded(id)
-    }) {
+    match graph::reuse::plan(current, &record.graph, module, &record.id, record) {
         Ok(plan) => {
-            let mut saved = CostTotal::default();
-            let mut simulated = true;
+            let mut saves = Saves {
+                simulated: true,
+                ..Saves::default()
+            };
             for id in &plan.reused {
+                // A module on a loop back is reused only so far.
+                let reused_so_far = plan
+                    .partly
+                    .iter()
+                    .find(|(partly, _)| partly == id)
+                    .map(|(_, count)| *count);
                 for activation in record
                     .modules
                     .get(id)
                     .map_or(&[][..], |module| &module.activations)
+                    .iter()
+                    .filter(|activation| {
+                        reused_so_far.is_none_or(|count| activation.activation <= count)
+                    })
                 {
-                    // Only what called a model or an agent had a cost.
-                    if activation.receipt.is_some() || !activation.responses.is_empty() {
-                        saved.add(activation.cost());
-                        simulated &= activation
-                            .receipt
-                            .as_ref()
-                            .is_some_and(|receipt| receipt.simulated);
-                    }
+                    saves.add(activation);
                 }
             }
             let input_reused = plan.reused.iter().any(|id| {
@@ -79,13 +86,44 @@ pub fn preview(current: &Graph, record: &RunRecord, module: &str) -> Preview {
             Preview {
                 reused: labels(&plan.reused),
                 runs: labels(&plan.runs),
-                saved,
-                simulated,
+                saved: saves.cost,
+                calls: saves.calls,
+                tokens: saves.tokens,
+                simulated: saves.simulated,
                 input_reused,
                 refusal: None,
             }
         }
         Err(refusal) => Preview::refused(refusal.message),
+    }
+}
+
+/// What the reused activations would have cost again.
+#[derive(Default)]
+struct Saves {
+    cost: CostTotal,
+    calls: u32,
+    tokens: u64,
+    /// Every one that called anything called the simulated provider.
+    simulated: bool,
+}
+
+impl Saves {
+    fn add(&mut self, activation: &wire::ActivationRecord) {
+        let calls = activation.model_calls();
+        // Only what called a model or an agent had a cost.
+        if calls == 0 {
+            return;
+        }
+        self.cost.add(activation.cost());
+        self.calls += calls;
+        self.tokens += activation.tokens();
+        // An attempt that failed before its receipt called the provider
+        // its responses name; with neither, nothing says it was real.
+        self.simulated &= activation
+            .receipt
+            .as_ref()
+            .is_none_or(|receipt| receipt.simulated);
     }
 }
 
@@ -96,6 +134,8 @@ impl Preview {
             reused: Vec::new(),
             runs: Vec::new(),
             saved: CostTotal::default(),
+            calls: 0,
+            tokens: 0,
             simulated: false,
             input_reused: false,
             refusal: Some(why),
@@ -108,14 +148,22 @@ impl Preview {
         if self.reused.is_empty() {
             return format!("Nothing is reused from run {run_id}: every module runs.");
         }
-        let calls = self.saved.priced + self.saved.unpriced;
+        let calls = self.calls;
+        let plural = if calls == 1 { "" } else { "s" };
+        let tokens = if self.tokens == 0 {
+            String::new()
+        } else {
+            format!(", {} tokens", self.tokens)
+        };
         let saves = if calls == 0 {
             String::new()
         } else if self.simulated {
-            let plural = if calls == 1 { "" } else { "s" };
-            format!(" — saves {calls} call{plural} (simulated, so no money)")
+            format!(" — saves {calls} model call{plural}{tokens} (simulated, so no money)")
         } else {
-            format!(" — saves {}", self.saved.text())
+            format!(
+                " — saves {calls} model call{plural}{tokens}, {}",
+                self.saved.text()
+            )
         };
         format!(
             "Reused from run {run_id}, not run again: {}{saves}.",
@@ -229,8 +277,12 @@ mod tests {
     fn recorded(graph: &Graph) -> RunRecord {
         crate::editor::fixtures::finished_run("r_first", graph, |module, activation| {
             if module.kind() == Some(ModuleKind::AgentTask) {
+                // The instruction and two re-prompts: three calls.
                 activation.receipt = Some(Receipt {
                     cost: Some(0.01),
+                    tokens_in: 900,
+                    tokens_out: 300,
+                    re_prompt_count: 2,
                     ..Receipt::default()
                 });
             }
@@ -248,7 +300,7 @@ mod tests {
         assert_eq!(preview.runs, ["Final essay"]);
         assert_eq!(
             preview.reused_text("r_first"),
-            "Reused from run r_first, not run again: Topic, Draft — saves $0.0100."
+            "Reused from run r_first, not run again: Topic, Draft — saves 3 model calls, 1200 tokens, $0.0100."
         );
         assert_eq!(preview.runs_text(), "Runs: Final essay.");
     }

@@ -169,8 +169,16 @@ pub fn step(
             run.cost.add(*cost);
         }
         RunEvent::ModuleCompleted { .. } => {
-            run.state = ModuleRunState::Done;
-            run.badge = None;
+            // An approval ends as it was decided; one that ends still
+            // waiting was decided by its timeout.
+            run.state = match (run.state, run.decided) {
+                (_, Some(wire::approval::Decision::Reject)) => ModuleRunState::Rejected,
+                (ModuleRunState::Waiting, None) => ModuleRunState::TimedOut,
+                _ => ModuleRunState::Done,
+            };
+            if run.decided.is_none() {
+                run.badge = None;
+            }
             run.finished_ms = at;
         }
         // Taken from a recorded run: it did not run, and cost this run
@@ -294,20 +302,15 @@ fn control_flow(run: &mut ModuleRun, event: &RunEvent, at: Option<f64>) {
         // the module completes with it.
         RunEvent::ModuleWaiting { .. } => {
             run.state = ModuleRunState::Waiting;
+            run.decided = None;
             run.badge = Some("Waiting for you".to_owned());
             run.started_ms = at;
             run.waiting_until_ms = None;
         }
         RunEvent::ModuleDecided { decision, .. } => {
             run.state = ModuleRunState::Running;
-            run.badge = Some(
-                match decision {
-                    wire::approval::Decision::Approve => "Approved",
-                    wire::approval::Decision::Reject => "Rejected",
-                    wire::approval::Decision::Revise => "Sent back",
-                }
-                .to_owned(),
-            );
+            run.decided = Some(*decision);
+            run.badge = Some(decided_words(*decision).to_owned());
         }
         RunEvent::ModuleGaveUp {
             attempts, reason, ..
@@ -326,6 +329,15 @@ fn control_flow(run: &mut ModuleRun, event: &RunEvent, at: Option<f64>) {
 
 /// `Variants 1/3 done · B: Re-prompt 1/2…`: a module with variants, and
 /// what the last one heard of is doing.
+/// How a decision reads on its approval, live and recorded alike.
+pub fn decided_words(decision: wire::approval::Decision) -> &'static str {
+    match decision {
+        wire::approval::Decision::Approve => "Approved",
+        wire::approval::Decision::Reject => "Rejected",
+        wire::approval::Decision::Revise => "Sent back",
+    }
+}
+
 fn variants_badge(run: &ModuleRun, now: Option<&str>) -> String {
     let progress = format!("Variants {}/{} done", run.variants_done, run.variant_count);
     match now {

@@ -8,7 +8,7 @@ use wire::{ActivationRecord, PortValue};
 
 /// A port value's text: a bundle's content (a response bundle's merged
 /// text), nothing for signals and receipts.
-fn value_text(value: &PortValue) -> String {
+pub fn value_text(value: &PortValue) -> String {
     match value {
         PortValue::Bundle(bundle) => bundle.as_text(),
         PortValue::Signal { .. } | PortValue::Receipt(_) => String::new(),

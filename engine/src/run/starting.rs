@@ -105,7 +105,7 @@ impl Run {
         if self
             .reuse
             .as_ref()
-            .is_some_and(|reuse| reuse.reuses(&module_id))
+            .is_some_and(|reuse| reuse.reuses(&module_id, activation))
         {
             self.take_reused(now, module, activation);
             return;

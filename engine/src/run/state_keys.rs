@@ -42,6 +42,13 @@ pub(super) fn write_state(
     set("re_prompt_count", receipt.re_prompt_count.to_string());
     set("session_id", output.session_key.clone().unwrap_or_default());
     set("turns", record.responses.len().to_string());
+    // An approval completes whatever was decided: how, for templates and
+    // conditions (`approve`, `reject`, `revise`, or `timeout`).
+    if let Some(decided) = &record.decision {
+        set("decision", decided.decision.as_str().to_owned());
+    } else if record.waiting.is_some() {
+        set("decision", "timeout".to_owned());
+    }
     for (name, value) in &output.state_set {
         set(&format!("set.{name}"), value.clone());
     }

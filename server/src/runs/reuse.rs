@@ -9,9 +9,9 @@ use std::collections::{BTreeMap, HashSet};
 use engine::RunInput;
 use engine::reuse::Reuse;
 use graph::Graph;
-use graph::reuse::Plan;
+use graph::reuse::{Plan, RecordedRun};
 use wire::activation::ActivationRecord;
-use wire::run::{RunFrom, recorded_state};
+use wire::run::{RunFrom, ended_by, first_start, recorded_state};
 
 use crate::capability::is_run_id;
 use crate::store::{Store, StoreError};
@@ -104,7 +104,8 @@ pub async fn read(
             .into_iter()
             .filter_map(|(record, ending)| Some((record, ending?)))
             .collect(),
-    );
+    )
+    .partly(plan.partly.iter().cloned());
     Ok(Ok(Reusing { plan, reuse, input }))
 }
 
@@ -114,24 +115,50 @@ fn plan(
     from: &RunFrom,
     activations: &[(ActivationRecord, Option<String>)],
 ) -> Result<Plan, graph::reuse::Refusal> {
-    let mut by_module: BTreeMap<&str, Vec<ActivationRecord>> = BTreeMap::new();
-    let mut ended: HashSet<(&str, u32)> = HashSet::new();
+    let mut read = ReadBack::default();
     for (record, ending) in activations {
-        by_module
-            .entry(record.module_id.as_str())
+        read.by_module
+            .entry(record.module_id.clone())
             .or_default()
             .push(record.clone());
         if ending.is_some() {
-            ended.insert((record.module_id.as_str(), record.activation));
+            read.ended
+                .insert((record.module_id.clone(), record.activation));
         }
     }
-    for records in by_module.values_mut() {
+    for records in read.by_module.values_mut() {
         records.sort_by_key(|record| record.activation);
     }
-    graph::reuse::plan(graph, recorded_graph, &from.module, &from.run, |module| {
-        recorded_state(
-            by_module.get(module).map_or(&[][..], Vec::as_slice),
-            |record| ended.contains(&(record.module_id.as_str(), record.activation)),
-        )
-    })
+    graph::reuse::plan(graph, recorded_graph, &from.module, &from.run, &read)
+}
+
+/// The recorded run's activations by module, and which of them had their
+/// ending kept (a resume or a reuse needs it).
+#[derive(Default)]
+struct ReadBack {
+    by_module: BTreeMap<String, Vec<ActivationRecord>>,
+    ended: HashSet<(String, u32)>,
+}
+
+impl ReadBack {
+    fn activations(&self, module: &str) -> &[ActivationRecord] {
+        self.by_module.get(module).map_or(&[][..], Vec::as_slice)
+    }
+
+    fn ended(&self, record: &ActivationRecord) -> bool {
+        self.ended
+            .contains(&(record.module_id.clone(), record.activation))
+    }
+}
+
+impl RecordedRun for ReadBack {
+    fn state(&self, module: &str) -> graph::reuse::Recorded {
+        recorded_state(self.activations(module), |record| self.ended(record))
+    }
+
+    fn ended_before_first_start(&self, module: &str, chosen: &str) -> u32 {
+        first_start(self.activations(chosen)).map_or(0, |start| {
+            ended_by(self.activations(module), |record| self.ended(record), start)
+        })
+    }
 }
