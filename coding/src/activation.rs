@@ -60,22 +60,24 @@ impl CodingModules {
             _ => None,
         };
         let folder = context.settings.run_folder(&context.run_id);
-        // Without a folder of its own, it goes on from the work of the
+        // Its own earlier work, reused from a recorded run, comes first;
+        // without a folder of its own, it goes on from the work of the
         // coding module that feeds it.
-        let upstream = match source {
-            Some(_) => None,
-            None => upstream_workspace(context, &label)?,
+        let carried = match (reused_work(context, &label)?, &source) {
+            (Some(own), _) => Some(own),
+            (None, Some(_)) => None,
+            (None, None) => upstream_workspace(context, &label)?,
         };
-        let source = match (&source, &upstream) {
-            (Some(folder), _) => Some(Source {
-                folder,
-                max_bytes: self.sources.max_copy_bytes,
-                at_commit: None,
-            }),
-            (None, Some((folder, commit))) => Some(Source {
+        let source = match (&carried, &source) {
+            (Some((folder, commit)), _) => Some(Source {
                 folder,
                 max_bytes: self.sources.max_copy_bytes,
                 at_commit: Some(commit),
+            }),
+            (None, Some(folder)) => Some(Source {
+                folder,
+                max_bytes: self.sources.max_copy_bytes,
+                at_commit: None,
             }),
             (None, None) => None,
         };
@@ -157,12 +159,41 @@ fn upstream_workspace(
     context: &ActivationContext,
     label: &str,
 ) -> Result<Option<(PathBuf, String)>, ActivationError> {
-    let Some((input, left)) = context.inputs.iter().find_map(|input| {
+    let Some((from, left)) = context.inputs.iter().find_map(|input| {
         let left = input.value.as_bundle()?.source_workspace.clone()?;
-        Some((input, left))
+        Some((input.source_label.as_str(), left))
     }) else {
         return Ok(None);
     };
+    left_on_this_server(context, label, from, &left).map(Some)
+}
+
+/// The work this module's own earlier activation left, when that one was
+/// reused from a recorded run (a loop back to it after a run from a module
+/// further on, PRODUCT §3.15): this one goes on from there.
+fn reused_work(
+    context: &ActivationContext,
+    label: &str,
+) -> Result<Option<(PathBuf, String)>, ActivationError> {
+    let Some(left) = context.reused_earlier.as_ref().and_then(|earlier| {
+        earlier
+            .outputs
+            .values()
+            .find_map(|value| value.as_bundle()?.source_workspace.clone())
+    }) else {
+        return Ok(None);
+    };
+    left_on_this_server(context, label, label, &left).map(Some)
+}
+
+/// Where the workspace `left` names is on this server, at its commit; an
+/// error saying so when it has gone (`from`: whose work it is).
+fn left_on_this_server(
+    context: &ActivationContext,
+    label: &str,
+    from: &str,
+    left: &wire::bundle::SourceWorkspace,
+) -> Result<(PathBuf, String), ActivationError> {
     let folder = context
         .settings
         .run_folder(&left.run_id)
@@ -170,11 +201,11 @@ fn upstream_workspace(
         .join(engine::sandbox::folder_name(&left.workspace));
     if !folder.join(".git").is_dir() {
         return Err(ActivationError(format!(
-            "\"{label}\" goes on from the work \"{}\" left in run {}, and that workspace is no longer on this server (a run's folder is removed after its retention): run from \"{}\" to do that work again",
-            input.source_label, left.run_id, input.source_label
+            "\"{label}\" goes on from the work \"{from}\" left in run {}, and that workspace is no longer on this server (a run's folder is removed after its retention): run from \"{from}\" to do that work again",
+            left.run_id
         )));
     }
-    Ok(Some((folder, left.commit.clone())))
+    Ok((folder, left.commit.clone()))
 }
 
 /// Names the workspace this activation leaves, at `head`, on the ports

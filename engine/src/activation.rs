@@ -112,6 +112,9 @@ pub struct ActivationContext {
     pub spend: Arc<crate::budget::Spend>,
     /// Set while one variant of a module with variants runs (DOC23 §7.2).
     pub variant: Option<VariantScope>,
+    /// The module's activation before this one, when it was reused from a
+    /// recorded run: a coding module goes on from the work it left.
+    pub reused_earlier: Option<Arc<ActivationRecord>>,
 }
 
 /// One variant's part of its module's activation: its responses are
@@ -212,6 +215,7 @@ impl ActivationContext {
                 index,
                 name: name.to_owned(),
             }),
+            reused_earlier: self.reused_earlier.clone(),
         }
     }
 

@@ -308,6 +308,7 @@ impl<R: Recorder> Shell<R> {
             recovered,
             delay_seconds,
             timeout_seconds,
+            reused_earlier,
         } = start;
         let settings = Arc::clone(&self.engine.settings);
         let record = Arc::new(Mutex::new(record));
@@ -330,6 +331,7 @@ impl<R: Recorder> Shell<R> {
             recovered,
             spend: Arc::clone(&self.spend),
             variant: None,
+            reused_earlier,
         };
         let token = self.activation_cancel.clone();
         self.running.spawn(async move {

@@ -1334,3 +1334,139 @@ async fn a_coding_chain_goes_on_from_the_upstream_s_work_and_a_run_from_its_seco
         "{error}"
     );
 }
+
+/// Task → Build (coding) ⇄ Review (an approval sending it back) → Result.
+fn approval_loop() -> Value {
+    let mut coding = config(
+        "Build it.",
+        vec![agent("builder", Some("write plan.txt: the plan"), &[])],
+    );
+    coding.session_style = SessionStyle::Park;
+    let mut graph: Graph = serde_json::from_value(coding_graph(coding)).unwrap();
+    graph.modules.push(Module {
+        id: "review".to_owned(),
+        label: "Review".to_owned(),
+        position: Position { x: 450.0, y: 300.0 },
+        config: ModuleConfig::Approval(graph::kinds::approval::ApprovalConfig::default()),
+        extra: Extra::new(),
+    });
+    graph.cables = vec![
+        cable("c1", ("task", "data_out"), ("build", "data_in")),
+        cable("c2", ("build", "data_out"), ("review", "data_in")),
+        cable("c3", ("review", "revise_out"), ("build", "context_in")),
+        cable("c4", ("review", "approved_out"), ("result", "data_in")),
+    ];
+    serde_json::to_value(graph).unwrap()
+}
+
+/// Waits until the run's Review waits for round `round`.
+async fn review_waits(setup: &Setup, run_id: &str, round: usize) -> Value {
+    for _ in 0..1500 {
+        let (_, run) = call(&setup.router, get(&format!("/api/runs/{run_id}"))).await;
+        let rounds = &run["modules"]["review"]["activations"];
+        if rounds
+            .get(round - 1)
+            .is_some_and(|activation| activation["status"] == "waiting")
+        {
+            return run;
+        }
+        assert_ne!(run["status"], "failed", "{run}");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("run {run_id}'s review never waited for round {round}");
+}
+
+/// Decides on the run's Review, as its editor.
+async fn decide(setup: &Setup, graph_id: &str, run_id: &str, decision: Value) {
+    let (status, body) = call(
+        &setup.router,
+        as_editor(
+            post(
+                &format!("/api/runs/{run_id}/modules/review/decision"),
+                decision,
+            ),
+            graph_id,
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+}
+
+/// A run from an approval that sends its work back to a coding module
+/// reuses the coding module's first round (no agent asked before the
+/// approval waits again); sent back in the new run, the coding module goes
+/// on from the work that reused round left, not from an empty folder.
+#[tokio::test]
+async fn a_run_from_an_approval_reuses_the_coding_round_before_it_and_a_send_back_goes_on_from_its_work()
+ {
+    let setup = setup(None).await;
+    let graph_id = create_graph(&setup.router, approval_loop()).await;
+    let first = start(&setup.router, &graph_id, "x").await;
+    review_waits(&setup, &first, 1).await;
+    decide(
+        &setup,
+        &graph_id,
+        &first,
+        json!({"decision": "revise", "feedback": "write notes.txt: keep it short"}),
+    )
+    .await;
+    review_waits(&setup, &first, 2).await;
+    decide(
+        &setup,
+        &graph_id,
+        &first,
+        json!({"decision": "approve", "activation": 2}),
+    )
+    .await;
+    let recorded = wait_for(&setup.router, &first, &["completed", "failed"]).await;
+    assert_eq!(recorded["status"], "completed", "{recorded}");
+
+    let (status, started) = call(
+        &setup.router,
+        as_editor(
+            post(
+                &format!("/api/graphs/{graph_id}/runs"),
+                json!({"from": {"run": first, "module": "review"}}),
+            ),
+            &graph_id,
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::CREATED, "{started}");
+    let second = started["id"].as_str().unwrap().to_owned();
+    let waiting = review_waits(&setup, &second, 1).await;
+    let build = waiting["modules"]["build"]["activations"]
+        .as_array()
+        .unwrap();
+    assert_eq!(build.len(), 1, "{waiting}");
+    assert_eq!(
+        build[0]["status"], "reused",
+        "no agent was asked: {waiting}"
+    );
+    let workspaces = setup.workspaces.path();
+    assert!(!workspaces.join(&second).join("build").exists());
+
+    decide(
+        &setup,
+        &graph_id,
+        &second,
+        json!({"decision": "revise", "feedback": "write notes.txt: shorter still"}),
+    )
+    .await;
+    let run = review_waits(&setup, &second, 2).await;
+    let again = &run["modules"]["build"]["activations"][1];
+    assert_eq!(again["status"], "completed", "{run}");
+    // It went on from the first round's work: the plan is there, at what
+    // the recorded round left, and only the notes are this round's.
+    assert_eq!(
+        std::fs::read_to_string(workspaces.join(&second).join("build/plan.txt")).unwrap(),
+        std::fs::read_to_string(workspaces.join(&first).join("build/plan.txt")).unwrap()
+    );
+    let changed: Vec<&str> = again["outputs"]["files_out"]["content"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|file| file["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(changed, ["notes.txt"], "{run}");
+}

@@ -85,6 +85,10 @@ pub struct StartActivation {
     pub delay_seconds: u32,
     /// Its kind's timeout, when it has one.
     pub timeout_seconds: Option<u32>,
+    /// The module's activation before this one, when it was reused from a
+    /// recorded run (PRODUCT §3.15: a loop back after a run from a
+    /// module): this one goes on from what that one left.
+    pub reused_earlier: Option<Arc<ActivationRecord>>,
 }
 
 /// The run's clocks, which the shell keeps.

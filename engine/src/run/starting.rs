@@ -145,6 +145,10 @@ impl Run {
             recovered,
             delay_seconds,
             timeout_seconds: self.modules[module].config.effective_timeout_seconds(),
+            reused_earlier: self.progress[module]
+                .last_record
+                .clone()
+                .filter(|earlier| earlier.reused_from.is_some()),
         };
         if self.replaying {
             self.deferred.push(start);

@@ -340,6 +340,7 @@ fn start_copy(start: &StartActivation) -> StartActivation {
         recovered: None,
         delay_seconds: start.delay_seconds,
         timeout_seconds: start.timeout_seconds,
+        reused_earlier: start.reused_earlier.clone(),
     }
 }
 
