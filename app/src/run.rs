@@ -477,6 +477,8 @@ impl RunView {
                 self.refresh_soon(150);
             }
             RunEvent::ModuleCompleted { .. }
+            | RunEvent::ModuleToolCall { .. }
+            | RunEvent::ModuleToolResult { .. }
             | RunEvent::ModuleReused { .. }
             | RunEvent::ModuleFailed { .. }
             | RunEvent::ModuleRetrying { .. }

@@ -3,6 +3,7 @@
 //! — a provider call that streams into the record and the event log, and the
 //! re-prompt chain — live here and in `chain`; each kind has its own file.
 
+mod call;
 mod chain;
 mod command;
 mod experiment;
@@ -13,6 +14,7 @@ mod review;
 pub(crate) mod shell;
 mod simple;
 pub mod text_stream;
+mod tool_loop;
 
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
@@ -23,14 +25,12 @@ use serde_json::Value;
 use tokio::sync::mpsc::Sender;
 
 use crate::bundle::{ContextBundle, PortValue, Receipt};
-use crate::provider::retry::{RetryPolicy, with_retries};
-use crate::provider::{
-    ChatMessage, ChatRequest, ChatResponse, ProviderInfo, ProviderRegistry, ResponseSchema,
-};
+use crate::provider::retry::RetryPolicy;
+use crate::provider::{ChatMessage, ChatResponse, ProviderInfo, ProviderRegistry};
 use crate::render::RunState;
 use crate::session::{Session, SessionStore};
 use crate::{EngineSettings, RunInput};
-use wire::activation::{ActivationRecord, ResponseRecord, TranscriptEntry, TranscriptRole};
+use wire::activation::{ActivationRecord, TranscriptEntry, TranscriptRole};
 use wire::event::RunEvent;
 
 /// Why an activation failed, in words for the person running the graph.
@@ -115,6 +115,8 @@ pub struct ActivationContext {
     /// The module's activation before this one, when it was reused from a
     /// recorded run: a coding module goes on from the work it left.
     pub reused_earlier: Option<Arc<ActivationRecord>>,
+    /// The tool servers the run has open (PRODUCT §3.17).
+    pub tools: Arc<crate::tools::RunTools>,
 }
 
 /// One variant's part of its module's activation: its responses are
@@ -216,6 +218,7 @@ impl ActivationContext {
                 name: name.to_owned(),
             }),
             reused_earlier: self.reused_earlier.clone(),
+            tools: Arc::clone(&self.tools),
         }
     }
 
@@ -342,165 +345,6 @@ impl ActivationContext {
         Ok((info, provider, model))
     }
 
-    /// One provider call for `session`'s conversation, streamed into the
-    /// event log (as response `index`) and the record. The reply is added to
-    /// the session and the transcript.
-    pub async fn call(
-        &self,
-        provider: &dyn crate::provider::Provider,
-        session: &mut Session,
-        index: u32,
-        label: &str,
-        schema: Option<ResponseSchema>,
-        settings: &graph::config::AgentConfig,
-    ) -> Result<ChatResponse, ActivationError> {
-        let (index, label) = self.scoped(index, label);
-        let label = label.as_str();
-        let request = ChatRequest {
-            model: session.model.clone(),
-            system: session.system.clone(),
-            messages: session.messages.clone(),
-            temperature: settings.temperature,
-            max_tokens: settings.max_tokens,
-            response_schema: schema,
-        };
-        if let Some(answer) = self
-            .recovered
-            .as_ref()
-            .and_then(|recovered| recovered.answer(index, label))
-        {
-            return self.recover(session, answer).await;
-        }
-        let started = Instant::now();
-        self.update_record(|record| {
-            record.responses.push(ResponseRecord {
-                index,
-                label: label.to_owned(),
-                ..ResponseRecord::default()
-            });
-        });
-        let module_id = self.module.id.clone();
-        let response = with_retries(self.retry, |_| {
-            // A retried attempt starts its response over.
-            self.update_record(|record| {
-                if let Some(last) = record.responses.last_mut() {
-                    last.text.clear();
-                }
-            });
-            let mut stream =
-                text_stream::TextStream::new(self.events.clone(), module_id.clone(), index, true);
-            let record = Arc::clone(&self.record);
-            let request = &request;
-            async move {
-                let mut on_delta = |text: &str| {
-                    if let Ok(mut record) = record.lock()
-                        && let Some(last) = record.responses.last_mut()
-                    {
-                        last.text.push_str(text);
-                    }
-                    stream.push(text);
-                };
-                let result = provider.complete(request, &mut on_delta).await;
-                stream.finish().await;
-                result
-            }
-        })
-        .await
-        .map_err(|error| {
-            ActivationError(format!(
-                "\"{}\": {}",
-                self.module.display_label(),
-                error.message
-            ))
-        })?;
-        let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-        let mut response = response;
-        response.cost = self.cost_of(session, &response.usage);
-        self.update_record(|record| {
-            if let Some(last) = record.responses.last_mut() {
-                last.text.clone_from(&response.text);
-                last.tokens_in = response.usage.input_tokens;
-                last.tokens_out = response.usage.output_tokens;
-                last.duration_ms = duration_ms;
-                last.complete = true;
-                last.cost = response.cost;
-            }
-        });
-        session
-            .messages
-            .push(ChatMessage::assistant(response.text.clone()));
-        self.transcript(TranscriptRole::Assistant, &response.text);
-        self.spent(&response).await?;
-        Ok(response)
-    }
-
-    /// What a call of `session` cost, from its model's price.
-    fn cost_of(&self, session: &Session, usage: &crate::provider::Usage) -> Option<f64> {
-        let (info, _) = self.providers.get(&session.provider)?;
-        let price = info.price(&session.model)?;
-        Some(price.cost(
-            usage.input_tokens,
-            usage.cached_input_tokens,
-            usage.output_tokens,
-        ))
-    }
-
-    /// Says what a call used and cost, and adds it to the run's spend: an
-    /// error when that spends the module's budget.
-    async fn spent(&self, response: &ChatResponse) -> Result<(), ActivationError> {
-        self.emit(RunEvent::ModuleUsage {
-            module_id: self.module.id.clone(),
-            activation: self.activation,
-            tokens_in: response.usage.input_tokens,
-            tokens_out: response.usage.output_tokens,
-            cost: response.cost,
-        })
-        .await;
-        self.spend
-            .record(
-                &self.module.id,
-                self.module.display_label(),
-                self.module.config.budget_usd(),
-                response.cost,
-            )
-            .map_err(ActivationError)
-    }
-
-    /// A turn answered before the run stopped, taken from the record: into
-    /// the record, the session and the transcript as if just answered, and
-    /// its text into the log, since a client following the run saw the
-    /// activation start again.
-    async fn recover(
-        &self,
-        session: &mut Session,
-        answer: ResponseRecord,
-    ) -> Result<ChatResponse, ActivationError> {
-        self.emit(RunEvent::ModuleOutputDelta {
-            module_id: self.module.id.clone(),
-            response_index: answer.index,
-            text: answer.text.clone(),
-        })
-        .await;
-        session
-            .messages
-            .push(ChatMessage::assistant(answer.text.clone()));
-        self.transcript(TranscriptRole::Assistant, &answer.text);
-        let response = ChatResponse {
-            text: answer.text.clone(),
-            usage: crate::provider::Usage {
-                input_tokens: answer.tokens_in,
-                output_tokens: answer.tokens_out,
-                cached_input_tokens: 0,
-            },
-            finish_reason: None,
-            cost: answer.cost,
-        };
-        self.update_record(|record| record.responses.push(answer));
-        // Spent before the run stopped: it counts, and its budget with it.
-        self.spent(&response).await?;
-        Ok(response)
-    }
-
     /// Keeps the record as it is now, so that a resume continues after the
     /// turns it has answered. Not waited for: the next turn is asked at
     /// once, and the record is stored before anything the activation
@@ -563,7 +407,31 @@ impl ActivationContext {
             duration_ms: u64::try_from(self.started.elapsed().as_millis()).unwrap_or(u64::MAX),
             cost: tally.cost,
             re_prompt_count,
+            tools: self.tools_used(),
         }
+    }
+
+    /// The tools this activation called, in the order first called, with
+    /// how many calls each and their time.
+    fn tools_used(&self) -> Vec<wire::bundle::ToolUse> {
+        let Ok(record) = self.record.lock() else {
+            return Vec::new();
+        };
+        let mut used: Vec<wire::bundle::ToolUse> = Vec::new();
+        for call in &record.tool_calls {
+            match used.iter_mut().find(|tool| tool.tool == call.tool) {
+                Some(tool) => {
+                    tool.calls += 1;
+                    tool.duration_ms += call.duration_ms;
+                }
+                None => used.push(wire::bundle::ToolUse {
+                    tool: call.tool.clone(),
+                    calls: 1,
+                    duration_ms: call.duration_ms,
+                }),
+            }
+        }
+        used
     }
 
     /// A plain-text bundle from this module.

@@ -24,6 +24,7 @@ pub mod scheduler;
 pub mod session;
 pub mod shell_template;
 pub mod structured;
+pub mod tools;
 pub mod validators;
 
 use std::future::Future;
@@ -80,6 +81,9 @@ pub struct EngineSettings {
     pub stop_grace: Duration,
     /// The budget of a run started without one, in US dollars.
     pub default_run_budget_usd: Option<f64>,
+    /// The MCP servers agent tasks may call tools of (PRODUCT §3.17):
+    /// the built-in one and the operator's.
+    pub tool_servers: Arc<tools::ToolServers>,
 }
 
 /// What activations in flight get to finish when a server stops.
@@ -111,6 +115,7 @@ impl Default for EngineSettings {
             retry: RetryPolicy::default(),
             stop_grace: DEFAULT_STOP_GRACE,
             default_run_budget_usd: None,
+            tool_servers: Arc::new(tools::ToolServers::default()),
         }
     }
 }

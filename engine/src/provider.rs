@@ -1,7 +1,8 @@
 //! LLM providers behind one trait ("Gateway", PRODUCT §3.4): the built-in
 //! simulated provider, OpenAI-compatible Chat Completions and Anthropic
-//! Messages. A request carries the whole conversation; a provider streams the
-//! reply's text through a callback and returns the reply with its usage.
+//! Messages. A request carries the whole conversation and the tools the
+//! model may call; a provider streams the reply's text through a callback
+//! and returns the reply, with the tool calls it asks for, and its usage.
 
 pub mod anthropic;
 pub mod deadline;
@@ -22,6 +23,27 @@ use serde_json::Value;
 pub enum Role {
     User,
     Assistant,
+    /// What tools gave back for the calls of the assistant message before
+    /// it, one result each.
+    Tool,
+}
+
+/// A tool the model may call: the name it calls it by, what it does, and
+/// the JSON schema of its arguments (PRODUCT §3.17).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolDefinition {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+/// A call the model asked for. `arguments` is what it wrote, as JSON when
+/// it wrote JSON, else as the text it wrote.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    pub arguments: Value,
 }
 
 /// A piece of a message.
@@ -35,6 +57,14 @@ pub enum ContentPart {
     Image {
         media_type: String,
         data_base64: String,
+    },
+    /// A call the assistant asked for.
+    ToolCall(ToolCall),
+    /// What a call gave back, or why it gave nothing (`is_error`).
+    ToolResult {
+        call_id: String,
+        text: String,
+        is_error: bool,
     },
 }
 
@@ -59,16 +89,47 @@ impl ChatMessage {
         }
     }
 
+    /// An assistant's reply that asks for tool calls, with what it said
+    /// before them, if anything.
+    pub fn assistant_calling(text: impl Into<String>, calls: &[ToolCall]) -> ChatMessage {
+        let text = text.into();
+        let mut content = Vec::with_capacity(calls.len() + 1);
+        if !text.is_empty() {
+            content.push(ContentPart::Text { text });
+        }
+        content.extend(calls.iter().cloned().map(ContentPart::ToolCall));
+        ChatMessage {
+            role: Role::Assistant,
+            content,
+        }
+    }
+
+    /// The results of an assistant message's tool calls.
+    pub fn tool_results(results: Vec<ContentPart>) -> ChatMessage {
+        ChatMessage {
+            role: Role::Tool,
+            content: results,
+        }
+    }
+
     /// The message's text parts joined.
     pub fn text(&self) -> String {
         self.content
             .iter()
             .filter_map(|part| match part {
                 ContentPart::Text { text } => Some(text.as_str()),
-                ContentPart::Image { .. } => None,
+                _ => None,
             })
             .collect::<Vec<_>>()
             .join("\n")
+    }
+
+    /// The tool calls an assistant message asks for.
+    pub fn tool_calls(&self) -> impl Iterator<Item = &ToolCall> {
+        self.content.iter().filter_map(|part| match part {
+            ContentPart::ToolCall(call) => Some(call),
+            _ => None,
+        })
     }
 }
 
@@ -87,6 +148,9 @@ pub struct ChatRequest {
     pub temperature: Option<f64>,
     pub max_tokens: Option<u32>,
     pub response_schema: Option<ResponseSchema>,
+    /// The tools the model may call this time; none when empty.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolDefinition>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -106,6 +170,10 @@ pub struct ChatResponse {
     pub usage: Usage,
     /// Why generation stopped, in the provider's words (`stop`, `end_turn`, …).
     pub finish_reason: Option<String>,
+    /// The tool calls the reply asks for, in its order (several at once run
+    /// side by side); none when it answers.
+    #[serde(default)]
+    pub tool_calls: Vec<ToolCall>,
     /// What the call cost, from `usage` and the model's price: set by the
     /// activation that made the call, never by a provider; `None` when the
     /// model has no price configured.
@@ -272,6 +340,7 @@ impl From<Role> for wire::TranscriptRole {
         match role {
             Role::User => wire::TranscriptRole::User,
             Role::Assistant => wire::TranscriptRole::Assistant,
+            Role::Tool => wire::TranscriptRole::ToolResult,
         }
     }
 }

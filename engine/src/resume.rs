@@ -270,9 +270,17 @@ pub fn session_from_record(record: &ActivationRecord) -> Option<Session> {
         match entry.role {
             TranscriptRole::System => session.system = Some(entry.text.clone()),
             TranscriptRole::User => session.messages.push(ChatMessage::user(&entry.text)),
-            TranscriptRole::Assistant => {
-                session.messages.push(ChatMessage::assistant(&entry.text));
-            }
+            // What a turn said around its tool calls is one reply: the
+            // calls and their results are in the record, not sent again
+            // (a call without its result would not be taken).
+            TranscriptRole::Assistant => match session.messages.last_mut() {
+                Some(last) if last.role == crate::provider::Role::Assistant => {
+                    let joined = format!("{}\n\n{}", last.text(), entry.text);
+                    *last = ChatMessage::assistant(joined);
+                }
+                _ => session.messages.push(ChatMessage::assistant(&entry.text)),
+            },
+            TranscriptRole::ToolCall | TranscriptRole::ToolResult => {}
         }
     }
     while session

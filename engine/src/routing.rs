@@ -27,8 +27,10 @@ pub struct Choice {
 
 /// What conditions read: `$.output` (the value on the port; for an agent
 /// task's merged output, its last response, the whole bundle being at
-/// `$.merged`), `$.input` (the run's input text) and `$.state` (the run
-/// state, `$.state['draft.status']`).
+/// `$.merged`), `$.input` (the run's input text), `$.state` (the run
+/// state, `$.state['draft.status']`) and `$.tools` (what each tool the
+/// activation called last gave back, at the agent-platform seed's path:
+/// `$.tools.lookup.outputs.latest.decision`).
 pub fn context(
     value: &PortValue,
     record: &ActivationRecord,
@@ -57,6 +59,24 @@ pub fn context(
     context.insert("output".to_owned(), output);
     context.insert("input".to_owned(), Value::String(run_input.to_owned()));
     context.insert(
+        "tools".to_owned(),
+        Value::Object(
+            latest_tool_results(record)
+                .into_iter()
+                .map(|(name, value)| {
+                    let latest = match value {
+                        Value::String(text) => read_text(text),
+                        other => other.clone(),
+                    };
+                    (
+                        name.to_owned(),
+                        serde_json::json!({"outputs": {"latest": latest}}),
+                    )
+                })
+                .collect(),
+        ),
+    );
+    context.insert(
         "state".to_owned(),
         Value::Object(
             state
@@ -66,6 +86,23 @@ pub fn context(
         ),
     );
     Value::Object(context)
+}
+
+/// What each tool an activation called last gave back, by the name the
+/// model called it: the value of its last call that returned.
+pub fn latest_tool_results(record: &ActivationRecord) -> Vec<(&str, &Value)> {
+    let mut latest: Vec<(&str, &Value)> = Vec::new();
+    for call in record
+        .tool_calls
+        .iter()
+        .filter(|call| call.outcome == wire::activation::ToolOutcome::Ok)
+    {
+        match latest.iter_mut().find(|(name, _)| *name == call.tool) {
+            Some(slot) => slot.1 = &call.result,
+            None => latest.push((&call.tool, &call.result)),
+        }
+    }
+    latest
 }
 
 /// Text as JSON when it is JSON (a model's reply in a ```json fence

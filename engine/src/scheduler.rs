@@ -163,6 +163,8 @@ struct Shell<R: Recorder> {
     input: Arc<RunInput>,
     spend: Arc<Spend>,
     sessions: Arc<SessionStore>,
+    /// The tool servers the run has open, closed when it ends.
+    tools: Arc<crate::tools::RunTools>,
     checkpoint: CheckpointSink,
     /// Where events go to be numbered and written, in order: at most
     /// `EVENTS_WAITING`, then an emit waits for room.
@@ -190,8 +192,18 @@ impl<R: Recorder> Shell<R> {
             receiver,
             after,
         ));
+        let tools = Arc::new(crate::tools::RunTools::new(
+            Arc::clone(&engine.settings.tool_servers),
+            engine
+                .settings
+                .sandbox
+                .clone()
+                .map_err(|unavailable| unavailable.to_string()),
+            engine.settings.run_folder(&run_id),
+        ));
         Shell {
             checkpoint: checkpoint_sink(&recorder, &run_id),
+            tools,
             run_id,
             engine: engine.clone(),
             recorder,
@@ -332,6 +344,7 @@ impl<R: Recorder> Shell<R> {
             spend: Arc::clone(&self.spend),
             variant: None,
             reused_earlier,
+            tools: Arc::clone(&self.tools),
         };
         let token = self.activation_cancel.clone();
         self.running.spawn(async move {
@@ -362,6 +375,8 @@ impl<R: Recorder> Shell<R> {
             activations,
         } = ending;
         drop(self.events);
+        // No activation needs them now: a stdio server outlives no run.
+        self.tools.close().await;
         let events = self.writer.await.unwrap_or(0);
         if status != RunStatus::Interrupted
             && let Err(record_error) = self

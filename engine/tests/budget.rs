@@ -43,6 +43,7 @@ fn paid_engine(priced: bool) -> engine::Engine {
             .into_iter()
             .filter(|_| priced)
             .collect(),
+            tool_calling: true,
         },
         // Slow enough that a call is in flight when the budget is reached.
         Arc::new(SimProvider {

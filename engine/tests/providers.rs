@@ -212,6 +212,7 @@ fn request(messages: Vec<ChatMessage>) -> ChatRequest {
         temperature: Some(0.2),
         max_tokens: Some(64),
         response_schema: None,
+        tools: Vec::new(),
     }
 }
 
@@ -404,6 +405,7 @@ async fn chain_priced(
                 .map(|price| ("fixture-model".to_owned(), price))
                 .into_iter()
                 .collect(),
+            tool_calling: true,
         },
         provider,
     );

@@ -551,6 +551,7 @@ impl Provider for Overlap {
                 text: "done".to_owned(),
                 usage: Usage::default(),
                 finish_reason: Some("stop".to_owned()),
+                tool_calls: Vec::new(),
                 cost: None,
             })
         })
@@ -661,6 +662,7 @@ async fn cancel_stops_in_flight_calls_and_keeps_what_was_produced() {
             models: vec!["x".to_owned()],
             simulated: true,
             prices: Default::default(),
+            tool_calling: true,
         },
         Arc::new(Hangs),
     );

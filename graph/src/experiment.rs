@@ -68,6 +68,9 @@ pub struct ConfigOverrides {
     /// A coding module's agents' ACP profiles, by role.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub agent_profiles: Option<BTreeMap<String, String>>,
+    /// An agent task's tools, in place of the module's (PRODUCT §3.17).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tools: Option<Vec<crate::tools::ToolChoice>>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -133,6 +136,9 @@ impl Variant {
         if overrides.temperature.is_some() {
             config.agent_config.temperature = overrides.temperature;
         }
+        if let Some(tools) = &overrides.tools {
+            config.tools.clone_from(tools);
+        }
         config
     }
 
@@ -191,6 +197,13 @@ impl Variant {
         }
         if let Some(temperature) = overrides.temperature {
             parts.push(format!("temperature {temperature}"));
+        }
+        if let Some(tools) = &overrides.tools {
+            parts.push(match tools.len() {
+                0 => "no tools".to_owned(),
+                1 => format!("tool {}", tools[0].name()),
+                many => format!("{many} tools"),
+            });
         }
         for (role, profile) in overrides.agent_profiles.iter().flatten() {
             parts.push(format!("{role} on {profile}"));

@@ -78,6 +78,9 @@ pub struct RePrompt {
     pub text: String,
     /// Included in this re-prompt's turn only.
     pub attachments: Vec<Attachment>,
+    /// The module's tools this turn may call, by the name the model knows
+    /// them by; `None` is all of them, empty none (PRODUCT §3.17).
+    pub allowed_tools: Option<Vec<String>>,
     /// Unknown fields of the object form, kept for forward compatibility.
     pub extra: Extra,
 }
@@ -107,6 +110,8 @@ struct RePromptObject {
     text: String,
     #[serde(default)]
     attachments: Vec<Attachment>,
+    #[serde(default)]
+    allowed_tools: Option<Vec<String>>,
     #[serde(flatten)]
     extra: Extra,
 }
@@ -115,18 +120,21 @@ struct RePromptObject {
 struct RePromptObjectRef<'a> {
     text: &'a str,
     attachments: &'a [Attachment],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    allowed_tools: Option<&'a [String]>,
     #[serde(flatten)]
     extra: &'a Extra,
 }
 
 impl Serialize for RePrompt {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        if self.attachments.is_empty() && self.extra.is_empty() {
+        if self.attachments.is_empty() && self.extra.is_empty() && self.allowed_tools.is_none() {
             serializer.serialize_str(&self.text)
         } else {
             RePromptObjectRef {
                 text: &self.text,
                 attachments: &self.attachments,
+                allowed_tools: self.allowed_tools.as_deref(),
                 extra: &self.extra,
             }
             .serialize(serializer)
@@ -144,6 +152,7 @@ impl<'de> Deserialize<'de> for RePrompt {
                 Ok(RePrompt {
                     text: parsed.text,
                     attachments: parsed.attachments,
+                    allowed_tools: parsed.allowed_tools,
                     extra: parsed.extra,
                 })
             }

@@ -672,6 +672,7 @@ mod tests {
             webhooks: Some(Vec::new()),
             commands_enabled: Some(true),
             sandbox_available: Some(true),
+            ..ValidationContext::default()
         };
         for example in examples() {
             let findings = validate(&example.graph, &context);

@@ -128,10 +128,25 @@ pub enum Code {
     #[serde(rename = "validation.sandbox_unavailable")]
     #[strum(serialize = "validation.sandbox_unavailable")]
     SandboxUnavailable,
+    /// A tool of a server the server does not have, a tool the server
+    /// does not have, a locked argument the tool does not take, or a
+    /// re-prompt allowing a tool the module does not have (PRODUCT §3.17).
+    #[serde(rename = "validation.tool_unknown")]
+    #[strum(serialize = "validation.tool_unknown")]
+    ToolUnknown,
+    /// Tools a model could not tell apart or call, or a number of tool
+    /// calls out of range.
+    #[serde(rename = "validation.tool_invalid")]
+    #[strum(serialize = "validation.tool_invalid")]
+    ToolInvalid,
+    /// Tools on a module whose provider cannot call them.
+    #[serde(rename = "validation.tools_unsupported")]
+    #[strum(serialize = "validation.tools_unsupported")]
+    ToolsUnsupported,
 }
 
 impl Code {
-    pub const ALL: [Code; 33] = [
+    pub const ALL: [Code; 36] = [
         Code::RepromptEmpty,
         Code::RepromptTooMany,
         Code::RepromptUnsupported,
@@ -165,6 +180,9 @@ impl Code {
         Code::WebhookNotAllowed,
         Code::CommandsDisabled,
         Code::SandboxUnavailable,
+        Code::ToolUnknown,
+        Code::ToolInvalid,
+        Code::ToolsUnsupported,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -222,6 +240,14 @@ pub struct ValidationContext {
     /// Whether the server can confine the processes it starts.
     #[serde(default)]
     pub sandbox_available: Option<bool>,
+    /// The tools of each MCP server the operator configured (PRODUCT
+    /// §3.17), by server id.
+    #[serde(default)]
+    pub tool_servers: Option<crate::tools::ToolCatalogue>,
+    /// The providers that cannot call tools (the operator's `tools =
+    /// false`).
+    #[serde(default)]
+    pub providers_without_tools: Option<Vec<String>>,
 }
 
 pub fn has_errors(findings: &[Finding]) -> bool {
@@ -480,6 +506,70 @@ impl<'a> ModuleFindings<'a> {
                 Code::UnknownProvider,
                 Some(path.to_owned()),
                 format!("\"{name}\" uses provider \"{provider}\", which this server does not have"),
+            );
+        }
+    }
+
+    /// The module's tools (PRODUCT §3.17), its re-prompts' narrowing of
+    /// them and how many calls it allows, on provider `provider`.
+    pub fn tools(
+        &mut self,
+        tools: &[crate::tools::ToolChoice],
+        re_prompts: &[crate::RePrompt],
+        max_tool_calls: Option<u32>,
+        provider: &str,
+    ) {
+        use crate::tools::{self, MOST_TOOL_CALLS, ToolProblem};
+        let name = self.name();
+        for (path, problem) in tools::problems(tools, self.context.tool_servers.as_ref()) {
+            let code = match problem {
+                ToolProblem::NameTaken { .. } | ToolProblem::BadName { .. } => Code::ToolInvalid,
+                _ => Code::ToolUnknown,
+            };
+            self.report(code, Some(format!("config.{path}")), problem.message(name));
+        }
+        for (index, re_prompt) in re_prompts.iter().enumerate() {
+            for allowed in tools::not_the_modules(
+                tools,
+                re_prompt.allowed_tools.as_deref().unwrap_or_default(),
+            ) {
+                let problem = ToolProblem::NotTheModules {
+                    name: allowed.to_owned(),
+                };
+                self.report(
+                    Code::ToolUnknown,
+                    Some(format!("config.re_prompts[{index}].allowed_tools")),
+                    problem.message(name),
+                );
+            }
+        }
+        if let Some(most) = max_tool_calls
+            && !(1..=MOST_TOOL_CALLS).contains(&most)
+        {
+            self.report(
+                Code::ToolInvalid,
+                Some("config.max_tool_calls".to_owned()),
+                format!("\"{name}\" allows {most} tool calls: from 1 to {MOST_TOOL_CALLS}"),
+            );
+        }
+        let provider = match (provider, &self.context.providers) {
+            ("", Some(providers)) => providers.first().map_or("", String::as_str),
+            (provider, _) => provider,
+        };
+        if !tools.is_empty()
+            && self
+                .context
+                .providers_without_tools
+                .as_ref()
+                .is_some_and(|without| without.iter().any(|id| id == provider))
+        {
+            let problem = ToolProblem::ProviderCannot {
+                provider: provider.to_owned(),
+            };
+            self.report(
+                Code::ToolsUnsupported,
+                Some("config.agent_config.provider".to_owned()),
+                problem.message(name),
             );
         }
     }
@@ -814,6 +904,29 @@ fn check_templates(findings: &mut ModuleFindings<'_>, topology: &Topology<'_>) {
                         ))
                     }
                     Some(_) => None,
+                }
+            } else if let Some((label, tool)) = variable.name.split_once(".tools.") {
+                // What a tool of an upstream agent task last returned.
+                let label = label.trim();
+                let owner = topology
+                    .graph
+                    .modules
+                    .iter()
+                    .enumerate()
+                    .find(|(position, other)| {
+                        upstream[*position] && other.display_label().trim() == label
+                    });
+                match owner.map(|(_, other)| &other.config) {
+                    None => Some(format!("no module upstream of it is labelled \"{label}\"")),
+                    Some(crate::ModuleConfig::AgentTask(task))
+                        if task.tools.iter().any(|choice| choice.name() == tool.trim()) =>
+                    {
+                        None
+                    }
+                    Some(_) => Some(format!(
+                        "\"{label}\" has no tool called \"{}\"",
+                        tool.trim()
+                    )),
                 }
             } else if let Some((label, key)) = variable.module_reference() {
                 if !STATE_KEYS.contains(&key) {

@@ -1399,6 +1399,135 @@ fn sandbox_unavailable() {
     assert!(!codes_with(&coding, &server_that(true, true)).contains(&Code::SandboxUnavailable));
 }
 
+/// A server with the built-in tools and one MCP server, `everything`.
+fn server_with_tools() -> ValidationContext {
+    use graph::tools::ToolSpec;
+    let spec = |name: &str, arguments: &[&str]| ToolSpec {
+        name: name.to_owned(),
+        arguments: arguments
+            .iter()
+            .map(|argument| (*argument).to_owned())
+            .collect(),
+    };
+    ValidationContext {
+        providers: Some(vec!["sim".to_owned(), "small".to_owned()]),
+        tool_servers: Some(std::collections::BTreeMap::from([(
+            "everything".to_owned(),
+            vec![spec("echo", &["message"]), spec("get-sum", &["a", "b"])],
+        )])),
+        providers_without_tools: Some(vec!["small".to_owned()]),
+        ..ValidationContext::default()
+    }
+}
+
+#[test]
+fn tool_unknown() {
+    let tools = |tools: Value| {
+        chain(
+            json!({"instruction": "Add", "tools": tools, "re_prompts": [{"text": "Again", "allowed_tools": ["sum", "echo"]}]}),
+        )
+    };
+    let fine = tools(
+        json!([{"server": "everything", "tool": "get-sum", "as": "sum", "arguments": {"b": 2}}, {"server": "everything", "tool": "echo"}]),
+    );
+    assert_eq!(codes_with(&fine, &server_with_tools()), []);
+    // The document alone, before the server has said what it has: fine.
+    assert_eq!(
+        codes(&tools(
+            json!([{"server": "elsewhere", "tool": "x", "as": "sum"}, {"server": "everything", "tool": "echo"}])
+        )),
+        []
+    );
+    let findings = validate(
+        &tools(json!([
+            {"server": "elsewhere", "tool": "get-sum", "as": "sum"},
+            {"server": "everything", "tool": "nope", "as": "echo"},
+            {"server": "everything", "tool": "get-sum", "as": "other", "arguments": {"c": 1}}
+        ])),
+        &server_with_tools(),
+    );
+    let found: Vec<(Code, Option<&str>, &str)> = findings
+        .iter()
+        .map(|finding| {
+            (
+                finding.code,
+                finding.path.as_deref(),
+                finding.message.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                Code::ToolUnknown,
+                Some("modules[1].config.tools[0].server"),
+                "\"m2\" uses tools of MCP server \"elsewhere\", which this server does not have (the operator's [[mcp_servers]])"
+            ),
+            (
+                Code::ToolUnknown,
+                Some("modules[1].config.tools[1].tool"),
+                "\"m2\" uses tool \"nope\" of MCP server \"everything\", which has no tool of that name"
+            ),
+            (
+                Code::ToolUnknown,
+                Some("modules[1].config.tools[2].arguments.c"),
+                "\"m2\" locks argument \"c\" of tool \"other\", which the tool does not take"
+            ),
+        ]
+    );
+    // A re-prompt allowing a tool the module lacks.
+    let narrowing = chain(
+        json!({"instruction": "Add", "tools": [{"server": "everything", "tool": "echo"}], "re_prompts": [{"text": "Again", "allowed_tools": ["sum"]}]}),
+    );
+    let findings = validate(&narrowing, &server_with_tools());
+    assert_eq!(codes_of(&findings), [Code::ToolUnknown]);
+    assert_eq!(
+        findings[0].path.as_deref(),
+        Some("modules[1].config.re_prompts[0].allowed_tools")
+    );
+}
+
+#[test]
+fn tool_invalid() {
+    let findings = validate(
+        &chain(json!({"instruction": "Add", "max_tool_calls": 0, "tools": [
+            {"server": "everything", "tool": "echo"},
+            {"server": "everything", "tool": "echo"},
+            {"server": "everything", "tool": "get-sum", "as": "add two"}
+        ]})),
+        &server_with_tools(),
+    );
+    assert_eq!(
+        codes_of(&findings),
+        [Code::ToolInvalid, Code::ToolInvalid, Code::ToolInvalid],
+        "{findings:?}"
+    );
+    assert!(
+        findings[2]
+            .message
+            .contains("allows 0 tool calls: from 1 to 100"),
+        "{}",
+        findings[2].message
+    );
+}
+
+#[test]
+fn tools_unsupported() {
+    let on = |provider: &str| {
+        chain(
+            json!({"instruction": "Add", "agent_config": {"provider": provider, "model": ""}, "tools": [{"server": "everything", "tool": "echo"}]}),
+        )
+    };
+    assert_eq!(codes_with(&on("sim"), &server_with_tools()), []);
+    let findings = validate(&on("small"), &server_with_tools());
+    assert_eq!(codes_of(&findings), [Code::ToolsUnsupported]);
+    assert_eq!(
+        findings[0].message,
+        "\"m2\" has tools, and its provider \"small\" cannot call tools"
+    );
+}
+
 #[test]
 fn every_code_is_exercised_above() {
     // Keeps this file honest when a code is added: each code must appear in a

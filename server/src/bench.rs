@@ -115,6 +115,7 @@ fn engine() -> Engine {
             models: vec!["sim-1".to_owned()],
             simulated: true,
             prices: std::collections::BTreeMap::new(),
+            tool_calling: true,
         },
         Arc::new(SimProvider::default()),
     );

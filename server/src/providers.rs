@@ -34,6 +34,7 @@ fn sim_info() -> ProviderInfo {
             .collect(),
         simulated: true,
         prices: std::collections::BTreeMap::new(),
+        tool_calling: true,
     }
 }
 
@@ -93,6 +94,7 @@ fn build_one(
             models: config.models.clone(),
             simulated: false,
             prices: config.prices.clone(),
+            tool_calling: true,
         },
         provider,
     ))

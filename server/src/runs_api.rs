@@ -456,7 +456,8 @@ pub async fn events(
         .keep_alive(KeepAlive::new().interval(Duration::from_secs(15))))
 }
 
-/// `GET /api/providers`: providers and ACP profiles, never a secret; and
+/// `GET /api/providers`: providers, ACP profiles and MCP servers with their
+/// tools, never a secret (a command line, an environment, a header); and
 /// what the operator allows graphs (the folders coding modules may start
 /// from, whether commands run), which validation and the editor show.
 pub async fn providers(State(state): State<AppState>) -> Json<Catalogue> {
@@ -479,5 +480,6 @@ pub async fn providers(State(state): State<AppState>) -> Json<Catalogue> {
         commands_enabled: state.commands_enabled(),
         sandbox_available: Some(state.engine.settings.sandbox.is_ok()),
         webhooks: state.runner.notifier.ids(),
+        tool_servers: state.engine.settings.tool_servers.catalogue(),
     })
 }

@@ -51,6 +51,7 @@ impl AppState {
             webhooks: Some(self.runner.notifier.ids()),
             commands_enabled: Some(self.commands_enabled()),
             sandbox_available: Some(self.engine.settings.sandbox.is_ok()),
+            ..ValidationContext::default()
         }
     }
 

@@ -17,7 +17,7 @@ pub const NEVER_STARTED: &str = "the run ended before it had a slot to start in"
 
 /// One response of an activation: the primary response is index 0, the
 /// response to re-prompt i is index i.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ResponseRecord {
     pub index: u32,
     /// "Original", "Re-prompt 1", "Decision", "Critic (round 2)", …
@@ -32,6 +32,35 @@ pub struct ResponseRecord {
     /// price configured (or the call did not finish).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cost: Option<f64>,
+    /// The model calls the response took: more than one when the model
+    /// called tools and went on with what they gave back (PRODUCT §3.17).
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub calls: u32,
+}
+
+fn one() -> u32 {
+    1
+}
+
+impl Default for ResponseRecord {
+    fn default() -> ResponseRecord {
+        ResponseRecord {
+            index: 0,
+            label: String::new(),
+            text: String::new(),
+            tokens_in: 0,
+            tokens_out: 0,
+            duration_ms: 0,
+            complete: false,
+            cost: None,
+            calls: one(),
+        }
+    }
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde passes a reference
+fn is_one(calls: &u32) -> bool {
+    *calls == 1
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -47,6 +76,57 @@ pub enum TranscriptRole {
     System,
     User,
     Assistant,
+    /// The model called a tool: its name and arguments (PRODUCT §3.17).
+    ToolCall,
+    /// What a tool call gave back, or why it gave nothing.
+    ToolResult,
+}
+
+/// How a tool call ended (PRODUCT §3.17).
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr,
+)]
+#[serde(rename_all = "snake_case")]
+#[strum(serialize_all = "snake_case")]
+pub enum ToolOutcome {
+    /// Asked for and not ended yet (a record checkpointed mid-call).
+    #[default]
+    Pending,
+    Ok,
+    /// The tool said it failed (`isError`).
+    Error,
+    /// It took longer than its server's `timeout_seconds`.
+    TimedOut,
+    /// Its server could not be reached, or stopped.
+    ServerGone,
+    /// The server running the run stopped while it was in flight, and it
+    /// is not one that may be called twice: the model was told so.
+    Interrupted,
+    /// Past the module's `max_tool_calls`: not made.
+    NotRun,
+    /// A person declined it (PRODUCT §3.14).
+    Declined,
+}
+
+/// One tool call of an activation, paired with what came of it.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallRecord {
+    pub call_id: String,
+    /// The response (turn) whose model call asked for it.
+    pub response_index: u32,
+    pub server: String,
+    /// The name the model called it by.
+    pub tool: String,
+    /// As the call was made, locked arguments reading `🔒 locked`.
+    pub arguments: serde_json::Value,
+    pub outcome: ToolOutcome,
+    /// What came back: the tool's structured content when it gave one,
+    /// else its text; an error's words otherwise. Secrets of the server's
+    /// configuration are replaced.
+    #[serde(default)]
+    pub result: serde_json::Value,
+    #[serde(default)]
+    pub duration_ms: u64,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -88,6 +168,10 @@ pub struct ActivationRecord {
     /// The decision a person took on an approval.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decision: Option<crate::approval::DecisionRecord>,
+    /// The tools it called, in the order the model asked, each with what
+    /// came of it (PRODUCT §3.17).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_calls: Vec<ToolCallRecord>,
     /// Not run: taken from this activation of a recorded run (PRODUCT
     /// §3.15), whose outputs, receipt and transcript it keeps.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -179,6 +263,7 @@ impl ActivationRecord {
             ignored_inputs: Vec::new(),
             waiting: None,
             decision: None,
+            tool_calls: Vec::new(),
             reused_from: None,
             next_poll_at: None,
             finished_variants: Vec::new(),
@@ -207,7 +292,7 @@ impl ActivationRecord {
                 .as_ref()
                 .map_or(0, |receipt| receipt.re_prompt_count + 1)
         } else {
-            u32::try_from(self.responses.len()).unwrap_or(u32::MAX)
+            self.responses.iter().map(|response| response.calls).sum()
         }
     }
 

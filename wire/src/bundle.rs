@@ -119,6 +119,30 @@ pub struct Receipt {
     /// the same as free: the simulated provider costs 0).
     pub cost: Option<f64>,
     pub re_prompt_count: u32,
+    /// The tools it called, each with how many calls and their time
+    /// (PRODUCT §3.17).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolUse>,
+}
+
+/// How one tool was used in an activation.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ToolUse {
+    /// The name the model called it by.
+    pub tool: String,
+    pub calls: u32,
+    pub duration_ms: u64,
+}
+
+impl ToolUse {
+    fn read(value: Value) -> Result<ToolUse, serde_json::Error> {
+        let mut fields = Fields::of("tool use", value)?;
+        Ok(ToolUse {
+            tool: fields.text("tool")?,
+            calls: fields.number("calls")?,
+            duration_ms: fields.number("duration_ms")?,
+        })
+    }
 }
 
 impl Receipt {
@@ -135,6 +159,7 @@ impl Receipt {
             duration_ms: fields.number("duration_ms")?,
             cost: fields.optional_float("cost")?,
             re_prompt_count: fields.number("re_prompt_count")?,
+            tools: fields.optional_list("tools", ToolUse::read)?,
         })
     }
 }

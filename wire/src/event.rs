@@ -296,6 +296,32 @@ pub enum RunEvent {
         by: crate::approval::Decider,
         feedback: String,
     },
+    /// The model called a tool (PRODUCT §3.17): `tool` is the name it
+    /// called (the module's `as`, else the tool's), `arguments` as the
+    /// call is made, locked ones reading `🔒 locked`.
+    #[serde(rename = "module.tool_call")]
+    #[strum(serialize = "module.tool_call")]
+    ModuleToolCall {
+        module_id: String,
+        activation: u32,
+        call_id: String,
+        server: String,
+        tool: String,
+        arguments: Value,
+    },
+    /// A tool call ended: `ok`, or not (the tool's error, a timeout, the
+    /// server gone, declined), with a short summary of what came back.
+    #[serde(rename = "module.tool_result")]
+    #[strum(serialize = "module.tool_result")]
+    ModuleToolResult {
+        module_id: String,
+        activation: u32,
+        call_id: String,
+        tool: String,
+        ok: bool,
+        summary: String,
+        duration_ms: u64,
+    },
 }
 
 impl RunEvent {
@@ -373,7 +399,9 @@ impl RunEvent {
             | RunEvent::ModuleValidated { module_id, .. }
             | RunEvent::ModuleFixDispatched { module_id, .. }
             | RunEvent::ModuleWaiting { module_id, .. }
-            | RunEvent::ModuleDecided { module_id, .. } => Some(module_id),
+            | RunEvent::ModuleDecided { module_id, .. }
+            | RunEvent::ModuleToolCall { module_id, .. }
+            | RunEvent::ModuleToolResult { module_id, .. } => Some(module_id),
         }
     }
 
@@ -592,6 +620,23 @@ impl RunEvent {
                 decision: crate::approval::Decision::Revise,
                 by: crate::approval::Decider::ApproverLink,
                 feedback: "Keep the title".to_owned(),
+            },
+            RunEvent::ModuleToolCall {
+                module_id: module_id(),
+                activation: 1,
+                call_id: "call_1".to_owned(),
+                server: "patchbay".to_owned(),
+                tool: "lookup".to_owned(),
+                arguments: serde_json::json!({"key": "tides", "table": "🔒 locked"}),
+            },
+            RunEvent::ModuleToolResult {
+                module_id: module_id(),
+                activation: 1,
+                call_id: "call_1".to_owned(),
+                tool: "lookup".to_owned(),
+                ok: true,
+                summary: "{\"answer\": \"twice a day\"}".to_owned(),
+                duration_ms: 3,
             },
         ]
     }

@@ -125,6 +125,20 @@ impl<'a> Fields<'a> {
         parse(&text).ok_or_else(|| self.wrong(field, expected))
     }
 
+    /// A list that may be absent (an older record's), each item read by
+    /// `read`.
+    pub(crate) fn optional_list<T>(
+        &mut self,
+        field: &'static str,
+        read: impl Fn(Value) -> Result<T, Error>,
+    ) -> Result<Vec<T>, Error> {
+        if self.fields.contains_key(field) {
+            self.list(field, read)
+        } else {
+            Ok(Vec::new())
+        }
+    }
+
     /// A list, each item read by `read`.
     pub(crate) fn list<T>(
         &mut self,

@@ -20,6 +20,19 @@ pub struct ProviderInfo {
     /// here has no price (and its calls no cost).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub prices: BTreeMap<String, Price>,
+    /// Whether its models can call tools (the operator's `tools = false`
+    /// says they cannot).
+    #[serde(default = "calls_tools", skip_serializing_if = "is_true")]
+    pub tool_calling: bool,
+}
+
+fn calls_tools() -> bool {
+    true
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)] // serde passes a reference
+fn is_true(value: &bool) -> bool {
+    *value
 }
 
 impl ProviderInfo {
@@ -59,6 +72,62 @@ pub struct AgentOffers {
     pub load_session: bool,
 }
 
+/// An MCP server the operator configured, with its tools (PRODUCT
+/// §3.17): never its command line, environment, headers or paths.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolServerInfo {
+    pub id: String,
+    pub name: String,
+    /// `built_in` (in the server itself), `stdio` or `http`.
+    pub transport: String,
+    /// Whether its tools' annotations are believed (the operator's
+    /// `trusted`; the built-in server's always are).
+    #[serde(default)]
+    pub trusted: bool,
+    pub tools: Vec<ToolInfo>,
+    /// Why its tools could not be listed, when they could not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+}
+
+/// One tool of an MCP server.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolInfo {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+    pub input_schema: serde_json::Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub output_schema: Option<serde_json::Value>,
+    #[serde(default)]
+    pub annotations: ToolHints,
+}
+
+/// What a tool says of itself (MCP's annotations): hints, believed only of
+/// a trusted server.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ToolHints {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub read_only: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub destructive: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idempotent: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub open_world: Option<bool>,
+}
+
+impl ToolInfo {
+    /// The names of the arguments its input takes.
+    pub fn arguments(&self) -> Vec<String> {
+        self.input_schema
+            .get("properties")
+            .and_then(serde_json::Value::as_object)
+            .map(|properties| properties.keys().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
 /// Everything `GET /api/providers` says.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct Catalogue {
@@ -75,4 +144,29 @@ pub struct Catalogue {
     /// The webhooks approvals may notify (the operator's list).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub webhooks: Vec<String>,
+    /// The MCP servers agent tasks may call tools of.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tool_servers: Vec<ToolServerInfo>,
+}
+
+impl Catalogue {
+    /// The tools of each server, as validation knows them.
+    pub fn tool_specs(&self) -> graph::tools::ToolCatalogue {
+        self.tool_servers
+            .iter()
+            .map(|server| {
+                (
+                    server.id.clone(),
+                    server
+                        .tools
+                        .iter()
+                        .map(|tool| graph::tools::ToolSpec {
+                            name: tool.name.clone(),
+                            arguments: tool.arguments(),
+                        })
+                        .collect(),
+                )
+            })
+            .collect()
+    }
 }

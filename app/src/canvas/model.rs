@@ -142,6 +142,8 @@ pub struct ModuleRun {
     pub resuming: bool,
     /// What a person decided on an approval, once they have.
     pub decided: Option<wire::approval::Decision>,
+    /// The tool calls in flight: each one's call id and tool.
+    pub calling: Vec<(String, String)>,
     /// A module with variants: how many there are and have ended.
     pub variant_count: u32,
     pub variants_done: u32,
@@ -151,6 +153,21 @@ pub struct ModuleRun {
 }
 
 impl ModuleRun {
+    /// What it is doing: its step, and the tools it is calling
+    /// (`Re-prompt 2/3 · lookup…`).
+    fn doing(&self) -> String {
+        let mut tools: Vec<&str> = self.calling.iter().map(|(_, tool)| tool.as_str()).collect();
+        tools.dedup();
+        if tools.is_empty() {
+            return self.badge.clone().unwrap_or_else(|| "Running".to_owned());
+        }
+        let calling = format!("{}…", tools.join(", "));
+        match &self.badge {
+            Some(step) => format!("{} · {calling}", step.trim_end_matches('…')),
+            None => calling,
+        }
+    }
+
     /// Says what variant `name` is doing now.
     pub fn set_variant_line(&mut self, name: &str, doing: String) {
         match self
@@ -210,7 +227,7 @@ impl ModuleRun {
                 ),
                 None => format!(
                     "● {}{}{tokens}",
-                    self.badge.as_deref().unwrap_or("Running"),
+                    self.doing(),
                     took(Some(now_ms)).replacen(' ', " · ", 1)
                 ),
             },

@@ -205,6 +205,7 @@ impl EditorState {
                 webhooks: Some(catalogue.webhooks.clone()),
                 commands_enabled: Some(catalogue.commands_enabled),
                 sandbox_available: catalogue.sandbox_available,
+                ..ValidationContext::default()
             },
             None => ValidationContext::default(),
         })

@@ -197,6 +197,14 @@ pub fn step(
         | RunEvent::ModuleWaiting { .. }
         | RunEvent::ModuleDecided { .. }
         | RunEvent::ModuleGaveUp { .. } => control_flow(&mut run, event, at),
+        // A tool called, and what came of it: the badge says what is being
+        // called (`Re-prompt 2/3 · lookup…`) until it answers.
+        RunEvent::ModuleToolCall { call_id, tool, .. } => {
+            run.calling.push((call_id.clone(), tool.clone()));
+        }
+        RunEvent::ModuleToolResult { call_id, .. } => {
+            run.calling.retain(|(calling, _)| calling != call_id);
+        }
         // Streamed text is the panel's; these change nothing on the module.
         // The way a value went is drawn on the cables (`RunView::apply`).
         // Tokens are counted from `module.usage`, which every call has.

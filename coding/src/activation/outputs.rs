@@ -178,6 +178,7 @@ fn receipt(work: &Work<'_>, profiles: &[AcpProfile], phases: &[Phase]) -> Receip
         models: Vec::new(),
         simulated: profiles.iter().all(|profile| profile.simulated),
         prices: std::collections::BTreeMap::new(),
+        tool_calling: true,
     };
     let model = phases
         .iter()

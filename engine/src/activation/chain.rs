@@ -31,6 +31,10 @@ pub struct Chain<'a> {
     pub session_persist: bool,
     /// Asks the last turn for an intent (PRODUCT §3.8).
     pub gate: Option<&'a IntentGate>,
+    /// Tools the turns may call, and how many calls the activation may
+    /// make (PRODUCT §3.17).
+    pub tools: &'a [graph::tools::ToolChoice],
+    pub tool_limit: u32,
 }
 
 pub struct ChainResult {
@@ -110,14 +114,18 @@ pub async fn run_chain(
         turn(attachments, primary, chain.attachments).await?,
     );
     let mut tally = Tally::default();
+    let tools = context
+        .turn_tools(chain.tools, None, chain.tool_limit)
+        .await?;
     let first = context
-        .call(
+        .call_with_tools(
             provider.as_ref(),
             &mut session,
             0,
             "Original",
             if count == 0 { schema() } else { None },
             chain.agent,
+            tools.as_ref(),
         )
         .await?;
     tally.add(&first);
@@ -146,14 +154,22 @@ pub async fn run_chain(
             &mut session,
             turn(attachments, text, &re_prompt.attachments).await?,
         );
+        let tools = context
+            .turn_tools(
+                chain.tools,
+                re_prompt.allowed_tools.as_deref(),
+                chain.tool_limit,
+            )
+            .await?;
         let response = context
-            .call(
+            .call_with_tools(
                 provider.as_ref(),
                 &mut session,
                 index,
                 &format!("Re-prompt {index}"),
                 if is_last { schema() } else { None },
                 chain.agent,
+                tools.as_ref(),
             )
             .await?;
         tally.add(&response);
@@ -342,6 +358,8 @@ pub async fn agent_task(
             session_mode: config.session_mode,
             session_persist: config.session_persist,
             gate: config.intent_gate.as_ref(),
+            tools: &config.tools,
+            tool_limit: config.tool_call_limit(),
         },
     )
     .await?;
@@ -433,6 +451,8 @@ pub async fn red_team(
             session_mode: SessionMode::New,
             session_persist: false,
             gate: None,
+            tools: &[],
+            tool_limit: 0,
         },
     )
     .await?;

@@ -317,6 +317,7 @@ fn total_receipt(
         models: Vec::new(),
         simulated: receipts.iter().all(|receipt| receipt.simulated),
         prices: std::collections::BTreeMap::new(),
+        tool_calling: true,
     };
     context.receipt(
         &info,

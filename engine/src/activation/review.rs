@@ -46,6 +46,8 @@ pub async fn review_gate(
             session_mode: SessionMode::New,
             session_persist: false,
             gate: None,
+            tools: &[],
+            tool_limit: 0,
         },
     )
     .await?;

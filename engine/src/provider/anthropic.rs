@@ -65,8 +65,12 @@ fn error_message(body: &str) -> (Option<String>, String) {
 #[derive(Default)]
 struct Reply {
     text: String,
-    /// Tool input JSON, for structured replies.
-    tool_input: String,
+    /// Each `tool_use` block, by its place: id, name, its input's JSON as
+    /// it streams (a structured reply is one, forced).
+    tool_uses: Vec<(usize, String, String, String)>,
+    /// Whether a structured reply was asked for: its tool input streams as
+    /// the reply's text.
+    structured: bool,
     input_tokens: u64,
     output_tokens: u64,
     cached_input_tokens: u64,
@@ -99,6 +103,28 @@ impl Reply {
                     .and_then(Value::as_u64)
                     .unwrap_or(0);
             }
+            "content_block_start" => {
+                let block = data.get("content_block");
+                if block
+                    .and_then(|block| block.get("type"))
+                    .and_then(Value::as_str)
+                    == Some("tool_use")
+                {
+                    let field = |name: &str| {
+                        block
+                            .and_then(|block| block.get(name))
+                            .and_then(Value::as_str)
+                            .unwrap_or_default()
+                            .to_owned()
+                    };
+                    self.tool_uses.push((
+                        block_index(data),
+                        field("id"),
+                        field("name"),
+                        String::new(),
+                    ));
+                }
+            }
             "content_block_delta" => match data.pointer("/delta/type").and_then(Value::as_str) {
                 Some("text_delta") => {
                     if let Some(text) = data.pointer("/delta/text").and_then(Value::as_str) {
@@ -110,8 +136,17 @@ impl Reply {
                     if let Some(partial) =
                         data.pointer("/delta/partial_json").and_then(Value::as_str)
                     {
-                        self.tool_input.push_str(partial);
-                        on_delta(partial);
+                        let index = block_index(data);
+                        if let Some(tool_use) = self
+                            .tool_uses
+                            .iter_mut()
+                            .find(|tool_use| tool_use.0 == index)
+                        {
+                            tool_use.3.push_str(partial);
+                        }
+                        if self.structured {
+                            on_delta(partial);
+                        }
                     }
                 }
                 _ => {}
@@ -148,6 +183,33 @@ impl Reply {
             _ => {}
         }
         Ok(())
+    }
+}
+
+/// The place of the content block an event is about.
+fn block_index(data: &Value) -> usize {
+    data.get("index")
+        .and_then(Value::as_u64)
+        .and_then(|index| usize::try_from(index).ok())
+        .unwrap_or(0)
+}
+
+impl Reply {
+    /// The tool calls the reply asks for, their inputs read as JSON (what
+    /// is not JSON stays text, for the call to say so).
+    fn tool_calls(self) -> Vec<crate::provider::ToolCall> {
+        self.tool_uses
+            .into_iter()
+            .map(|(_, id, name, input)| crate::provider::ToolCall {
+                id,
+                name,
+                arguments: if input.trim().is_empty() {
+                    Value::Object(serde_json::Map::new())
+                } else {
+                    serde_json::from_str(&input).unwrap_or(Value::String(input))
+                },
+            })
+            .collect()
     }
 }
 
@@ -189,7 +251,10 @@ impl Provider for AnthropicProvider {
                     retry_after,
                 ));
             }
-            let mut reply = Reply::default();
+            let mut reply = Reply {
+                structured: request.response_schema.is_some(),
+                ..Reply::default()
+            };
             let mut events = response.bytes_stream().eventsource();
             while let Some(event) = tokio::time::timeout(self.read_timeout, events.next())
                 .await
@@ -217,19 +282,31 @@ impl Provider for AnthropicProvider {
                     "the stream ended before the reply was complete",
                 ));
             }
-            let text = if request.response_schema.is_some() && !reply.tool_input.is_empty() {
-                reply.tool_input
-            } else {
-                reply.text
+            let usage = Usage {
+                input_tokens: reply.input_tokens,
+                output_tokens: reply.output_tokens,
+                cached_input_tokens: reply.cached_input_tokens,
             };
+            let finish_reason = reply.stop_reason.clone();
+            // A structured reply is the forced tool's input.
+            if reply.structured
+                && let Some((_, _, _, input)) = reply.tool_uses.first()
+                && !input.is_empty()
+            {
+                return Ok(ChatResponse {
+                    text: input.clone(),
+                    usage,
+                    finish_reason,
+                    tool_calls: Vec::new(),
+                    cost: None,
+                });
+            }
+            let text = std::mem::take(&mut reply.text);
             Ok(ChatResponse {
                 text,
-                usage: Usage {
-                    input_tokens: reply.input_tokens,
-                    output_tokens: reply.output_tokens,
-                    cached_input_tokens: reply.cached_input_tokens,
-                },
-                finish_reason: reply.stop_reason,
+                usage,
+                finish_reason,
+                tool_calls: reply.tool_calls(),
                 cost: None,
             })
         })

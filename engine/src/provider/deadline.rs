@@ -77,6 +77,7 @@ mod tests {
                     text: "done".to_owned(),
                     usage: crate::provider::Usage::default(),
                     finish_reason: None,
+                    tool_calls: Vec::new(),
                     cost: None,
                 })
             })
@@ -93,6 +94,7 @@ mod tests {
             temperature: None,
             max_tokens: None,
             response_schema: None,
+            tools: Vec::new(),
         };
         let mut received = 0;
         let mut sink = |_: &str| received += 1;

@@ -13,18 +13,20 @@ use async_openai::config::OpenAIConfig;
 use async_openai::error::OpenAIError;
 use async_openai::middleware::HttpRequestFactory;
 use async_openai::types::chat::{
-    ChatCompletionRequestAssistantMessageArgs, ChatCompletionRequestMessage,
-    ChatCompletionRequestMessageContentPartImageArgs,
+    ChatCompletionMessageToolCall, ChatCompletionMessageToolCallChunk,
+    ChatCompletionMessageToolCalls, ChatCompletionRequestAssistantMessageArgs,
+    ChatCompletionRequestMessage, ChatCompletionRequestMessageContentPartImageArgs,
     ChatCompletionRequestMessageContentPartTextArgs, ChatCompletionRequestSystemMessageArgs,
-    ChatCompletionRequestUserMessageArgs, ChatCompletionRequestUserMessageContentPart,
-    ChatCompletionStreamOptions, CreateChatCompletionRequest, CreateChatCompletionRequestArgs,
-    ImageUrlArgs, ResponseFormat, ResponseFormatJsonSchema,
+    ChatCompletionRequestToolMessageArgs, ChatCompletionRequestUserMessageArgs,
+    ChatCompletionRequestUserMessageContentPart, ChatCompletionStreamOptions, ChatCompletionTool,
+    ChatCompletionTools, CreateChatCompletionRequest, CreateChatCompletionRequestArgs,
+    FunctionCall, FunctionObject, ImageUrlArgs, ResponseFormat, ResponseFormatJsonSchema,
 };
 use futures::StreamExt;
 
 use super::{
-    ChatRequest, ChatResponse, ContentPart, DeltaSink, Provider, ProviderError, ProviderFuture,
-    Role, Usage,
+    ChatMessage, ChatRequest, ChatResponse, ContentPart, DeltaSink, Provider, ProviderError,
+    ProviderFuture, Role, ToolCall, Usage,
 };
 
 /// An HTTP error kept whole on its way through async-openai.
@@ -129,51 +131,22 @@ impl OpenAiProvider {
         }
         for message in &request.messages {
             match message.role {
-                Role::Assistant => messages.push(
-                    ChatCompletionRequestAssistantMessageArgs::default()
-                        .content(message.text())
-                        .build()?
-                        .into(),
-                ),
-                Role::User => {
-                    let only_text = message
-                        .content
-                        .iter()
-                        .all(|part| matches!(part, ContentPart::Text { .. }));
-                    let user = if only_text {
-                        ChatCompletionRequestUserMessageArgs::default()
-                            .content(message.text())
-                            .build()?
-                    } else {
-                        let mut parts: Vec<ChatCompletionRequestUserMessageContentPart> =
-                            Vec::new();
-                        for part in &message.content {
-                            parts.push(match part {
-                                ContentPart::Text { text } => {
-                                    ChatCompletionRequestMessageContentPartTextArgs::default()
-                                        .text(text.clone())
-                                        .build()?
-                                        .into()
-                                }
-                                ContentPart::Image {
-                                    media_type,
-                                    data_base64,
-                                } => ChatCompletionRequestMessageContentPartImageArgs::default()
-                                    .image_url(
-                                        ImageUrlArgs::default()
-                                            .url(format!("data:{media_type};base64,{data_base64}"))
-                                            .build()?,
-                                    )
+                Role::Assistant => messages.push(assistant_message(message)?),
+                Role::Tool => {
+                    // One message a result, each naming its call.
+                    for part in &message.content {
+                        if let ContentPart::ToolResult { call_id, text, .. } = part {
+                            messages.push(
+                                ChatCompletionRequestToolMessageArgs::default()
+                                    .content(text.clone())
+                                    .tool_call_id(call_id.clone())
                                     .build()?
                                     .into(),
-                            });
+                            );
                         }
-                        ChatCompletionRequestUserMessageArgs::default()
-                            .content(parts)
-                            .build()?
-                    };
-                    messages.push(user.into());
+                    }
                 }
+                Role::User => messages.push(user_message(message)?),
             }
         }
         let mut builder = CreateChatCompletionRequestArgs::default();
@@ -197,6 +170,24 @@ impl OpenAiProvider {
                 builder.max_tokens(max_tokens);
             }
         }
+        if !request.tools.is_empty() {
+            builder.tools(
+                request
+                    .tools
+                    .iter()
+                    .map(|tool| {
+                        ChatCompletionTools::Function(ChatCompletionTool {
+                            function: FunctionObject {
+                                name: tool.name.clone(),
+                                description: Some(tool.description.clone()),
+                                parameters: Some(tool.parameters.clone()),
+                                strict: None,
+                            },
+                        })
+                    })
+                    .collect::<Vec<_>>(),
+            );
+        }
         if let Some(schema) = &request.response_schema {
             builder.response_format(ResponseFormat::JsonSchema {
                 json_schema: ResponseFormatJsonSchema {
@@ -208,6 +199,126 @@ impl OpenAiProvider {
             });
         }
         builder.build()
+    }
+}
+
+/// An assistant turn as sent: its text, and the tool calls it asked for.
+fn assistant_message(message: &ChatMessage) -> Result<ChatCompletionRequestMessage, OpenAIError> {
+    let mut assistant = ChatCompletionRequestAssistantMessageArgs::default();
+    let text = message.text();
+    let calls: Vec<ChatCompletionMessageToolCalls> = message
+        .tool_calls()
+        .map(|call| {
+            ChatCompletionMessageToolCalls::Function(ChatCompletionMessageToolCall {
+                id: call.id.clone(),
+                function: FunctionCall {
+                    name: call.name.clone(),
+                    arguments: match &call.arguments {
+                        serde_json::Value::String(raw) => raw.clone(),
+                        other => other.to_string(),
+                    },
+                },
+            })
+        })
+        .collect();
+    if !text.is_empty() || calls.is_empty() {
+        assistant.content(text);
+    }
+    if !calls.is_empty() {
+        assistant.tool_calls(calls);
+    }
+    Ok(assistant.build()?.into())
+}
+
+/// A user turn as sent: text, or text and images.
+fn user_message(message: &ChatMessage) -> Result<ChatCompletionRequestMessage, OpenAIError> {
+    let only_text = message
+        .content
+        .iter()
+        .all(|part| matches!(part, ContentPart::Text { .. }));
+    let user = if only_text {
+        ChatCompletionRequestUserMessageArgs::default()
+            .content(message.text())
+            .build()?
+    } else {
+        let mut parts: Vec<ChatCompletionRequestUserMessageContentPart> = Vec::new();
+        for part in &message.content {
+            match part {
+                ContentPart::Text { text } => parts.push(
+                    ChatCompletionRequestMessageContentPartTextArgs::default()
+                        .text(text.clone())
+                        .build()?
+                        .into(),
+                ),
+                ContentPart::Image {
+                    media_type,
+                    data_base64,
+                } => parts.push(
+                    ChatCompletionRequestMessageContentPartImageArgs::default()
+                        .image_url(
+                            ImageUrlArgs::default()
+                                .url(format!("data:{media_type};base64,{data_base64}"))
+                                .build()?,
+                        )
+                        .build()?
+                        .into(),
+                ),
+                ContentPart::ToolCall(_) | ContentPart::ToolResult { .. } => {}
+            }
+        }
+        ChatCompletionRequestUserMessageArgs::default()
+            .content(parts)
+            .build()?
+    };
+    Ok(user.into())
+}
+
+/// Tool calls as their pieces stream in: each by its index, its id and
+/// name when they come, its arguments' text as it grows.
+#[derive(Default)]
+struct StreamedCalls(Vec<(String, String, String)>);
+
+impl StreamedCalls {
+    fn add(&mut self, chunk: &ChatCompletionMessageToolCallChunk) {
+        let index = usize::try_from(chunk.index).unwrap_or(usize::MAX).min(64);
+        while self.0.len() <= index {
+            self.0.push(Default::default());
+        }
+        let (id, name, arguments) = &mut self.0[index];
+        if let Some(given) = &chunk.id {
+            id.clone_from(given);
+        }
+        if let Some(function) = &chunk.function {
+            if let Some(given) = &function.name {
+                name.push_str(given);
+            }
+            if let Some(piece) = &function.arguments {
+                arguments.push_str(piece);
+            }
+        }
+    }
+
+    /// The calls, their arguments read as JSON (none is `{}`; what is not
+    /// JSON stays the text the model wrote, for the call to say so).
+    fn calls(self) -> Vec<ToolCall> {
+        self.0
+            .into_iter()
+            .filter(|(_, name, _)| !name.is_empty())
+            .enumerate()
+            .map(|(index, (id, name, arguments))| ToolCall {
+                id: if id.is_empty() {
+                    format!("call_{index}")
+                } else {
+                    id
+                },
+                name,
+                arguments: if arguments.trim().is_empty() {
+                    serde_json::Value::Object(serde_json::Map::new())
+                } else {
+                    serde_json::from_str(&arguments).unwrap_or(serde_json::Value::String(arguments))
+                },
+            })
+            .collect()
     }
 }
 
@@ -263,6 +374,7 @@ impl Provider for OpenAiProvider {
             let mut text = String::new();
             let mut finish_reason = None;
             let mut usage = None;
+            let mut calls = StreamedCalls::default();
             while let Some(item) = tokio::time::timeout(self.read_timeout, stream.next())
                 .await
                 .map_err(|_| super::stalled(self.read_timeout))?
@@ -283,6 +395,9 @@ impl Provider for OpenAiProvider {
                         text.push_str(delta);
                         on_delta(delta);
                     }
+                    for piece in choice.delta.tool_calls.iter().flatten() {
+                        calls.add(piece);
+                    }
                     if let Some(reason) = &choice.finish_reason {
                         finish_reason = Some(format!("{reason:?}").to_lowercase());
                     }
@@ -297,6 +412,7 @@ impl Provider for OpenAiProvider {
                 usage: usage.unwrap_or_default(),
                 text,
                 finish_reason,
+                tool_calls: calls.calls(),
                 cost: None,
             })
         })

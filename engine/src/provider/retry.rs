@@ -114,6 +114,7 @@ mod tests {
             text: "fine".to_owned(),
             usage: Usage::default(),
             finish_reason: None,
+            tool_calls: Vec::new(),
             cost: None,
         }
     }

@@ -16,6 +16,13 @@
 //! `[sim:fail before attempt N]` fails while the attempt a retried
 //! activation's note names is below N (a first attempt is 1), and
 //! `[sim:sleep S]` waits S seconds before it answers, for timeouts.
+//!
+//! Tools (PRODUCT §3.17): a line `[sim:tool NAME {ARGUMENTS}]` in a turn
+//! makes the first reply of that turn call tool NAME with those arguments
+//! (several lines, several calls at once), when the request offers a tool
+//! of that name; once their results are back it answers, saying what they
+//! gave. `[sim:tool-forever NAME {ARGUMENTS}]` calls it again after every
+//! result, as a model that never stops would.
 
 use std::time::Duration;
 
@@ -24,7 +31,8 @@ use wire::content::CriterionScore;
 use wire::status::ReviewDecision;
 
 use super::{
-    ChatRequest, ChatResponse, DeltaSink, Provider, ProviderError, ProviderFuture, Role, Usage,
+    ChatRequest, ChatResponse, ContentPart, DeltaSink, Provider, ProviderError, ProviderFuture,
+    Role, ToolCall, Usage,
 };
 use crate::structured::{
     self, ClaimsReply, ComparisonReply, ReviewReply, TargetReply, VariantReply,
@@ -185,6 +193,96 @@ impl SimProvider {
             ));
         }
         Ok(reply)
+    }
+}
+
+/// The messages of the turn being answered: those after its user message
+/// (the replies and tool results so far).
+fn this_turn(request: &ChatRequest) -> &[super::ChatMessage] {
+    let start = request
+        .messages
+        .iter()
+        .rposition(|message| message.role == Role::User)
+        .map_or(0, |position| position + 1);
+    &request.messages[start..]
+}
+
+/// The calls a turn's `[sim:tool …]` directives ask for now: on its first
+/// reply, or on every reply for `[sim:tool-forever …]`; only of tools the
+/// request offers.
+fn tool_calls_asked(request: &ChatRequest) -> Vec<ToolCall> {
+    if request.tools.is_empty() {
+        return Vec::new();
+    }
+    let last = last_user_text(request);
+    let replies = this_turn(request)
+        .iter()
+        .filter(|message| message.role == Role::Assistant)
+        .count();
+    let mut calls = Vec::new();
+    for line in last.lines() {
+        let (forever, rest) = if let Some(rest) = line.trim().strip_prefix("[sim:tool-forever ") {
+            (true, rest)
+        } else if let Some(rest) = line.trim().strip_prefix("[sim:tool ") {
+            (false, rest)
+        } else {
+            continue;
+        };
+        if replies > 0 && !forever {
+            continue;
+        }
+        let Some(end) = rest.rfind(']') else { continue };
+        let directive = rest[..end].trim();
+        let (name, arguments) = directive.split_once(' ').unwrap_or((directive, "{}"));
+        if !request.tools.iter().any(|tool| tool.name == name) {
+            continue;
+        }
+        calls.push(ToolCall {
+            id: format!(
+                "sim_call_{}_{replies}_{}",
+                request.messages.len(),
+                calls.len()
+            ),
+            name: name.to_owned(),
+            arguments: serde_json::from_str(arguments.trim())
+                .unwrap_or_else(|_| Value::String(arguments.trim().to_owned())),
+        });
+    }
+    calls
+}
+
+/// What the tools of this turn gave back, as the answer says it.
+fn tool_results_said(request: &ChatRequest) -> String {
+    let turn = this_turn(request);
+    let name_of = |call_id: &str| {
+        turn.iter()
+            .flat_map(super::ChatMessage::tool_calls)
+            .find(|call| call.id == call_id)
+            .map_or("a tool", |call| call.name.as_str())
+            .to_owned()
+    };
+    let said: Vec<String> = turn
+        .iter()
+        .filter(|message| message.role == Role::Tool)
+        .flat_map(|message| &message.content)
+        .filter_map(|part| match part {
+            ContentPart::ToolResult {
+                call_id,
+                text,
+                is_error,
+            } => Some(format!(
+                "{}{} → {}",
+                name_of(call_id),
+                if *is_error { " failed" } else { "" },
+                first_line(text, 120)
+            )),
+            _ => None,
+        })
+        .collect();
+    if said.is_empty() {
+        String::new()
+    } else {
+        format!(" The tools said: {}.", said.join("; "))
     }
 }
 
@@ -416,7 +514,16 @@ impl Provider for SimProvider {
             {
                 tokio::time::sleep(Duration::from_secs(seconds)).await;
             }
-            let text = self.reply_text(request)?;
+            let tool_calls = tool_calls_asked(request);
+            let text = if tool_calls.is_empty() {
+                let mut text = self.reply_text(request)?;
+                if directed_reply(&last_user_text(request)).is_none() {
+                    text.push_str(&tool_results_said(request));
+                }
+                text
+            } else {
+                String::new()
+            };
             let mut first = true;
             for word in text.split_inclusive(' ') {
                 if !first && !self.latency_per_token.is_zero() {
@@ -438,7 +545,15 @@ impl Provider for SimProvider {
                     cached_input_tokens: 0,
                 },
                 text,
-                finish_reason: Some("stop".to_owned()),
+                finish_reason: Some(
+                    if tool_calls.is_empty() {
+                        "stop"
+                    } else {
+                        "tool_calls"
+                    }
+                    .to_owned(),
+                ),
+                tool_calls,
                 cost: None,
             })
         })
@@ -459,6 +574,7 @@ mod tests {
             temperature: None,
             max_tokens: None,
             response_schema: None,
+            tools: Vec::new(),
         }
     }
 

@@ -52,6 +52,14 @@ pub(super) fn write_state(
     for (name, value) in &output.state_set {
         set(&format!("set.{name}"), value.clone());
     }
+    // What each tool last gave back (PRODUCT §3.17): `{{ Label.tools.lookup }}`.
+    for (name, value) in crate::routing::latest_tool_results(record) {
+        let text = match value {
+            serde_json::Value::String(text) => text.clone(),
+            other => other.to_string(),
+        };
+        set(&format!("tools.{name}"), text);
+    }
     for (name, passed) in &output.gates {
         set(&format!("gate.{name}"), passed.to_string());
     }

@@ -85,6 +85,33 @@ impl ConfinedChild {
         self.child.kill().await
     }
 
+    /// Stops it as a well-behaved server is stopped, its input closed
+    /// already: it has `grace` to end on its own, then SIGTERM goes to its
+    /// group (bubblewrap alone would not pass it on), and after another
+    /// `grace`, SIGKILL.
+    pub async fn stop(&mut self, grace: std::time::Duration) {
+        if tokio::time::timeout(grace, self.child.wait()).await.is_ok() {
+            return;
+        }
+        self.signal_group(Signal::TERM);
+        if tokio::time::timeout(grace, self.child.wait()).await.is_ok() {
+            return;
+        }
+        let _ = self.kill().await;
+    }
+
+    fn signal_group(&self, signal: Signal) {
+        // Only while it has not been waited for: until then its id, which
+        // is its group's, cannot have been given to another process.
+        let Some(id) = self.child.id() else {
+            return;
+        };
+        if let Some(group) = i32::try_from(id).ok().and_then(Pid::from_raw) {
+            // Gone already is fine.
+            let _ = kill_process_group(group, signal);
+        }
+    }
+
     fn kill_group(&self) {
         // Only while it has not been waited for: until then its id, which
         // is its group's, cannot have been given to another process.

@@ -22,6 +22,7 @@ pub fn registry_with(id: &str, provider: Arc<dyn Provider>) -> ProviderRegistry 
             models: vec!["sim-1".to_owned()],
             simulated: true,
             prices: Default::default(),
+            tool_calling: true,
         },
         provider,
     );

@@ -71,8 +71,23 @@ pub struct AgentTaskConfig {
     /// whole activation and `comparison_out` carries them all.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub variants: Vec<crate::experiment::Variant>,
+    /// Tools of the operator's MCP servers it may call (PRODUCT §3.17).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<crate::tools::ToolChoice>,
+    /// At most this many tool calls an activation; `None` is
+    /// [`crate::tools::DEFAULT_MAX_TOOL_CALLS`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_tool_calls: Option<u32>,
     #[serde(flatten)]
     pub extra: Extra,
+}
+
+impl AgentTaskConfig {
+    /// How many tool calls one activation may make.
+    pub fn tool_call_limit(&self) -> u32 {
+        self.max_tool_calls
+            .unwrap_or(crate::tools::DEFAULT_MAX_TOOL_CALLS)
+    }
 }
 
 impl KindDefinition for AgentTaskConfig {
@@ -169,6 +184,12 @@ impl KindChecks for AgentTaskConfig {
         }
         let owner = format!("The instruction of \"{}\"", findings.name());
         findings.attachments(&self.attachments, "config.attachments", &owner);
+        findings.tools(
+            &self.tools,
+            &self.re_prompts,
+            self.max_tool_calls,
+            &self.agent_config.provider,
+        );
         if let Some(gate) = &self.intent_gate {
             findings.intent_gate(gate);
             if self

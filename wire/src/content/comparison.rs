@@ -135,6 +135,7 @@ impl Comparison {
                             duration_ms: 1500,
                             cost: Some(0.0),
                             re_prompt_count: 0,
+                            tools: Vec::new(),
                         })),
                         cost: Some(0.0),
                         named_outputs: BTreeMap::new(),

@@ -231,6 +231,23 @@ fn step_event(name: &str, payload: &mut Fields<'_>) -> Result<RunEvent, Error> {
             by: payload.word("by", Decider::parse, "who decided")?,
             feedback: payload.text("feedback")?,
         },
+        "module.tool_call" => RunEvent::ModuleToolCall {
+            module_id: payload.text("module_id")?,
+            activation: payload.number("activation")?,
+            call_id: payload.text("call_id")?,
+            server: payload.text("server")?,
+            tool: payload.text("tool")?,
+            arguments: payload.value("arguments"),
+        },
+        "module.tool_result" => RunEvent::ModuleToolResult {
+            module_id: payload.text("module_id")?,
+            activation: payload.number("activation")?,
+            call_id: payload.text("call_id")?,
+            tool: payload.text("tool")?,
+            ok: payload.flag("ok")?,
+            summary: payload.text("summary")?,
+            duration_ms: payload.number("duration_ms")?,
+        },
         unknown => return Err(Error::custom(format!("unknown event `{unknown}`"))),
     })
 }

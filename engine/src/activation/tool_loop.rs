@@ -1,0 +1,357 @@
+//! A turn's tool calls, carried out (PRODUCT §3.17): the tools a turn
+//! offers made ready (looked up on their servers, locked arguments filled
+//! in and taken out of what the model is shown), and each exchange of a
+//! turn — the model's calls made side by side, their results sent back —
+//! announced (`module.tool_call`, `module.tool_result`), kept in the record
+//! and the transcript, every call paired with its result. What happens next
+//! is decided by the plain value in `tools/turn.rs`.
+
+use serde_json::{Map, Value};
+use wire::activation::{ToolCallRecord, ToolOutcome, TranscriptRole};
+use wire::event::RunEvent;
+
+use super::{ActivationContext, ActivationError};
+use crate::provider::{ChatMessage, ToolCall, ToolDefinition};
+use crate::session::Session;
+use crate::tools::turn::{CallEnd, ToolTurn};
+use graph::tools::{self, ToolChoice, ToolProblem};
+
+/// How long a summary of a result an event carries may be.
+const SUMMARY_CHARACTERS: usize = 200;
+
+/// The tools a turn offers, ready to be called.
+pub struct TurnTools {
+    offered: Vec<Offered>,
+    limit: u32,
+}
+
+struct Offered {
+    /// The name the model calls it by.
+    name: String,
+    server: String,
+    tool: String,
+    /// Its locked arguments, their templates filled in.
+    locked: Map<String, Value>,
+    definition: ToolDefinition,
+}
+
+impl TurnTools {
+    pub fn limit(&self) -> u32 {
+        self.limit
+    }
+
+    pub fn names(&self) -> Vec<String> {
+        self.offered
+            .iter()
+            .map(|offered| offered.name.clone())
+            .collect()
+    }
+
+    pub fn definitions(&self) -> Vec<ToolDefinition> {
+        self.offered
+            .iter()
+            .map(|offered| offered.definition.clone())
+            .collect()
+    }
+
+    fn offered(&self, name: &str) -> Option<&Offered> {
+        self.offered.iter().find(|offered| offered.name == name)
+    }
+}
+
+impl ActivationContext {
+    /// The module's `tools` a turn may call (narrowed by `allowed`), each
+    /// looked up on its server; `None` when it offers none. A tool that is
+    /// not there is refused in validation's words.
+    pub async fn turn_tools(
+        &self,
+        choices: &[ToolChoice],
+        allowed: Option<&[String]>,
+        limit: u32,
+    ) -> Result<Option<TurnTools>, ActivationError> {
+        let chosen = tools::allowed(choices, allowed);
+        if chosen.is_empty() {
+            return Ok(None);
+        }
+        let label = self.module.display_label();
+        let mut offered = Vec::with_capacity(chosen.len());
+        for choice in chosen {
+            if self.tools.servers().server(&choice.server).is_none() {
+                let problem = ToolProblem::UnknownServer {
+                    server: choice.server.clone(),
+                };
+                return Err(ActivationError(problem.message(label)));
+            }
+            let info = self
+                .tools
+                .tool(&choice.server, &choice.tool)
+                .await
+                .map_err(|problem| {
+                    ActivationError(format!(
+                        "\"{label}\" cannot use tool \"{}\" of MCP server \"{}\": {problem}",
+                        choice.tool, choice.server
+                    ))
+                })?;
+            if let Some(argument) = choice
+                .arguments
+                .keys()
+                .find(|argument| !info.arguments().contains(argument))
+            {
+                let problem = ToolProblem::UnknownArgument {
+                    name: choice.name().to_owned(),
+                    argument: argument.clone(),
+                };
+                return Err(ActivationError(problem.message(label)));
+            }
+            let mut locked = Map::new();
+            for (argument, value) in &choice.arguments {
+                locked.insert(argument.clone(), self.rendered(value)?);
+            }
+            offered.push(Offered {
+                name: choice.name().to_owned(),
+                server: choice.server.clone(),
+                tool: choice.tool.clone(),
+                definition: ToolDefinition {
+                    name: choice.name().to_owned(),
+                    description: info.description.clone(),
+                    parameters: tools::schema_without(&info.input_schema, &locked),
+                },
+                locked,
+            });
+        }
+        Ok(Some(TurnTools { offered, limit }))
+    }
+
+    /// A locked argument with its `{{ … }}` filled in from the run state.
+    fn rendered(&self, value: &Value) -> Result<Value, ActivationError> {
+        Ok(match value {
+            Value::String(text) => Value::String(self.render(text)?),
+            Value::Array(items) => Value::Array(
+                items
+                    .iter()
+                    .map(|item| self.rendered(item))
+                    .collect::<Result<_, _>>()?,
+            ),
+            Value::Object(fields) => {
+                let mut filled = Map::new();
+                for (name, item) in fields {
+                    filled.insert(name.clone(), self.rendered(item)?);
+                }
+                Value::Object(filled)
+            }
+            other => other.clone(),
+        })
+    }
+
+    /// One exchange of a turn: the model said `text` and asked for
+    /// `calls`, of which `to_make` are made, side by side; every call's
+    /// result goes back into the session, paired with it.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) async fn exchange(
+        &self,
+        session: &mut Session,
+        index: u32,
+        text: &str,
+        calls: &[ToolCall],
+        to_make: Vec<ToolCall>,
+        turn: &mut ToolTurn,
+        tools: &TurnTools,
+    ) {
+        self.asked(session, index, text, calls, tools);
+        for call in &to_make {
+            let Some(offered) = tools.offered(&call.name) else {
+                continue;
+            };
+            self.emit(RunEvent::ModuleToolCall {
+                module_id: self.module.id.clone(),
+                activation: self.activation,
+                call_id: call.id.clone(),
+                server: offered.server.clone(),
+                tool: call.name.clone(),
+                arguments: shown_arguments(call, offered),
+            })
+            .await;
+        }
+        // A crash from here leaves these calls in flight in the record: a
+        // resume does not make one twice unseen.
+        self.checkpoint().await;
+        let made = to_make.iter().filter_map(|call| {
+            let offered = tools.offered(&call.name)?;
+            let arguments = tools::with_locked(&call.arguments, &offered.locked);
+            Some(async move {
+                let (end, duration_ms) = match &call.arguments {
+                    // What the model wrote was not an object of arguments.
+                    Value::String(written) => (
+                        CallEnd::ToolError(format!(
+                            "the arguments are not a JSON object: {written}"
+                        )),
+                        0,
+                    ),
+                    _ => {
+                        self.tools
+                            .call(&offered.server, &offered.tool, arguments)
+                            .await
+                    }
+                };
+                (call, end, duration_ms)
+            })
+        });
+        for (call, end, duration_ms) in futures::future::join_all(made).await {
+            self.emit(RunEvent::ModuleToolResult {
+                module_id: self.module.id.clone(),
+                activation: self.activation,
+                call_id: call.id.clone(),
+                tool: call.name.clone(),
+                ok: end.ok(),
+                summary: summary(&end),
+                duration_ms,
+            })
+            .await;
+            turn.on_result(&call.id, end);
+            self.settle(&call.id, turn, duration_ms);
+        }
+        self.answered(session, turn);
+        self.checkpoint().await;
+    }
+
+    /// The model asked for more calls than the activation may make: none
+    /// is made, and each is told so, paired with its call.
+    pub(super) fn not_made(
+        &self,
+        session: &mut Session,
+        index: u32,
+        text: &str,
+        calls: &[ToolCall],
+        turn: &ToolTurn,
+    ) {
+        let none = TurnTools {
+            offered: Vec::new(),
+            limit: 0,
+        };
+        self.asked(session, index, text, calls, &none);
+        self.answered(session, turn);
+    }
+
+    /// The model's reply asking for `calls`: into the session, the
+    /// transcript and the record (each call in flight until it ends).
+    fn asked(
+        &self,
+        session: &mut Session,
+        index: u32,
+        text: &str,
+        calls: &[ToolCall],
+        tools: &TurnTools,
+    ) {
+        session
+            .messages
+            .push(ChatMessage::assistant_calling(text, calls));
+        if !text.is_empty() {
+            self.transcript(TranscriptRole::Assistant, text);
+        }
+        for call in calls {
+            let offered = tools.offered(&call.name);
+            let arguments = match offered {
+                Some(offered) => shown_arguments(call, offered),
+                None => call.arguments.clone(),
+            };
+            self.transcript(
+                TranscriptRole::ToolCall,
+                &format!("{} {}", call.name, compact(&arguments)),
+            );
+            self.update_record(|record| {
+                record.tool_calls.push(ToolCallRecord {
+                    call_id: call.id.clone(),
+                    response_index: index,
+                    server: offered
+                        .map(|offered| offered.server.clone())
+                        .unwrap_or_default(),
+                    tool: call.name.clone(),
+                    arguments: arguments.clone(),
+                    outcome: ToolOutcome::Pending,
+                    result: Value::Null,
+                    duration_ms: 0,
+                });
+            });
+        }
+    }
+
+    /// Call `call_id` ended as `turn` has it: its record says how.
+    fn settle(&self, call_id: &str, turn: &ToolTurn, duration_ms: u64) {
+        let Some((_, end)) = turn.ends().into_iter().find(|(call, _)| call.id == call_id) else {
+            return;
+        };
+        self.update_record(|record| {
+            if let Some(kept) = record
+                .tool_calls
+                .iter_mut()
+                .rev()
+                .find(|kept| kept.call_id == call_id)
+            {
+                kept.outcome = outcome(&end);
+                kept.result = match &end {
+                    CallEnd::Done { value, .. } => value.clone(),
+                    other => Value::String(other.told()),
+                };
+                kept.duration_ms = duration_ms;
+            }
+        });
+    }
+
+    /// Every call of the last reply ended (or never could): the calls not
+    /// settled yet are, the results go into the session and the
+    /// transcript, each paired with its call.
+    fn answered(&self, session: &mut Session, turn: &ToolTurn) {
+        for (call, end) in turn.ends() {
+            let pending = self.record.lock().is_ok_and(|record| {
+                record
+                    .tool_calls
+                    .iter()
+                    .rev()
+                    .find(|kept| kept.call_id == call.id)
+                    .is_some_and(|kept| kept.outcome == ToolOutcome::Pending)
+            });
+            if pending {
+                self.settle(&call.id, turn, 0);
+            }
+            self.transcript(
+                TranscriptRole::ToolResult,
+                &format!("{} → {}", call.name, end.told()),
+            );
+        }
+        session.messages.push(turn.results_message());
+    }
+}
+
+/// What the record keeps of how a call ended.
+fn outcome(end: &CallEnd) -> ToolOutcome {
+    match end {
+        CallEnd::Done { .. } => ToolOutcome::Ok,
+        CallEnd::ToolError(_) => ToolOutcome::Error,
+        CallEnd::TimedOut { .. } => ToolOutcome::TimedOut,
+        CallEnd::ServerGone(_) => ToolOutcome::ServerGone,
+        CallEnd::Interrupted => ToolOutcome::Interrupted,
+        CallEnd::NotRun(_) => ToolOutcome::NotRun,
+    }
+}
+
+/// The arguments of a call as they are shown anywhere: as it is made,
+/// the locked ones reading `🔒 locked`.
+fn shown_arguments(call: &ToolCall, offered: &Offered) -> Value {
+    let made = tools::with_locked(&call.arguments, &offered.locked);
+    tools::shown_arguments(&made, &offered.locked)
+}
+
+/// A value as one line of JSON.
+fn compact(value: &Value) -> String {
+    serde_json::to_string(value).unwrap_or_default()
+}
+
+/// The start of what a call gave back, for its event.
+fn summary(end: &CallEnd) -> String {
+    let told = end.told();
+    let mut short: String = told.chars().take(SUMMARY_CHARACTERS).collect();
+    if told.chars().count() > SUMMARY_CHARACTERS {
+        short.push('…');
+    }
+    short
+}

@@ -1,0 +1,239 @@
+//! Tools agent tasks call (PRODUCT §3.17): the MCP servers the operator
+//! configured (`[[mcp_servers]]`: a graph names one by id, never a command
+//! or a URL), always with the built-in one, what each offers, and the
+//! connections a run opens to them. A run opens a server when it first
+//! calls one of its tools and shares it between its activations; when the
+//! run ends the connections close and stdio servers stop (`RunTools`).
+
+mod builtin;
+mod connection;
+pub mod redact;
+mod run_tools;
+pub mod turn;
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::RwLock;
+use std::time::Duration;
+
+use wire::providers::{ToolInfo, ToolServerInfo};
+
+pub use builtin::{ID as BUILT_IN_ID, NAME as BUILT_IN_NAME, evaluate};
+pub use connection::Connection;
+pub use redact::Redaction;
+pub use run_tools::RunTools;
+
+use crate::sandbox::{RunFolder, Sandbox};
+
+/// How long one call may take when the server's entry says nothing.
+pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// How a stopping server is given time: after its input closes, before
+/// SIGTERM, and after SIGTERM, before SIGKILL.
+pub const STOP_GRACE: Duration = Duration::from_secs(2);
+
+/// An MCP server of the operator's.
+#[derive(Clone, Debug)]
+pub struct ToolServerConfig {
+    pub id: String,
+    pub name: String,
+    pub transport: ServerTransport,
+    /// How long one call may take.
+    pub timeout: Duration,
+    /// Whether its tools' annotations are believed.
+    pub trusted: bool,
+}
+
+/// How a server is reached.
+#[derive(Clone, Debug)]
+pub enum ServerTransport {
+    /// In this binary (`builtin.rs`).
+    BuiltIn,
+    /// A program started for the run, confined.
+    Stdio(StdioServer),
+    /// Streamable HTTP at `url`, with these headers (their values read from
+    /// the server's environment).
+    Http {
+        url: String,
+        headers: Vec<(String, String)>,
+    },
+}
+
+/// A program speaking MCP on its standard input and output.
+#[derive(Clone, Debug)]
+pub struct StdioServer {
+    pub command: String,
+    pub args: Vec<String>,
+    /// Its whole environment (besides PATH, HOME and LANG): the entry's
+    /// `env`, and the values of the names in its `pass_env`.
+    pub env: BTreeMap<String, String>,
+    pub network: bool,
+    /// Its own folder, where it works and may write; without one, a folder
+    /// of its own in the run's.
+    pub folder: Option<PathBuf>,
+    /// What else it may read (its install).
+    pub read_only: Vec<PathBuf>,
+}
+
+impl ToolServerConfig {
+    /// The built-in server.
+    pub fn built_in() -> ToolServerConfig {
+        ToolServerConfig {
+            id: BUILT_IN_ID.to_owned(),
+            name: BUILT_IN_NAME.to_owned(),
+            transport: ServerTransport::BuiltIn,
+            timeout: DEFAULT_TIMEOUT,
+            trusted: true,
+        }
+    }
+
+    /// The values a tool's answer must never carry on: its environment's
+    /// and its headers'.
+    fn secrets(&self) -> Vec<String> {
+        match &self.transport {
+            ServerTransport::BuiltIn => Vec::new(),
+            ServerTransport::Stdio(stdio) => stdio.env.values().cloned().collect(),
+            ServerTransport::Http { headers, .. } => {
+                headers.iter().map(|(_, value)| value.clone()).collect()
+            }
+        }
+    }
+
+    fn transport_name(&self) -> &'static str {
+        match &self.transport {
+            ServerTransport::BuiltIn => "built_in",
+            ServerTransport::Stdio(_) => "stdio",
+            ServerTransport::Http { .. } => "http",
+        }
+    }
+}
+
+/// Every server a run may call tools of, and what each offers.
+#[derive(Debug)]
+pub struct ToolServers {
+    servers: Vec<ToolServerConfig>,
+    /// Each server's tools, or why they could not be listed; a server not
+    /// here has not been asked yet.
+    listed: RwLock<BTreeMap<String, Result<Vec<ToolInfo>, String>>>,
+    redaction: Redaction,
+}
+
+impl Default for ToolServers {
+    fn default() -> ToolServers {
+        ToolServers::new(Vec::new())
+    }
+}
+
+impl ToolServers {
+    /// The built-in server, then `servers` (one of the built-in's id is
+    /// left out: the configuration refuses it before).
+    pub fn new(servers: Vec<ToolServerConfig>) -> ToolServers {
+        let mut all = vec![ToolServerConfig::built_in()];
+        all.extend(
+            servers
+                .into_iter()
+                .filter(|server| server.id != BUILT_IN_ID),
+        );
+        let redaction = Redaction::new(all.iter().flat_map(ToolServerConfig::secrets));
+        ToolServers {
+            servers: all,
+            listed: RwLock::new(BTreeMap::new()),
+            redaction,
+        }
+    }
+
+    pub fn server(&self, id: &str) -> Option<&ToolServerConfig> {
+        self.servers.iter().find(|server| server.id == id)
+    }
+
+    pub fn redaction(&self) -> &Redaction {
+        &self.redaction
+    }
+
+    /// Asks every server for its tools (starting a stdio server confined
+    /// in a folder under `scratch`, and stopping it), for the catalogue
+    /// and validation. Servers are asked side by side.
+    pub async fn list(&self, sandbox: Result<&Sandbox, &str>, scratch: &std::path::Path) {
+        let asked = self.servers.iter().map(|server| async move {
+            let folder = RunFolder::new(scratch, &format!("listing-{}", server.id));
+            let listed = match Connection::open(server, sandbox, &folder).await {
+                Ok(connection) => {
+                    let tools = connection.tools().await;
+                    connection.close(STOP_GRACE).await;
+                    tools
+                }
+                Err(problem) => Err(problem),
+            };
+            let _ = tokio::fs::remove_dir_all(folder.path()).await;
+            (
+                server.id.clone(),
+                listed.map_err(|problem| self.redaction.text(&problem)),
+            )
+        });
+        let listed = futures::future::join_all(asked).await;
+        if let Ok(mut known) = self.listed.write() {
+            known.extend(listed);
+        }
+    }
+
+    /// What `GET /api/providers` says of the servers.
+    pub fn catalogue(&self) -> Vec<ToolServerInfo> {
+        let listed = self
+            .listed
+            .read()
+            .map(|listed| listed.clone())
+            .unwrap_or_default();
+        self.servers
+            .iter()
+            .map(|server| {
+                let (tools, problem) = match listed.get(&server.id) {
+                    Some(Ok(tools)) => (tools.clone(), None),
+                    Some(Err(problem)) => (Vec::new(), Some(problem.clone())),
+                    None => (
+                        Vec::new(),
+                        Some("its tools have not been listed yet".to_owned()),
+                    ),
+                };
+                ToolServerInfo {
+                    id: server.id.clone(),
+                    name: server.name.clone(),
+                    transport: server.transport_name().to_owned(),
+                    trusted: server.trusted,
+                    tools,
+                    problem,
+                }
+            })
+            .collect()
+    }
+
+    /// The tools of each server as validation knows them: a server whose
+    /// tools could not be listed has none (a graph naming them is told).
+    pub fn specs(&self) -> graph::tools::ToolCatalogue {
+        self.catalogue()
+            .into_iter()
+            .map(|server| {
+                let specs = server
+                    .tools
+                    .iter()
+                    .map(|tool| graph::tools::ToolSpec {
+                        name: tool.name.clone(),
+                        arguments: tool.arguments(),
+                    })
+                    .collect();
+                (server.id, specs)
+            })
+            .collect()
+    }
+
+    /// Tool `tool` of server `server`, as last listed.
+    pub fn tool(&self, server: &str, tool: &str) -> Option<ToolInfo> {
+        let listed = self.listed.read().ok()?;
+        listed
+            .get(server)?
+            .as_ref()
+            .ok()?
+            .iter()
+            .find(|known| known.name == tool)
+            .cloned()
+    }
+}
