@@ -127,6 +127,26 @@ pub struct Engine {
     pub settings: Arc<EngineSettings>,
 }
 
+impl Engine {
+    /// What validation may assume of this engine's providers and tools
+    /// (the rest of the context is the server's to add).
+    pub fn validation_context(&self) -> graph::ValidationContext {
+        graph::ValidationContext {
+            providers: Some(self.providers.ids()),
+            tool_servers: Some(self.settings.tool_servers.specs()),
+            providers_without_tools: Some(
+                self.providers
+                    .infos()
+                    .into_iter()
+                    .filter(|info| !info.tool_calling)
+                    .map(|info| info.id)
+                    .collect(),
+            ),
+            ..graph::ValidationContext::default()
+        }
+    }
+}
+
 /// Unix milliseconds.
 pub fn now_millis() -> i64 {
     SystemTime::now()

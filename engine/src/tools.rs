@@ -206,23 +206,21 @@ impl ToolServers {
             .collect()
     }
 
-    /// The tools of each server as validation knows them: a server whose
-    /// tools could not be listed has none (a graph naming them is told).
+    /// The tools of each server as validation knows them (a server whose
+    /// tools could not be listed says why).
     pub fn specs(&self) -> graph::tools::ToolCatalogue {
         self.catalogue()
             .into_iter()
-            .map(|server| {
-                let specs = server
-                    .tools
-                    .iter()
-                    .map(|tool| graph::tools::ToolSpec {
-                        name: tool.name.clone(),
-                        arguments: tool.arguments(),
-                    })
-                    .collect();
-                (server.id, specs)
-            })
+            .map(|server| (server.id.clone(), server.spec()))
             .collect()
+    }
+
+    /// Keeps `tools` as `server`'s: a run opened it and it listed them (a
+    /// server that could not be listed when this server started, say).
+    pub fn remember(&self, server: &str, tools: &[ToolInfo]) {
+        if let Ok(mut listed) = self.listed.write() {
+            listed.insert(server.to_owned(), Ok(tools.to_vec()));
+        }
     }
 
     /// Tool `tool` of server `server`, as last listed.

@@ -59,8 +59,17 @@ pub struct ToolSpec {
     pub arguments: Vec<String>,
 }
 
-/// The tools of each server the operator configured, by server id.
-pub type ToolCatalogue = BTreeMap<String, Vec<ToolSpec>>;
+/// What validation knows of a server: its tools, or why they could not be
+/// listed.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ServerSpec {
+    pub tools: Vec<ToolSpec>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub problem: Option<String>,
+}
+
+/// Each server the operator configured, by id.
+pub type ToolCatalogue = BTreeMap<String, ServerSpec>;
 
 /// Whether a model can be asked to call a tool by this name: what OpenAI's
 /// and Anthropic's APIs both take.
@@ -77,6 +86,8 @@ pub fn is_callable_name(name: &str) -> bool {
 pub enum ToolProblem {
     /// The server is not in the operator's configuration.
     UnknownServer { server: String },
+    /// The server's tools could not be listed.
+    ServerUnavailable { server: String, problem: String },
     /// The server has no tool by that name.
     UnknownTool { server: String, tool: String },
     /// A locked argument the tool's input does not take.
@@ -97,6 +108,9 @@ impl ToolProblem {
         match self {
             ToolProblem::UnknownServer { server } => format!(
                 "\"{module}\" uses tools of MCP server \"{server}\", which this server does not have (the operator's [[mcp_servers]])"
+            ),
+            ToolProblem::ServerUnavailable { server, problem } => format!(
+                "\"{module}\" uses tools of MCP server \"{server}\", whose tools could not be listed: {problem}"
             ),
             ToolProblem::UnknownTool { server, tool } => format!(
                 "\"{module}\" uses tool \"{tool}\" of MCP server \"{server}\", which has no tool of that name"
@@ -160,7 +174,17 @@ pub fn problems(
             ));
             continue;
         };
-        let Some(spec) = server.iter().find(|spec| spec.name == choice.tool) else {
+        if let Some(problem) = &server.problem {
+            found.push((
+                at("server"),
+                ToolProblem::ServerUnavailable {
+                    server: choice.server.clone(),
+                    problem: problem.clone(),
+                },
+            ));
+            continue;
+        }
+        let Some(spec) = server.tools.iter().find(|spec| spec.name == choice.tool) else {
             found.push((
                 at("tool"),
                 ToolProblem::UnknownTool {
@@ -261,16 +285,19 @@ mod tests {
     fn catalogue() -> ToolCatalogue {
         BTreeMap::from([(
             "everything".to_owned(),
-            vec![
-                ToolSpec {
-                    name: "echo".to_owned(),
-                    arguments: vec!["message".to_owned()],
-                },
-                ToolSpec {
-                    name: "get-sum".to_owned(),
-                    arguments: vec!["a".to_owned(), "b".to_owned()],
-                },
-            ],
+            ServerSpec {
+                tools: vec![
+                    ToolSpec {
+                        name: "echo".to_owned(),
+                        arguments: vec!["message".to_owned()],
+                    },
+                    ToolSpec {
+                        name: "get-sum".to_owned(),
+                        arguments: vec!["a".to_owned(), "b".to_owned()],
+                    },
+                ],
+                problem: None,
+            },
         )])
     }
 

@@ -1411,10 +1411,22 @@ fn server_with_tools() -> ValidationContext {
     };
     ValidationContext {
         providers: Some(vec!["sim".to_owned(), "small".to_owned()]),
-        tool_servers: Some(std::collections::BTreeMap::from([(
-            "everything".to_owned(),
-            vec![spec("echo", &["message"]), spec("get-sum", &["a", "b"])],
-        )])),
+        tool_servers: Some(std::collections::BTreeMap::from([
+            (
+                "everything".to_owned(),
+                graph::tools::ServerSpec {
+                    tools: vec![spec("echo", &["message"]), spec("get-sum", &["a", "b"])],
+                    problem: None,
+                },
+            ),
+            (
+                "down".to_owned(),
+                graph::tools::ServerSpec {
+                    tools: Vec::new(),
+                    problem: Some("it did not start".to_owned()),
+                },
+            ),
+        ])),
         providers_without_tools: Some(vec!["small".to_owned()]),
         ..ValidationContext::default()
     }

@@ -61,6 +61,10 @@ pub struct ConfigFile {
     /// which makes the approver links in notices whole; without it they are
     /// paths.
     pub public_url: Option<String>,
+    /// MCP servers whose tools agent tasks may call (PRODUCT §3.17),
+    /// besides the built-in one (`tool_servers.rs`).
+    #[serde(default)]
+    pub mcp_servers: Vec<crate::tool_servers::McpServerEntry>,
 }
 
 /// A webhook an approval may notify.
@@ -107,6 +111,9 @@ pub struct ProviderConfig {
     /// The longest one call may take in all, however steadily it streams
     /// (default 600 s).
     pub deadline_seconds: Option<u64>,
+    /// Whether its models can call tools (PRODUCT §3.17; default true):
+    /// `false` for a local model that cannot, so that validation says so.
+    pub tools: Option<bool>,
     /// Each model's price; a model not here has no price.
     #[serde(default)]
     pub prices: std::collections::BTreeMap<String, wire::cost::Price>,
@@ -151,6 +158,7 @@ impl ConfigFile {
                 ));
             }
         }
+        crate::tool_servers::check(&file.mcp_servers)?;
         if let Some(budget) = file.engine.run_budget_usd
             && !(budget.is_finite() && budget > 0.0)
         {

@@ -189,10 +189,7 @@ pub async fn run_file(engine: Engine, file: &Path, input: RunInput) -> u8 {
             return 2;
         }
     };
-    let context = graph::ValidationContext {
-        providers: Some(engine.providers.ids()),
-        ..graph::ValidationContext::default()
-    };
+    let context = engine.validation_context();
     let findings = validate(&graph, &context);
     for finding in &findings {
         let severity = if finding.severity == Severity::Error {

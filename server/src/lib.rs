@@ -30,6 +30,7 @@ pub mod settings;
 pub mod state;
 pub mod store;
 pub mod summaries_api;
+pub mod tool_servers;
 
 use std::sync::Arc;
 
@@ -84,8 +85,48 @@ pub fn build_engine(
             ))),
             stop_grace: settings.stop_grace,
             default_run_budget_usd: file.engine.run_budget_usd,
+            tool_servers: Arc::new(tool_servers(&file)),
             ..defaults
         }),
+    }
+}
+
+/// The MCP servers of `file`, with the built-in one; those whose variables
+/// are not set are left out with a warning.
+fn tool_servers(file: &ConfigFile) -> engine::tools::ToolServers {
+    let (servers, problems) =
+        tool_servers::resolve(&file.mcp_servers, &|variable| std::env::var(variable).ok());
+    for problem in problems {
+        tracing::warn!("{problem}: the server is left out");
+    }
+    engine::tools::ToolServers::new(servers)
+}
+
+/// How long a starting server waits for its MCP servers to list their
+/// tools: one that answers later is listed then; until it does, the
+/// catalogue and validation say so.
+const TOOL_LISTING_WAIT: std::time::Duration = std::time::Duration::from_secs(15);
+
+/// Lists every MCP server's tools, side by side, waiting at most
+/// [`TOOL_LISTING_WAIT`] (the rest goes on in the background).
+pub async fn list_tools(engine: &engine::Engine) {
+    let settings = Arc::clone(&engine.settings);
+    let listing = tokio::spawn(async move {
+        let scratch = settings.workspace_root.join(".listing");
+        let sandbox = settings
+            .sandbox
+            .as_ref()
+            .map_err(|unavailable| unavailable.0.as_str());
+        settings.tool_servers.list(sandbox, &scratch).await;
+    });
+    if tokio::time::timeout(TOOL_LISTING_WAIT, listing)
+        .await
+        .is_err()
+    {
+        tracing::warn!(
+            "some MCP servers had not listed their tools after {} s",
+            TOOL_LISTING_WAIT.as_secs()
+        );
     }
 }
 
@@ -137,6 +178,7 @@ pub async fn build_state(settings: Settings) -> Result<AppState, StoreError> {
     };
     let store = Store::connect(&settings.database_url).await?;
     let engine = build_engine(&settings, &file, Some(&store));
+    list_tools(&engine).await;
     let hub = runs::hub::RunHub::default();
     let runner = runs::Runner {
         store: store.clone(),

@@ -278,11 +278,10 @@ fn run_headless(
     settings.sim_latency_ms = Some(args.sim_latency_ms.unwrap_or(0));
     let engine = server::build_engine(&settings, &config, None);
     match runtime() {
-        Ok(runtime) => ExitCode::from(runtime.block_on(server::headless::run_file(
-            engine,
-            file,
-            engine::RunInput { text, files },
-        ))),
+        Ok(runtime) => ExitCode::from(runtime.block_on(async {
+            server::list_tools(&engine).await;
+            server::headless::run_file(engine, file, engine::RunInput { text, files }).await
+        })),
         Err(message) => {
             eprintln!("patchbay: {message}");
             ExitCode::FAILURE

@@ -94,7 +94,7 @@ fn build_one(
             models: config.models.clone(),
             simulated: false,
             prices: config.prices.clone(),
-            tool_calling: true,
+            tool_calling: config.tools.unwrap_or(true),
         },
         provider,
     ))
@@ -132,6 +132,7 @@ pub fn registry(file: &ConfigFile, lookup: &dyn Fn(&str) -> Option<String>) -> P
                 models: vec![model.to_owned()],
                 timeout_seconds: None,
                 deadline_seconds: None,
+                tools: None,
                 // Prices change; only the operator's configuration says them.
                 prices: std::collections::BTreeMap::new(),
             });

@@ -40,7 +40,6 @@ impl AppState {
     /// What validation may assume this server offers.
     pub fn validation_context(&self) -> ValidationContext {
         ValidationContext {
-            providers: Some(self.engine.providers.ids()),
             acp_profiles: Some(
                 self.acp_profiles
                     .iter()
@@ -51,7 +50,7 @@ impl AppState {
             webhooks: Some(self.runner.notifier.ids()),
             commands_enabled: Some(self.commands_enabled()),
             sandbox_available: Some(self.engine.settings.sandbox.is_ok()),
-            ..ValidationContext::default()
+            ..self.engine.validation_context()
         }
     }
 

@@ -117,6 +117,23 @@ pub struct ToolHints {
     pub open_world: Option<bool>,
 }
 
+impl ToolServerInfo {
+    /// What validation knows of it.
+    pub fn spec(&self) -> graph::tools::ServerSpec {
+        graph::tools::ServerSpec {
+            tools: self
+                .tools
+                .iter()
+                .map(|tool| graph::tools::ToolSpec {
+                    name: tool.name.clone(),
+                    arguments: tool.arguments(),
+                })
+                .collect(),
+            problem: self.problem.clone(),
+        }
+    }
+}
+
 impl ToolInfo {
     /// The names of the arguments its input takes.
     pub fn arguments(&self) -> Vec<String> {
@@ -154,19 +171,7 @@ impl Catalogue {
     pub fn tool_specs(&self) -> graph::tools::ToolCatalogue {
         self.tool_servers
             .iter()
-            .map(|server| {
-                (
-                    server.id.clone(),
-                    server
-                        .tools
-                        .iter()
-                        .map(|tool| graph::tools::ToolSpec {
-                            name: tool.name.clone(),
-                            arguments: tool.arguments(),
-                        })
-                        .collect(),
-                )
-            })
+            .map(|server| (server.id.clone(), server.spec()))
             .collect()
     }
 }

@@ -205,7 +205,15 @@ impl EditorState {
                 webhooks: Some(catalogue.webhooks.clone()),
                 commands_enabled: Some(catalogue.commands_enabled),
                 sandbox_available: catalogue.sandbox_available,
-                ..ValidationContext::default()
+                tool_servers: Some(catalogue.tool_specs()),
+                providers_without_tools: Some(
+                    catalogue
+                        .providers
+                        .iter()
+                        .filter(|provider| !provider.tool_calling)
+                        .map(|provider| provider.id.clone())
+                        .collect(),
+                ),
             },
             None => ValidationContext::default(),
         })

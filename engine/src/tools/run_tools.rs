@@ -79,6 +79,7 @@ impl RunTools {
                 return Err(self.servers.redaction().text(&problem));
             }
         };
+        self.servers.remember(server, &tools);
         let connection = Arc::new(connection);
         open.insert(
             server.to_owned(),
