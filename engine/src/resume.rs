@@ -17,7 +17,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde::{Deserialize, Serialize};
 use wire::activation::{
-    ActivationRecord, FinishedVariant, ResponseRecord, TranscriptEntry, TranscriptRole,
+    ActivationRecord, FinishedVariant, ResponseRecord, ToolCallRecord, TranscriptEntry,
+    TranscriptRole,
 };
 
 use crate::activation::ActivationOutput;
@@ -176,6 +177,7 @@ pub(crate) fn as_the_activation_left_it(mut record: ActivationRecord) -> Activat
 pub struct Recovered {
     pub started_at: i64,
     responses: Vec<ResponseRecord>,
+    tool_calls: Vec<ToolCallRecord>,
     next: std::sync::Mutex<usize>,
     live: AtomicBool,
     transcript: Vec<TranscriptEntry>,
@@ -195,6 +197,7 @@ impl Recovered {
         Recovered {
             started_at: record.started_at,
             responses: record.responses,
+            tool_calls: record.tool_calls,
             next: std::sync::Mutex::new(0),
             live: AtomicBool::new(true),
             transcript: record.transcript,
@@ -231,27 +234,57 @@ impl Recovered {
         })
     }
 
-    /// The recorded answer to turn `index` (`label`), when every turn
-    /// before it was recovered too and this one had been answered whole;
-    /// the first turn that is not ends recovery.
-    pub fn answer(&self, index: u32, label: &str) -> Option<ResponseRecord> {
+    /// Turn `index` (`label`) as the record has it, when every turn before
+    /// it was recovered too: answered whole, or stopped among its tool
+    /// calls. The first turn that is neither (half streamed, another turn)
+    /// ends recovery, and so does one taken among its calls.
+    pub fn take(&self, index: u32, label: &str) -> Option<Taken> {
         if !self.live.load(Ordering::Acquire) {
             return None;
         }
         let mut next = self.next.lock().ok()?;
-        match self.responses.get(*next) {
-            Some(response)
-                if response.complete && response.index == index && response.label == label =>
-            {
-                *next += 1;
-                Some(response.clone())
+        let taken = match self.responses.get(*next) {
+            Some(response) if response.index == index && response.label == label => {
+                let calls: Vec<ToolCallRecord> = self
+                    .tool_calls
+                    .iter()
+                    .filter(|call| call.response_index == index)
+                    .cloned()
+                    .collect();
+                let response = response.clone();
+                if response.complete {
+                    Some(Taken::Answered { response, calls })
+                } else if calls.is_empty() {
+                    None
+                } else {
+                    Some(Taken::AmongCalls { response, calls })
+                }
             }
-            _ => {
-                self.live.store(false, Ordering::Release);
-                None
-            }
+            _ => None,
+        };
+        match &taken {
+            Some(Taken::Answered { .. }) => *next += 1,
+            _ => self.live.store(false, Ordering::Release),
         }
+        taken
     }
+}
+
+/// A turn taken from an interrupted activation's record.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Taken {
+    /// Answered whole: its reply, and the tool calls made on the way.
+    Answered {
+        response: ResponseRecord,
+        calls: Vec<ToolCallRecord>,
+    },
+    /// Stopped among its tool calls: what the model had said and spent,
+    /// and the calls it had asked for, some perhaps still in flight
+    /// (`ToolOutcome::Pending`). The turn goes on from there.
+    AmongCalls {
+        response: ResponseRecord,
+        calls: Vec<ToolCallRecord>,
+    },
 }
 
 /// The session an activation's transcript shows (the session as sent:
@@ -296,6 +329,7 @@ pub fn session_from_record(record: &ActivationRecord) -> Option<Session> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use wire::activation::ToolOutcome;
 
     fn response(index: u32, label: &str, complete: bool) -> ResponseRecord {
         ResponseRecord {
@@ -316,11 +350,57 @@ mod tests {
             response(2, "Re-prompt 2", false),
         ];
         let recovered = Recovered::new(record);
-        assert_eq!(recovered.answer(0, "Original").unwrap().text, "answer 0");
-        assert_eq!(recovered.answer(1, "Re-prompt 1").unwrap().text, "answer 1");
+        assert_eq!(answered(&recovered, 0, "Original"), "answer 0");
+        assert_eq!(answered(&recovered, 1, "Re-prompt 1"), "answer 1");
         // Half streamed: asked again, and nothing after it is taken.
-        assert!(recovered.answer(2, "Re-prompt 2").is_none());
-        assert!(recovered.answer(3, "Re-prompt 3").is_none());
+        assert!(recovered.take(2, "Re-prompt 2").is_none());
+        assert!(recovered.take(3, "Re-prompt 3").is_none());
+    }
+
+    fn answered(recovered: &Recovered, index: u32, label: &str) -> String {
+        match recovered.take(index, label) {
+            Some(Taken::Answered { response, .. }) => response.text,
+            other => panic!("{other:?}"),
+        }
+    }
+
+    fn tool_call(id: &str, response_index: u32, outcome: ToolOutcome) -> ToolCallRecord {
+        ToolCallRecord {
+            call_id: id.to_owned(),
+            response_index,
+            server: "patchbay".to_owned(),
+            tool: "lookup".to_owned(),
+            arguments: serde_json::json!({"key": "tides"}),
+            outcome,
+            result: serde_json::Value::Null,
+            duration_ms: 0,
+        }
+    }
+
+    #[test]
+    fn a_turn_stopped_among_its_tool_calls_is_taken_with_them_and_ends_recovery() {
+        let mut record = ActivationRecord::new("draft", 1, 5);
+        record.responses = vec![
+            response(0, "Original", true),
+            response(1, "Re-prompt 1", false),
+        ];
+        record.tool_calls = vec![
+            tool_call("a", 0, ToolOutcome::Ok),
+            tool_call("b", 1, ToolOutcome::Ok),
+            tool_call("c", 1, ToolOutcome::Pending),
+        ];
+        let recovered = Recovered::new(record);
+        let Some(Taken::Answered { calls, .. }) = recovered.take(0, "Original") else {
+            panic!("answered");
+        };
+        assert_eq!(calls, [tool_call("a", 0, ToolOutcome::Ok)]);
+        let Some(Taken::AmongCalls { response, calls }) = recovered.take(1, "Re-prompt 1") else {
+            panic!("among its calls");
+        };
+        assert_eq!(response.text, "answer 1");
+        let ids: Vec<&str> = calls.iter().map(|call| call.call_id.as_str()).collect();
+        assert_eq!(ids, ["b", "c"]);
+        assert!(recovered.take(2, "Re-prompt 2").is_none());
     }
 
     #[test]
@@ -331,7 +411,7 @@ mod tests {
             response(1, "Re-prompt 1", true),
         ];
         let recovered = Recovered::new(record);
-        assert!(recovered.answer(0, "Fix 1").is_none());
-        assert!(recovered.answer(1, "Re-prompt 1").is_none());
+        assert!(recovered.take(0, "Fix 1").is_none());
+        assert!(recovered.take(1, "Re-prompt 1").is_none());
     }
 }

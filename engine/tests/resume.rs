@@ -9,58 +9,19 @@
 
 mod support;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use engine::provider::sim::SimProvider;
-use engine::provider::{ChatRequest, DeltaSink, Provider, ProviderFuture};
 use engine::recorder::MemoryRecorder;
 use engine::{EngineSettings, RunControl, RunInput, RunSpec, execute_controlled};
 use serde_json::json;
-use support::{cable, engine_with, graph, module, registry_with};
+use support::{Counting, cable, engine_with, graph, module, registry_with};
 use tokio_util::sync::CancellationToken;
 use wire::PortValue;
 use wire::activation::ActivationStatus;
 use wire::event::{RunEvent, RunStatus};
-
-/// The simulated provider, counting calls; from call `hang_at` on (if set)
-/// it never answers, as a provider would not while a server is killed.
-struct Counting {
-    sim: SimProvider,
-    calls: AtomicUsize,
-    hang_at: Option<usize>,
-    /// The messages of each request, as roles and texts.
-    requests: Mutex<Vec<usize>>,
-}
-
-impl Counting {
-    fn new(hang_at: Option<usize>) -> Arc<Counting> {
-        Arc::new(Counting {
-            sim: SimProvider::default(),
-            calls: AtomicUsize::new(0),
-            hang_at,
-            requests: Mutex::new(Vec::new()),
-        })
-    }
-}
-
-impl Provider for Counting {
-    fn complete<'a>(
-        &'a self,
-        request: &'a ChatRequest,
-        on_delta: DeltaSink<'a>,
-    ) -> ProviderFuture<'a> {
-        let call = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
-        self.requests.lock().unwrap().push(request.messages.len());
-        Box::pin(async move {
-            if self.hang_at.is_some_and(|at| call >= at) {
-                std::future::pending::<()>().await;
-            }
-            self.sim.complete(request, on_delta).await
-        })
-    }
-}
 
 /// input → first (one turn) → chain (original + 3 re-prompts) → output
 fn the_graph() -> graph::Graph {

@@ -289,3 +289,92 @@ async fn a_re_prompt_that_allows_no_tools_offers_none_and_one_of_an_unknown_serv
         )
     );
 }
+
+#[tokio::test]
+async fn a_run_stopped_after_a_tool_answered_resumes_without_calling_it_or_asking_for_it_again() {
+    use engine::{RunControl, RunInput, RunSpec, execute_controlled};
+    use std::sync::Arc;
+    use std::sync::atomic::Ordering;
+    use support::{Counting, engine_with, registry_with};
+
+    let spec = || RunSpec {
+        run_id: "r_tools_resume".to_owned(),
+        graph: lookup_task(json!({
+            "instruction": "How often do tides come?\n[sim:tool lookup {\"key\": \"tides\"}]",
+            "agent_config": {"provider": "sim", "model": "sim-1"},
+            "tools": [{"server": "patchbay", "tool": "lookup"}]
+        })),
+        input: RunInput {
+            text: "the moon".to_owned(),
+            files: Vec::new(),
+        },
+        budget_usd: None,
+    };
+    let settings = || engine::EngineSettings {
+        stop_grace: std::time::Duration::ZERO,
+        ..engine::EngineSettings::default()
+    };
+    // The model's second call (after the tool's result) never comes back,
+    // and the run is stopped there.
+    let hanging = Counting::new(Some(2));
+    let engine = engine_with(registry_with("sim", hanging.clone()), settings());
+    let recorder = Arc::new(MemoryRecorder::default());
+    let stop = tokio_util::sync::CancellationToken::new();
+    let running = {
+        let recorder = Arc::clone(&recorder);
+        let control = RunControl {
+            stop: stop.clone(),
+            ..RunControl::default()
+        };
+        tokio::spawn(async move { execute_controlled(&engine, spec(), recorder, control).await })
+    };
+    while hanging.calls.load(Ordering::SeqCst) < 2 {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    stop.cancel();
+    assert_eq!(running.await.unwrap().status, RunStatus::Interrupted);
+    let kept = record(&recorder, "ask");
+    assert_eq!(kept.tool_calls.len(), 1);
+    assert_eq!(kept.tool_calls[0].outcome, ToolOutcome::Ok);
+    assert!(!kept.responses[0].complete);
+
+    let fresh = Counting::new(None);
+    let engine = engine_with(registry_with("sim", fresh.clone()), settings());
+    let outcome = execute_controlled(
+        &engine,
+        spec(),
+        Arc::clone(&recorder),
+        RunControl {
+            resume: Some(recorder.resume()),
+            ..RunControl::default()
+        },
+    )
+    .await;
+    assert_eq!(outcome.status, RunStatus::Completed, "{:?}", outcome.error);
+    // One model call: the one after the tool's result, with the question,
+    // the call and its result (never the first call again).
+    assert_eq!(fresh.calls.load(Ordering::SeqCst), 1);
+    assert_eq!(*fresh.requests.lock().unwrap(), [3]);
+    let tool_calls = recorder
+        .events()
+        .into_iter()
+        .filter(|record| matches!(record.event, RunEvent::ModuleToolCall { .. }))
+        .count();
+    assert_eq!(tool_calls, 1, "the tool was called once in all");
+    let ask = record(&recorder, "ask");
+    assert_eq!(ask.tool_calls.len(), 1);
+    assert_eq!(ask.responses.len(), 1);
+    assert_eq!(ask.responses[0].calls, 2);
+    assert!(ask.responses[0].complete);
+    let roles: Vec<TranscriptRole> = ask.transcript.iter().map(|entry| entry.role).collect();
+    assert_eq!(
+        roles,
+        [
+            TranscriptRole::User,
+            TranscriptRole::ToolCall,
+            TranscriptRole::ToolResult,
+            TranscriptRole::Assistant
+        ]
+    );
+    assert!(recorder.state()["ask.tools.lookup"].contains("\"found\":true"));
+}

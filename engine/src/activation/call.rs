@@ -13,9 +13,10 @@ use super::tool_loop::TurnTools;
 use super::{ActivationContext, ActivationError, text_stream};
 use crate::provider::retry::with_retries;
 use crate::provider::{ChatMessage, ChatRequest, ChatResponse, ResponseSchema};
+use crate::resume::Taken;
 use crate::session::Session;
 use crate::tools::turn::{Next, ToolTurn};
-use wire::activation::{ResponseRecord, TranscriptRole};
+use wire::activation::{ResponseRecord, ToolCallRecord, TranscriptRole};
 use wire::event::RunEvent;
 
 impl ActivationContext {
@@ -50,27 +51,53 @@ impl ActivationContext {
         tools: Option<&TurnTools>,
     ) -> Result<ChatResponse, ActivationError> {
         let (index, label) = self.scoped(index, label);
-        if let Some(answer) = self
-            .recovered
-            .as_ref()
-            .and_then(|recovered| recovered.answer(index, &label))
-        {
-            return self.recover(session, answer).await;
-        }
-        let started = Instant::now();
-        self.update_record(|record| {
-            record.responses.push(ResponseRecord {
-                index,
-                label: label.clone(),
-                ..ResponseRecord::default()
-            });
-        });
         // A structured reply answers a gate, not with tool calls.
         let tools = tools.filter(|_| schema.is_none());
-        let mut turn =
-            tools.map(|tools| ToolTurn::new(self.tool_calls_made(), tools.limit(), tools.names()));
+        let among_calls = match self
+            .recovered
+            .as_ref()
+            .and_then(|recovered| recovered.take(index, &label))
+        {
+            Some(Taken::Answered { response, calls }) => {
+                return self.recover(session, response, calls).await;
+            }
+            Some(Taken::AmongCalls { response, calls }) if tools.is_some() => {
+                Some((response, calls))
+            }
+            _ => None,
+        };
+        let started = Instant::now();
         let mut turn_reply: Option<ChatResponse> = None;
         let mut calls_made = 0_u32;
+        let mut earlier_ms = 0;
+        match &among_calls {
+            Some((response, calls)) => {
+                let reply = reply_of(response);
+                self.update_record(|record| {
+                    record.responses.push(response.clone());
+                    record.tool_calls.extend(calls.iter().cloned());
+                });
+                // Spent before the run stopped: it counts.
+                self.spent(&reply).await?;
+                turn_reply = Some(reply);
+                calls_made = response.calls;
+                earlier_ms = response.duration_ms;
+            }
+            None => self.update_record(|record| {
+                record.responses.push(ResponseRecord {
+                    index,
+                    label: label.clone(),
+                    ..ResponseRecord::default()
+                });
+            }),
+        }
+        let mut turn =
+            tools.map(|tools| ToolTurn::new(self.tool_calls_made(), tools.limit(), tools.names()));
+        if let (Some((response, calls)), Some(turn), Some(tools)) = (&among_calls, &mut turn, tools)
+        {
+            self.take_up(session, &response.text, calls, turn, tools)
+                .await;
+        }
         loop {
             let reply = self
                 .ask(provider, session, index, schema.clone(), settings, tools)
@@ -83,8 +110,8 @@ impl ActivationContext {
                     last.text.clone_from(&summed.text);
                     last.tokens_in = summed.usage.input_tokens;
                     last.tokens_out = summed.usage.output_tokens;
-                    last.duration_ms =
-                        u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+                    last.duration_ms = earlier_ms
+                        + u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
                     last.cost = summed.cost;
                     last.calls = calls_made;
                 }
@@ -232,13 +259,14 @@ impl ActivationContext {
     }
 
     /// A turn answered before the run stopped, taken from the record: into
-    /// the record, the session and the transcript as if just answered, and
-    /// its text into the log, since a client following the run saw the
-    /// activation start again.
+    /// the record (with the tool calls it made), the session and the
+    /// transcript as if just answered, and its text into the log, since a
+    /// client following the run saw the activation start again.
     async fn recover(
         &self,
         session: &mut Session,
         answer: ResponseRecord,
+        calls: Vec<ToolCallRecord>,
     ) -> Result<ChatResponse, ActivationError> {
         self.emit(RunEvent::ModuleOutputDelta {
             module_id: self.module.id.clone(),
@@ -246,25 +274,64 @@ impl ActivationContext {
             text: answer.text.clone(),
         })
         .await;
+        // The session has the calls and their results, as the model had
+        // them (what it said between them is in its answer's text).
+        if !calls.is_empty() {
+            let mut asked = Vec::with_capacity(calls.len());
+            let mut results = Vec::with_capacity(calls.len());
+            for call in &calls {
+                let (told, is_error) = crate::tools::turn::told_from_record(call);
+                self.transcript(
+                    TranscriptRole::ToolCall,
+                    &format!(
+                        "{} {}",
+                        call.tool,
+                        serde_json::to_string(&call.arguments).unwrap_or_default()
+                    ),
+                );
+                self.transcript(
+                    TranscriptRole::ToolResult,
+                    &format!("{} → {told}", call.tool),
+                );
+                asked.push(crate::tools::turn::as_asked(call));
+                results.push(crate::provider::ContentPart::ToolResult {
+                    call_id: call.call_id.clone(),
+                    text: told,
+                    is_error,
+                });
+            }
+            session
+                .messages
+                .push(ChatMessage::assistant_calling("", &asked));
+            session.messages.push(ChatMessage::tool_results(results));
+        }
         session
             .messages
             .push(ChatMessage::assistant(answer.text.clone()));
         self.transcript(TranscriptRole::Assistant, &answer.text);
-        let response = ChatResponse {
-            text: answer.text.clone(),
-            usage: crate::provider::Usage {
-                input_tokens: answer.tokens_in,
-                output_tokens: answer.tokens_out,
-                cached_input_tokens: 0,
-            },
-            finish_reason: None,
-            tool_calls: Vec::new(),
-            cost: answer.cost,
-        };
-        self.update_record(|record| record.responses.push(answer));
+        let response = reply_of(&answer);
+        self.update_record(|record| {
+            record.responses.push(answer);
+            record.tool_calls.extend(calls);
+        });
         // Spent before the run stopped: it counts, and its budget with it.
         self.spent(&response).await?;
         Ok(response)
+    }
+}
+
+/// A recorded response as the reply it was: its text, tokens and cost.
+fn reply_of(answer: &ResponseRecord) -> ChatResponse {
+    ChatResponse {
+        text: answer.text.clone(),
+        usage: crate::provider::Usage {
+            input_tokens: answer.tokens_in,
+            output_tokens: answer.tokens_out,
+            cached_input_tokens: 0,
+        },
+        finish_reason: None,
+        tool_calls: Vec::new(),
+        cost: answer.cost,
     }
 }
 

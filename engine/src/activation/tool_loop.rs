@@ -11,9 +11,9 @@ use wire::activation::{ToolCallRecord, ToolOutcome, TranscriptRole};
 use wire::event::RunEvent;
 
 use super::{ActivationContext, ActivationError};
-use crate::provider::{ChatMessage, ToolCall, ToolDefinition};
+use crate::provider::{ChatMessage, ContentPart, ToolCall, ToolDefinition};
 use crate::session::Session;
-use crate::tools::turn::{CallEnd, ToolTurn};
+use crate::tools::turn::{CallEnd, Next, ToolTurn};
 use graph::tools::{self, ToolChoice, ToolProblem};
 
 /// How long a summary of a result an event carries may be.
@@ -158,7 +158,15 @@ impl ActivationContext {
         tools: &TurnTools,
     ) {
         self.asked(session, index, text, calls, tools);
-        for call in &to_make {
+        self.make_calls(&to_make, turn, tools).await;
+        self.answered(session, turn);
+        self.checkpoint().await;
+    }
+
+    /// Makes `to_make` side by side, each announced, its end said and
+    /// kept in `turn` and the record.
+    async fn make_calls(&self, to_make: &[ToolCall], turn: &mut ToolTurn, tools: &TurnTools) {
+        for call in to_make {
             let Some(offered) = tools.offered(&call.name) else {
                 continue;
             };
@@ -197,21 +205,123 @@ impl ActivationContext {
             })
         });
         for (call, end, duration_ms) in futures::future::join_all(made).await {
-            self.emit(RunEvent::ModuleToolResult {
-                module_id: self.module.id.clone(),
-                activation: self.activation,
-                call_id: call.id.clone(),
-                tool: call.name.clone(),
-                ok: end.ok(),
-                summary: summary(&end),
-                duration_ms,
-            })
-            .await;
+            self.said_how_it_ended(call, &end, duration_ms).await;
             turn.on_result(&call.id, end);
             self.settle(&call.id, turn, duration_ms);
         }
+    }
+
+    async fn said_how_it_ended(&self, call: &ToolCall, end: &CallEnd, duration_ms: u64) {
+        self.emit(RunEvent::ModuleToolResult {
+            module_id: self.module.id.clone(),
+            activation: self.activation,
+            call_id: call.id.clone(),
+            tool: call.name.clone(),
+            ok: end.ok(),
+            summary: summary(end),
+            duration_ms,
+        })
+        .await;
+    }
+
+    /// Takes up a turn the activation's last run stopped in, among its
+    /// tool calls (`calls`, from the record, already back in it): the
+    /// session gets what the model had said, the calls that had ended with
+    /// their results, then the calls in flight, of which a read-only tool
+    /// is made again and any other is told it was interrupted. The model
+    /// is asked next, as after any exchange.
+    pub(super) async fn take_up(
+        &self,
+        session: &mut Session,
+        text: &str,
+        calls: &[ToolCallRecord],
+        turn: &mut ToolTurn,
+        tools: &TurnTools,
+    ) {
+        let (settled, pending): (Vec<&ToolCallRecord>, Vec<&ToolCallRecord>) = calls
+            .iter()
+            .partition(|call| call.outcome != ToolOutcome::Pending);
+        if !text.is_empty() {
+            self.transcript(TranscriptRole::Assistant, text);
+        }
+        let mut said = text;
+        if !settled.is_empty() {
+            let asked: Vec<ToolCall> = settled
+                .iter()
+                .map(|call| crate::tools::turn::as_asked(call))
+                .collect();
+            session
+                .messages
+                .push(ChatMessage::assistant_calling(said, &asked));
+            said = "";
+            let mut results = Vec::with_capacity(settled.len());
+            for call in &settled {
+                let (told, is_error) = crate::tools::turn::told_from_record(call);
+                self.transcript_call(call);
+                self.transcript(
+                    TranscriptRole::ToolResult,
+                    &format!("{} → {told}", call.tool),
+                );
+                results.push(ContentPart::ToolResult {
+                    call_id: call.call_id.clone(),
+                    text: told,
+                    is_error,
+                });
+            }
+            session.messages.push(ChatMessage::tool_results(results));
+        }
+        if pending.is_empty() {
+            return;
+        }
+        let in_flight: Vec<(ToolCall, bool)> = pending
+            .iter()
+            .map(|call| {
+                (
+                    crate::tools::turn::as_asked(call),
+                    self.may_call_again(call, tools),
+                )
+            })
+            .collect();
+        let asked: Vec<ToolCall> = in_flight.iter().map(|(call, _)| call.clone()).collect();
+        session
+            .messages
+            .push(ChatMessage::assistant_calling(said, &asked));
+        for call in &pending {
+            self.transcript_call(call);
+        }
+        let Next::Call(to_make) = turn.resume(in_flight) else {
+            return;
+        };
+        for (call, end) in turn.ends() {
+            if end == CallEnd::Interrupted {
+                self.said_how_it_ended(&call, &end, 0).await;
+            }
+        }
+        self.make_calls(&to_make, turn, tools).await;
         self.answered(session, turn);
         self.checkpoint().await;
+    }
+
+    /// Whether a call may be made twice: its tool says it is read-only,
+    /// or the operator trusts its server.
+    fn may_call_again(&self, call: &ToolCallRecord, tools: &TurnTools) -> bool {
+        let Some(offered) = tools.offered(&call.tool) else {
+            return false;
+        };
+        let servers = self.tools.servers();
+        servers
+            .server(&offered.server)
+            .is_some_and(|server| server.trusted)
+            || servers
+                .tool(&offered.server, &offered.tool)
+                .is_some_and(|info| info.annotations.read_only == Some(true))
+    }
+
+    fn transcript_call(&self, call: &ToolCallRecord) {
+        self.transcript(
+            TranscriptRole::ToolCall,
+            &format!("{} {}", call.tool, compact(&call.arguments)),
+        );
     }
 
     /// The model asked for more calls than the activation may make: none

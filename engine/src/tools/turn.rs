@@ -146,6 +146,27 @@ impl ToolTurn {
         Next::Call(to_make)
     }
 
+    /// The activation resumed in the middle of this turn, with `pending`
+    /// the calls that were in flight when its server stopped, each with
+    /// whether it may be called again (a read-only tool): those are made
+    /// again; any other is told it was interrupted, never silently
+    /// repeated. They were counted when first asked for.
+    pub fn resume(&mut self, pending: Vec<(ToolCall, bool)>) -> Next {
+        let mut to_make = Vec::new();
+        self.waiting = pending
+            .into_iter()
+            .map(|(call, again)| {
+                if again {
+                    to_make.push(call.clone());
+                    (call, None)
+                } else {
+                    (call, Some(CallEnd::Interrupted))
+                }
+            })
+            .collect();
+        Next::Call(to_make)
+    }
+
     /// Call `call_id` ended.
     pub fn on_result(&mut self, call_id: &str, end: CallEnd) {
         if let Some((_, slot)) = self
@@ -179,6 +200,31 @@ impl ToolTurn {
                 })
                 .collect(),
         )
+    }
+}
+
+/// What the model was told of a call the record has settled, and whether
+/// that was an error: a result's text (its structured content as JSON),
+/// or the words an error was told in.
+pub fn told_from_record(call: &wire::activation::ToolCallRecord) -> (String, bool) {
+    let text = match &call.result {
+        serde_json::Value::String(text) => text.clone(),
+        other => serde_json::to_string(other).unwrap_or_default(),
+    };
+    (text, call.outcome != wire::activation::ToolOutcome::Ok)
+}
+
+/// A recorded call as the model asked for it: its arguments without the
+/// locked ones, which it never saw (the record shows them as locked).
+pub fn as_asked(call: &wire::activation::ToolCallRecord) -> ToolCall {
+    let mut arguments = call.arguments.clone();
+    if let serde_json::Value::Object(object) = &mut arguments {
+        object.retain(|_, value| value.as_str() != Some(graph::tools::LOCKED));
+    }
+    ToolCall {
+        id: call.call_id.clone(),
+        name: call.tool.clone(),
+        arguments,
     }
 }
 
@@ -279,5 +325,25 @@ mod tests {
         turn.on_result("a", done("written"));
         turn.on_result("a", CallEnd::ToolError("late".to_owned()));
         assert_eq!(turn.ends()[0].1, done("written"));
+    }
+
+    #[test]
+    fn resumed_mid_turn_a_read_only_call_is_made_again_and_any_other_is_told_it_was_interrupted() {
+        let mut turn = ToolTurn::new(3, 10, vec!["lookup".to_owned(), "refund".to_owned()]);
+        let next = turn.resume(vec![
+            (call("a", "lookup"), true),
+            (call("b", "refund"), false),
+        ]);
+        assert_eq!(next, Next::Call(vec![call("a", "lookup")]));
+        turn.on_result("a", done("twice a day"));
+        let ends = turn.ends();
+        assert_eq!(ends[0].1, done("twice a day"));
+        assert_eq!(ends[1].1, CallEnd::Interrupted);
+        assert!(ends[1].1.told().contains("may or may not have happened"));
+        // Counted when first asked for, not again.
+        assert_eq!(turn.made(), 3);
+        // Both go back to the model, paired with their calls.
+        let message = turn.results_message();
+        assert_eq!(message.content.len(), 2);
     }
 }

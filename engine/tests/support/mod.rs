@@ -3,10 +3,13 @@
 
 #![allow(dead_code, clippy::expect_used, clippy::unwrap_used)]
 
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 
 use engine::provider::sim::SimProvider;
-use engine::provider::{Provider, ProviderInfo, ProviderRegistry};
+use engine::provider::{
+    ChatRequest, DeltaSink, Provider, ProviderFuture, ProviderInfo, ProviderRegistry,
+};
 use engine::recorder::MemoryRecorder;
 use engine::{Engine, EngineSettings, RunInput, RunOutcome, RunSpec, execute};
 use graph::Graph;
@@ -81,4 +84,42 @@ pub async fn run_with_input(
     )
     .await;
     (outcome, recorder)
+}
+
+/// The simulated provider, counting calls; from call `hang_at` on (if set)
+/// it never answers, as a provider would not while a server is killed.
+pub struct Counting {
+    pub sim: SimProvider,
+    pub calls: AtomicUsize,
+    pub hang_at: Option<usize>,
+    /// How many messages each request had.
+    pub requests: Mutex<Vec<usize>>,
+}
+
+impl Counting {
+    pub fn new(hang_at: Option<usize>) -> Arc<Counting> {
+        Arc::new(Counting {
+            sim: SimProvider::default(),
+            calls: AtomicUsize::new(0),
+            hang_at,
+            requests: Mutex::new(Vec::new()),
+        })
+    }
+}
+
+impl Provider for Counting {
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        on_delta: DeltaSink<'a>,
+    ) -> ProviderFuture<'a> {
+        let call = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
+        self.requests.lock().unwrap().push(request.messages.len());
+        Box::pin(async move {
+            if self.hang_at.is_some_and(|at| call >= at) {
+                std::future::pending::<()>().await;
+            }
+            self.sim.complete(request, on_delta).await
+        })
+    }
 }
