@@ -165,24 +165,38 @@ ensure_bubblewrap() {
   command -v bwrap >/dev/null 2>&1 || apt_install bubblewrap
 }
 
-# The official ACP Python SDK in a virtual environment, for the test agent
-# that checks our ACP client against an independent implementation; prints
-# the environment's python.
-ACP_PYTHON_SDK="agent-client-protocol==0.12.1"
-ensure_acp_python_sdk() {
-  local venv="${XDG_CACHE_HOME:-$HOME/.cache}/patchbay/acp-venv"
-  if ! "$venv/bin/python" -c 'import acp' >/dev/null 2>&1 \
-    || [ "$(cat "$venv/.patchbay-sdk" 2>/dev/null)" != "$ACP_PYTHON_SDK" ]; then
+# A Python package in a virtual environment of its own under the cache,
+# (re)made when the pinned version changes; prints the environment's
+# python. VENV PACKAGE MODULE
+ensure_python_package() {
+  local venv="${XDG_CACHE_HOME:-$HOME/.cache}/patchbay/$1" package="$2" module="$3"
+  if ! "$venv/bin/python" -c "import $module" >/dev/null 2>&1 \
+    || [ "$(cat "$venv/.patchbay-sdk" 2>/dev/null)" != "$package" ]; then
     command -v python3 >/dev/null 2>&1 || apt_install python3
     python3 -c 'import ensurepip, venv' >/dev/null 2>&1 || apt_install python3-venv
-    say "installing the ACP Python SDK ($ACP_PYTHON_SDK) for the coding tests"
+    say "installing $package"
     rm -rf "$venv"
-    python3 -m venv "$venv" >&2 || fail "python3 -m venv failed"
-    "$venv/bin/pip" install --quiet --disable-pip-version-check "$ACP_PYTHON_SDK" >&2 \
-      || fail "pip install $ACP_PYTHON_SDK failed"
-    echo "$ACP_PYTHON_SDK" >"$venv/.patchbay-sdk"
+    python3 -m venv "$venv" >&2 || return 1
+    "$venv/bin/pip" install --quiet --disable-pip-version-check "$package" >&2 || return 1
+    echo "$package" >"$venv/.patchbay-sdk"
   fi
   echo "$venv/bin/python"
+}
+
+# The official ACP Python SDK, for the test agent that checks our ACP
+# client against an independent implementation.
+ACP_PYTHON_SDK="agent-client-protocol==0.12.1"
+ensure_acp_python_sdk() {
+  ensure_python_package acp-venv "$ACP_PYTHON_SDK" acp || fail "pip install $ACP_PYTHON_SDK failed"
+}
+
+# The official MCP Python SDK, for a test MCP server written with it;
+# prints nothing (with a warning) when pip cannot install it: its tests
+# then say they skipped.
+MCP_PYTHON_SDK="mcp==2.3.0"
+ensure_mcp_python_sdk() {
+  ensure_python_package mcp-venv "$MCP_PYTHON_SDK" mcp \
+    || echo "warning: pip could not install $MCP_PYTHON_SDK; its MCP tests will skip" >&2
 }
 
 # Real coding agents for the optional real-agent tests, each spoken to over
@@ -194,10 +208,17 @@ ensure_acp_python_sdk() {
 REAL_AGENT_PACKAGE="@google/gemini-cli@0.61.0"
 SECOND_REAL_AGENT_PACKAGE="@qwen-code/qwen-code@0.24.4"
 ensure_npm_agent() {
-  local folder="$1" package="$2" script="$1/$3"
+  ensure_npm_package "$1" "$2" "$3" "a real ACP agent ($2) for the optional real-agent tests"
+}
+
+# FOLDER PACKAGE SCRIPT WHAT: an npm package in a folder of its own,
+# prints the path of its SCRIPT, or nothing (with a warning) when npm
+# cannot install it.
+ensure_npm_package() {
+  local folder="$1" package="$2" script="$1/$3" what="$4"
   if [ ! -f "$script" ] || [ "$(cat "$folder/.patchbay-package" 2>/dev/null)" != "$package" ]; then
     ensure_node
-    say "installing a real ACP agent ($package) for the optional real-agent tests"
+    say "installing $what"
     mkdir -p "$folder"
     # Qwen Code asks for Node 22 and runs on Debian's 20 (checked); its
     # optional packages (images, a terminal, the clipboard) ACP never uses.
@@ -205,7 +226,7 @@ ensure_npm_agent() {
       --engine-strict=false --prefix "$folder" "$package" >&2); then
       echo "$package" >"$folder/.patchbay-package"
     else
-      echo "warning: npm could not install $package; its real-agent test will skip" >&2
+      echo "warning: npm could not install $package; the tests that use it will skip" >&2
       return 0
     fi
   fi
@@ -220,6 +241,16 @@ ensure_real_agent() {
 ensure_second_real_agent() {
   ensure_npm_agent "${XDG_CACHE_HOME:-$HOME/.cache}/patchbay/real-agents/qwen-code" \
     "$SECOND_REAL_AGENT_PACKAGE" node_modules/@qwen-code/qwen-code/cli-entry.js
+}
+
+# The reference MCP server (tools echo, get-sum, get-structured-content,
+# get-env, trigger-long-running-operation; stdio and Streamable HTTP) for
+# the tests of tools from real MCP servers; prints its script or nothing.
+MCP_EVERYTHING_PACKAGE="@modelcontextprotocol/server-everything@2026.8.31"
+ensure_mcp_everything() {
+  ensure_npm_package "${XDG_CACHE_HOME:-$HOME/.cache}/patchbay/mcp-servers/everything" \
+    "$MCP_EVERYTHING_PACKAGE" node_modules/@modelcontextprotocol/server-everything/dist/index.js \
+    "the reference MCP server ($MCP_EVERYTHING_PACKAGE) for the tool tests"
 }
 
 # Zopfli writes gzip that any browser reads, about 5% smaller than

@@ -99,6 +99,28 @@ impl ToolServerConfig {
         }
     }
 
+    /// What anyone may be told of a server that could not be opened or
+    /// listed: never its command, address or what it printed, which go to
+    /// the server's log (`unavailable`).
+    fn unavailable_words(&self) -> &'static str {
+        match &self.transport {
+            ServerTransport::BuiltIn => "the built-in tools did not start",
+            ServerTransport::Stdio(_) => {
+                "it did not start as an MCP server (the Patchbay server's log says why)"
+            }
+            ServerTransport::Http { .. } => {
+                "it did not answer as an MCP server at its address (the Patchbay server's log says why)"
+            }
+        }
+    }
+
+    /// Logs why the server is unavailable (`detail`, for the operator)
+    /// and gives the words anyone else is told.
+    pub fn unavailable(&self, detail: &str) -> String {
+        tracing::warn!(server = %self.id, "MCP server unavailable: {detail}");
+        self.unavailable_words().to_owned()
+    }
+
     fn transport_name(&self) -> &'static str {
         match &self.transport {
             ServerTransport::BuiltIn => "built_in",
@@ -167,7 +189,7 @@ impl ToolServers {
             let _ = tokio::fs::remove_dir_all(folder.path()).await;
             (
                 server.id.clone(),
-                listed.map_err(|problem| self.redaction.text(&problem)),
+                listed.map_err(|problem| server.unavailable(&self.redaction.text(&problem))),
             )
         });
         let listed = futures::future::join_all(asked).await;

@@ -71,12 +71,12 @@ impl RunTools {
             &self.folder,
         )
         .await
-        .map_err(|problem| self.servers.redaction().text(&problem))?;
+        .map_err(|problem| config.unavailable(&self.servers.redaction().text(&problem)))?;
         let tools = match connection.tools().await {
             Ok(tools) => tools,
             Err(problem) => {
                 connection.close(STOP_GRACE).await;
-                return Err(self.servers.redaction().text(&problem));
+                return Err(config.unavailable(&self.servers.redaction().text(&problem)));
             }
         };
         self.servers.remember(server, &tools);
@@ -124,10 +124,14 @@ impl RunTools {
                         if gone {
                             // Opened again at the next call.
                             self.forget(server, &connection).await;
+                            let detail = self
+                                .servers
+                                .redaction()
+                                .text(&format!("{error}{}", connection.last_words()));
+                            tracing::warn!(server, "an MCP server stopped during a call: {detail}");
                             CallEnd::ServerGone(
-                                self.servers
-                                    .redaction()
-                                    .text(&format!("{error}{}", connection.last_words())),
+                                "it stopped during the call (the Patchbay server's log says why)"
+                                    .to_owned(),
                             )
                         } else {
                             CallEnd::ToolError(self.servers.redaction().text(&error.to_string()))
