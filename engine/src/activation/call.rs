@@ -59,7 +59,7 @@ impl ActivationContext {
             .and_then(|recovered| recovered.take(index, &label))
         {
             Some(Taken::Answered { response, calls }) => {
-                return self.recover(session, response, calls).await;
+                return self.recover(session, response, calls, tools).await;
             }
             Some(Taken::AmongCalls { response, calls }) if tools.is_some() => {
                 Some((response, calls))
@@ -267,6 +267,7 @@ impl ActivationContext {
         session: &mut Session,
         answer: ResponseRecord,
         calls: Vec<ToolCallRecord>,
+        tools: Option<&TurnTools>,
     ) -> Result<ChatResponse, ActivationError> {
         self.emit(RunEvent::ModuleOutputDelta {
             module_id: self.module.id.clone(),
@@ -280,7 +281,10 @@ impl ActivationContext {
             let mut asked = Vec::with_capacity(calls.len());
             let mut results = Vec::with_capacity(calls.len());
             for call in &calls {
-                let (told, is_error) = crate::tools::turn::told_from_record(call);
+                let (told, is_error) = match tools {
+                    Some(tools) => tools.told(call),
+                    None => crate::tools::turn::told_from_record(call),
+                };
                 self.transcript(
                     TranscriptRole::ToolCall,
                     &format!(

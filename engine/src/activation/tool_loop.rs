@@ -57,6 +57,23 @@ impl TurnTools {
     fn offered(&self, name: &str) -> Option<&Offered> {
         self.offered.iter().find(|offered| offered.name == name)
     }
+
+    /// What the model is never told of a call of tool `name`: its locked
+    /// arguments' values, even where the tool repeats them.
+    pub fn hidden(&self, name: &str) -> crate::tools::Redaction {
+        crate::tools::Redaction::locked(self.offered(name).into_iter().flat_map(|offered| {
+            offered
+                .locked
+                .values()
+                .filter_map(|value| value.as_str().map(str::to_owned))
+        }))
+    }
+
+    /// What the model was told of a call the record has settled.
+    pub fn told(&self, call: &ToolCallRecord) -> (String, bool) {
+        let (told, is_error) = crate::tools::turn::told_from_record(call);
+        (self.hidden(&call.tool).text(&told), is_error)
+    }
 }
 
 impl ActivationContext {
@@ -201,7 +218,7 @@ impl ActivationContext {
                             .await
                     }
                 };
-                (call, end, duration_ms)
+                (call, end.hiding(&tools.hidden(&call.name)), duration_ms)
             })
         });
         for (call, end, duration_ms) in futures::future::join_all(made).await {
@@ -256,7 +273,7 @@ impl ActivationContext {
             said = "";
             let mut results = Vec::with_capacity(settled.len());
             for call in &settled {
-                let (told, is_error) = crate::tools::turn::told_from_record(call);
+                let (told, is_error) = tools.told(call);
                 self.transcript_call(call);
                 self.transcript(
                     TranscriptRole::ToolResult,

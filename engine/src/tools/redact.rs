@@ -3,6 +3,8 @@
 //! (its result, its error, its server's last words) before a model, a
 //! record, an event or a log sees it (PRODUCT §3.17). A server that prints
 //! its environment (the test server's `get-env`) gives `[secret]` instead.
+//! The same for a call's locked arguments, which its model never sees,
+//! even when the tool repeats them in what it gives back.
 
 use serde_json::Value;
 
@@ -13,22 +15,39 @@ pub const SECRET: &str = "[secret]";
 /// ordinary text everywhere, and are no secret.
 const SHORTEST: usize = 6;
 
+/// Shorter locked values are not taken out of what the model is told.
+const SHORTEST_LOCKED: usize = 3;
+
 /// The secrets to take out.
 #[derive(Clone, Debug, Default)]
 pub struct Redaction {
     secrets: Vec<String>,
+    marker: &'static str,
 }
 
 impl Redaction {
     pub fn new(secrets: impl IntoIterator<Item = String>) -> Redaction {
+        Redaction::of(secrets, SHORTEST, SECRET)
+    }
+
+    /// The values of a call's locked arguments, read as locked.
+    pub fn locked(values: impl IntoIterator<Item = String>) -> Redaction {
+        Redaction::of(values, SHORTEST_LOCKED, graph::tools::LOCKED)
+    }
+
+    fn of(
+        secrets: impl IntoIterator<Item = String>,
+        shortest: usize,
+        marker: &'static str,
+    ) -> Redaction {
         let mut secrets: Vec<String> = secrets
             .into_iter()
-            .filter(|secret| secret.chars().count() >= SHORTEST)
+            .filter(|secret| secret.chars().count() >= shortest)
             .collect();
         // The longest first: a secret that contains another goes whole.
         secrets.sort_by_key(|secret| std::cmp::Reverse(secret.len()));
         secrets.dedup();
-        Redaction { secrets }
+        Redaction { secrets, marker }
     }
 
     /// `text` with every secret replaced.
@@ -36,7 +55,7 @@ impl Redaction {
         let mut clean = text.to_owned();
         for secret in &self.secrets {
             if clean.contains(secret.as_str()) {
-                clean = clean.replace(secret.as_str(), SECRET);
+                clean = clean.replace(secret.as_str(), self.marker);
             }
         }
         clean

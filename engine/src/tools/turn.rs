@@ -37,6 +37,19 @@ pub enum CallEnd {
 }
 
 impl CallEnd {
+    /// As the model may be told it: `hidden` taken out of what the tool
+    /// said (the value the record and the graph keep is the tool's).
+    pub fn hiding(self, hidden: &super::Redaction) -> CallEnd {
+        match self {
+            CallEnd::Done { text, value } => CallEnd::Done {
+                text: hidden.text(&text),
+                value,
+            },
+            CallEnd::ToolError(message) => CallEnd::ToolError(hidden.text(&message)),
+            other => other,
+        }
+    }
+
     /// Whether the call gave what it was asked for.
     pub fn ok(&self) -> bool {
         matches!(self, CallEnd::Done { .. })
@@ -325,6 +338,25 @@ mod tests {
         turn.on_result("a", done("written"));
         turn.on_result("a", CallEnd::ToolError("late".to_owned()));
         assert_eq!(turn.ends()[0].1, done("written"));
+    }
+
+    #[test]
+    fn a_locked_value_a_tool_repeats_is_hidden_from_the_model_and_kept_in_the_value() {
+        let hidden = crate::tools::Redaction::locked(["acct-7781".to_owned(), "x".to_owned()]);
+        let end = CallEnd::Done {
+            text: "{\"account\": \"acct-7781\", \"x\": 1}".to_owned(),
+            value: json!({"account": "acct-7781"}),
+        }
+        .hiding(&hidden);
+        assert_eq!(
+            end,
+            CallEnd::Done {
+                text: "{\"account\": \"🔒 locked\", \"x\": 1}".to_owned(),
+                value: json!({"account": "acct-7781"}),
+            }
+        );
+        let error = CallEnd::ToolError("no account acct-7781".to_owned()).hiding(&hidden);
+        assert_eq!(error.told(), "The tool failed: no account 🔒 locked");
     }
 
     #[test]
