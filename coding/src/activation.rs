@@ -36,26 +36,28 @@ impl CodingModules {
         context: &ActivationContext,
     ) -> Result<ActivationOutput, ActivationError> {
         let graph::ModuleConfig::Coding(config) = &context.module.config else {
-            return Err(ActivationError("not a coding module".to_owned()));
+            return Err(ActivationError::Failed("not a coding module".to_owned()));
         };
         let label = context.module.display_label().to_owned();
         if config.agents.is_empty() {
-            return Err(ActivationError(format!("\"{label}\" has no agents")));
+            return Err(ActivationError::Failed(format!(
+                "\"{label}\" has no agents"
+            )));
         }
         let profiles = config
             .agents
             .iter()
             .map(|agent| self.profile(agent.acp_profile_id.as_deref()))
             .collect::<Result<Vec<_>, _>>()?;
-        let sandbox = context
-            .settings
-            .sandbox
-            .as_ref()
-            .map_err(|unavailable| ActivationError(format!("\"{label}\": {unavailable}")))?;
+        let sandbox = context.settings.sandbox.as_ref().map_err(|unavailable| {
+            ActivationError::Failed(format!("\"{label}\": {unavailable}"))
+        })?;
         let source = match config.workspace.path.as_deref().map(str::trim) {
             Some(path) if !path.is_empty() => Some(
                 self.allowed_source(path, &context.settings.workspace_root)
-                    .map_err(|problem| ActivationError(format!("\"{label}\": {problem}")))?,
+                    .map_err(|problem| {
+                        ActivationError::Failed(format!("\"{label}\": {problem}"))
+                    })?,
             ),
             _ => None,
         };
@@ -84,7 +86,7 @@ impl CodingModules {
         // A variant works in a workspace of its own.
         let workspace = Workspace::prepare(sandbox, &folder, &context.own_name(), source)
             .await
-            .map_err(|problem| ActivationError(format!("\"{label}\": {problem}")))?;
+            .map_err(|problem| ActivationError::Failed(format!("\"{label}\": {problem}")))?;
         let work = Work {
             context,
             config,
@@ -109,11 +111,11 @@ impl CodingModules {
                 (phases, Some(review))
             }
         };
-        let head = workspace.head().await.map_err(ActivationError)?;
+        let head = workspace.head().await.map_err(ActivationError::Failed)?;
         let mut diff = workspace
             .diff(&workspace.base, &head)
             .await
-            .map_err(ActivationError)?;
+            .map_err(ActivationError::Failed)?;
         for unmerged in work
             .unmerged
             .lock()
@@ -125,7 +127,7 @@ impl CodingModules {
         let files = workspace
             .changed_files(&workspace.base, &head)
             .await
-            .map_err(ActivationError)?;
+            .map_err(ActivationError::Failed)?;
         let mut output = outputs(&work, &profiles, &phases, review, diff, files);
         hand_on_workspace(context, &head, &mut output);
         output.gates = work
@@ -200,7 +202,7 @@ fn left_on_this_server(
         .path()
         .join(engine::sandbox::folder_name(&left.workspace));
     if !folder.join(".git").is_dir() {
-        return Err(ActivationError(format!(
+        return Err(ActivationError::Failed(format!(
             "\"{label}\" goes on from the work \"{from}\" left in run {}, and that workspace is no longer on this server (a run's folder is removed after its retention): run from \"{from}\" to do that work again",
             left.run_id
         )));
@@ -283,7 +285,7 @@ impl CodingModules {
             .find(|profile| profile.id == id)
             .cloned()
             .ok_or_else(|| {
-                ActivationError(format!(
+                ActivationError::Failed(format!(
                     "ACP profile \"{id}\" is not configured on this server"
                 ))
             })

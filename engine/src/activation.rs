@@ -33,10 +33,15 @@ use crate::{EngineSettings, RunInput};
 use wire::activation::{ActivationRecord, TranscriptEntry, TranscriptRole};
 use wire::event::RunEvent;
 
-/// Why an activation failed, in words for the person running the graph.
+/// Why an activation failed: in words for the person running the graph,
+/// or a turn's error a caller can tell apart.
 #[derive(Clone, Debug, PartialEq, thiserror::Error)]
-#[error("{0}")]
-pub struct ActivationError(pub String);
+pub enum ActivationError {
+    #[error("{0}")]
+    Failed(String),
+    #[error(transparent)]
+    Turn(#[from] crate::tools::turn::TurnError),
+}
 
 /// A value that reached one of the module's inputs, and where from.
 #[derive(Clone, Debug)]
@@ -283,7 +288,7 @@ impl ActivationContext {
     /// Renders a prompt text's template variables against the run state.
     pub fn render(&self, text: &str) -> Result<String, ActivationError> {
         crate::render::render(text, &self.state).map_err(|problem| {
-            ActivationError(format!("\"{}\": {problem}", self.module.display_label()))
+            ActivationError::Failed(format!("\"{}\": {problem}", self.module.display_label()))
         })
     }
 
@@ -304,7 +309,7 @@ impl ActivationContext {
             (Some(retry), Some(attempt)) => {
                 crate::render::render(retry, &attempt.variables(self.activation, &self.state))
                     .map_err(|problem| {
-                        ActivationError(format!(
+                        ActivationError::Failed(format!(
                             "\"{}\" (retry instruction): {problem}",
                             self.module.display_label()
                         ))
@@ -322,7 +327,7 @@ impl ActivationContext {
             .get(agent_provider)
             .map(|(info, provider)| (info.clone(), provider))
             .ok_or_else(|| {
-                ActivationError(if agent_provider.is_empty() {
+                ActivationError::Failed(if agent_provider.is_empty() {
                     "no provider is configured on this server".to_owned()
                 } else {
                     format!("provider \"{agent_provider}\" is not configured on this server")
@@ -475,17 +480,17 @@ pub async fn activate(context: &ActivationContext) -> Result<ActivationOutput, A
         ModuleConfig::Command(config) => command::command(context, config).await,
         ModuleConfig::Poll(config) => poll::poll(context, config).await,
         // The run waits for a person there, with no task (`run/waiting.rs`).
-        ModuleConfig::Approval(_) => Err(ActivationError(
+        ModuleConfig::Approval(_) => Err(ActivationError::Failed(
             "an approval waits for a person: it is never run as a task".to_owned(),
         )),
         ModuleConfig::Coding(_) => match &context.settings.coding {
             Some(runner) => runner.run(context).await,
-            None => Err(ActivationError(
+            None => Err(ActivationError::Failed(
                 "coding modules need an ACP agent, and none is configured on this server"
                     .to_owned(),
             )),
         },
-        ModuleConfig::Unknown { kind, .. } => Err(ActivationError(format!(
+        ModuleConfig::Unknown { kind, .. } => Err(ActivationError::Failed(format!(
             "\"{}\" is of kind \"{kind}\", which this server cannot run",
             context.module.display_label()
         ))),

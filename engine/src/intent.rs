@@ -94,7 +94,7 @@ pub async fn apply(
 ) -> Result<(), ActivationError> {
     let label = context.module.display_label();
     let decided = decide(gate, reply).map_err(|why| {
-        ActivationError(format!(
+        ActivationError::Failed(format!(
             "\"{label}\": its intent gate could not act on the reply: {why}"
         ))
     })?;

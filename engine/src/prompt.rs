@@ -109,7 +109,7 @@ pub async fn turn(
             None => None,
         };
         let loaded = found.ok_or_else(|| {
-            ActivationError(format!(
+            ActivationError::Failed(format!(
                 "attachment \"{}\" is not on this server",
                 attachment.name
             ))
@@ -125,7 +125,7 @@ pub async fn turn(
                     text: format!("Attached file `{}`:\n```\n{body}\n```", loaded.name),
                 }),
                 Err(_) => {
-                    return Err(ActivationError(format!(
+                    return Err(ActivationError::Failed(format!(
                         "attachment \"{}\" ({}) is neither text nor an image",
                         loaded.name, loaded.media_type
                     )));

@@ -128,7 +128,7 @@ pub async fn check(
             continue;
         }
         let pattern = validation.pattern(&validator.failure_pattern).ok_or_else(|| {
-            ActivationError(format!(
+            ActivationError::Failed(format!(
                 "\"{label}\": validator “{name}” names the failure pattern “{}”, which it does not have",
                 validator.failure_pattern
             ))
@@ -149,7 +149,7 @@ pub async fn check(
             }
         }
         let prompt = fill(&pattern.prompt, &values).map_err(|problem| {
-            ActivationError(format!(
+            ActivationError::Failed(format!(
                 "\"{label}\": the prompt of failure pattern “{}”: {problem}",
                 pattern.name
             ))

@@ -93,7 +93,7 @@ impl CodingModules {
                 workspace
                     .worktree(&format!("{index}-{}", role_of(agent)))
                     .await
-                    .map_err(ActivationError)?,
+                    .map_err(ActivationError::Failed)?,
             );
         }
         let runs = work
@@ -126,11 +126,11 @@ impl CodingModules {
                     ),
                 );
                 // Its work still counts: its own diff goes into diff_out.
-                let head = worktree.head().await.map_err(ActivationError)?;
+                let head = worktree.head().await.map_err(ActivationError::Failed)?;
                 let diff = worktree
                     .diff(&worktree.base, &head)
                     .await
-                    .map_err(ActivationError)?;
+                    .map_err(ActivationError::Failed)?;
                 if let Ok(mut unmerged) = work.unmerged.lock() {
                     unmerged.push(format!(
                         "═══ {} (not merged: {problem}) ═══\n{diff}",
@@ -152,14 +152,14 @@ impl CodingModules {
         let (Some(builder), Some(reviewer)) =
             (work.config.agents.first(), work.config.agents.get(1))
         else {
-            return Err(ActivationError(format!(
+            return Err(ActivationError::Failed(format!(
                 "\"{}\": a review chain needs two agents, a builder then a reviewer",
                 work.context.module.display_label()
             )));
         };
         let (Some(builder_profile), Some(reviewer_profile)) = (profiles.first(), profiles.get(1))
         else {
-            return Err(ActivationError("missing ACP profiles".to_owned()));
+            return Err(ActivationError::Failed("missing ACP profiles".to_owned()));
         };
         let max_rounds = work.config.max_rounds.max(1);
         let builder_session = self.session(work, 0, builder_profile, workspace).await?;
@@ -188,7 +188,7 @@ impl CodingModules {
             let diff = workspace
                 .diff(&workspace.base, "HEAD")
                 .await
-                .map_err(ActivationError)?;
+                .map_err(ActivationError::Failed)?;
             let mut reviewer_prompt =
                 agent_prompt(work.context, work.config, reviewer, Some(&built), None)?;
             reviewer_prompt.push_str(&format!(

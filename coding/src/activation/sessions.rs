@@ -50,14 +50,14 @@ impl CodingModules {
             .as_ref()
             .map(|(_, reference)| reference.session_id.clone());
         let role_and_name = || format!("{} ({})", role_of_index(work, index), profile.name);
-        choices
-            .allowed_by(profile)
-            .map_err(|refusal| ActivationError(format!("{}: {refusal}", role_and_name())))?;
+        choices.allowed_by(profile).map_err(|refusal| {
+            ActivationError::Failed(format!("{}: {refusal}", role_and_name()))
+        })?;
         let settings = &work.context.settings;
         let sandbox = settings
             .sandbox
             .as_ref()
-            .map_err(|unavailable| ActivationError(unavailable.to_string()))?;
+            .map_err(|unavailable| ActivationError::Failed(unavailable.to_string()))?;
         let session = AgentSession::start(
             profile,
             &Place {
@@ -76,7 +76,7 @@ impl CodingModules {
             choices,
         )
         .await
-        .map_err(|error| ActivationError(format!("{}: {error}", role_and_name())))?;
+        .map_err(|error| ActivationError::Failed(format!("{}: {error}", role_and_name())))?;
         if let Ok(mut offers) = self.offers.lock() {
             offers.insert(profile.id.clone(), session.offers.clone());
         }

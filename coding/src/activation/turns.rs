@@ -98,7 +98,7 @@ impl Work<'_> {
         let limit = self.config.max_iterations;
         let done = self.turns.fetch_add(1, Ordering::SeqCst);
         if limit > 0 && done >= limit {
-            return Err(ActivationError(format!(
+            return Err(ActivationError::Failed(format!(
                 "\"{}\" stopped: its agents reached max_iterations ({limit} turns) before finishing",
                 self.context.module.display_label()
             )));
@@ -146,8 +146,10 @@ impl Work<'_> {
         // What streamed last goes before anything said after the turn.
         stream.finish().await;
         let outcome = outcome.map_err(|error| match error {
-            AgentError::Cancelled => ActivationError(format!("{role}: the turn was cancelled")),
-            AgentError::Failed(message) => ActivationError(format!("{role}: {message}")),
+            AgentError::Cancelled => {
+                ActivationError::Failed(format!("{role}: the turn was cancelled"))
+            }
+            AgentError::Failed(message) => ActivationError::Failed(format!("{role}: {message}")),
         })?;
         self.context.transcript(
             TranscriptRole::Assistant,
@@ -191,7 +193,7 @@ impl Work<'_> {
                 self.context.module.config.budget_usd(),
                 cost,
             )
-            .map_err(ActivationError)?;
+            .map_err(ActivationError::Failed)?;
         Ok((outcome.text, outcome.tests))
     }
 
@@ -272,7 +274,7 @@ impl Work<'_> {
             workspace
                 .commit(&format!("{role} ({}), fix {done}", session.agent_name))
                 .await
-                .map_err(ActivationError)?;
+                .map_err(ActivationError::Failed)?;
         }
     }
 
@@ -307,7 +309,7 @@ impl Work<'_> {
             (true, Some(suffix)) => format!("{text}\n\n{suffix}"),
             _ => text,
         };
-        let before = workspace.head().await.map_err(ActivationError)?;
+        let before = workspace.head().await.map_err(ActivationError::Failed)?;
         let (first, mut tests) = self
             .turn(
                 session,
@@ -349,11 +351,11 @@ impl Work<'_> {
         let after = workspace
             .commit(&format!("{role} ({}), round {round}", session.agent_name))
             .await
-            .map_err(ActivationError)?;
+            .map_err(ActivationError::Failed)?;
         let files = workspace
             .changed_files(&before, &after)
             .await
-            .map_err(ActivationError)?;
+            .map_err(ActivationError::Failed)?;
         self.context
             .emit(RunEvent::CodingAgentFinished {
                 module_id: self.module_id().to_owned(),

@@ -15,7 +15,7 @@ use crate::provider::retry::with_retries;
 use crate::provider::{ChatMessage, ChatRequest, ChatResponse, ResponseSchema};
 use crate::resume::Taken;
 use crate::session::Session;
-use crate::tools::turn::{Next, ToolTurn};
+use crate::tools::turn::{Next, ToolTurn, TurnError};
 use wire::activation::{ResponseRecord, ToolCallRecord, TranscriptRole};
 use wire::event::RunEvent;
 
@@ -128,11 +128,12 @@ impl ActivationContext {
                 }
                 (Next::LimitReached { limit, asked }, Some(turn), _) => {
                     self.not_made(session, index, &text, &calls, turn);
-                    return Err(ActivationError(format!(
-                        "{}: \"{}\" asked for {asked} tool calls, more than it may make ({limit}, max_tool_calls)",
-                        crate::tools::turn::LIMIT_REACHED,
-                        self.module.display_label()
-                    )));
+                    return Err(TurnError::LimitReached {
+                        module: self.module.display_label().to_owned(),
+                        asked,
+                        limit,
+                    }
+                    .into());
                 }
                 _ => {
                     session.messages.push(ChatMessage::assistant(text.clone()));
@@ -206,12 +207,9 @@ impl ActivationContext {
             }
         })
         .await
-        .map_err(|error| {
-            ActivationError(format!(
-                "\"{}\": {}",
-                self.module.display_label(),
-                error.message
-            ))
+        .map_err(|error| TurnError::Provider {
+            module: self.module.display_label().to_owned(),
+            message: error.message,
         })?;
         let mut response = response;
         response.cost = self.cost_of(session, &response.usage);
@@ -255,7 +253,7 @@ impl ActivationContext {
                 self.module.config.budget_usd(),
                 response.cost,
             )
-            .map_err(ActivationError)
+            .map_err(ActivationError::Failed)
     }
 
     /// A turn answered before the run stopped, taken from the record: into

@@ -71,7 +71,7 @@ pub async fn experiment(
                 Some(format!("{}: {error}", end.variant.name))
             })
             .collect();
-        return Err(ActivationError(format!(
+        return Err(ActivationError::Failed(format!(
             "\"{}\": every variant failed ({})",
             context.module.display_label(),
             why.join("; ")
@@ -220,7 +220,7 @@ fn take_up_finished(
         record.finished_variants.push(recovered.finished.clone());
     }
     Some((
-        ending.map_err(ActivationError),
+        ending.map_err(ActivationError::Failed),
         recovered.finished.duration_ms,
     ))
 }

@@ -114,7 +114,9 @@ pub async fn judge(
         .into_iter()
         .map(|(_, bundle)| bundle.as_text())
         .next()
-        .ok_or_else(|| ActivationError(format!("\"{label}\" has nothing on its target input")))?;
+        .ok_or_else(|| {
+            ActivationError::Failed(format!("\"{label}\" has nothing on its target input"))
+        })?;
     let comparison = context
         .bundles_on(COMPARISON_IN)
         .into_iter()
@@ -202,7 +204,7 @@ async fn ask<Reply: DeserializeOwned>(
     let answer = parse_json_reply(&reply.text)
         .and_then(|value| Reply::deserialize(value).ok())
         .ok_or_else(|| {
-            ActivationError(format!(
+            ActivationError::Failed(format!(
                 "\"{}\": the scores are not the JSON asked for",
                 context.module.display_label()
             ))
@@ -247,7 +249,7 @@ async fn compare(
         .collect();
     let names: Vec<String> = entries.iter().map(|variant| variant.name.clone()).collect();
     if names.is_empty() {
-        return Err(ActivationError(format!(
+        return Err(ActivationError::Failed(format!(
             "\"{label}\" has no variant to score: every one failed"
         )));
     }
@@ -289,7 +291,7 @@ async fn compare(
     let mut scored: Vec<VariantScores> = Vec::new();
     for name in &names {
         let Some(found) = answer.variants.iter().find(|entry| &entry.variant == name) else {
-            return Err(ActivationError(format!(
+            return Err(ActivationError::Failed(format!(
                 "\"{label}\": the scores leave out variant \"{name}\""
             )));
         };

@@ -68,7 +68,7 @@ pub async fn review_gate(
         .await?;
     result.tally.add(&reply);
     let decision = parse_json_reply(&reply.text).ok_or_else(|| {
-        ActivationError(format!(
+        ActivationError::Failed(format!(
             "\"{}\": the reviewer's decision is not JSON: {}",
             context.module.display_label(),
             reply.text.chars().take(200).collect::<String>()
@@ -79,7 +79,7 @@ pub async fn review_gate(
             .get("decision")
             .and_then(Value::as_str)
             .unwrap_or_default();
-        ActivationError(match ReviewDecision::parse(said) {
+        ActivationError::Failed(match ReviewDecision::parse(said) {
             Some(_) => format!(
                 "\"{}\": the reviewer's decision is not the JSON asked for: {}",
                 context.module.display_label(),

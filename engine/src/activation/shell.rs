@@ -50,14 +50,16 @@ impl Ran {
 pub fn script(context: &ActivationContext, template: &str) -> Result<Script, ActivationError> {
     let label = context.module.display_label();
     if !context.settings.commands_enabled {
-        return Err(ActivationError(format!(
+        return Err(ActivationError::Failed(format!(
             "\"{label}\" runs commands, which are disabled on this server (start it with --enable-commands)"
         )));
     }
     let script = crate::shell_template::fill(template, &context.state)
-        .map_err(|problem| ActivationError(format!("\"{label}\": {problem}")))?;
+        .map_err(|problem| ActivationError::Failed(format!("\"{label}\": {problem}")))?;
     if script.text.trim().is_empty() {
-        return Err(ActivationError(format!("\"{label}\" has no command")));
+        return Err(ActivationError::Failed(format!(
+            "\"{label}\" has no command"
+        )));
     }
     Ok(script)
 }
@@ -82,11 +84,10 @@ pub async fn run_in(
     place: Option<&std::path::Path>,
 ) -> Result<Ran, ActivationError> {
     let label = context.module.display_label();
-    let sandbox = context
-        .settings
-        .sandbox
-        .as_ref()
-        .map_err(|unavailable| ActivationError(format!("\"{label}\": {unavailable}")))?;
+    let sandbox =
+        context.settings.sandbox.as_ref().map_err(|unavailable| {
+            ActivationError::Failed(format!("\"{label}\": {unavailable}"))
+        })?;
     let folder = context.settings.run_folder(&context.run_id);
     let work = folder.commands();
     let prepared = match folder.prepare().await {
@@ -94,7 +95,7 @@ pub async fn run_in(
         Err(error) => Err(error),
     };
     prepared.map_err(|error| {
-        ActivationError(format!(
+        ActivationError::Failed(format!(
             "\"{label}\": cannot create {}: {error}",
             work.display()
         ))
@@ -126,7 +127,7 @@ pub async fn run_in(
     tokio::fs::write(&state_file, state)
         .await
         .map_err(|error| {
-            ActivationError(format!(
+            ActivationError::Failed(format!(
                 "\"{label}\": cannot write the run state to {}: {error}",
                 state_file.display()
             ))
@@ -155,17 +156,16 @@ pub async fn run_in(
             &variables,
             &cwd,
         )
-        .map_err(|problem| ActivationError(format!("\"{label}\": {problem}")))?;
+        .map_err(|problem| ActivationError::Failed(format!("\"{label}\": {problem}")))?;
     let input: String = context
         .bundles_on(graph::ports::DATA_IN)
         .into_iter()
         .map(|(_, bundle)| bundle.as_text())
         .collect::<Vec<_>>()
         .join("\n\n");
-    let mut child = confined
-        .piped()
-        .spawn()
-        .map_err(|error| ActivationError(format!("\"{label}\": cannot start sh: {error}")))?;
+    let mut child = confined.piped().spawn().map_err(|error| {
+        ActivationError::Failed(format!("\"{label}\": cannot start sh: {error}"))
+    })?;
     if let Some(mut stdin) = child.stdin.take() {
         // A script that does not read its input closes the pipe early.
         let _ = stdin.write_all(input.as_bytes()).await;
@@ -173,7 +173,7 @@ pub async fn run_in(
     let output = child.wait_with_output().await;
     let _ = tokio::fs::remove_file(&state_file).await;
     let output = output.map_err(|error| {
-        ActivationError(format!("\"{label}\": the command failed to run: {error}"))
+        ActivationError::Failed(format!("\"{label}\": the command failed to run: {error}"))
     })?;
     let stdout = tail(&output.stdout);
     Ok(Ran {

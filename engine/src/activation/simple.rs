@@ -177,7 +177,7 @@ pub async fn claim_extractor(
     let ClaimsReply { claims } = parse_json_reply(&text)
         .and_then(|reply| ClaimsReply::deserialize(reply).ok())
         .ok_or_else(|| {
-            ActivationError(format!(
+            ActivationError::Failed(format!(
                 "\"{}\": the reply is not a JSON list of claims: {}",
                 context.module.display_label(),
                 text.chars().take(200).collect::<String>()

@@ -13,7 +13,7 @@ use wire::event::RunEvent;
 use super::{ActivationContext, ActivationError};
 use crate::provider::{ChatMessage, ContentPart, ToolCall, ToolDefinition};
 use crate::session::Session;
-use crate::tools::turn::{CallEnd, Next, ToolTurn};
+use crate::tools::turn::{CallEnd, Next, ToolTurn, TurnError};
 use graph::tools::{self, ToolChoice, ToolProblem};
 
 /// How long a summary of a result an event carries may be.
@@ -97,14 +97,14 @@ impl ActivationContext {
                 let problem = ToolProblem::UnknownServer {
                     server: choice.server.clone(),
                 };
-                return Err(ActivationError(problem.message(label)));
+                return Err(TurnError::ToolUnavailable(problem.message(label)).into());
             }
             let info = self
                 .tools
                 .tool(&choice.server, &choice.tool)
                 .await
                 .map_err(|problem| {
-                    ActivationError(format!(
+                    TurnError::ToolUnavailable(format!(
                         "\"{label}\" cannot use tool \"{}\" of MCP server \"{}\": {problem}",
                         choice.tool, choice.server
                     ))
@@ -118,7 +118,7 @@ impl ActivationContext {
                     name: choice.name().to_owned(),
                     argument: argument.clone(),
                 };
-                return Err(ActivationError(problem.message(label)));
+                return Err(TurnError::ToolUnavailable(problem.message(label)).into());
             }
             let mut locked = Map::new();
             for (argument, value) in &choice.arguments {

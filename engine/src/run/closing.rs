@@ -31,7 +31,7 @@ impl Run {
                 Ending::Done(done) => match *done {
                     Ok(_) => ActivationStatus::Completed,
                     Err(error) => {
-                        record.error = Some(error.0);
+                        record.error = Some(error.to_string());
                         ActivationStatus::Failed
                     }
                 },

@@ -115,7 +115,7 @@ impl From<Ended> for Ending {
     fn from(ended: Ended) -> Ending {
         match ended {
             Ended::Output { output } => Ending::Done(Box::new(Ok(*output))),
-            Ended::Error { error } => Ending::Done(Box::new(Err(ActivationError(error)))),
+            Ended::Error { error } => Ending::Done(Box::new(Err(ActivationError::Failed(error)))),
             Ended::TimedOut { seconds } => Ending::TimedOut(seconds),
             Ended::Cancelled => Ending::Cancelled,
         }

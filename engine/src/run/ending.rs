@@ -86,7 +86,7 @@ pub(super) fn classify(
             Err(error) => {
                 return AttemptEnd::Failed(Failure {
                     kind: FailureKind::Error,
-                    reason: error.0,
+                    reason: error.to_string(),
                     output: partial(),
                     diff: String::new(),
                 });
@@ -158,7 +158,7 @@ pub(super) fn encode_ending(order: u32, ending: &Ending) -> Option<String> {
     #[serde(tag = "ended", rename_all = "snake_case")]
     enum EndedRef<'a> {
         Output { output: &'a ActivationOutput },
-        Error { error: &'a str },
+        Error { error: String },
         TimedOut { seconds: u32 },
         Cancelled,
     }
@@ -170,7 +170,9 @@ pub(super) fn encode_ending(order: u32, ending: &Ending) -> Option<String> {
     let ended = match ending {
         Ending::Done(done) => match done.as_ref() {
             Ok(output) => EndedRef::Output { output },
-            Err(error) => EndedRef::Error { error: &error.0 },
+            Err(error) => EndedRef::Error {
+                error: error.to_string(),
+            },
         },
         Ending::TimedOut(seconds) => EndedRef::TimedOut { seconds: *seconds },
         Ending::Cancelled => EndedRef::Cancelled,

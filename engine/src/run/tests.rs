@@ -107,7 +107,7 @@ pub fn done(output: ActivationOutput) -> Ending {
 }
 
 pub fn error(message: &str) -> Ending {
-    Ending::Done(Box::new(Err(ActivationError(message.to_owned()))))
+    Ending::Done(Box::new(Err(ActivationError::Failed(message.to_owned()))))
 }
 
 /// Plays the shell: starts what the run starts, finishes it when told.

@@ -60,7 +60,7 @@ impl Run {
                     let finished = Finished {
                         module,
                         activation,
-                        ending: Ending::Done(Box::new(Err(ActivationError(error)))),
+                        ending: Ending::Done(Box::new(Err(ActivationError::Failed(error)))),
                         record: ActivationRecord::new(self.module_id(module), activation, now),
                     };
                     self.handle_ending(now, finished, false);

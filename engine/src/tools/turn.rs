@@ -13,6 +13,29 @@ use crate::provider::{ChatMessage, ContentPart, ToolCall};
 /// fails with, at the start of its error (on `error_out`).
 pub const LIMIT_REACHED: &str = "tools.limit_reached";
 
+/// Why a turn could not go on, as a caller can match it. How one call
+/// ended (the tool's error, a timeout, its server gone) is a [`CallEnd`]:
+/// it goes back to the model, and the turn goes on.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum TurnError {
+    /// The model's provider failed, after its retries.
+    #[error("\"{module}\": {message}")]
+    Provider { module: String, message: String },
+    /// The model asked for more calls than the activation may make.
+    #[error(
+        "{LIMIT_REACHED}: \"{module}\" asked for {asked} tool calls, more than it may make ({limit}, max_tool_calls)"
+    )]
+    LimitReached {
+        module: String,
+        asked: u32,
+        limit: u32,
+    },
+    /// A tool the turn offers could not be made ready: its server is not
+    /// there or did not list it, or a locked argument it does not take.
+    #[error("{0}")]
+    ToolUnavailable(String),
+}
+
 /// How a tool call ended, as the model is told and the record keeps it.
 #[derive(Clone, Debug, PartialEq)]
 pub enum CallEnd {
@@ -338,6 +361,24 @@ mod tests {
         turn.on_result("a", done("written"));
         turn.on_result("a", CallEnd::ToolError("late".to_owned()));
         assert_eq!(turn.ends()[0].1, done("written"));
+    }
+
+    #[test]
+    fn a_turn_s_error_is_told_apart_by_its_kind_and_reads_with_its_code() {
+        let error: crate::activation::ActivationError = TurnError::LimitReached {
+            module: "ask".to_owned(),
+            asked: 11,
+            limit: 10,
+        }
+        .into();
+        assert!(matches!(
+            &error,
+            crate::activation::ActivationError::Turn(TurnError::LimitReached { limit: 10, .. })
+        ));
+        assert_eq!(
+            error.to_string(),
+            "tools.limit_reached: \"ask\" asked for 11 tool calls, more than it may make (10, max_tool_calls)"
+        );
     }
 
     #[test]
