@@ -1,4 +1,4 @@
-// The bundle is split (README, Building): the home page is the main module
+// The bundle is split (docs/manual/development.md, Building): the home page is the main module
 // and a part of its own; a graph's page is the main module and the page's part (the editor
 // and its canvas); what no page shows when it opens — a module's detail
 // panel, the run panel, the run, history, share and comparison dialogs — is

@@ -36,7 +36,7 @@ ensure_rust() {
 }
 
 # The browser bundle is built with a pinned nightly: it rebuilds the
-# standard library for size (-Zbuild-std, README "Building"), which stable
+# standard library for size (-Zbuild-std, docs/manual/development.md "Building"), which stable
 # Rust cannot. Everything else uses the stable toolchain.
 BUNDLE_TOOLCHAIN=nightly-2026-05-20
 

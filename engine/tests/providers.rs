@@ -525,7 +525,7 @@ async fn a_provider_that_keeps_failing_fails_the_module_with_its_message() {
     );
 }
 
-/// What the README promises: a provider call that keeps failing is retried
+/// What docs/manual/configuration.md promises: a provider call that keeps failing is retried
 /// up to 4 times (5 calls in all), by the server's default
 /// policy (the fixture's `Retry-After: 0` makes it wait for nothing).
 #[tokio::test]

@@ -16,7 +16,7 @@ use tracing_subscriber::EnvFilter;
 /// Runs allocate many small strings (events, records, statements' values),
 /// freed by another thread than the one that made them: glibc's allocator
 /// spent a third of a busy server's time on them, mimalloc a fraction of
-/// that (README, "Running several processes").
+/// that (docs/manual/durability.md, "Running several processes").
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
@@ -84,7 +84,7 @@ enum Command {
 /// commands, folders, and the sandbox every process of a run starts in.
 #[derive(Args)]
 struct EngineArgs {
-    /// Configuration file: providers, simulator, run limits (see README).
+    /// Configuration file: providers, simulator, run limits (see docs/manual/configuration.md).
     #[arg(long, env = "PATCHBAY_CONFIG")]
     config: Option<PathBuf>,
     /// Allow commands: step.command modules, and coding agents executing
@@ -335,7 +335,7 @@ fn validate_file(file: &std::path::Path) -> ExitCode {
 fn serve(args: ServeArgs) -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn")),
+            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,rmcp=warn")),
         )
         .init();
     let runtime = match runtime() {

@@ -9,7 +9,7 @@ use super::{ChatResponse, ProviderError};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RetryPolicy {
-    /// Attempts in all, the first included (the README's "retried up to 4
+    /// Attempts in all, the first included (docs/manual/configuration.md: "retried up to 4
     /// times" is 5 of them).
     pub max_attempts: u32,
     pub initial_backoff: Duration,
