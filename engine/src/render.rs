@@ -45,6 +45,16 @@ pub fn fill(
                         .map_or("", |(_, name)| name.trim())
                 ));
             }
+            None if variable.name.contains(".tools.") => {
+                let (label, tool) = variable
+                    .name
+                    .split_once(".tools.")
+                    .map_or(("", ""), |(label, tool)| (label.trim(), tool.trim()));
+                return Err(format!(
+                    "{{{{ {} }}}} has no value: \"{label}\" has not run in this run, or its model did not call {tool}",
+                    variable.name
+                ));
+            }
             None if BUILT_INS.contains(&variable.name) => {
                 return Err(format!(
                     "{{{{ {} }}}} has no value in this run",
@@ -67,6 +77,16 @@ pub fn fill(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tool_not_called_says_so() {
+        let state: RunState = [("Look.output".to_owned(), "done".to_owned())].into();
+        let error = render("{{ Look.tools.lookup }}", &state).unwrap_err();
+        assert!(
+            error.contains("\"Look\" has not run in this run, or its model did not call lookup"),
+            "{error}"
+        );
+    }
 
     #[test]
     fn fills_built_ins_and_module_keys() {

@@ -19,7 +19,7 @@ use std::time::Duration;
 use wire::providers::{ToolInfo, ToolServerInfo};
 
 pub use builtin::{ID as BUILT_IN_ID, NAME as BUILT_IN_NAME, evaluate};
-pub use connection::Connection;
+pub use connection::{Connection, Handshake};
 pub use redact::Redaction;
 pub use run_tools::RunTools;
 
@@ -40,7 +40,8 @@ pub struct ToolServerConfig {
     pub transport: ServerTransport,
     /// How long one call may take.
     pub timeout: Duration,
-    /// Whether its tools' annotations are believed.
+    /// Whether the operator trusts it: a call of its tools in flight when
+    /// a run stopped may be made again on resume, whatever its tool says.
     pub trusted: bool,
 }
 
@@ -137,6 +138,8 @@ pub struct ToolServers {
     /// Each server's tools, or why they could not be listed; a server not
     /// here has not been asked yet.
     listed: RwLock<BTreeMap<String, Result<Vec<ToolInfo>, String>>>,
+    /// The handshake each server answered when last opened.
+    handshakes: RwLock<BTreeMap<String, Handshake>>,
     redaction: Redaction,
 }
 
@@ -160,6 +163,7 @@ impl ToolServers {
         ToolServers {
             servers: all,
             listed: RwLock::new(BTreeMap::new()),
+            handshakes: RwLock::new(BTreeMap::new()),
             redaction,
         }
     }
@@ -172,13 +176,35 @@ impl ToolServers {
         &self.redaction
     }
 
+    /// Opens a connection to `server` for a run in `folder`, with the
+    /// handshake it answered before when it has, and remembers which.
+    pub async fn open(
+        &self,
+        server: &ToolServerConfig,
+        sandbox: Result<&Sandbox, &str>,
+        folder: &RunFolder,
+    ) -> Result<Connection, String> {
+        let known = self
+            .handshakes
+            .read()
+            .ok()
+            .and_then(|known| known.get(&server.id).copied());
+        let connection = Connection::open(server, sandbox, folder, known).await?;
+        if known.is_none()
+            && let Ok(mut handshakes) = self.handshakes.write()
+        {
+            handshakes.insert(server.id.clone(), connection.handshake());
+        }
+        Ok(connection)
+    }
+
     /// Asks every server for its tools (starting a stdio server confined
     /// in a folder under `scratch`, and stopping it), for the catalogue
     /// and validation. Servers are asked side by side.
     pub async fn list(&self, sandbox: Result<&Sandbox, &str>, scratch: &std::path::Path) {
         let asked = self.servers.iter().map(|server| async move {
             let folder = RunFolder::new(scratch, &format!("listing-{}", server.id));
-            let listed = match Connection::open(server, sandbox, &folder).await {
+            let listed = match self.open(server, sandbox, &folder).await {
                 Ok(connection) => {
                     let tools = connection.tools().await;
                     connection.close(STOP_GRACE).await;

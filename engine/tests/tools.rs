@@ -255,6 +255,21 @@ async fn past_max_tool_calls_the_activation_fails_onto_error_out_never_as_a_succ
         .filter(|entry| entry.role == TranscriptRole::ToolResult)
         .count();
     assert_eq!((calls, results), (4, 4));
+    // The live view hears of the fourth too: announced, and not made.
+    let events = recorder.events();
+    let announced = events
+        .iter()
+        .filter(|record| matches!(record.event, RunEvent::ModuleToolCall { .. }))
+        .count();
+    let ended: Vec<bool> = events
+        .iter()
+        .filter_map(|record| match &record.event {
+            RunEvent::ModuleToolResult { ok, .. } => Some(*ok),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(announced, 4);
+    assert_eq!(ended, [true, true, true, false]);
 }
 
 #[tokio::test]

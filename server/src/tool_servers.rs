@@ -60,8 +60,9 @@ pub struct McpServerEntry {
     #[serde(default)]
     pub headers_env: BTreeMap<String, String>,
     pub timeout_seconds: Option<u64>,
-    /// Whether its tools' annotations are believed (a read-only tool of a
-    /// trusted server runs without asking, PRODUCT §3.14).
+    /// Whether the operator trusts it: a call of its tools in flight when
+    /// a run stopped may be made again on resume (PRODUCT §3.17), as a
+    /// call of a tool annotated read-only may.
     #[serde(default)]
     pub trusted: bool,
 }

@@ -103,8 +103,9 @@ pub struct ToolInfo {
     pub annotations: ToolHints,
 }
 
-/// What a tool says of itself (MCP's annotations): hints, believed only of
-/// a trusted server.
+/// What a tool says of itself (MCP's annotations): hints the server gives,
+/// shown as they are. A resumed run reads `read_only` to decide whether a
+/// call in flight may be made again (PRODUCT §3.17).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ToolHints {
     #[serde(default, skip_serializing_if = "Option::is_none")]

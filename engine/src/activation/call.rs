@@ -127,7 +127,7 @@ impl ActivationContext {
                         .await;
                 }
                 (Next::LimitReached { limit, asked }, Some(turn), _) => {
-                    self.not_made(session, index, &text, &calls, turn);
+                    self.not_made(session, index, &text, &calls, turn).await;
                     return Err(TurnError::LimitReached {
                         module: self.module.display_label().to_owned(),
                         asked,

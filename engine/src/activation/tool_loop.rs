@@ -6,6 +6,7 @@
 //! and the transcript, every call paired with its result. What happens next
 //! is decided by the plain value in `tools/turn.rs`.
 
+use futures::StreamExt;
 use serde_json::{Map, Value};
 use wire::activation::{ToolCallRecord, ToolOutcome, TranscriptRole};
 use wire::event::RunEvent;
@@ -175,6 +176,7 @@ impl ActivationContext {
         tools: &TurnTools,
     ) {
         self.asked(session, index, text, calls, tools);
+        self.said_not_made(turn).await;
         self.make_calls(&to_make, turn, tools).await;
         self.answered(session, turn);
         self.checkpoint().await;
@@ -221,10 +223,35 @@ impl ActivationContext {
                 (call, end.hiding(&tools.hidden(&call.name)), duration_ms)
             })
         });
-        for (call, end, duration_ms) in futures::future::join_all(made).await {
+        // Each result is said as its call ends, not when the slowest of
+        // the reply has: the live view shows a quick call done while a
+        // slow one runs.
+        let mut ending: futures::stream::FuturesUnordered<_> = made.collect();
+        while let Some((call, end, duration_ms)) = ending.next().await {
             self.said_how_it_ended(call, &end, duration_ms).await;
             turn.on_result(&call.id, end);
             self.settle(&call.id, turn, duration_ms);
+        }
+    }
+
+    /// The calls of a reply that were not made (past the limit, or of a
+    /// tool not offered) are announced with how they ended, so the live
+    /// view and the events show every call the model asked for.
+    async fn said_not_made(&self, turn: &ToolTurn) {
+        for (call, end) in turn.ends() {
+            if !matches!(end, CallEnd::NotRun(_)) {
+                continue;
+            }
+            self.emit(RunEvent::ModuleToolCall {
+                module_id: self.module.id.clone(),
+                activation: self.activation,
+                call_id: call.id.clone(),
+                server: String::new(),
+                tool: call.name.clone(),
+                arguments: call.arguments.clone(),
+            })
+            .await;
+            self.said_how_it_ended(&call, &end, 0).await;
         }
     }
 
@@ -343,7 +370,7 @@ impl ActivationContext {
 
     /// The model asked for more calls than the activation may make: none
     /// is made, and each is told so, paired with its call.
-    pub(super) fn not_made(
+    pub(super) async fn not_made(
         &self,
         session: &mut Session,
         index: u32,
@@ -356,6 +383,7 @@ impl ActivationContext {
             limit: 0,
         };
         self.asked(session, index, text, calls, &none);
+        self.said_not_made(turn).await;
         self.answered(session, turn);
     }
 

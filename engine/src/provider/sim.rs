@@ -282,7 +282,14 @@ fn tool_results_said(request: &ChatRequest) -> String {
     if said.is_empty() {
         String::new()
     } else {
-        format!(" The tools said: {}.", said.join("; "))
+        let said = said.join("; ");
+        // A result that ends a sentence is not given a second stop.
+        let stop = if said.ends_with(['.', '!', '?']) {
+            ""
+        } else {
+            "."
+        };
+        format!(" The tools said: {said}{stop}")
     }
 }
 

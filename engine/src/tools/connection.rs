@@ -34,12 +34,30 @@ pub struct Connection {
     stderr: Arc<Mutex<String>>,
 }
 
-/// How a connection is made: both lifecycles, the 2026 one first, falling
-/// back to `initialize` for servers that only speak that (most do).
-fn lifecycle() -> ClientLifecycleMode {
-    ClientLifecycleMode::Auto {
-        preferred_versions: vec![ProtocolVersion::V_2026_07_28],
-        legacy_version: Some(ProtocolVersion::V_2025_11_25),
+/// Which handshake a server answered: the 2026 revision's
+/// `server/discover`, or `initialize` (most servers speak only that).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Handshake {
+    Discover,
+    Initialize,
+}
+
+/// How a connection is made. A server whose handshake is known gets it
+/// straight away; otherwise both are tried, the 2026 one first. That probe
+/// gives up after 10 s (the SDK's), and a server still starting then (a
+/// hundred starting at once on two cores take longer) answers it late and
+/// fails the fallback: so what a server answered once is remembered
+/// (`ToolServers::open`).
+fn lifecycle(known: Option<Handshake>) -> ClientLifecycleMode {
+    match known {
+        Some(Handshake::Discover) => ClientLifecycleMode::Discover {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+        },
+        Some(Handshake::Initialize) => ClientLifecycleMode::Initialize,
+        None => ClientLifecycleMode::Auto {
+            preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            legacy_version: Some(ProtocolVersion::V_2025_11_25),
+        },
     }
 }
 
@@ -49,6 +67,7 @@ impl Connection {
         config: &ToolServerConfig,
         sandbox: Result<&Sandbox, &str>,
         folder: &RunFolder,
+        known: Option<Handshake>,
     ) -> Result<Connection, String> {
         let stderr = Arc::new(Mutex::new(String::new()));
         match &config.transport {
@@ -60,7 +79,7 @@ impl Connection {
                     }
                 });
                 let service = ()
-                    .serve_with_lifecycle(client_end, lifecycle())
+                    .serve_with_lifecycle(client_end, lifecycle(known))
                     .await
                     .map_err(|error| format!("the built-in tools did not start: {error}"))?;
                 Ok(Connection {
@@ -83,7 +102,7 @@ impl Connection {
                         .custom_headers(custom),
                 );
                 let service = ()
-                    .serve_with_lifecycle(transport, lifecycle())
+                    .serve_with_lifecycle(transport, lifecycle(known))
                     .await
                     .map_err(|error| format!("cannot connect to {url}: {error}"))?;
                 Ok(Connection {
@@ -151,7 +170,8 @@ impl Connection {
                         }
                     });
                 }
-                let service = match ().serve_with_lifecycle((stdout, stdin), lifecycle()).await {
+                let service = match ().serve_with_lifecycle((stdout, stdin), lifecycle(known)).await
+                {
                     Ok(service) => service,
                     Err(error) => {
                         let _ = child.kill().await;
@@ -168,6 +188,20 @@ impl Connection {
                     stderr,
                 })
             }
+        }
+    }
+
+    /// The handshake the server answered.
+    pub fn handshake(&self) -> Handshake {
+        let modern = self
+            .service
+            .peer()
+            .peer_info()
+            .is_some_and(|info| info.protocol_version >= ProtocolVersion::V_2026_07_28);
+        if modern {
+            Handshake::Discover
+        } else {
+            Handshake::Initialize
         }
     }
 

@@ -65,13 +65,15 @@ impl RunTools {
             .servers
             .server(server)
             .ok_or_else(|| format!("this server has no MCP server \"{server}\""))?;
-        let connection = Connection::open(
-            config,
-            self.sandbox.as_ref().map_err(String::as_str),
-            &self.folder,
-        )
-        .await
-        .map_err(|problem| config.unavailable(&self.servers.redaction().text(&problem)))?;
+        let connection = self
+            .servers
+            .open(
+                config,
+                self.sandbox.as_ref().map_err(String::as_str),
+                &self.folder,
+            )
+            .await
+            .map_err(|problem| config.unavailable(&self.servers.redaction().text(&problem)))?;
         let tools = match connection.tools().await {
             Ok(tools) => tools,
             Err(problem) => {
