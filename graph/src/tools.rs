@@ -40,6 +40,39 @@ pub struct ToolChoice {
     pub extra: Extra,
 }
 
+/// The texts of `choices`' locked arguments, which may hold `{{ … }}`
+/// variables, each with its path (`{at}tools[0].arguments.key`), nested
+/// values included: validation checks them as it checks prompts.
+pub fn locked_texts<'a>(choices: &'a [ToolChoice], at: &str) -> Vec<(String, &'a str)> {
+    fn texts<'a>(value: &'a Value, path: String, found: &mut Vec<(String, &'a str)>) {
+        match value {
+            Value::String(text) => found.push((path, text)),
+            Value::Array(items) => {
+                for (index, item) in items.iter().enumerate() {
+                    texts(item, format!("{path}[{index}]"), found);
+                }
+            }
+            Value::Object(fields) => {
+                for (name, item) in fields {
+                    texts(item, format!("{path}.{name}"), found);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut found = Vec::new();
+    for (index, choice) in choices.iter().enumerate() {
+        for (name, value) in &choice.arguments {
+            texts(
+                value,
+                format!("{at}tools[{index}].arguments.{name}"),
+                &mut found,
+            );
+        }
+    }
+    found
+}
+
 impl ToolChoice {
     /// The name the model knows it by.
     pub fn name(&self) -> &str {

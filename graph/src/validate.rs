@@ -510,37 +510,39 @@ impl<'a> ModuleFindings<'a> {
         }
     }
 
-    /// The module's tools (PRODUCT §3.17), its re-prompts' narrowing of
-    /// them and how many calls it allows, on provider `provider`.
-    pub fn tools(
-        &mut self,
-        tools: &[crate::tools::ToolChoice],
-        re_prompts: &[crate::RePrompt],
-        max_tool_calls: Option<u32>,
-        provider: &str,
-    ) {
+    /// An agent task's tools (PRODUCT §3.17) — the module's own or a
+    /// variant's — each part of `offer` checked where it says it is, and
+    /// how many calls the module allows.
+    pub fn tools(&mut self, offer: ToolsOffer<'_>, max_tool_calls: Option<u32>) {
         use crate::tools::{self, MOST_TOOL_CALLS, ToolProblem};
         let name = self.name();
-        for (path, problem) in tools::problems(tools, self.context.tool_servers.as_ref()) {
-            let code = match problem {
-                ToolProblem::NameTaken { .. } | ToolProblem::BadName { .. } => Code::ToolInvalid,
-                _ => Code::ToolUnknown,
-            };
-            self.report(code, Some(format!("config.{path}")), problem.message(name));
-        }
-        for (index, re_prompt) in re_prompts.iter().enumerate() {
-            for allowed in tools::not_the_modules(
-                tools,
-                re_prompt.allowed_tools.as_deref().unwrap_or_default(),
-            ) {
-                let problem = ToolProblem::NotTheModules {
-                    name: allowed.to_owned(),
+        if let Some(at) = offer.tools_at {
+            for (path, problem) in tools::problems(offer.tools, self.context.tool_servers.as_ref())
+            {
+                let code = match problem {
+                    ToolProblem::NameTaken { .. } | ToolProblem::BadName { .. } => {
+                        Code::ToolInvalid
+                    }
+                    _ => Code::ToolUnknown,
                 };
-                self.report(
-                    Code::ToolUnknown,
-                    Some(format!("config.re_prompts[{index}].allowed_tools")),
-                    problem.message(name),
-                );
+                self.report(code, Some(format!("{at}{path}")), problem.message(name));
+            }
+        }
+        if let Some((re_prompts, at)) = offer.re_prompts {
+            for (index, re_prompt) in re_prompts.iter().enumerate() {
+                for allowed in tools::not_the_modules(
+                    offer.tools,
+                    re_prompt.allowed_tools.as_deref().unwrap_or_default(),
+                ) {
+                    let problem = ToolProblem::NotTheModules {
+                        name: allowed.to_owned(),
+                    };
+                    self.report(
+                        Code::ToolUnknown,
+                        Some(format!("{at}re_prompts[{index}].allowed_tools")),
+                        problem.message(name),
+                    );
+                }
             }
         }
         if let Some(most) = max_tool_calls
@@ -552,11 +554,14 @@ impl<'a> ModuleFindings<'a> {
                 format!("\"{name}\" allows {most} tool calls: from 1 to {MOST_TOOL_CALLS}"),
             );
         }
+        let Some((provider, path)) = offer.provider else {
+            return;
+        };
         let provider = match (provider, &self.context.providers) {
             ("", Some(providers)) => providers.first().map_or("", String::as_str),
             (provider, _) => provider,
         };
-        if !tools.is_empty()
+        if !offer.tools.is_empty()
             && self
                 .context
                 .providers_without_tools
@@ -566,11 +571,7 @@ impl<'a> ModuleFindings<'a> {
             let problem = ToolProblem::ProviderCannot {
                 provider: provider.to_owned(),
             };
-            self.report(
-                Code::ToolsUnsupported,
-                Some("config.agent_config.provider".to_owned()),
-                problem.message(name),
-            );
+            self.report(Code::ToolsUnsupported, Some(path), problem.message(name));
         }
     }
 
@@ -966,6 +967,19 @@ fn check_templates(findings: &mut ModuleFindings<'_>, topology: &Topology<'_>) {
             }
         }
     }
+}
+
+/// What an agent task (or one of its variants) offers the model: its
+/// tools, and each part to check with where it is (`None`: checked with
+/// the module already).
+pub struct ToolsOffer<'a> {
+    pub tools: &'a [crate::tools::ToolChoice],
+    /// Where the tools are (`config.` or a variant's overrides).
+    pub tools_at: Option<&'a str>,
+    /// The re-prompts narrowing them, and where those are.
+    pub re_prompts: Option<(&'a [crate::RePrompt], &'a str)>,
+    /// The provider that would call them, and the path naming it.
+    pub provider: Option<(&'a str, String)>,
 }
 
 /// A port as a person knows it: its title ("Re-prompt 2", "Results"), or,

@@ -1525,6 +1525,103 @@ fn tool_invalid() {
 }
 
 #[test]
+fn tool_unknown_in_a_variant_or_a_locked_template() {
+    // A variant with tools of its own is checked as the module is, at its
+    // own paths; what it keeps of the module's is not reported twice.
+    let graph = load(
+        vec![
+            module("m1", "step.input", json!({})),
+            module(
+                "m2",
+                "step.agent_task",
+                json!({
+                    "instruction": "Add",
+                    "re_prompts": [{"text": "Again", "allowed_tools": ["echo"]}],
+                    "tools": [{"server": "everything", "tool": "echo"}],
+                    "variants": [
+                        {"name": "A"},
+                        {"name": "B", "config_overrides": {"tools": [{"server": "elsewhere", "tool": "x"}]}},
+                        {"name": "C", "config_overrides": {"provider": "small"}},
+                    ],
+                }),
+            ),
+            module("m3", "step.judge", json!({})),
+        ],
+        vec![
+            cable("c1", ("m1", "data_out"), ("m2", "data_in")),
+            cable("c2", ("m2", "comparison_out"), ("m3", "comparison_in")),
+        ],
+    );
+    let mut context = server_with_tools();
+    context.providers = Some(vec!["sim".to_owned(), "small".to_owned()]);
+    let findings = validate(&graph, &context);
+    let found: Vec<(Code, Option<&str>)> = findings
+        .iter()
+        .map(|finding| (finding.code, finding.path.as_deref()))
+        .collect();
+    assert_eq!(
+        found,
+        [
+            (
+                Code::ToolUnknown,
+                Some("modules[1].config.variants[1].config_overrides.tools[0].server")
+            ),
+            // Variant B's tools lack the module's re-prompt's echo.
+            (
+                Code::ToolUnknown,
+                Some("modules[1].config.re_prompts[0].allowed_tools")
+            ),
+            (
+                Code::ToolsUnsupported,
+                Some("modules[1].config.variants[2].config_overrides.provider")
+            ),
+        ]
+    );
+    // A locked argument's template is checked as a prompt's is.
+    let locked = chain(json!({
+        "instruction": "Add",
+        "tools": [{"server": "everything", "tool": "echo", "arguments": {"message": "{{ Nobody.output }}"}}],
+    }));
+    let findings = validate(&locked, &server_with_tools());
+    assert_eq!(codes_of(&findings), [Code::TemplateUnresolved]);
+    assert_eq!(
+        findings[0].path.as_deref(),
+        Some("modules[1].config.tools[0].arguments.message")
+    );
+}
+
+#[test]
+fn tool_invalid_when_the_only_turn_answers_an_intent_gate() {
+    let gated = |re_prompts: Value| {
+        chain(json!({
+            "instruction": "Sort it",
+            "re_prompts": re_prompts,
+            "tools": [{"server": "everything", "tool": "echo"}],
+            "intent_gate": {"allowed_intents": ["a", "b"]},
+        }))
+    };
+    let findings = validate(&gated(json!([])), &server_with_tools());
+    let tool_findings: Vec<&str> = findings
+        .iter()
+        .filter(|finding| finding.code == Code::ToolInvalid)
+        .map(|finding| finding.message.as_str())
+        .collect();
+    assert_eq!(
+        tool_findings,
+        [
+            "\"m2\" has tools and an intent gate but no re-prompt: its only turn answers the gate, which offers no tools. Add a re-prompt for the tools' work"
+        ]
+    );
+    let findings = validate(&gated(json!(["Look it up"])), &server_with_tools());
+    assert!(
+        findings
+            .iter()
+            .all(|finding| finding.code != Code::ToolInvalid),
+        "{findings:?}"
+    );
+}
+
+#[test]
 fn tools_unsupported() {
     let on = |provider: &str| {
         chain(

@@ -15,7 +15,7 @@ use crate::ports::{
     named_output_port_id, output, reprompt_port_id, reprompt_port_label, spec, task_inputs,
 };
 use crate::reprompt::{Attachment, RePrompt};
-use crate::validate::{Code, ModuleFindings};
+use crate::validate::{Code, ModuleFindings, ToolsOffer};
 
 /// The port of the primary response alone, with `separate_outputs` on.
 pub const ORIGINAL_OUT: &str = "original_out";
@@ -114,6 +114,10 @@ impl KindConfig for AgentTaskConfig {
         validation
     );
 
+    fn further_prompt_texts(&self) -> Vec<(String, &str)> {
+        crate::tools::locked_texts(&self.tools, "config.")
+    }
+
     fn ports(&self) -> ModulePorts {
         let mut outputs = vec![output(spec::DATA_OUT)];
         outputs.extend(named_outputs(&self.named_outputs));
@@ -185,11 +189,30 @@ impl KindChecks for AgentTaskConfig {
         let owner = format!("The instruction of \"{}\"", findings.name());
         findings.attachments(&self.attachments, "config.attachments", &owner);
         findings.tools(
-            &self.tools,
-            &self.re_prompts,
+            ToolsOffer {
+                tools: &self.tools,
+                tools_at: Some("config."),
+                re_prompts: Some((&self.re_prompts, "config.")),
+                provider: Some((
+                    &self.agent_config.provider,
+                    "config.agent_config.provider".to_owned(),
+                )),
+            },
             self.max_tool_calls,
-            &self.agent_config.provider,
         );
+        self.validate_variants_tools(findings);
+        if self.intent_gate.is_some() && self.re_prompts.is_empty() && !self.tools.is_empty() {
+            // Its one turn answers the gate, and a turn answering a gate
+            // offers no tools: they would never be called.
+            let name = findings.name();
+            findings.report(
+                Code::ToolInvalid,
+                Some("config.tools".to_owned()),
+                format!(
+                    "\"{name}\" has tools and an intent gate but no re-prompt: its only turn answers the gate, which offers no tools. Add a re-prompt for the tools' work"
+                ),
+            );
+        }
         if let Some(gate) = &self.intent_gate {
             findings.intent_gate(gate);
             if self
@@ -212,6 +235,43 @@ impl KindChecks for AgentTaskConfig {
     fn validate_cables(&self, findings: &mut ModuleFindings<'_>) {
         if !self.session_mode.is_new() {
             findings.chat_continued();
+        }
+    }
+}
+
+impl AgentTaskConfig {
+    /// A variant that changes the tools, the re-prompts that narrow them
+    /// or the provider that calls them is checked as the module is (the
+    /// run would refuse it in the same words); what it keeps of the
+    /// module's was checked with the module.
+    fn validate_variants_tools(&self, findings: &mut ModuleFindings<'_>) {
+        for (index, variant) in self.variants.iter().enumerate() {
+            let overrides = &variant.config_overrides;
+            let at = format!("config.variants[{index}].config_overrides.");
+            let tools = overrides.tools.as_deref().unwrap_or(&self.tools);
+            let tools_changed = overrides.tools.is_some();
+            let re_prompts = match &overrides.re_prompts {
+                Some(re_prompts) => Some((re_prompts.as_slice(), at.as_str())),
+                None => tools_changed.then_some((self.re_prompts.as_slice(), "config.")),
+            };
+            let provider = match &overrides.provider {
+                Some(provider) => Some((provider.as_str(), format!("{at}provider"))),
+                None => tools_changed.then(|| {
+                    (
+                        self.agent_config.provider.as_str(),
+                        "config.agent_config.provider".to_owned(),
+                    )
+                }),
+            };
+            findings.tools(
+                ToolsOffer {
+                    tools,
+                    tools_at: tools_changed.then_some(at.as_str()),
+                    re_prompts,
+                    provider,
+                },
+                None,
+            );
         }
     }
 }
