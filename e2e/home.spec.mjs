@@ -163,7 +163,8 @@ test('with no graphs, the home page tells a newcomer what to do and offers the e
   expect(outline).not.toBe('none');
 
   const examples = page.getByRole('region', { name: 'Examples' }).locator('.home-example');
-  await expect(examples).toHaveCount(7);
+  await expect(examples).toHaveCount(8);
+  await expect(examples.filter({ hasText: 'An agent that looks things up' })).toHaveCount(1);
   await expect(examples.filter({ hasText: 'A person approves the change' })).toHaveCount(1);
   const loop = examples.filter({ hasText: 'Revise until approved' });
   await expect(loop).toContainText('review gate');

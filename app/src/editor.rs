@@ -30,6 +30,7 @@ pub mod save;
 mod share;
 pub mod state;
 pub mod together;
+pub mod transcript;
 pub mod transfer;
 mod validation;
 

@@ -463,6 +463,86 @@ fn triage_graph() -> Graph {
     }
 }
 
+/// "An agent that looks things up": an agent task with two tools of the
+/// built-in MCP server — the refund policy (the lookup, its key locked, so
+/// the model cannot read another entry) and a calculator — answers a
+/// customer; what the policy said routes the answer, by the seed's path.
+fn tools_graph() -> Graph {
+    let mut locked = serde_json::Map::new();
+    locked.insert(
+        "key".to_owned(),
+        serde_json::Value::String("refund-policy".to_owned()),
+    );
+    let mut approved = cable("c2", ("answer", DATA_OUT), ("reply", DATA_IN));
+    approved.condition =
+        Some("get('$.tools.policy.outputs.latest.decision') == 'approved'".to_owned());
+    Graph {
+        name: "An agent that looks things up".to_owned(),
+        modules: vec![
+            module(
+                "question",
+                "Customer question",
+                80.0,
+                200.0,
+                ModuleConfig::Input(InputConfig {
+                    description: "What did the customer ask?".to_owned(),
+                    default_text: "I bought these shoes 12 days ago and they don't fit. Can I still get a refund, and how long do I have?"
+                        .to_owned(),
+                    ..InputConfig::default()
+                }),
+            ),
+            module(
+                "answer",
+                "Answer from the policy",
+                380.0,
+                200.0,
+                ModuleConfig::AgentTask(AgentTaskConfig {
+                    instruction: "Answer the customer's question above. Read the refund policy with the policy tool first, and use the calculator for any arithmetic; quote the policy.
+[sim:tool policy {}]
+[sim:tool calculate {\"expression\": \"30 - 12\"}]"
+                        .to_owned(),
+                    agent_config: AgentConfig::simulated(),
+                    tools: vec![
+                        crate::tools::ToolChoice {
+                            server: "patchbay".to_owned(),
+                            tool: "lookup".to_owned(),
+                            alias: Some("policy".to_owned()),
+                            arguments: locked,
+                            ..crate::tools::ToolChoice::default()
+                        },
+                        crate::tools::ToolChoice {
+                            server: "patchbay".to_owned(),
+                            tool: "calculate".to_owned(),
+                            ..crate::tools::ToolChoice::default()
+                        },
+                    ],
+                    ..AgentTaskConfig::default()
+                }),
+            ),
+            module(
+                "reply",
+                "Reply to the customer",
+                700.0,
+                100.0,
+                ModuleConfig::Output(OutputConfig::default()),
+            ),
+            module(
+                "person",
+                "A person decides",
+                700.0,
+                320.0,
+                ModuleConfig::Output(OutputConfig::default()),
+            ),
+        ],
+        cables: vec![
+            cable("c1", ("question", DATA_OUT), ("answer", DATA_IN)),
+            approved,
+            cable("c3", ("answer", DATA_OUT), ("person", DATA_IN)),
+        ],
+        ..Graph::default()
+    }
+}
+
 /// "Which prompt is better?": three variants of a re-prompt chain — as
 /// written, with an instruction of its own, with re-prompts of its own —
 /// scored side by side by a judge.
@@ -571,7 +651,7 @@ pub struct Listed {
 }
 
 /// Every example as the home page lists it, the starter graph first.
-pub const CATALOGUE: [Listed; 7] = [
+pub const CATALOGUE: [Listed; 8] = [
     Listed {
         id: STARTER_EXAMPLE,
         title: "Draft, review, finalize",
@@ -595,6 +675,12 @@ pub const CATALOGUE: [Listed; 7] = [
         title: "Triage",
         description: "A classifier chooses an intent and a team; conditions on its cables send the message to that team, anything else to a catch-all, and escalations to a person.",
         modules: 7,
+    },
+    Listed {
+        id: "an-agent-that-looks-things-up",
+        title: "An agent that looks things up",
+        description: "An agent calls tools of the built-in MCP server (a policy lookup with its key locked, a calculator) before it answers; what the policy decided routes the answer.",
+        modules: 4,
     },
     Listed {
         id: "coding-agent",
@@ -623,6 +709,7 @@ fn build(id: &str) -> Option<Graph> {
         "revise-until-approved" => review_loop_graph(),
         "which-prompt-is-better" => which_prompt_graph(),
         "triage" => triage_graph(),
+        "an-agent-that-looks-things-up" => tools_graph(),
         "coding-agent" => coding_graph(),
         "build-until-the-checks-pass" => checks_graph(),
         "a-person-approves-the-change" => approval_graph(),
@@ -661,6 +748,30 @@ mod tests {
         assert!(findings.is_empty(), "{findings:#?}");
     }
 
+    /// The built-in MCP server's tools, as a server lists them.
+    fn built_in_tools() -> crate::tools::ToolCatalogue {
+        let tool = |name: &str, arguments: &[&str]| crate::tools::ToolSpec {
+            name: name.to_owned(),
+            arguments: arguments
+                .iter()
+                .map(|argument| (*argument).to_owned())
+                .collect(),
+        };
+        [(
+            "patchbay".to_owned(),
+            crate::tools::ServerSpec {
+                tools: vec![
+                    tool("calculate", &["expression"]),
+                    tool("clock", &[]),
+                    tool("lookup", &["key"]),
+                ],
+                problem: None,
+            },
+        )]
+        .into_iter()
+        .collect()
+    }
+
     #[test]
     fn every_example_is_valid_with_no_findings() {
         // The context of a server with only its built-in provider and agent,
@@ -672,7 +783,8 @@ mod tests {
             webhooks: Some(Vec::new()),
             commands_enabled: Some(true),
             sandbox_available: Some(true),
-            ..ValidationContext::default()
+            tool_servers: Some(built_in_tools()),
+            providers_without_tools: Some(Vec::new()),
         };
         for example in examples() {
             let findings = validate(&example.graph, &context);

@@ -319,6 +319,13 @@ async fn the_examples_run_as_recorded() {
         )
         .await;
         run_example(&mut recording, &router, "coding-agent", "a haiku file").await;
+        run_example(
+            &mut recording,
+            &router,
+            "an-agent-that-looks-things-up",
+            "Can I return a coat I bought 12 days ago?",
+        )
+        .await;
         recording.check("examples");
     }
 }

@@ -310,8 +310,24 @@ async fn cancel_stops_a_run_and_keeps_what_it_produced() {
 async fn providers_are_listed_without_secrets() {
     let database = support::databases().await.remove(0);
     let (router, _) = app(&database, 0).await;
-    let (status, body) = call(&router, get("/api/providers")).await;
+    let (status, mut body) = call(&router, get("/api/providers")).await;
     assert_eq!(status, StatusCode::OK);
+    // The built-in tools server, listed by what it offers (its tools'
+    // schemas are the MCP tests' to read).
+    let tool_servers = body
+        .as_object_mut()
+        .and_then(|body| body.remove("tool_servers"))
+        .unwrap();
+    assert_eq!(tool_servers.as_array().unwrap().len(), 1);
+    assert_eq!(tool_servers[0]["id"], "patchbay");
+    assert_eq!(tool_servers[0]["transport"], "built_in");
+    let names: Vec<&str> = tool_servers[0]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["calculate", "clock", "lookup"]);
     assert_eq!(
         body,
         json!({

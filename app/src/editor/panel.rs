@@ -13,6 +13,7 @@ mod intent_gate;
 mod join;
 mod kinds;
 mod reprompts;
+mod tools;
 mod validators;
 mod variants;
 

@@ -857,6 +857,8 @@ fn ModuleView(view_state: RunView) -> impl IntoView {
                 } else if current.get() == Tab::Variants {
                     let rows = Signal::derive(move || compared.get().unwrap_or_default());
                     view! { <super::comparison::Comparison rows/> }.into_any()
+                } else if current.get() == Tab::Transcript {
+                    view! { <super::transcript::TranscriptView activation/> }.into_any()
                 } else {
                     view! { <pre class="run-output" role="tabpanel" aria-live="off">{move || text.get()}</pre> }.into_any()
                 }

@@ -30,67 +30,11 @@ fn agent_mut(config: &mut ModuleConfig, index: usize) -> Option<&mut CodingAgent
     }
 }
 
+/// One agent of a coding module: which agent, in which mode and session,
+/// with what instruction and re-prompts.
 #[component]
 fn AgentCard(selected: Selected, index: usize, count: Signal<usize>) -> impl IntoView {
-    let editor = selected.editor;
     let agent = selected.read(move |config| agents(config).get(index).cloned().unwrap_or_default());
-    let profiles = Signal::derive(move || {
-        let mut options = vec![(String::new(), "Server default".to_owned())];
-        if let Some(catalogue) = editor.catalogue.get() {
-            options.extend(catalogue.acp_profiles.iter().map(|profile| {
-                let name = if profile.simulated {
-                    format!("{} (simulated)", profile.name)
-                } else {
-                    profile.name.clone()
-                };
-                (profile.id.clone(), name)
-            }));
-        }
-        let current = agent.get().acp_profile_id.unwrap_or_default();
-        if !options.iter().any(|(id, _)| *id == current) {
-            options.push((current.clone(), format!("{current} (not on this server)")));
-        }
-        options
-    });
-    // The agent's profile as the server lists it (its default first).
-    let profile = Signal::derive(move || {
-        let id = agent.get().acp_profile_id;
-        editor.catalogue.get().and_then(|catalogue| match &id {
-            Some(id) => catalogue
-                .acp_profiles
-                .iter()
-                .find(|profile| &profile.id == id)
-                .cloned(),
-            None => catalogue.acp_profiles.first().cloned(),
-        })
-    });
-    // The modes the operator allows for the agent's profile, and the one
-    // chosen even if not.
-    let modes = Signal::derive(move || {
-        let chosen = agent.get();
-        let mut options = vec![(String::new(), "The agent's own".to_owned())];
-        if let Some(profile) = profile.get() {
-            options.extend(
-                profile
-                    .modes
-                    .iter()
-                    .map(|mode| (mode.clone(), mode.clone())),
-            );
-        }
-        if let Some(mode) = chosen.acp_mode
-            && !options.iter().any(|(id, _)| *id == mode)
-        {
-            options.push((mode.clone(), format!("{mode} (not allowed on this server)")));
-        }
-        options
-    });
-    // Only the first agent of a chain can take up an upstream session; the
-    // choice shows elsewhere only to be undone.
-    let continuable = selected.read(move |config| match config {
-        ModuleConfig::Coding(coding) => coding.continue_refusal(index).is_none(),
-        _ => false,
-    });
-    let continues = Signal::derive(move || !agent.get().session_mode.is_new());
     let move_agent = selected.act("Reorder agents", move |config, to: usize| {
         if let ModuleConfig::Coding(coding) = config
             && index < coding.agents.len()
@@ -123,86 +67,9 @@ fn AgentCard(selected: Selected, index: usize, count: Signal<usize>) -> impl Int
                 <button type="button" aria-label=format!("Move agent {} down", index + 1) disabled=move || { index + 1 >= count.get() || selected.disabled().get() } on:click=move |_| move_agent.run(index + 1)>"▼"</button>
                 <button type="button" aria-label=format!("Remove agent {}", index + 1) disabled=move || selected.disabled().get() on:click=move |_| remove.run(())>"✕"</button>
             </div>
-            <SelectField
-                label="Agent"
-                value=Signal::derive(move || agent.get().acp_profile_id.unwrap_or_default())
-                options=profiles
-                on_change=selected.act("Change agent", move |config, value: String| {
-                    if let Some(agent) = agent_mut(config, index) {
-                        agent.acp_profile_id = (!value.is_empty()).then_some(value);
-                    }
-                })
-                disabled=selected.disabled()
-            />
-            <TextField
-                label="Role"
-                value=Signal::derive(move || agent.get().role)
-                on_input=selected.update("Edit role", "agent_role", move |config, value: String| {
-                    if let Some(agent) = agent_mut(config, index) {
-                        agent.role = value;
-                    }
-                })
-                disabled=selected.disabled()
-            />
-            <TextField
-                label="Model"
-                placeholder="The agent's own"
-                value=Signal::derive(move || agent.get().agent_config.model)
-                on_input=selected.update("Edit agent model", "agent_model", move |config, value: String| {
-                    if let Some(agent) = agent_mut(config, index) {
-                        agent.agent_config.model = value;
-                    }
-                })
-                disabled=selected.disabled()
-            />
-            <SelectField
-                label="Mode"
-                value=Signal::derive(move || agent.get().acp_mode.unwrap_or_default())
-                options=modes
-                on_change=selected.act("Change agent mode", move |config, value: String| {
-                    if let Some(agent) = agent_mut(config, index) {
-                        agent.acp_mode = (!value.is_empty()).then_some(value);
-                    }
-                })
-                disabled=selected.disabled()
-            />
-            <p class="hint">{move || {
-                let allowed = modes.get().len() > 1;
-                format!(
-                    "Chosen over ACP when the agent's session opens; empty leaves the agent's own. {}{}",
-                    profile.get().and_then(|profile| profile.offers).map_or_else(
-                        || "What the agent offers shows here once it has run on this server.".to_owned(),
-                        |offers| offers_text(&offers),
-                    ),
-                    if allowed { "" } else { " This server's operator allows no mode choice for this agent." }
-                )
-            }}</p>
-            {move || {
-                let problems = unsupported(&agent.get(), profile.get().and_then(|profile| profile.offers).as_ref());
-                (!problems.is_empty()).then(|| view! {
-                    <ul class="field-problems" role="alert">
-                        {problems.into_iter().map(|problem| view! { <li>{problem}</li> }).collect_view()}
-                    </ul>
-                })
-            }}
-            <Show when=move || continuable.get() || continues.get()>
-                <SelectField
-                    label="Session"
-                    value=Signal::derive(move || if continues.get() { "continue".to_owned() } else { "new".to_owned() })
-                    options=Signal::derive(|| vec![
-                        ("new".to_owned(), "New session".to_owned()),
-                        ("continue".to_owned(), "Continue the upstream session".to_owned()),
-                    ])
-                    on_change=selected.act("Change agent session", move |config, value: String| {
-                        if let Some(agent) = agent_mut(config, index) {
-                            agent.session_mode = if value == "continue" { SessionMode::Continue } else { SessionMode::New };
-                        }
-                    })
-                    disabled=selected.disabled()
-                />
-                <p class="hint">"Continue takes up the conversation of the coding module wired to this one's input (ACP session/load), when it is the same agent and the agent can. The work is done in this module's own workspace."</p>
-                <FieldProblems selected codes=&[graph::Code::SessionNotContinuable] at=format!("agents[{index}].session_mode")/>
-            </Show>
+            <AgentProfile selected index agent/>
+            <AgentMode selected index agent/>
+            <AgentSession selected index agent/>
             <TextArea
                 label="Instruction override"
                 rows=3
@@ -217,6 +84,179 @@ fn AgentCard(selected: Selected, index: usize, count: Signal<usize>) -> impl Int
             />
             <RePromptSection selected owner=RePromptOwner::Agent(index)/>
         </div>
+    }
+}
+
+/// Which agent (an ACP profile of the server's), its role and its model.
+#[component]
+fn AgentProfile(
+    selected: Selected,
+    index: usize,
+    agent: Signal<CodingAgentAssignment>,
+) -> impl IntoView {
+    let editor = selected.editor;
+    let profiles = Signal::derive(move || {
+        let mut options = vec![(String::new(), "Server default".to_owned())];
+        if let Some(catalogue) = editor.catalogue.get() {
+            options.extend(catalogue.acp_profiles.iter().map(|profile| {
+                let name = if profile.simulated {
+                    format!("{} (simulated)", profile.name)
+                } else {
+                    profile.name.clone()
+                };
+                (profile.id.clone(), name)
+            }));
+        }
+        let current = agent.get().acp_profile_id.unwrap_or_default();
+        if !options.iter().any(|(id, _)| *id == current) {
+            options.push((current.clone(), format!("{current} (not on this server)")));
+        }
+        options
+    });
+    view! {
+        <SelectField
+            label="Agent"
+            value=Signal::derive(move || agent.get().acp_profile_id.unwrap_or_default())
+            options=profiles
+            on_change=selected.act("Change agent", move |config, value: String| {
+                if let Some(agent) = agent_mut(config, index) {
+                    agent.acp_profile_id = (!value.is_empty()).then_some(value);
+                }
+            })
+            disabled=selected.disabled()
+        />
+        <TextField
+            label="Role"
+            value=Signal::derive(move || agent.get().role)
+            on_input=selected.update("Edit role", "agent_role", move |config, value: String| {
+                if let Some(agent) = agent_mut(config, index) {
+                    agent.role = value;
+                }
+            })
+            disabled=selected.disabled()
+        />
+        <TextField
+            label="Model"
+            placeholder="The agent's own"
+            value=Signal::derive(move || agent.get().agent_config.model)
+            on_input=selected.update("Edit agent model", "agent_model", move |config, value: String| {
+                if let Some(agent) = agent_mut(config, index) {
+                    agent.agent_config.model = value;
+                }
+            })
+            disabled=selected.disabled()
+        />
+    }
+}
+
+/// The agent's mode, among those the operator allows for its profile, and
+/// what the agent said it offers.
+#[component]
+fn AgentMode(
+    selected: Selected,
+    index: usize,
+    agent: Signal<CodingAgentAssignment>,
+) -> impl IntoView {
+    let editor = selected.editor;
+    // The agent's profile as the server lists it (its default first).
+    let profile = Signal::derive(move || {
+        let id = agent.get().acp_profile_id;
+        editor.catalogue.get().and_then(|catalogue| match &id {
+            Some(id) => catalogue
+                .acp_profiles
+                .iter()
+                .find(|profile| &profile.id == id)
+                .cloned(),
+            None => catalogue.acp_profiles.first().cloned(),
+        })
+    });
+    // The modes the operator allows for the agent's profile, and the one
+    // chosen even if not.
+    let modes = Signal::derive(move || {
+        let chosen = agent.get();
+        let mut options = vec![(String::new(), "The agent's own".to_owned())];
+        if let Some(profile) = profile.get() {
+            options.extend(
+                profile
+                    .modes
+                    .iter()
+                    .map(|mode| (mode.clone(), mode.clone())),
+            );
+        }
+        if let Some(mode) = chosen.acp_mode
+            && !options.iter().any(|(id, _)| *id == mode)
+        {
+            options.push((mode.clone(), format!("{mode} (not allowed on this server)")));
+        }
+        options
+    });
+    view! {
+        <SelectField
+            label="Mode"
+            value=Signal::derive(move || agent.get().acp_mode.unwrap_or_default())
+            options=modes
+            on_change=selected.act("Change agent mode", move |config, value: String| {
+                if let Some(agent) = agent_mut(config, index) {
+                    agent.acp_mode = (!value.is_empty()).then_some(value);
+                }
+            })
+            disabled=selected.disabled()
+        />
+        <p class="hint">{move || {
+            let allowed = modes.get().len() > 1;
+            format!(
+                "Chosen over ACP when the agent's session opens; empty leaves the agent's own. {}{}",
+                profile.get().and_then(|profile| profile.offers).map_or_else(
+                    || "What the agent offers shows here once it has run on this server.".to_owned(),
+                    |offers| offers_text(&offers),
+                ),
+                if allowed { "" } else { " This server's operator allows no mode choice for this agent." }
+            )
+        }}</p>
+        {move || {
+            let problems = unsupported(&agent.get(), profile.get().and_then(|profile| profile.offers).as_ref());
+            (!problems.is_empty()).then(|| view! {
+                <ul class="field-problems" role="alert">
+                    {problems.into_iter().map(|problem| view! { <li>{problem}</li> }).collect_view()}
+                </ul>
+            })
+        }}
+    }
+}
+
+/// Whether the agent continues the upstream coding module's session: only
+/// the first agent of a chain can; elsewhere the choice shows only to be
+/// undone.
+#[component]
+fn AgentSession(
+    selected: Selected,
+    index: usize,
+    agent: Signal<CodingAgentAssignment>,
+) -> impl IntoView {
+    let continuable = selected.read(move |config| match config {
+        ModuleConfig::Coding(coding) => coding.continue_refusal(index).is_none(),
+        _ => false,
+    });
+    let continues = Signal::derive(move || !agent.get().session_mode.is_new());
+    view! {
+        <Show when=move || continuable.get() || continues.get()>
+            <SelectField
+                label="Session"
+                value=Signal::derive(move || if continues.get() { "continue".to_owned() } else { "new".to_owned() })
+                options=Signal::derive(|| vec![
+                    ("new".to_owned(), "New session".to_owned()),
+                    ("continue".to_owned(), "Continue the upstream session".to_owned()),
+                ])
+                on_change=selected.act("Change agent session", move |config, value: String| {
+                    if let Some(agent) = agent_mut(config, index) {
+                        agent.session_mode = if value == "continue" { SessionMode::Continue } else { SessionMode::New };
+                    }
+                })
+                disabled=selected.disabled()
+            />
+            <p class="hint">"Continue takes up the conversation of the coding module wired to this one's input (ACP session/load), when it is the same agent and the agent can. The work is done in this module's own workspace."</p>
+            <FieldProblems selected codes=&[graph::Code::SessionNotContinuable] at=format!("agents[{index}].session_mode")/>
+        </Show>
     }
 }
 
@@ -263,30 +303,35 @@ fn unsupported(agent: &CodingAgentAssignment, offers: Option<&AgentOffers>) -> V
 }
 
 pub fn coding(selected: Selected) -> impl IntoView {
+    view! {
+        <MigrationNotice selected/>
+        <Instruction selected placeholder="What the agents should build"/>
+        <TextField
+            label="Workspace folder"
+            placeholder="A fresh temporary repository per run"
+            value=selected.read(|config| match config {
+                ModuleConfig::Coding(coding) => coding.workspace.path.clone().unwrap_or_default(),
+                _ => String::new(),
+            })
+            on_input=selected.update("Change workspace", "workspace", |config, value: String| {
+                if let ModuleConfig::Coding(coding) = config {
+                    coding.workspace.path = (!value.trim().is_empty()).then_some(value);
+                }
+            })
+            disabled=selected.disabled()
+        />
+        <AgentsSection selected/>
+        <CoordinationSection selected/>
+        <IntentGateSection selected who="After its work, the last agent (the reviewer of a review chain) is asked in a turn of its own and"/>
+        <super::validators::ValidatorsSection selected/>
+        <super::variants::VariantsSection selected/>
+    }
+}
+
+/// What migrating the module from DOC23 R3.1 changed, until dismissed.
+#[component]
+fn MigrationNotice(selected: Selected) -> impl IntoView {
     let editor = selected.editor;
-    let count = selected.read(|config| agents(config).len());
-    let add = selected.act("Add agent", |config, (): ()| {
-        if let ModuleConfig::Coding(coding) = config {
-            let role = if coding.agents.is_empty() {
-                "builder"
-            } else {
-                "reviewer"
-            };
-            coding.agents.push(CodingAgentAssignment {
-                role: role.to_owned(),
-                ..CodingAgentAssignment::default()
-            });
-        }
-    });
-    let coordination = selected.read(|config| match config {
-        ModuleConfig::Coding(coding) => match coding.coordination {
-            Coordination::Sequential => "sequential",
-            Coordination::Parallel => "parallel",
-            Coordination::ReviewChain => "review_chain",
-        }
-        .to_owned(),
-        _ => String::new(),
-    });
     let migration = Signal::derive(move || {
         let id = selected.id();
         editor
@@ -309,52 +354,36 @@ pub fn coding(selected: Selected) -> impl IntoView {
             edit.set_migrations(remaining);
         });
     };
-    let number_field =
-        move |label: &'static str,
-              field: &'static str,
-              read: fn(&graph::config::CodingConfig) -> u32,
-              write: fn(&mut graph::config::CodingConfig, u32)| {
+    move || {
+        migration.get().map(|message| {
             view! {
-                <NumberField
-                    label
-                    min=1.0
-                    max=1000.0
-                    step=1.0
-                    value=selected.read(move |config| match config {
-                        ModuleConfig::Coding(coding) => Some(f64::from(read(coding))),
-                        _ => None,
-                    })
-                    on_input=selected.update("Change coding setting", field, move |config, value: Option<f64>| {
-                        if let ModuleConfig::Coding(coding) = config {
-                            write(coding, value.map_or(1, |value| value.round().clamp(1.0, 1000.0) as u32));
-                        }
-                    })
-                    disabled=selected.disabled()
-                />
+                <div class="notice migrated" role="status">
+                    <strong>"Migrated from DOC23 R3.1. "</strong>{message}
+                    <button type="button" on:click=dismiss>"Got it"</button>
+                </div>
             }
-        };
+        })
+    }
+}
+
+/// The module's agents, in order, and adding one.
+#[component]
+fn AgentsSection(selected: Selected) -> impl IntoView {
+    let count = selected.read(|config| agents(config).len());
+    let add = selected.act("Add agent", |config, (): ()| {
+        if let ModuleConfig::Coding(coding) = config {
+            let role = if coding.agents.is_empty() {
+                "builder"
+            } else {
+                "reviewer"
+            };
+            coding.agents.push(CodingAgentAssignment {
+                role: role.to_owned(),
+                ..CodingAgentAssignment::default()
+            });
+        }
+    });
     view! {
-        {move || migration.get().map(|message| view! {
-            <div class="notice migrated" role="status">
-                <strong>"Migrated from DOC23 R3.1. "</strong>{message}
-                <button type="button" on:click=dismiss>"Got it"</button>
-            </div>
-        })}
-        <Instruction selected placeholder="What the agents should build"/>
-        <TextField
-            label="Workspace folder"
-            placeholder="A fresh temporary repository per run"
-            value=selected.read(|config| match config {
-                ModuleConfig::Coding(coding) => coding.workspace.path.clone().unwrap_or_default(),
-                _ => String::new(),
-            })
-            on_input=selected.update("Change workspace", "workspace", |config, value: String| {
-                if let ModuleConfig::Coding(coding) = config {
-                    coding.workspace.path = (!value.trim().is_empty()).then_some(value);
-                }
-            })
-            disabled=selected.disabled()
-        />
         <section class="agents" aria-label="Agents">
             <h3>"Agents"</h3>
             <For each=move || 0..count.get() key=|index| *index let:index>
@@ -362,6 +391,50 @@ pub fn coding(selected: Selected) -> impl IntoView {
             </For>
             <button type="button" class="add" disabled=move || selected.disabled().get() on:click=move |_| add.run(())>"+ Add agent"</button>
         </section>
+    }
+}
+
+/// A whole number of the module's config, from 1 to 1000.
+fn coding_number(
+    selected: Selected,
+    label: &'static str,
+    field: &'static str,
+    read: fn(&graph::config::CodingConfig) -> u32,
+    write: fn(&mut graph::config::CodingConfig, u32),
+) -> impl IntoView {
+    view! {
+        <NumberField
+            label
+            min=1.0
+            max=1000.0
+            step=1.0
+            value=selected.read(move |config| match config {
+                ModuleConfig::Coding(coding) => Some(f64::from(read(coding))),
+                _ => None,
+            })
+            on_input=selected.update("Change coding setting", field, move |config, value: Option<f64>| {
+                if let ModuleConfig::Coding(coding) = config {
+                    write(coding, value.map_or(1, |value| value.round().clamp(1.0, 1000.0) as u32));
+                }
+            })
+            disabled=selected.disabled()
+        />
+    }
+}
+
+/// How the agents work together, and the caps on their work.
+#[component]
+fn CoordinationSection(selected: Selected) -> impl IntoView {
+    let coordination = selected.read(|config| match config {
+        ModuleConfig::Coding(coding) => match coding.coordination {
+            Coordination::Sequential => "sequential",
+            Coordination::Parallel => "parallel",
+            Coordination::ReviewChain => "review_chain",
+        }
+        .to_owned(),
+        _ => String::new(),
+    });
+    view! {
         <fieldset>
             <legend>"Coordination"</legend>
             <SelectField
@@ -384,9 +457,9 @@ pub fn coding(selected: Selected) -> impl IntoView {
                 disabled=selected.disabled()
             />
             <Show when=move || coordination.get() == "review_chain">
-                {number_field("Max rounds", "coding_max_rounds", |coding| coding.max_rounds, |coding, value| coding.max_rounds = value)}
+                {coding_number(selected, "Max rounds", "coding_max_rounds", |coding| coding.max_rounds, |coding, value| coding.max_rounds = value)}
             </Show>
-            {number_field("Max iterations (safety cap on agent turns)", "max_iterations", |coding| coding.max_iterations, |coding, value| coding.max_iterations = value)}
+            {coding_number(selected, "Max iterations (safety cap on agent turns)", "max_iterations", |coding| coding.max_iterations, |coding, value| coding.max_iterations = value)}
             <CheckField
                 label="Capture test results"
                 hint="Keep the last test results the agents ran"
@@ -416,9 +489,6 @@ pub fn coding(selected: Selected) -> impl IntoView {
                 disabled=selected.disabled()
             />
         </fieldset>
-        <IntentGateSection selected who="After its work, the last agent (the reviewer of a review chain) is asked in a turn of its own and"/>
-        <super::validators::ValidatorsSection selected/>
-        <super::variants::VariantsSection selected/>
     }
 }
 

@@ -69,6 +69,7 @@ pub fn agent_task(selected: Selected) -> impl IntoView {
         <Instruction selected placeholder="What the agent should do"/>
         <AttachmentChips selected place=AttachmentPlace::Instruction/>
         <RePromptSection selected owner=RePromptOwner::Module separate_outputs=true/>
+        <super::tools::ToolsSection selected/>
         <NamedOutputs selected/>
         <IntentGateSection selected who="The last turn (the last re-prompt, or the instruction when there is none)"/>
         <super::validators::ValidatorsSection selected/>

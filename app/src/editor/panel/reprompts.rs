@@ -161,6 +161,7 @@ fn RePromptItem(
                 }
             ></textarea>
             <AttachmentChips selected place=AttachmentPlace::RePrompt(owner, index)/>
+            {(owner == RePromptOwner::Module).then(|| view! { <super::tools::RePromptTools selected index/> })}
         </li>
     }
 }

@@ -35,34 +35,6 @@ fn parse_params(text: &str) -> std::collections::BTreeMap<String, String> {
 #[component]
 pub fn ValidatorsSection(selected: Selected) -> impl IntoView {
     let validation = selected.read(validation_of);
-    // An edit of validator `index` (or pattern `index`): typing into one of
-    // its fields is one undo step.
-    let validator_edit =
-        move |label: &'static str, field: &'static str, apply: fn(&mut Validator, String)| {
-            move |index: usize| {
-                selected.update(label, field, move |config, value: String| {
-                    if let Some(validator) = config
-                        .validation_mut()
-                        .and_then(|validation| validation.validators.get_mut(index))
-                    {
-                        apply(validator, value);
-                    }
-                })
-            }
-        };
-    let pattern_edit =
-        move |label: &'static str, field: &'static str, apply: fn(&mut FailurePattern, String)| {
-            move |index: usize| {
-                selected.update(label, field, move |config, value: String| {
-                    if let Some(pattern) = config
-                        .validation_mut()
-                        .and_then(|validation| validation.failure_patterns.get_mut(index))
-                    {
-                        apply(pattern, value);
-                    }
-                })
-            }
-        };
     let add_validator = selected.act("Add validator", |config, (): ()| {
         if let Some(validation) = config.validation_mut() {
             let number = validation.validators.len() + 1;
@@ -87,28 +59,45 @@ pub fn ValidatorsSection(selected: Selected) -> impl IntoView {
             });
         }
     });
-    let remove_validator = selected.act("Remove validator", |config, index: usize| {
+    view! {
+        <fieldset class="validators">
+            <legend>"Validators"</legend>
+            <p class="hint">"Checks run when the work is done. All pass: it completes. One fails: its failure pattern's prompt goes to the same session as a fix turn, and the checks run again. Parameter rules: output, stdout, stderr, first_line, last_line, line_count, exit_code."</p>
+            <For each=move || 0..validation.get().validators.len() key=|index| *index let:index>
+                <ValidatorCard selected validation index/>
+            </For>
+            <button type="button" class="add" disabled=move || selected.disabled().get() on:click=move |_| add_validator.run(())>"+ Add validator"</button>
+            {move || (!validation.get().validators.is_empty()).then(|| view! { <FailurePatterns selected validation/> })}
+            <FieldProblems selected codes=&[graph::Code::ValidatorInvalid]/>
+        </fieldset>
+    }
+}
+
+/// One validator: its command, when it passes, and the prompt it sends
+/// when it does not.
+#[component]
+fn ValidatorCard(
+    selected: Selected,
+    validation: Signal<Validation>,
+    index: usize,
+) -> impl IntoView {
+    // Typing into one of its fields is one undo step.
+    let edit =
+        move |label: &'static str, field: &'static str, apply: fn(&mut Validator, String)| {
+            selected.update(label, field, move |config, value: String| {
+                if let Some(validator) = config
+                    .validation_mut()
+                    .and_then(|validation| validation.validators.get_mut(index))
+                {
+                    apply(validator, value);
+                }
+            })
+        };
+    let remove = selected.act("Remove validator", |config, index: usize| {
         if let Some(validation) = config.validation_mut()
             && index < validation.validators.len()
         {
             validation.validators.remove(index);
-        }
-    });
-    let add_pattern = selected.act("Add failure pattern", |config, (): ()| {
-        if let Some(validation) = config.validation_mut() {
-            let number = validation.failure_patterns.len() + 1;
-            validation.failure_patterns.push(FailurePattern {
-                name: format!("pattern-{number}"),
-                prompt: "Fix it.".to_owned(),
-                ..FailurePattern::default()
-            });
-        }
-    });
-    let remove_pattern = selected.act("Remove failure pattern", |config, index: usize| {
-        if let Some(validation) = config.validation_mut()
-            && index < validation.failure_patterns.len()
-        {
-            validation.failure_patterns.remove(index);
         }
     });
     let pattern_options = Signal::derive(move || {
@@ -119,86 +108,109 @@ pub fn ValidatorsSection(selected: Selected) -> impl IntoView {
             .map(|pattern| (pattern.name.clone(), pattern.name.clone()))
             .collect::<Vec<_>>()
     });
-    let validator_card = move |index: usize| {
-        let read = move |get: fn(&Validator) -> String| {
-            Signal::derive(move || {
-                validation
-                    .get()
-                    .validators
-                    .get(index)
-                    .map(get)
-                    .unwrap_or_default()
-            })
-        };
-        view! {
-            <div class="validator-card" role="group" aria-label=format!("Validator {}", index + 1)>
-                <div class="card-header">
-                    <strong>{format!("Validator {}", index + 1)}</strong>
-                    <button type="button" class="close" aria-label=format!("Remove validator {}", index + 1) disabled=move || selected.disabled().get() on:click=move |_| remove_validator.run(index)>"✕"</button>
-                </div>
-                <TextField label="Name" value=read(|validator| validator.name.clone()) on_input=validator_edit("Rename validator", "validator_name", |validator, value| validator.name = value)(index) disabled=selected.disabled()/>
-                <TextArea label="Command" rows=2 placeholder="cargo test --quiet" value=read(|validator| validator.command.clone()) on_input=validator_edit("Edit validator command", "validator_command", |validator, value| validator.command = value)(index) disabled=selected.disabled()/>
-                <TextField label="Passes when" placeholder="exit_code:0 or empty" value=read(|validator| validator.success_when.clone()) on_input=validator_edit("Edit validator rule", "validator_rule", |validator, value| validator.success_when = value)(index) disabled=selected.disabled()/>
-                <SelectField label="On failure, prompt with" value=read(|validator| validator.failure_pattern.clone()) options=pattern_options on_change=validator_edit("Choose failure pattern", "validator_pattern", |validator, value| validator.failure_pattern = value)(index) disabled=selected.disabled()/>
-                <TextArea label="Parameters (name: rule)" rows=2 placeholder="failures: output" value=read(params_text) on_input=validator_edit("Edit validator parameters", "validator_params", |validator, value| validator.extract_params = parse_params(&value))(index) disabled=selected.disabled()/>
-            </div>
-        }
-    };
-    let pattern_card = move |index: usize| {
-        let read = move |get: fn(&FailurePattern) -> String| {
-            Signal::derive(move || {
-                validation
-                    .get()
-                    .failure_patterns
-                    .get(index)
-                    .map(get)
-                    .unwrap_or_default()
-            })
-        };
-        view! {
-            <div class="validator-card" role="group" aria-label=format!("Failure pattern {}", index + 1)>
-                <div class="card-header">
-                    <strong>{format!("Failure pattern {}", index + 1)}</strong>
-                    <button type="button" class="close" aria-label=format!("Remove failure pattern {}", index + 1) disabled=move || selected.disabled().get() on:click=move |_| remove_pattern.run(index)>"✕"</button>
-                </div>
-                <TextField label="Pattern name" value=read(|pattern| pattern.name.clone()) on_input=pattern_edit("Rename failure pattern", "pattern_name", |pattern, value| pattern.name = value)(index) disabled=selected.disabled()/>
-                <TextArea label="Follow-up prompt" rows=3 value=read(|pattern| pattern.prompt.clone()) on_input=pattern_edit("Edit failure prompt", "pattern_prompt", |pattern, value| pattern.prompt = value)(index) disabled=selected.disabled()/>
-                <TextField label="Its parameters" placeholder="failures, files" value=read(|pattern| pattern.params.join(", ")) on_input=pattern_edit("Edit failure parameters", "pattern_params", |pattern, value| {
-                    pattern.params = value.split(',').map(|name| name.trim().to_owned()).filter(|name| !name.is_empty()).collect();
-                })(index) disabled=selected.disabled()/>
-            </div>
-        }
+    let read = move |get: fn(&Validator) -> String| {
+        Signal::derive(move || {
+            validation
+                .get()
+                .validators
+                .get(index)
+                .map(get)
+                .unwrap_or_default()
+        })
     };
     view! {
-        <fieldset class="validators">
-            <legend>"Validators"</legend>
-            <p class="hint">"Checks run when the work is done. All pass: it completes. One fails: its failure pattern's prompt goes to the same session as a fix turn, and the checks run again. Parameter rules: output, stdout, stderr, first_line, last_line, line_count, exit_code."</p>
-            <For each=move || 0..validation.get().validators.len() key=|index| *index let:index>
-                {validator_card(index)}
-            </For>
-            <button type="button" class="add" disabled=move || selected.disabled().get() on:click=move |_| add_validator.run(())>"+ Add validator"</button>
-            {move || (!validation.get().validators.is_empty()).then(|| view! {
-                <h4>"Failure patterns"</h4>
-                <For each=move || 0..validation.get().failure_patterns.len() key=|index| *index let:index>
-                    {pattern_card(index)}
-                </For>
-                <button type="button" class="add" disabled=move || selected.disabled().get() on:click=move |_| add_pattern.run(())>"+ Add failure pattern"</button>
-                <NumberField
-                    label="Fix turns before giving up"
-                    min=1.0
-                    max=f64::from(graph::validators::FIX_LIMIT)
-                    step=1.0
-                    value=Signal::derive(move || Some(f64::from(validation.get().on_failure.max_attempts)))
-                    on_input=selected.update("Change fix turns", "fix_turns", |config, value: Option<f64>| {
-                        if let Some(validation) = config.validation_mut() {
-                            validation.on_failure.max_attempts = value.map_or(3, |value| value.round().clamp(1.0, f64::from(graph::validators::FIX_LIMIT)) as u32);
-                        }
-                    })
-                    disabled=selected.disabled()
-                />
-            })}
-            <FieldProblems selected codes=&[graph::Code::ValidatorInvalid]/>
-        </fieldset>
+        <div class="validator-card" role="group" aria-label=format!("Validator {}", index + 1)>
+            <div class="card-header">
+                <strong>{format!("Validator {}", index + 1)}</strong>
+                <button type="button" class="close" aria-label=format!("Remove validator {}", index + 1) disabled=move || selected.disabled().get() on:click=move |_| remove.run(index)>"✕"</button>
+            </div>
+            <TextField label="Name" value=read(|validator| validator.name.clone()) on_input=edit("Rename validator", "validator_name", |validator, value| validator.name = value) disabled=selected.disabled()/>
+            <TextArea label="Command" rows=2 placeholder="cargo test --quiet" value=read(|validator| validator.command.clone()) on_input=edit("Edit validator command", "validator_command", |validator, value| validator.command = value) disabled=selected.disabled()/>
+            <TextField label="Passes when" placeholder="exit_code:0 or empty" value=read(|validator| validator.success_when.clone()) on_input=edit("Edit validator rule", "validator_rule", |validator, value| validator.success_when = value) disabled=selected.disabled()/>
+            <SelectField label="On failure, prompt with" value=read(|validator| validator.failure_pattern.clone()) options=pattern_options on_change=edit("Choose failure pattern", "validator_pattern", |validator, value| validator.failure_pattern = value) disabled=selected.disabled()/>
+            <TextArea label="Parameters (name: rule)" rows=2 placeholder="failures: output" value=read(params_text) on_input=edit("Edit validator parameters", "validator_params", |validator, value| validator.extract_params = parse_params(&value)) disabled=selected.disabled()/>
+        </div>
+    }
+}
+
+/// The failure patterns the validators name, and how many fix turns.
+#[component]
+fn FailurePatterns(selected: Selected, validation: Signal<Validation>) -> impl IntoView {
+    let add = selected.act("Add failure pattern", |config, (): ()| {
+        if let Some(validation) = config.validation_mut() {
+            let number = validation.failure_patterns.len() + 1;
+            validation.failure_patterns.push(FailurePattern {
+                name: format!("pattern-{number}"),
+                prompt: "Fix it.".to_owned(),
+                ..FailurePattern::default()
+            });
+        }
+    });
+    view! {
+        <h4>"Failure patterns"</h4>
+        <For each=move || 0..validation.get().failure_patterns.len() key=|index| *index let:index>
+            <PatternCard selected validation index/>
+        </For>
+        <button type="button" class="add" disabled=move || selected.disabled().get() on:click=move |_| add.run(())>"+ Add failure pattern"</button>
+        <NumberField
+            label="Fix turns before giving up"
+            min=1.0
+            max=f64::from(graph::validators::FIX_LIMIT)
+            step=1.0
+            value=Signal::derive(move || Some(f64::from(validation.get().on_failure.max_attempts)))
+            on_input=selected.update("Change fix turns", "fix_turns", |config, value: Option<f64>| {
+                if let Some(validation) = config.validation_mut() {
+                    validation.on_failure.max_attempts = value.map_or(3, |value| value.round().clamp(1.0, f64::from(graph::validators::FIX_LIMIT)) as u32);
+                }
+            })
+            disabled=selected.disabled()
+        />
+    }
+}
+
+/// One failure pattern: its name, the prompt it sends and its parameters.
+#[component]
+fn PatternCard(selected: Selected, validation: Signal<Validation>, index: usize) -> impl IntoView {
+    let edit =
+        move |label: &'static str, field: &'static str, apply: fn(&mut FailurePattern, String)| {
+            selected.update(label, field, move |config, value: String| {
+                if let Some(pattern) = config
+                    .validation_mut()
+                    .and_then(|validation| validation.failure_patterns.get_mut(index))
+                {
+                    apply(pattern, value);
+                }
+            })
+        };
+    let remove = selected.act("Remove failure pattern", |config, index: usize| {
+        if let Some(validation) = config.validation_mut()
+            && index < validation.failure_patterns.len()
+        {
+            validation.failure_patterns.remove(index);
+        }
+    });
+    let read = move |get: fn(&FailurePattern) -> String| {
+        Signal::derive(move || {
+            validation
+                .get()
+                .failure_patterns
+                .get(index)
+                .map(get)
+                .unwrap_or_default()
+        })
+    };
+    view! {
+        <div class="validator-card" role="group" aria-label=format!("Failure pattern {}", index + 1)>
+            <div class="card-header">
+                <strong>{format!("Failure pattern {}", index + 1)}</strong>
+                <button type="button" class="close" aria-label=format!("Remove failure pattern {}", index + 1) disabled=move || selected.disabled().get() on:click=move |_| remove.run(index)>"✕"</button>
+            </div>
+            <TextField label="Pattern name" value=read(|pattern| pattern.name.clone()) on_input=edit("Rename failure pattern", "pattern_name", |pattern, value| pattern.name = value) disabled=selected.disabled()/>
+            <TextArea label="Follow-up prompt" rows=3 value=read(|pattern| pattern.prompt.clone()) on_input=edit("Edit failure prompt", "pattern_prompt", |pattern, value| pattern.prompt = value) disabled=selected.disabled()/>
+            <TextField label="Its parameters" placeholder="failures, files" value=read(|pattern| pattern.params.join(", ")) on_input=edit("Edit failure parameters", "pattern_params", |pattern, value| {
+                pattern.params = value.split(',').map(|name| name.trim().to_owned()).filter(|name| !name.is_empty()).collect();
+            }) disabled=selected.disabled()/>
+        </div>
     }
 }
 

@@ -42,6 +42,14 @@ fn lines_of(re_prompts: Option<&Vec<RePrompt>>) -> String {
     })
 }
 
+/// The module's variants, as a signal of the list.
+type Variants = Signal<Vec<Variant>>;
+
+/// A text field of variant `index`, as `read` shows it.
+fn field_of(list: Variants, index: usize, read: fn(&Variant) -> String) -> impl Fn() -> String {
+    move || list.with(|list| list.get(index).map(read).unwrap_or_default())
+}
+
 #[component]
 pub fn VariantsSection(selected: Selected) -> impl IntoView {
     let list = selected.read(variants);
@@ -56,6 +64,43 @@ pub fn VariantsSection(selected: Selected) -> impl IntoView {
             }
         }
     });
+    let coding = selected.read(|config| matches!(config, ModuleConfig::Coding(_)));
+    view! {
+        <fieldset class="variants-section">
+            <legend>"Variants"</legend>
+            <p class="hint">
+                {move || if coding.get() {
+                    "Compare versions of this module: each runs its agents, re-prompts included, in a workspace of its own on the same inputs — with other agents' profiles or its own instruction."
+                } else {
+                    "Compare versions of this module: each runs the whole chain, re-prompts included, in its own session on the same inputs."
+                }}
+                " Wire ⚖ Variants to a judge's “Compare with” to score them. Empty fields keep the module's own."
+            </p>
+            <For each=move || 0..count.get() key=|index| *index let:index>
+                <VariantCard selected list index coding/>
+            </For>
+            <button
+                type="button"
+                class="add"
+                disabled=move || { selected.disabled().get() || count.get() >= MAX_VARIANTS }
+                on:click=move |_| add.run(())
+            >
+                {move || if count.get() == 0 { "+ Compare variants" } else { "+ Add variant" }}
+            </button>
+            <FieldProblems selected=selected codes=&[graph::Code::ExperimentInvalid]/>
+        </fieldset>
+    }
+}
+
+/// One variant: its name, its instruction, and what else it changes —
+/// a coding module's agents' profiles, or an agent task's chain.
+#[component]
+fn VariantCard(
+    selected: Selected,
+    list: Variants,
+    index: usize,
+    coding: Signal<bool>,
+) -> impl IntoView {
     let remove = selected.act("Remove variant", |config, index: usize| {
         if let Some(variants) = variants_mut(config)
             && index < variants.len()
@@ -63,7 +108,67 @@ pub fn VariantsSection(selected: Selected) -> impl IntoView {
             variants.remove(index);
         }
     });
-    // A coding module's variants choose its agents' profiles.
+    let rename = selected.update(
+        "Rename variant",
+        "variant_name",
+        |config, (index, name): (usize, String)| {
+            with_variant(config, index, |variant| variant.name = name);
+        },
+    );
+    let instruct = selected.update(
+        "Edit variant instruction",
+        "variant_instruction",
+        |config, (index, text): (usize, String)| {
+            with_variant(config, index, |variant| {
+                variant.instruction_override = (!text.trim().is_empty()).then_some(text);
+            });
+        },
+    );
+    let number = index + 1;
+    let name = move || {
+        list.with(|list| {
+            list.get(index)
+                .map(|variant| variant.name.clone())
+                .unwrap_or_default()
+        })
+    };
+    view! {
+        <div class="variant-card" role="group" aria-label=move || format!("Variant {}", name())>
+            <div class="row">
+                <input
+                    type="text"
+                    class="variant-name"
+                    aria-label=format!("Name of variant {number}")
+                    prop:value=field_of(list, index, |variant| variant.name.clone())
+                    disabled=move || selected.disabled().get()
+                    on:input=move |event| rename.run((index, event_target_value(&event)))
+                />
+                <button type="button" aria-label=format!("Remove variant {number}") disabled=move || selected.disabled().get() on:click=move |_| remove.run(index)>"✕"</button>
+            </div>
+            <label class="field">
+                <span class="field-label">"Instruction"</span>
+                <textarea
+                    rows=2
+                    aria-label=format!("Instruction of variant {number}")
+                    placeholder="the module's instruction"
+                    prop:value=field_of(list, index, |variant| variant.instruction_override.clone().unwrap_or_default())
+                    disabled=move || selected.disabled().get()
+                    on:input=move |event| instruct.run((index, event_target_value(&event)))
+                ></textarea>
+            </label>
+            <Show when=move || coding.get()>
+                <VariantProfiles selected list index/>
+            </Show>
+            <Show when=move || !coding.get()>
+                <VariantChain selected list index/>
+            </Show>
+        </div>
+    }
+}
+
+/// A coding module's variant: the ACP profile of each of its agents.
+#[component]
+fn VariantProfiles(selected: Selected, list: Variants, index: usize) -> impl IntoView {
     let roles = selected.read(|config| match config {
         ModuleConfig::Coding(coding) => coding
             .agents
@@ -72,7 +177,6 @@ pub fn VariantsSection(selected: Selected) -> impl IntoView {
             .collect(),
         _ => Vec::<String>::new(),
     });
-    let coding = selected.read(|config| matches!(config, ModuleConfig::Coding(_)));
     let editor = selected.editor;
     let profiles = Signal::derive(move || {
         let mut options = vec![(String::new(), "the module's".to_owned())];
@@ -105,22 +209,41 @@ pub fn VariantsSection(selected: Selected) -> impl IntoView {
             });
         },
     );
-    let rename = selected.update(
-        "Rename variant",
-        "variant_name",
-        |config, (index, name): (usize, String)| {
-            with_variant(config, index, |variant| variant.name = name);
-        },
-    );
-    let instruct = selected.update(
-        "Edit variant instruction",
-        "variant_instruction",
-        |config, (index, text): (usize, String)| {
-            with_variant(config, index, |variant| {
-                variant.instruction_override = (!text.trim().is_empty()).then_some(text);
-            });
-        },
-    );
+    let number = index + 1;
+    move || {
+        roles.get().into_iter().map(|role| {
+        let shown = role.clone();
+        let chosen = role.clone();
+        let current = move || list.with(|list| {
+            list.get(index)
+                .and_then(|variant| variant.config_overrides.agent_profiles.as_ref()?.get(&role).cloned())
+                .unwrap_or_default()
+        });
+        view! {
+            <label class="field">
+                <span class="field-label">{format!("Profile of {shown}")}</span>
+                <select
+                    aria-label=format!("Profile of {shown} in variant {number}")
+                    disabled=move || selected.disabled().get()
+                    on:change=move |event| choose_profile.run((index, chosen.clone(), event_target_value(&event)))
+                >
+                    {move || {
+                        let now = current();
+                        profiles.get().into_iter().map(|(id, name)| {
+                            let selected = id == now;
+                            view! { <option value=id selected=selected>{name}</option> }
+                        }).collect_view()
+                    }}
+                </select>
+            </label>
+        }
+    }).collect_view()
+    }
+}
+
+/// An agent task's variant: its re-prompts, model and temperature.
+#[component]
+fn VariantChain(selected: Selected, list: Variants, index: usize) -> impl IntoView {
     let re_prompt = selected.update(
         "Edit variant re-prompts",
         "variant_re_prompts",
@@ -154,133 +277,49 @@ pub fn VariantsSection(selected: Selected) -> impl IntoView {
             });
         },
     );
+    let number = index + 1;
     view! {
-        <fieldset class="variants-section">
-            <legend>"Variants"</legend>
-            <p class="hint">
-                {move || if coding.get() {
-                    "Compare versions of this module: each runs its agents, re-prompts included, in a workspace of its own on the same inputs — with other agents' profiles or its own instruction."
-                } else {
-                    "Compare versions of this module: each runs the whole chain, re-prompts included, in its own session on the same inputs."
-                }}
-                " Wire ⚖ Variants to a judge's “Compare with” to score them. Empty fields keep the module's own."
-            </p>
-            <For each=move || 0..count.get() key=|index| *index let:index>
-                {
-                    let field = move |read: fn(&Variant) -> String| {
-                        move || list.with(|list| list.get(index).map(read).unwrap_or_default())
-                    };
-                    let number = index + 1;
-                    view! {
-                        <div class="variant-card" role="group" aria-label=move || format!("Variant {}", list.with(|list| list.get(index).map(|variant| variant.name.clone()).unwrap_or_default()))>
-                            <div class="row">
-                                <input
-                                    type="text"
-                                    class="variant-name"
-                                    aria-label=format!("Name of variant {number}")
-                                    prop:value=field(|variant| variant.name.clone())
-                                    disabled=move || selected.disabled().get()
-                                    on:input=move |event| rename.run((index, event_target_value(&event)))
-                                />
-                                <button type="button" aria-label=format!("Remove variant {number}") disabled=move || selected.disabled().get() on:click=move |_| remove.run(index)>"✕"</button>
-                            </div>
-                            <label class="field">
-                                <span class="field-label">"Instruction"</span>
-                                <textarea
-                                    rows=2
-                                    aria-label=format!("Instruction of variant {number}")
-                                    placeholder="the module's instruction"
-                                    prop:value=field(|variant| variant.instruction_override.clone().unwrap_or_default())
-                                    disabled=move || selected.disabled().get()
-                                    on:input=move |event| instruct.run((index, event_target_value(&event)))
-                                ></textarea>
-                            </label>
-                            <Show when=move || coding.get()>
-                                {move || roles.get().into_iter().map(|role| {
-                                    let shown = role.clone();
-                                    let chosen = role.clone();
-                                    let current = move || list.with(|list| {
-                                        list.get(index)
-                                            .and_then(|variant| variant.config_overrides.agent_profiles.as_ref()?.get(&role).cloned())
-                                            .unwrap_or_default()
-                                    });
-                                    view! {
-                                        <label class="field">
-                                            <span class="field-label">{format!("Profile of {shown}")}</span>
-                                            <select
-                                                aria-label=format!("Profile of {shown} in variant {number}")
-                                                disabled=move || selected.disabled().get()
-                                                on:change=move |event| choose_profile.run((index, chosen.clone(), event_target_value(&event)))
-                                            >
-                                                {move || {
-                                                    let now = current();
-                                                    profiles.get().into_iter().map(|(id, name)| {
-                                                        let selected = id == now;
-                                                        view! { <option value=id selected=selected>{name}</option> }
-                                                    }).collect_view()
-                                                }}
-                                            </select>
-                                        </label>
-                                    }
-                                }).collect_view()}
-                            </Show>
-                            <Show when=move || !coding.get()>
-                            <label class="field">
-                                <span class="field-label">"Re-prompts, one per line"</span>
-                                <textarea
-                                    rows=2
-                                    aria-label=format!("Re-prompts of variant {number}")
-                                    placeholder="the module's re-prompts"
-                                    prop:value=field(|variant| lines_of(variant.config_overrides.re_prompts.as_ref()))
-                                    disabled=move || selected.disabled().get()
-                                    on:input=move |event| re_prompt.run((index, event_target_value(&event)))
-                                ></textarea>
-                            </label>
-                            <div class="row">
-                                <label class="field">
-                                    <span class="field-label">"Model"</span>
-                                    <input
-                                        type="text"
-                                        aria-label=format!("Model of variant {number}")
-                                        placeholder="the module's"
-                                        prop:value=field(|variant| variant.config_overrides.model.clone().unwrap_or_default())
-                                        disabled=move || selected.disabled().get()
-                                        on:input=move |event| model.run((index, event_target_value(&event)))
-                                    />
-                                </label>
-                                <label class="field field-number">
-                                    <span class="field-label">"Temperature"</span>
-                                    <input
-                                        type="number"
-                                        min=0
-                                        max=2
-                                        step=0.1
-                                        aria-label=format!("Temperature of variant {number}")
-                                        placeholder="the module's"
-                                        prop:value=field(|variant| variant.config_overrides.temperature.map(|value| value.to_string()).unwrap_or_default())
-                                        disabled=move || selected.disabled().get()
-                                        on:input=move |event| {
-                                            let input = event_target::<web_sys::HtmlInputElement>(&event);
-                                            let value = input.value_as_number();
-                                            temperature.run((index, (!input.value().trim().is_empty() && value.is_finite()).then_some(value.clamp(0.0, 2.0))));
-                                        }
-                                    />
-                                </label>
-                            </div>
-                            </Show>
-                        </div>
+        <label class="field">
+            <span class="field-label">"Re-prompts, one per line"</span>
+            <textarea
+                rows=2
+                aria-label=format!("Re-prompts of variant {number}")
+                placeholder="the module's re-prompts"
+                prop:value=field_of(list, index, |variant| lines_of(variant.config_overrides.re_prompts.as_ref()))
+                disabled=move || selected.disabled().get()
+                on:input=move |event| re_prompt.run((index, event_target_value(&event)))
+            ></textarea>
+        </label>
+        <div class="row">
+            <label class="field">
+                <span class="field-label">"Model"</span>
+                <input
+                    type="text"
+                    aria-label=format!("Model of variant {number}")
+                    placeholder="the module's"
+                    prop:value=field_of(list, index, |variant| variant.config_overrides.model.clone().unwrap_or_default())
+                    disabled=move || selected.disabled().get()
+                    on:input=move |event| model.run((index, event_target_value(&event)))
+                />
+            </label>
+            <label class="field field-number">
+                <span class="field-label">"Temperature"</span>
+                <input
+                    type="number"
+                    min=0
+                    max=2
+                    step=0.1
+                    aria-label=format!("Temperature of variant {number}")
+                    placeholder="the module's"
+                    prop:value=field_of(list, index, |variant| variant.config_overrides.temperature.map(|value| value.to_string()).unwrap_or_default())
+                    disabled=move || selected.disabled().get()
+                    on:input=move |event| {
+                        let input = event_target::<web_sys::HtmlInputElement>(&event);
+                        let value = input.value_as_number();
+                        temperature.run((index, (!input.value().trim().is_empty() && value.is_finite()).then_some(value.clamp(0.0, 2.0))));
                     }
-                }
-            </For>
-            <button
-                type="button"
-                class="add"
-                disabled=move || { selected.disabled().get() || count.get() >= MAX_VARIANTS }
-                on:click=move |_| add.run(())
-            >
-                {move || if count.get() == 0 { "+ Compare variants" } else { "+ Add variant" }}
-            </button>
-            <FieldProblems selected=selected codes=&[graph::Code::ExperimentInvalid]/>
-        </fieldset>
+                />
+            </label>
+        </div>
     }
 }
