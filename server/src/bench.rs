@@ -22,6 +22,7 @@ use crate::store::{NewRun, Store};
 
 mod memory;
 mod subscribers;
+pub mod tools;
 
 /// Wraps a recorder and notes when each activation was saved.
 struct Timed<R> {
@@ -108,23 +109,25 @@ fn timed<R>(inner: R) -> Arc<Timed<R>> {
 
 fn engine() -> Engine {
     let mut registry = ProviderRegistry::new();
-    registry.add(
-        engine::provider::ProviderInfo {
-            id: "sim".to_owned(),
-            label: "Simulated".to_owned(),
-            models: vec!["sim-1".to_owned()],
-            simulated: true,
-            prices: std::collections::BTreeMap::new(),
-            tool_calling: true,
-        },
-        Arc::new(SimProvider::default()),
-    );
+    registry.add(simulated(), Arc::new(SimProvider::default()));
     Engine {
         providers: Arc::new(registry),
         settings: Arc::new(EngineSettings {
             max_activations: u32::MAX,
             ..EngineSettings::default()
         }),
+    }
+}
+
+/// The simulated provider as the benchmarks register it.
+fn simulated() -> engine::provider::ProviderInfo {
+    engine::provider::ProviderInfo {
+        id: "sim".to_owned(),
+        label: "Simulated".to_owned(),
+        models: vec!["sim-1".to_owned()],
+        simulated: true,
+        prices: std::collections::BTreeMap::new(),
+        tool_calling: true,
     }
 }
 

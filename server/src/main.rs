@@ -78,6 +78,19 @@ enum Command {
         #[arg(long, env = "PATCHBAY_BENCH_POSTGRES_URL")]
         postgres_url: Option<String>,
     },
+    /// Measure what a tool call costs a run beyond the tool's own time,
+    /// over stdio and Streamable HTTP (scripts/bench tools).
+    BenchTools {
+        /// The reference MCP server's dist/index.js.
+        #[arg(long)]
+        everything: PathBuf,
+        /// Runs at once.
+        #[arg(long, default_value_t = 100)]
+        runs: usize,
+        /// Tool calls of each run.
+        #[arg(long, default_value_t = 5)]
+        calls: usize,
+    },
 }
 
 /// What runs may use of the host: providers (configuration file),
@@ -214,28 +227,47 @@ fn main() -> ExitCode {
             input_files,
             engine,
         }) => run_headless(&file, input, &input_files, &engine),
+        Some(Command::BenchTools {
+            everything,
+            runs,
+            calls,
+        }) => {
+            // Why a server did not start is in the log.
+            tracing_subscriber::fmt()
+                .with_env_filter(EnvFilter::new("warn,rmcp=error"))
+                .with_writer(std::io::stderr)
+                .init();
+            bench(server::bench::tools::run(server::bench::tools::Options {
+                everything,
+                runs,
+                calls,
+            }))
+        }
         Some(Command::Bench {
             chain,
             re_prompts,
             concurrent_runs,
             subscribers,
             postgres_url,
-        }) => match runtime().map(|runtime| {
-            runtime.block_on(server::bench::run(server::bench::Options {
-                chain,
-                re_prompts,
-                concurrent_runs,
-                subscribers,
-                postgres_url,
-            }))
-        }) {
-            Ok(Ok(())) => ExitCode::SUCCESS,
-            Ok(Err(message)) | Err(message) => {
-                eprintln!("patchbay: {message}");
-                ExitCode::FAILURE
-            }
-        },
+        }) => bench(server::bench::run(server::bench::Options {
+            chain,
+            re_prompts,
+            concurrent_runs,
+            subscribers,
+            postgres_url,
+        })),
         None => serve(cli.serve),
+    }
+}
+
+/// Runs a benchmark to its end, saying why it could not.
+fn bench(benchmark: impl std::future::Future<Output = Result<(), String>>) -> ExitCode {
+    match runtime().and_then(|runtime| runtime.block_on(benchmark)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("patchbay: {message}");
+            ExitCode::FAILURE
+        }
     }
 }
 
@@ -335,7 +367,8 @@ fn validate_file(file: &std::path::Path) -> ExitCode {
 fn serve(args: ServeArgs) -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
-            EnvFilter::try_from_default_env().unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,rmcp=warn")),
+            EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,rmcp=warn")),
         )
         .init();
     let runtime = match runtime() {

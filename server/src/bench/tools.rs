@@ -1,0 +1,463 @@
+//! `patchbay bench-tools`: what a tool call costs a run beyond the tool's
+//! own time (PRODUCT §3.17), over stdio and Streamable HTTP with the
+//! reference MCP server's `echo`, and in process with the built-in
+//! `calculate` (both do next to nothing, so a call's time is the transport
+//! and the engine).
+//!
+//! Through the engine, `runs` runs at once each make `calls` calls, one per
+//! turn, on the simulated provider at zero latency: a call costs the run
+//! the time from the model's reply asking for it to the next request to
+//! the model, which a provider wrapped around the simulator measures. The
+//! same calls made straight on an MCP connection, with nothing of the
+//! engine, give the transport's own round trip; the difference is what
+//! the engine adds (events, the record, the session). Then what a run pays
+//! to open its own server, against the calls of every run shared on one
+//! connection (a pool per process). Prints figures; not a test.
+
+use std::collections::HashMap;
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use engine::provider::sim::SimProvider;
+use engine::provider::{ChatRequest, DeltaSink, Provider, ProviderFuture, ProviderRegistry, Role};
+use engine::recorder::MemoryRecorder;
+use engine::sandbox::{RunFolder, Sandbox};
+use engine::tools::{
+    Connection, STOP_GRACE, ServerTransport, StdioServer, ToolServerConfig, ToolServers,
+};
+use engine::{Engine, EngineSettings};
+use graph::config::{AgentConfig, AgentTaskConfig, InputConfig, OutputConfig};
+use graph::tools::ToolChoice;
+use graph::{Cable, Endpoint, Extra, Graph, Module, ModuleConfig, Position, RePrompt};
+use tokio_util::sync::CancellationToken;
+
+use super::{milliseconds, percentile, run_spec};
+
+pub struct Options {
+    /// The reference server's `dist/index.js` (scripts/bench installs it).
+    pub everything: PathBuf,
+    pub runs: usize,
+    pub calls: usize,
+}
+
+pub async fn run(options: Options) -> Result<(), String> {
+    let script = options.everything.clone();
+    let install = script
+        .ancestors()
+        .nth(4)
+        .map(PathBuf::from)
+        .ok_or("the reference server's path is too short")?;
+    let http = HttpServer::start(&script).await?;
+    let sandbox = Sandbox::detect("bwrap").map_err(|unavailable| unavailable.0)?;
+    let transports = [
+        (
+            "stdio",
+            ServerTransport::Stdio(StdioServer {
+                command: "node".to_owned(),
+                args: vec![script.display().to_string()],
+                env: Default::default(),
+                network: false,
+                folder: None,
+                read_only: vec![install],
+            }),
+        ),
+        (
+            "http",
+            ServerTransport::Http {
+                url: http.url.clone(),
+                headers: Vec::new(),
+            },
+        ),
+    ];
+    let root = std::env::temp_dir().join(format!("patchbay-bench-tools-{}", std::process::id()));
+    println!(
+        "tool calls: {} runs at once, {} calls each, one per turn, on the simulated provider at zero latency",
+        options.runs, options.calls
+    );
+    let mut cases: Vec<(&str, ToolServerConfig, Tool)> = transports
+        .into_iter()
+        .map(|(name, transport)| {
+            let config = ToolServerConfig {
+                id: "everything".to_owned(),
+                name: "Everything".to_owned(),
+                transport,
+                timeout: Duration::from_secs(60),
+                trusted: false,
+            };
+            (name, config, Tool::ECHO)
+        })
+        .collect();
+    cases.push((
+        "built in (in process)",
+        ToolServerConfig::built_in(),
+        Tool::CALCULATE,
+    ));
+    for (name, config, tool) in cases {
+        println!("{name}, {} of {}:", tool.name, config.name);
+        through_the_engine(&config, tool, &sandbox, &root, &options).await?;
+        straight(&config, tool, &sandbox, &root, &options).await?;
+    }
+    drop(http);
+    let _ = std::fs::remove_dir_all(&root);
+    Ok(())
+}
+
+/// The tool called, and its arguments.
+#[derive(Clone, Copy)]
+struct Tool {
+    name: &'static str,
+    argument: &'static str,
+    value: &'static str,
+}
+
+impl Tool {
+    const ECHO: Tool = Tool {
+        name: "echo",
+        argument: "message",
+        value: "hello",
+    };
+    const CALCULATE: Tool = Tool {
+        name: "calculate",
+        argument: "expression",
+        value: "6 * 7",
+    };
+
+    fn arguments(self) -> serde_json::Value {
+        serde_json::json!({ self.argument: self.value })
+    }
+}
+
+/// `runs` runs at once through the engine: the time each call costs its
+/// run, from the reply asking for it to the next request to the model.
+async fn through_the_engine(
+    config: &ToolServerConfig,
+    tool: Tool,
+    sandbox: &Sandbox,
+    root: &std::path::Path,
+    options: &Options,
+) -> Result<(), String> {
+    let timing = Arc::new(Timing::default());
+    let engine = engine(config, sandbox, root, Arc::clone(&timing));
+    // As a serving process does when it starts.
+    engine
+        .settings
+        .tool_servers
+        .list(Ok(sandbox), &root.join("listing"))
+        .await;
+    let started = Instant::now();
+    let runs = (0..options.runs).map(|index| {
+        let engine = engine.clone();
+        let graph = calling_graph(&config.id, tool, options.calls);
+        async move {
+            engine::execute(
+                &engine,
+                run_spec(crate::runs::new_run_id(), graph, &format!("Run {index}")),
+                Arc::new(MemoryRecorder::default()),
+                CancellationToken::new(),
+            )
+            .await
+        }
+    });
+    let outcomes = futures::future::join_all(runs).await;
+    let elapsed = started.elapsed();
+    let completed = outcomes
+        .iter()
+        .filter(|outcome| outcome.status == wire::event::RunStatus::Completed)
+        .count();
+    if completed < options.runs {
+        let error = outcomes
+            .iter()
+            .find_map(|outcome| outcome.error.clone())
+            .unwrap_or_default();
+        return Err(format!(
+            "{} of {} runs completed: {error}",
+            completed, options.runs
+        ));
+    }
+    let mut gaps = timing.gaps();
+    gaps.sort_unstable();
+    let modelled = timing
+        .modelled
+        .lock()
+        .map(|spent| *spent)
+        .unwrap_or_default();
+    println!(
+        "  through the engine: {} calls in {:.2} s (the simulated model's turns {:.2} s of it, summed); a call costs its run p50 {}, p99 {}, max {}",
+        gaps.len(),
+        elapsed.as_secs_f64(),
+        modelled.as_secs_f64(),
+        milliseconds(percentile(&gaps, 0.5)),
+        milliseconds(percentile(&gaps, 0.99)),
+        milliseconds(gaps.last().copied().unwrap_or_default()),
+    );
+    Ok(())
+}
+
+/// The same calls with nothing of the engine: `runs` connections at once,
+/// as each run opens its own, then one connection shared by them all.
+async fn straight(
+    config: &ToolServerConfig,
+    tool: Tool,
+    sandbox: &Sandbox,
+    root: &std::path::Path,
+    options: &Options,
+) -> Result<(), String> {
+    // One connection per run: what opening costs, then its calls. The
+    // server is listed first, as a serving process does when it starts.
+    let servers = &ToolServers::new(vec![config.clone()]);
+    servers.list(Ok(sandbox), &root.join("listing")).await;
+    let opening = (0..options.runs).map(|index| async move {
+        let folder = RunFolder::new(root, &format!("straight-{index}"));
+        let begun = Instant::now();
+        let connection = servers.open(config, Ok(sandbox), &folder).await?;
+        connection.tools().await?;
+        Ok::<_, String>((connection, begun.elapsed()))
+    });
+    let mut connections = Vec::new();
+    let mut opened = Vec::new();
+    for result in futures::future::join_all(opening).await {
+        let (connection, took) = result?;
+        connections.push(connection);
+        opened.push(took);
+    }
+    opened.sort_unstable();
+    let each: Vec<&Connection> = connections.iter().collect();
+    let mut own = calls_on(&each, tool, options.calls).await?;
+    own.sort_unstable();
+    println!(
+        "  a connection per run: opening and listing p50 {}, p99 {} (once per run); a call p50 {}, p99 {}",
+        milliseconds(percentile(&opened, 0.5)),
+        milliseconds(percentile(&opened, 0.99)),
+        milliseconds(percentile(&own, 0.5)),
+        milliseconds(percentile(&own, 0.99)),
+    );
+    let mut connections = connections.into_iter();
+    let shared = connections.next().ok_or("no connection was opened")?;
+    for connection in connections {
+        connection.close(STOP_GRACE).await;
+    }
+    let everyone: Vec<&Connection> = (0..options.runs).map(|_| &shared).collect();
+    let mut pooled = calls_on(&everyone, tool, options.calls).await?;
+    pooled.sort_unstable();
+    println!(
+        "  one connection for every run (a pool): a call p50 {}, p99 {}",
+        milliseconds(percentile(&pooled, 0.5)),
+        milliseconds(percentile(&pooled, 0.99)),
+    );
+    drop(everyone);
+    shared.close(STOP_GRACE).await;
+    Ok(())
+}
+
+/// `calls` calls of `tool`, one after the other, on each connection at
+/// once: how long each took.
+async fn calls_on(
+    connections: &[&Connection],
+    tool: Tool,
+    calls: usize,
+) -> Result<Vec<Duration>, String> {
+    let each = connections.iter().map(|connection| async move {
+        let mut took = Vec::with_capacity(calls);
+        for _ in 0..calls {
+            let begun = Instant::now();
+            connection
+                .call(tool.name, tool.arguments())
+                .await
+                .map_err(|error| format!("{} failed: {error}", tool.name))?;
+            took.push(begun.elapsed());
+        }
+        Ok::<_, String>(took)
+    });
+    let mut all = Vec::new();
+    for took in futures::future::join_all(each).await {
+        all.extend(took?);
+    }
+    Ok(all)
+}
+
+/// input → an agent task whose instruction and `calls - 1` re-prompts each
+/// call `tool` of `server` once → output.
+fn calling_graph(server: &str, tool: Tool, calls: usize) -> Graph {
+    let call = |turn: usize| {
+        format!(
+            "Turn {turn}.\n[sim:tool {} {}]",
+            tool.name,
+            tool.arguments()
+        )
+    };
+    let module = |id: &str, label: &str, config| Module {
+        id: id.to_owned(),
+        label: label.to_owned(),
+        position: Position::default(),
+        config,
+        extra: Extra::new(),
+    };
+    let task = AgentTaskConfig {
+        instruction: call(1),
+        agent_config: AgentConfig::simulated(),
+        re_prompts: (2..=calls).map(|turn| RePrompt::new(call(turn))).collect(),
+        tools: vec![ToolChoice {
+            server: server.to_owned(),
+            tool: tool.name.to_owned(),
+            ..ToolChoice::default()
+        }],
+        max_tool_calls: Some(u32::try_from(calls).unwrap_or(u32::MAX).max(1)),
+        ..AgentTaskConfig::default()
+    };
+    let cable = |id: &str, from: &str, to: &str| {
+        Cable::new(
+            id.to_owned(),
+            Endpoint::new(from.to_owned(), graph::ports::DATA_OUT),
+            Endpoint::new(to.to_owned(), graph::ports::DATA_IN),
+        )
+    };
+    Graph {
+        name: "Benchmark tool calls".to_owned(),
+        modules: vec![
+            module("m1", "Input", ModuleConfig::Input(InputConfig::default())),
+            module("m2", "Ask", ModuleConfig::AgentTask(task)),
+            module(
+                "m3",
+                "Output",
+                ModuleConfig::Output(OutputConfig::default()),
+            ),
+        ],
+        cables: vec![cable("c1", "m1", "m2"), cable("c2", "m2", "m3")],
+        ..Graph::default()
+    }
+}
+
+fn engine(
+    config: &ToolServerConfig,
+    sandbox: &Sandbox,
+    root: &std::path::Path,
+    timing: Arc<Timing>,
+) -> Engine {
+    let mut registry = ProviderRegistry::new();
+    registry.add(
+        super::simulated(),
+        Arc::new(Timed {
+            inner: SimProvider::default(),
+            timing,
+        }),
+    );
+    Engine {
+        providers: Arc::new(registry),
+        settings: Arc::new(EngineSettings {
+            max_activations: u32::MAX,
+            workspace_root: root.to_path_buf(),
+            sandbox: Ok(sandbox.clone()),
+            tool_servers: Arc::new(ToolServers::new(vec![config.clone()])),
+            ..EngineSettings::default()
+        }),
+    }
+}
+
+/// When each conversation's last reply came, and the gaps from a reply
+/// to the request that brings its tool results.
+#[derive(Default)]
+struct Timing {
+    replied: Mutex<HashMap<String, Instant>>,
+    gaps: Mutex<Vec<Duration>>,
+    /// What the simulated model's own turns took, which a real provider
+    /// spends on another machine.
+    modelled: Mutex<Duration>,
+}
+
+impl Timing {
+    fn gaps(&self) -> Vec<Duration> {
+        self.gaps
+            .lock()
+            .map(|gaps| gaps.clone())
+            .unwrap_or_default()
+    }
+}
+
+/// The simulator, timed: conversations are told apart by their first
+/// message (the run's input).
+struct Timed {
+    inner: SimProvider,
+    timing: Arc<Timing>,
+}
+
+impl Provider for Timed {
+    fn complete<'a>(
+        &'a self,
+        request: &'a ChatRequest,
+        on_delta: DeltaSink<'a>,
+    ) -> ProviderFuture<'a> {
+        let asked = Instant::now();
+        let conversation = request
+            .messages
+            .first()
+            .map(engine::provider::ChatMessage::text)
+            .unwrap_or_default();
+        let with_results = request
+            .messages
+            .last()
+            .is_some_and(|message| message.role == Role::Tool);
+        if with_results
+            && let Ok(replied) = self.timing.replied.lock()
+            && let Some(then) = replied.get(&conversation)
+            && let Ok(mut gaps) = self.timing.gaps.lock()
+        {
+            gaps.push(asked - *then);
+        }
+        Box::pin(async move {
+            let reply = self.inner.complete(request, on_delta).await;
+            let now = Instant::now();
+            if let Ok(mut modelled) = self.timing.modelled.lock() {
+                *modelled += now - asked;
+            }
+            if let Ok(mut replied) = self.timing.replied.lock() {
+                replied.insert(conversation, now);
+            }
+            reply
+        })
+    }
+}
+
+/// The reference server over Streamable HTTP on a port of its own,
+/// stopped when dropped.
+struct HttpServer {
+    child: tokio::process::Child,
+    url: String,
+}
+
+impl HttpServer {
+    async fn start(script: &std::path::Path) -> Result<HttpServer, String> {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|listener| listener.local_addr())
+            .map_err(|error| format!("no free port: {error}"))?
+            .port();
+        let child = tokio::process::Command::new("node")
+            .arg(script)
+            .arg("streamableHttp")
+            .env("PORT", port.to_string())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .map_err(|error| format!("cannot start the reference server: {error}"))?;
+        for _ in 0..100 {
+            if tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .is_ok()
+            {
+                return Ok(HttpServer {
+                    child,
+                    url: format!("http://127.0.0.1:{port}/mcp"),
+                });
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        Err("the reference server did not listen over HTTP within 10 s".to_owned())
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.start_kill();
+    }
+}
