@@ -1597,7 +1597,7 @@ fn tool_invalid_when_the_only_turn_answers_an_intent_gate() {
             "instruction": "Sort it",
             "re_prompts": re_prompts,
             "tools": [{"server": "everything", "tool": "echo"}],
-            "intent_gate": {"allowed_intents": ["a", "b"]},
+            "intent_gate": {"allowed_intents": ["next", "closing"]},
         }))
     };
     let findings = validate(&gated(json!([])), &server_with_tools());
