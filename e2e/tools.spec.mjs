@@ -117,6 +117,9 @@ test('while a tool runs the badge names it, and the transcript folds each call w
     // Then its result, and the module goes on.
     await expect(call.locator('summary')).toContainText('✓', { timeout: 10_000 });
     await expect(run.locator('.run-status')).toHaveText('Completed', { timeout: 30_000 });
+    // The run's figures count its tool calls, each tool's in the tooltip.
+    await expect(run.locator('.run-tools')).toHaveText(/^1 tool call · 3\.\d s$/);
+    await expect(run.locator('.run-tools')).toHaveAttribute('title', /^wait: 1 call, 3\.\d s$/);
     // A completed run shows its output; back to the agent task's transcript.
     const modules = run.getByRole('navigation', { name: 'Modules of the run' });
     await modules.getByRole('button', { name: /^Ask/ }).click();

@@ -419,24 +419,10 @@ impl ActivationContext {
     /// The tools this activation called, in the order first called, with
     /// how many calls each and their time.
     fn tools_used(&self) -> Vec<wire::bundle::ToolUse> {
-        let Ok(record) = self.record.lock() else {
-            return Vec::new();
-        };
-        let mut used: Vec<wire::bundle::ToolUse> = Vec::new();
-        for call in &record.tool_calls {
-            match used.iter_mut().find(|tool| tool.tool == call.tool) {
-                Some(tool) => {
-                    tool.calls += 1;
-                    tool.duration_ms += call.duration_ms;
-                }
-                None => used.push(wire::bundle::ToolUse {
-                    tool: call.tool.clone(),
-                    calls: 1,
-                    duration_ms: call.duration_ms,
-                }),
-            }
-        }
-        used
+        self.record
+            .lock()
+            .map(|record| wire::bundle::ToolUse::tally(&record.tool_calls))
+            .unwrap_or_default()
     }
 
     /// A plain-text bundle from this module.

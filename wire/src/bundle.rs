@@ -135,6 +135,28 @@ pub struct ToolUse {
 }
 
 impl ToolUse {
+    /// `calls` counted by tool, in the order first called, with their
+    /// time: an activation's receipt, and a run's figures.
+    pub fn tally<'a>(
+        calls: impl IntoIterator<Item = &'a crate::activation::ToolCallRecord>,
+    ) -> Vec<ToolUse> {
+        let mut used: Vec<ToolUse> = Vec::new();
+        for call in calls {
+            match used.iter_mut().find(|tool| tool.tool == call.tool) {
+                Some(tool) => {
+                    tool.calls += 1;
+                    tool.duration_ms += call.duration_ms;
+                }
+                None => used.push(ToolUse {
+                    tool: call.tool.clone(),
+                    calls: 1,
+                    duration_ms: call.duration_ms,
+                }),
+            }
+        }
+        used
+    }
+
     fn read(value: Value) -> Result<ToolUse, serde_json::Error> {
         let mut fields = Fields::of("tool use", value)?;
         Ok(ToolUse {

@@ -173,6 +173,19 @@ impl RunRecord {
         self.cost_of(|activation| activation.reused_from.is_none())
     }
 
+    /// The tools this run called, by the name the model called each, with
+    /// how many calls and their time; a reused activation's calls were
+    /// the recorded run's, not this one's.
+    pub fn tool_uses(&self) -> Vec<crate::bundle::ToolUse> {
+        crate::bundle::ToolUse::tally(
+            self.modules
+                .values()
+                .flat_map(|module| module.activations.iter())
+                .filter(|activation| activation.reused_from.is_none())
+                .flat_map(|activation| activation.tool_calls.iter()),
+        )
+    }
+
     /// What the reused activations cost the run they were taken from.
     pub fn saved(&self) -> crate::cost::CostTotal {
         self.cost_of(|activation| activation.reused_from.is_some())

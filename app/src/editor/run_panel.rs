@@ -313,6 +313,37 @@ pub fn run_cost_text(record: &wire::RunRecord) -> Option<String> {
     Some(with_saved(record.cost().text()))
 }
 
+/// The tool calls the run made, for its header: how many and their time,
+/// and each tool's for the tooltip; `None` when it made none.
+pub fn run_tools_text(record: &wire::RunRecord) -> Option<(String, String)> {
+    let used = record.tool_uses();
+    let calls: u32 = used.iter().map(|tool| tool.calls).sum();
+    if calls == 0 {
+        return None;
+    }
+    let time: u64 = used.iter().map(|tool| tool.duration_ms).sum();
+    let plural = |count: u32| if count == 1 { "call" } else { "calls" };
+    let text = format!(
+        "{calls} tool {} · {}",
+        plural(calls),
+        duration_text(time as f64)
+    );
+    let each = used
+        .iter()
+        .map(|tool| {
+            format!(
+                "{}: {} {}, {}",
+                tool.tool,
+                tool.calls,
+                plural(tool.calls),
+                duration_text(tool.duration_ms as f64)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    Some((text, each))
+}
+
 /// What a resume kept and what it did again, for the notice's tooltip.
 fn resumed_title(replayed: u32) -> String {
     let kept = match replayed {
@@ -972,6 +1003,9 @@ pub fn RunPanel() -> impl IntoView {
                         <span class="run-cost" title="What the run's calls cost, from the tokens the providers reported and the prices configured on the server">
                             {move || view_state.record.with(|record| record.as_ref().and_then(run_cost_text))}
                         </span>
+                        {move || view_state.record.with(|record| record.as_ref().and_then(run_tools_text)).map(|(text, each)| view! {
+                            <span class="run-tools" title=each>{text}</span>
+                        })}
                         <Show when=move || view_state.record.with(|record| record.as_ref().and_then(|record| record.budget_usd).is_some())>
                             <span class="run-notice">
                                 {move || view_state.record.with(|record| record.as_ref().and_then(|record| record.budget_usd).map(|budget| format!("budget {}", wire::cost::dollars(budget))))}
@@ -1182,6 +1216,42 @@ mod tests {
         activation.gave_up = Some("x".repeat(400));
         let lines = route_lines(&activation, &record);
         assert!(lines[0].starts_with("Gave up: xxx") && lines[0].chars().count() == 310);
+    }
+
+    #[test]
+    fn the_run_counts_its_tool_calls_by_tool_and_not_a_reused_activations() {
+        let mut record = record(graph::starter::starter_graph());
+        assert_eq!(run_tools_text(&record), None);
+        let call = |tool: &str, duration_ms: u64| wire::activation::ToolCallRecord {
+            call_id: format!("call-{tool}-{duration_ms}"),
+            response_index: 0,
+            server: "patchbay".to_owned(),
+            tool: tool.to_owned(),
+            arguments: serde_json::json!({}),
+            outcome: wire::activation::ToolOutcome::Ok,
+            result: serde_json::Value::Null,
+            duration_ms,
+        };
+        let mut made = activation();
+        made.tool_calls = vec![
+            call("lookup", 400),
+            call("calculate", 100),
+            call("lookup", 700),
+        ];
+        let mut reused = activation();
+        reused.reused_from = Some(wire::activation::ReusedFrom {
+            run_id: "r_0".to_owned(),
+            activation: 1,
+        });
+        reused.tool_calls = vec![call("lookup", 5000)];
+        record
+            .modules
+            .entry("m2".to_owned())
+            .or_default()
+            .activations = vec![made, reused];
+        let (text, each) = run_tools_text(&record).unwrap();
+        assert_eq!(text, "3 tool calls · 1.2 s");
+        assert_eq!(each, "lookup: 2 calls, 1.1 s\ncalculate: 1 call, 0.1 s");
     }
 
     #[test]
