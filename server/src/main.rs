@@ -90,6 +90,9 @@ enum Command {
         /// Tool calls of each run.
         #[arg(long, default_value_t = 5)]
         calls: usize,
+        /// Only the transport named (stdio, http or built-in).
+        #[arg(long)]
+        only: Option<String>,
     },
 }
 
@@ -231,6 +234,7 @@ fn main() -> ExitCode {
             everything,
             runs,
             calls,
+            only,
         }) => {
             // Why a server did not start is in the log.
             tracing_subscriber::fmt()
@@ -241,6 +245,7 @@ fn main() -> ExitCode {
                 everything,
                 runs,
                 calls,
+                only,
             }))
         }
         Some(Command::Bench {

@@ -39,6 +39,8 @@ pub struct Options {
     pub everything: PathBuf,
     pub runs: usize,
     pub calls: usize,
+    /// Only the transport named (`stdio`, `http`, `built-in`).
+    pub only: Option<String>,
 }
 
 pub async fn run(options: Options) -> Result<(), String> {
@@ -93,6 +95,12 @@ pub async fn run(options: Options) -> Result<(), String> {
         ToolServerConfig::built_in(),
         Tool::CALCULATE,
     ));
+    cases.retain(|(name, _, _)| {
+        options
+            .only
+            .as_deref()
+            .is_none_or(|only| name.replace(' ', "-").starts_with(only))
+    });
     for (name, config, tool) in cases {
         println!("{name}, {} of {}:", tool.name, config.name);
         through_the_engine(&config, tool, &sandbox, &root, &options).await?;
