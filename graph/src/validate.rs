@@ -852,6 +852,20 @@ fn check_shell_scripts(findings: &mut ModuleFindings<'_>, kind_config: &dyn Kind
     }
 }
 
+/// The module upstream of one (`upstream` says which are) labelled `label`.
+fn upstream_labelled<'a>(
+    topology: &Topology<'a>,
+    upstream: &[bool],
+    label: &str,
+) -> Option<(usize, &'a crate::Module)> {
+    topology
+        .graph
+        .modules
+        .iter()
+        .enumerate()
+        .find(|(position, other)| upstream[*position] && other.display_label().trim() == label)
+}
+
 fn check_templates(findings: &mut ModuleFindings<'_>, topology: &Topology<'_>) {
     let (index, module) = (findings.index, findings.module);
     let texts = module.config.prompt_texts();
@@ -886,15 +900,7 @@ fn check_templates(findings: &mut ModuleFindings<'_>, topology: &Topology<'_>) {
                 // A key a command sets: known only when it runs, so its
                 // absence fails the activation then, saying so.
                 let label = label.trim();
-                let setter = topology
-                    .graph
-                    .modules
-                    .iter()
-                    .enumerate()
-                    .find(|(position, other)| {
-                        upstream[*position] && other.display_label().trim() == label
-                    });
-                match setter {
+                match upstream_labelled(topology, &upstream, label) {
                     None => Some(format!("no module upstream of it is labelled \"{label}\"")),
                     Some((_, other))
                         if !other.kind().is_some_and(crate::ModuleKind::runs_a_command) =>
@@ -909,15 +915,8 @@ fn check_templates(findings: &mut ModuleFindings<'_>, topology: &Topology<'_>) {
             } else if let Some((label, tool)) = variable.name.split_once(".tools.") {
                 // What a tool of an upstream agent task last returned.
                 let label = label.trim();
-                let owner = topology
-                    .graph
-                    .modules
-                    .iter()
-                    .enumerate()
-                    .find(|(position, other)| {
-                        upstream[*position] && other.display_label().trim() == label
-                    });
-                match owner.map(|(_, other)| &other.config) {
+                match upstream_labelled(topology, &upstream, label).map(|(_, other)| &other.config)
+                {
                     None => Some(format!("no module upstream of it is labelled \"{label}\"")),
                     Some(crate::ModuleConfig::AgentTask(task))
                         if task.tools.iter().any(|choice| choice.name() == tool.trim()) =>
