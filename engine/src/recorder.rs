@@ -44,7 +44,7 @@ pub trait Recorder: Send + Sync + 'static {
     fn keep_activation(
         &self,
         run_id: &str,
-        record: &ActivationRecord,
+        record: ActivationRecord,
     ) -> impl Future<Output = ()> + Send;
 
     fn set_status(
@@ -193,12 +193,9 @@ impl Recorder for MemoryRecorder {
         Ok(())
     }
 
-    async fn keep_activation(&self, _run_id: &str, record: &ActivationRecord) {
+    async fn keep_activation(&self, _run_id: &str, record: ActivationRecord) {
         if let Ok(mut activations) = self.activations.lock() {
-            activations.insert(
-                (record.module_id.clone(), record.activation),
-                record.clone(),
-            );
+            activations.insert((record.module_id.clone(), record.activation), record);
         }
     }
 
@@ -245,7 +242,7 @@ impl<R: Recorder> Recorder for std::sync::Arc<R> {
     fn keep_activation(
         &self,
         run_id: &str,
-        record: &ActivationRecord,
+        record: ActivationRecord,
     ) -> impl Future<Output = ()> + Send {
         (**self).keep_activation(run_id, record)
     }

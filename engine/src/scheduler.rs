@@ -233,7 +233,7 @@ impl<R: Recorder> Shell<R> {
                     self.log_failure(saved, "activation could not be recorded");
                 }
                 Command::KeepActivation(record) => {
-                    self.recorder.keep_activation(&self.run_id, &record).await;
+                    self.recorder.keep_activation(&self.run_id, *record).await;
                 }
                 Command::Start(start) => self.spawn(*start),
                 Command::SaveState(changes) => {
@@ -487,7 +487,7 @@ fn checkpoint_sink<R: Recorder>(recorder: &Arc<R>, run_id: &str) -> CheckpointSi
     let run_id: Arc<str> = Arc::from(run_id);
     Arc::new(move |record: ActivationRecord| {
         let (recorder, run_id) = (Arc::clone(&recorder), Arc::clone(&run_id));
-        Box::pin(async move { recorder.keep_activation(&run_id, &record).await })
+        Box::pin(async move { recorder.keep_activation(&run_id, record).await })
     })
 }
 

@@ -176,6 +176,14 @@ impl ToolServers {
         &self.redaction
     }
 
+    /// The handshake `server` answered when last opened, if it has been.
+    pub fn known_handshake(&self, server: &str) -> Option<Handshake> {
+        self.handshakes
+            .read()
+            .ok()
+            .and_then(|known| known.get(server).copied())
+    }
+
     /// Opens a connection to `server` for a run in `folder`, with the
     /// handshake it answered before when it has, and remembers which.
     pub async fn open(
@@ -184,11 +192,7 @@ impl ToolServers {
         sandbox: Result<&Sandbox, &str>,
         folder: &RunFolder,
     ) -> Result<Connection, String> {
-        let known = self
-            .handshakes
-            .read()
-            .ok()
-            .and_then(|known| known.get(&server.id).copied());
+        let known = self.known_handshake(&server.id);
         let connection = Connection::open(server, sandbox, folder, known).await?;
         if known.is_none()
             && let Ok(mut handshakes) = self.handshakes.write()

@@ -8,11 +8,12 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+mod support;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::Router;
-use axum::body::Body;
 use axum::extract::State;
 use axum::response::Response;
 use axum::routing::post;
@@ -47,13 +48,6 @@ impl Fixture {
     }
 }
 
-fn sse(body: String) -> Response {
-    Response::builder()
-        .header("content-type", "text/event-stream")
-        .body(Body::from(body))
-        .unwrap()
-}
-
 /// First: a reply calling `add` and `policy` at once, in pieces; then an
 /// answer.
 async fn openai(State(fixture): State<Arc<Fixture>>, body: String) -> Response {
@@ -84,12 +78,12 @@ async fn openai(State(fixture): State<Arc<Fixture>>, body: String) -> Response {
         stream.push_str(&chunk(json!({}), json!("stop")));
     }
     stream.push_str("data: [DONE]\n\n");
-    sse(stream)
+    support::loopback::sse(stream)
 }
 
 async fn anthropic(State(fixture): State<Arc<Fixture>>, body: String) -> Response {
     let first = fixture.first(&body);
-    let event = |name: &str, data: Value| format!("event: {name}\ndata: {data}\n\n");
+    let event = support::loopback::named_event;
     let mut stream = event(
         "message_start",
         json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [],
@@ -141,7 +135,7 @@ async fn anthropic(State(fixture): State<Arc<Fixture>>, body: String) -> Respons
     };
     stream.push_str(&event("message_delta", json!({"type": "message_delta", "delta": {"stop_reason": stop_reason}, "usage": {"output_tokens": 9}})));
     stream.push_str(&event("message_stop", json!({"type": "message_stop"})));
-    sse(stream)
+    support::loopback::sse(stream)
 }
 
 async fn serve(fixture: Arc<Fixture>) -> String {
@@ -149,12 +143,7 @@ async fn serve(fixture: Arc<Fixture>) -> String {
         .route("/v1/chat/completions", post(openai))
         .route("/v1/messages", post(anthropic))
         .with_state(fixture);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        axum::serve(listener, router).await.unwrap();
-    });
-    format!("http://{address}")
+    support::loopback::serve(router).await
 }
 
 /// An agent task with the built-in `calculate` (as `add`) and `lookup` (as
@@ -213,11 +202,7 @@ async fn run_on(provider_id: &str, provider: Arc<dyn Provider>) -> Arc<MemoryRec
 /// Both calls made, each paired with its result, and the answer after.
 fn assert_both_calls_made(recorder: &MemoryRecorder, said_first: &str) {
     let record = recorder.activation("task", 1).unwrap();
-    let calls: Vec<(&str, ToolOutcome)> = record
-        .tool_calls
-        .iter()
-        .map(|call| (call.tool.as_str(), call.outcome))
-        .collect();
+    let calls = support::tool_outcomes(&record);
     assert_eq!(
         calls,
         [("add", ToolOutcome::Ok), ("policy", ToolOutcome::Ok)]

@@ -5,6 +5,8 @@
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+mod support;
+
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -60,13 +62,6 @@ impl Fixture {
     }
 }
 
-fn sse(body: String) -> Response {
-    Response::builder()
-        .header("content-type", "text/event-stream")
-        .body(Body::from(body))
-        .unwrap()
-}
-
 fn too_many() -> Response {
     Response::builder()
         .status(StatusCode::TOO_MANY_REQUESTS)
@@ -91,7 +86,7 @@ async fn openai(State(fixture): State<Arc<Fixture>>, headers: HeaderMap, body: S
     };
     match step {
         Script::TooManyRequests => too_many(),
-        Script::BreakMidStream => sse(format!(
+        Script::BreakMidStream => support::loopback::sse(format!(
             "{}data: {}\n\n",
             chunk(
                 json!({"role": "assistant", "content": "Half an ans"}),
@@ -118,7 +113,7 @@ async fn openai(State(fixture): State<Arc<Fixture>>, headers: HeaderMap, body: S
                                                 "prompt_tokens_details": {"cached_tokens": 4}}})
             ));
             stream.push_str("data: [DONE]\n\n");
-            sse(stream)
+            support::loopback::sse(stream)
         }
     }
 }
@@ -132,7 +127,7 @@ async fn anthropic(
     let messages = body["messages"].as_array().map_or(0, Vec::len);
     let structured = body.get("tool_choice").is_some();
     let (step, number) = fixture.next(body, headers);
-    let event = |name: &str, data: Value| format!("event: {name}\ndata: {data}\n\n");
+    let event = support::loopback::named_event;
     let start = event(
         "message_start",
         json!({"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [],
@@ -141,7 +136,7 @@ async fn anthropic(
     );
     match step {
         Script::TooManyRequests => too_many(),
-        Script::BreakMidStream => sse(format!(
+        Script::BreakMidStream => support::loopback::sse(format!(
             "{start}{}{}",
             event(
                 "content_block_start",
@@ -177,7 +172,7 @@ async fn anthropic(
                 json!({"type": "message_delta", "delta": {}, "usage": {"output_tokens": 9}}),
             ));
             stream.push_str(&event("message_stop", json!({"type": "message_stop"})));
-            sse(stream)
+            support::loopback::sse(stream)
         }
     }
 }
@@ -187,12 +182,7 @@ async fn serve(fixture: Arc<Fixture>) -> String {
         .route("/v1/chat/completions", post(openai))
         .route("/v1/messages", post(anthropic))
         .with_state(fixture);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    tokio::spawn(async move {
-        axum::serve(listener, router).await.unwrap();
-    });
-    format!("http://{address}")
+    support::loopback::serve(router).await
 }
 
 fn quick_retries() -> RetryPolicy {

@@ -129,11 +129,7 @@ async fn several_calls_at_once_each_get_their_result_and_locked_arguments_are_ne
     .await;
     assert_eq!(outcome.status, RunStatus::Completed, "{:?}", outcome.error);
     let ask = record(&recorder, "ask");
-    let calls: Vec<(&str, ToolOutcome)> = ask
-        .tool_calls
-        .iter()
-        .map(|call| (call.tool.as_str(), call.outcome))
-        .collect();
+    let calls = support::tool_outcomes(&ask);
     assert_eq!(
         calls,
         [("add", ToolOutcome::Ok), ("policy", ToolOutcome::Ok)]

@@ -55,7 +55,7 @@ impl<R: Recorder> Recorder for Timed<R> {
         result
     }
 
-    async fn keep_activation(&self, run_id: &str, record: &ActivationRecord) {
+    async fn keep_activation(&self, run_id: &str, record: ActivationRecord) {
         self.inner.keep_activation(run_id, record).await;
     }
 

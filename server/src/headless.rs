@@ -120,7 +120,7 @@ impl Recorder for ProgressRecorder {
         self.memory.save_activation(run_id, record, ending).await
     }
 
-    async fn keep_activation(&self, run_id: &str, record: &ActivationRecord) {
+    async fn keep_activation(&self, run_id: &str, record: ActivationRecord) {
         self.memory.keep_activation(run_id, record).await;
     }
 

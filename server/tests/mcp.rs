@@ -223,6 +223,21 @@ fn agent_graph(instruction: &str, tools: Value, extra: Value, routes: Vec<Value>
     json!({"modules": modules, "cables": cables})
 }
 
+/// Each tool call of an activation's record: its tool and how it ended.
+fn outcomes(activation: &Value) -> Vec<(&str, &str)> {
+    activation["tool_calls"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|call| {
+            (
+                call["tool"].as_str().unwrap(),
+                call["outcome"].as_str().unwrap(),
+            )
+        })
+        .collect()
+}
+
 fn ask(run: &Value) -> &Value {
     &run["modules"]["ask"]["activations"][0]
 }
@@ -349,17 +364,7 @@ async fn an_agent_calls_tools_over_stdio_and_http_in_one_session_and_a_structure
     let (_, _, run_id) = start_run(&server, graph).await;
     let run = wait_for_status(&server, &run_id, "completed").await;
     let ask = ask(&run);
-    let calls: Vec<(&str, &str)> = ask["tool_calls"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|call| {
-            (
-                call["tool"].as_str().unwrap(),
-                call["outcome"].as_str().unwrap(),
-            )
-        })
-        .collect();
+    let calls = outcomes(ask);
     assert_eq!(
         calls,
         [("echo", "ok"), ("sum", "ok"), ("weather", "ok")],
@@ -389,6 +394,47 @@ async fn an_agent_calls_tools_over_stdio_and_http_in_one_session_and_a_structure
     let log = event_log(&server, &run_id).await;
     assert_eq!(log.matches("event: module.tool_call\n").count(), 3, "{log}");
     assert_eq!(log.matches("event: module.tool_result\n").count(), 3);
+    no_process_left(&mark, "the run completed").await;
+}
+
+#[tokio::test]
+async fn each_result_is_told_as_its_call_ends_not_when_the_slowest_of_the_reply_does() {
+    let Some(script) = everything() else {
+        return;
+    };
+    let mark = mark();
+    let (server, _folder) = serve(&everything_entry("everything", &script, &mark, "")).await;
+    // The slow call is asked for first; the quick one ends long before it.
+    let graph = agent_graph(
+        "Wait, and greet.\n[sim:tool wait {\"duration\": 2, \"steps\": 1}]\n[sim:tool echo {\"message\": \"hi\"}]",
+        json!([
+            {"server": "everything", "tool": "trigger-long-running-operation", "as": "wait"},
+            {"server": "everything", "tool": "echo"}
+        ]),
+        json!({}),
+        Vec::new(),
+    );
+    let (_, _, run_id) = start_run(&server, graph).await;
+    wait_for_status(&server, &run_id, "completed").await;
+    let log = event_log(&server, &run_id).await;
+    let results: Vec<(String, i64)> = log
+        .split("event: module.tool_result\n")
+        .skip(1)
+        .filter_map(|rest| rest.lines().find_map(|line| line.strip_prefix("data: ")))
+        .map(|data| {
+            let data: Value = serde_json::from_str(data).unwrap();
+            (
+                data["tool"].as_str().unwrap().to_owned(),
+                data["ts"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    let told: Vec<&str> = results.iter().map(|(tool, _)| tool.as_str()).collect();
+    assert_eq!(told, ["echo", "wait"], "{log}");
+    assert!(
+        results[1].1 - results[0].1 >= 1_500,
+        "the quick result was told only when the slow one ended: {results:?}"
+    );
     no_process_left(&mark, "the run completed").await;
 }
 
@@ -631,24 +677,10 @@ async fn a_server_killed_mid_call_resumes_without_repeating_a_call_that_may_have
     .await;
     let run = wait_for_status(&second, &run_id, "completed").await;
     let calls = &ask(&run)["tool_calls"];
-    let outcomes: Vec<(&str, &str)> = calls
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|call| {
-            (
-                call["tool"].as_str().unwrap(),
-                call["outcome"].as_str().unwrap(),
-            )
-        })
-        .collect();
+    let ended = outcomes(ask(&run));
     // The payment may have happened: the model is told, never asked again
     // unseen; the read-only wait is simply made again.
-    assert_eq!(
-        outcomes,
-        [("pay", "interrupted"), ("wait", "ok")],
-        "{calls}"
-    );
+    assert_eq!(ended, [("pay", "interrupted"), ("wait", "ok")], "{calls}");
     assert_eq!(
         std::fs::read_to_string(&log).unwrap(),
         "acct-7 20.0\n",

@@ -102,62 +102,13 @@ pub fn step(
             run.badge = None;
         }
         RunEvent::ModuleActivated { activation, .. } => {
-            // A module that retries counts its attempts; another, the
-            // rounds a loop brings it back.
-            let attempts = graph
-                .and_then(|graph| graph.module(module_id))
-                .map_or(1, |module| module.config.max_attempts());
-            // A resumed activation is the same one: it keeps its start,
-            // and its recovered turns are counted again as they stream.
-            let (started_ms, tokens, cost) = if run.resuming {
-                (
-                    run.started_ms,
-                    run.tokens_before_activation,
-                    run.cost_before_activation,
-                )
-            } else {
-                (at, run.tokens, run.cost)
-            };
-            run = ModuleRun {
-                state: ModuleRunState::Running,
-                badge: (*activation > 1).then(|| {
-                    if attempts > 1 {
-                        format!("Attempt {activation}/{attempts}…")
-                    } else {
-                        format!("Round {activation}")
-                    }
-                }),
-                started_ms,
-                tokens,
-                tokens_before_activation: tokens,
-                cost,
-                cost_before_activation: cost,
-                ..ModuleRun::default()
-            };
+            run = activated(&run, *activation, graph, module_id, at);
         }
         RunEvent::RepromptDispatched { .. }
         | RunEvent::VariantStarted { .. }
         | RunEvent::VariantFinished { .. } => re_prompts_and_variants(&mut run, event),
-        RunEvent::CodingRepromptDispatched {
-            agent_role,
-            reprompt_index,
-            ..
-        } => {
-            let count =
-                graph.and_then(|graph| coding_re_prompt_count(graph, module_id, agent_role));
-            run.badge = Some(match count {
-                Some(count) => format!("{agent_role} · Re-prompt {reprompt_index}/{count}…"),
-                None => format!("{agent_role} · Re-prompt {reprompt_index}…"),
-            });
-        }
-        RunEvent::CodingAgentStarted {
-            agent_role, round, ..
-        } => {
-            run.badge = Some(if *round > 1 {
-                format!("{agent_role} · round {round}…")
-            } else {
-                format!("{agent_role} · working…")
-            });
+        RunEvent::CodingRepromptDispatched { .. } | RunEvent::CodingAgentStarted { .. } => {
+            run.badge = coding_badge(event, graph, module_id);
         }
         RunEvent::ModuleUsage {
             tokens_in,
@@ -168,19 +119,7 @@ pub fn step(
             run.tokens += tokens_in + tokens_out;
             run.cost.add(*cost);
         }
-        RunEvent::ModuleCompleted { .. } => {
-            // An approval ends as it was decided; one that ends still
-            // waiting was decided by its timeout.
-            run.state = match (run.state, run.decided) {
-                (_, Some(wire::approval::Decision::Reject)) => ModuleRunState::Rejected,
-                (ModuleRunState::Waiting, None) => ModuleRunState::TimedOut,
-                _ => ModuleRunState::Done,
-            };
-            if run.decided.is_none() {
-                run.badge = None;
-            }
-            run.finished_ms = at;
-        }
+        RunEvent::ModuleCompleted { .. } => completed(&mut run, at),
         // Taken from a recorded run: it did not run, and cost this run
         // nothing (PRODUCT §3.15).
         RunEvent::ModuleReused { .. } => run = reused(at),
@@ -219,6 +158,87 @@ pub fn step(
         | RunEvent::ModuleIntent { .. } => return before.cloned(),
     }
     Some(run)
+}
+
+/// A module as an activation starts: a resumed activation is the same one,
+/// keeping its start, its recovered turns counted again as they stream.
+fn activated(
+    run: &ModuleRun,
+    activation: u32,
+    graph: Option<&Graph>,
+    module_id: &str,
+    at: Option<f64>,
+) -> ModuleRun {
+    // A module that retries counts its attempts; another, the rounds a
+    // loop brings it back.
+    let attempts = graph
+        .and_then(|graph| graph.module(module_id))
+        .map_or(1, |module| module.config.max_attempts());
+    let (started_ms, tokens, cost) = if run.resuming {
+        (
+            run.started_ms,
+            run.tokens_before_activation,
+            run.cost_before_activation,
+        )
+    } else {
+        (at, run.tokens, run.cost)
+    };
+    ModuleRun {
+        state: ModuleRunState::Running,
+        badge: (activation > 1).then(|| {
+            if attempts > 1 {
+                format!("Attempt {activation}/{attempts}…")
+            } else {
+                format!("Round {activation}")
+            }
+        }),
+        started_ms,
+        tokens,
+        tokens_before_activation: tokens,
+        cost,
+        cost_before_activation: cost,
+        ..ModuleRun::default()
+    }
+}
+
+/// What a coding module's badge says as its agents work.
+fn coding_badge(event: &RunEvent, graph: Option<&Graph>, module_id: &str) -> Option<String> {
+    match event {
+        RunEvent::CodingRepromptDispatched {
+            agent_role,
+            reprompt_index,
+            ..
+        } => {
+            let count =
+                graph.and_then(|graph| coding_re_prompt_count(graph, module_id, agent_role));
+            Some(match count {
+                Some(count) => format!("{agent_role} · Re-prompt {reprompt_index}/{count}…"),
+                None => format!("{agent_role} · Re-prompt {reprompt_index}…"),
+            })
+        }
+        RunEvent::CodingAgentStarted {
+            agent_role, round, ..
+        } => Some(if *round > 1 {
+            format!("{agent_role} · round {round}…")
+        } else {
+            format!("{agent_role} · working…")
+        }),
+        _ => None,
+    }
+}
+
+/// A module when its activation ends: an approval ends as it was decided;
+/// one that ends still waiting was decided by its timeout.
+fn completed(run: &mut ModuleRun, at: Option<f64>) {
+    run.state = match (run.state, run.decided) {
+        (_, Some(wire::approval::Decision::Reject)) => ModuleRunState::Rejected,
+        (ModuleRunState::Waiting, None) => ModuleRunState::TimedOut,
+        _ => ModuleRunState::Done,
+    };
+    if run.decided.is_none() {
+        run.badge = None;
+    }
+    run.finished_ms = at;
 }
 
 /// A module when its run ends: whatever was still going stopped with the

@@ -72,14 +72,20 @@ impl Connection {
         let stderr = Arc::new(Mutex::new(String::new()));
         match &config.transport {
             ServerTransport::BuiltIn => {
-                let (server_end, client_end) = tokio::io::duplex(64 * 1024);
+                // Messages pass as values, not as JSON written and read
+                // back: the protocol's exchange without its wire.
+                let (to_server, from_client) = futures::channel::mpsc::unbounded();
+                let (to_client, from_server) = futures::channel::mpsc::unbounded();
                 tokio::spawn(async move {
-                    if let Ok(running) = BuiltInTools::default().serve(server_end).await {
+                    if let Ok(running) = BuiltInTools::default()
+                        .serve((to_client, from_client))
+                        .await
+                    {
                         let _ = running.waiting().await;
                     }
                 });
                 let service = ()
-                    .serve_with_lifecycle(client_end, lifecycle(known))
+                    .serve_with_lifecycle((to_server, from_server), lifecycle(known))
                     .await
                     .map_err(|error| format!("the built-in tools did not start: {error}"))?;
                 Ok(Connection {

@@ -26,7 +26,7 @@ pub const MOST_RESULT_BYTES: usize = 64 * 1024;
 /// An open server, with its tools as it listed them.
 struct Open {
     connection: Arc<Connection>,
-    tools: Vec<ToolInfo>,
+    tools: Arc<[ToolInfo]>,
 }
 
 /// One run's open tool servers.
@@ -56,10 +56,10 @@ impl RunTools {
     }
 
     /// Server `server`'s connection and tools, opened if it is not open.
-    async fn opened(&self, server: &str) -> Result<(Arc<Connection>, Vec<ToolInfo>), String> {
+    async fn opened(&self, server: &str) -> Result<(Arc<Connection>, Arc<[ToolInfo]>), String> {
         let mut open = self.open.lock().await;
         if let Some(known) = open.get(server) {
-            return Ok((Arc::clone(&known.connection), known.tools.clone()));
+            return Ok((Arc::clone(&known.connection), Arc::clone(&known.tools)));
         }
         let config = self
             .servers
@@ -83,11 +83,12 @@ impl RunTools {
         };
         self.servers.remember(server, &tools);
         let connection = Arc::new(connection);
+        let tools: Arc<[ToolInfo]> = tools.into();
         open.insert(
             server.to_owned(),
             Open {
                 connection: Arc::clone(&connection),
-                tools: tools.clone(),
+                tools: Arc::clone(&tools),
             },
         );
         Ok((connection, tools))
@@ -97,8 +98,9 @@ impl RunTools {
     pub async fn tool(&self, server: &str, tool: &str) -> Result<ToolInfo, String> {
         let (_, tools) = self.opened(server).await?;
         tools
-            .into_iter()
+            .iter()
             .find(|known| known.name == tool)
+            .cloned()
             .ok_or_else(|| format!("MCP server \"{server}\" has no tool \"{tool}\""))
     }
 

@@ -3,6 +3,8 @@
 
 #![allow(dead_code, clippy::expect_used, clippy::unwrap_used)]
 
+pub mod loopback;
+
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -122,4 +124,16 @@ impl Provider for Counting {
             self.sim.complete(request, on_delta).await
         })
     }
+}
+
+/// Each tool call of an activation: the name the model called and how it
+/// ended.
+pub fn tool_outcomes(
+    record: &wire::ActivationRecord,
+) -> Vec<(&str, wire::activation::ToolOutcome)> {
+    record
+        .tool_calls
+        .iter()
+        .map(|call| (call.tool.as_str(), call.outcome))
+        .collect()
 }

@@ -8,9 +8,10 @@
 //! turn, on the simulated provider at zero latency: a call costs the run
 //! the time from the model's reply asking for it to the next request to
 //! the model, which a provider wrapped around the simulator measures. The
-//! same calls made straight on an MCP connection, with nothing of the
-//! engine, give the transport's own round trip; the difference is what
-//! the engine adds (events, the record, the session). Then what a run pays
+//! same calls made straight on an MCP connection, between the same
+//! simulated model turns but with nothing of the engine, give the tool's
+//! own time on equally busy cores; the difference is what the engine adds
+//! (events, the record, the session). Then what a run pays
 //! to open its own server, against the calls of every run shared on one
 //! connection (a pool per process). Prints figures; not a test.
 
@@ -20,7 +21,10 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use engine::provider::sim::SimProvider;
-use engine::provider::{ChatRequest, DeltaSink, Provider, ProviderFuture, ProviderRegistry, Role};
+use engine::provider::{
+    ChatMessage, ChatRequest, ContentPart, DeltaSink, Provider, ProviderFuture, ProviderRegistry,
+    Role, ToolDefinition,
+};
 use engine::recorder::MemoryRecorder;
 use engine::sandbox::{RunFolder, Sandbox};
 use engine::tools::{
@@ -211,27 +215,31 @@ async fn straight(
     root: &std::path::Path,
     options: &Options,
 ) -> Result<(), String> {
-    // One connection per run: what opening costs, then its calls. The
-    // server is listed first, as a serving process does when it starts.
+    // One connection per run, opened and then called as a run does, all
+    // runs at once (so that one run's calls share the cores with another's
+    // opening, as through the engine). The server is listed first, as a
+    // serving process does when it starts.
     let servers = &ToolServers::new(vec![config.clone()]);
     servers.list(Ok(sandbox), &root.join("listing")).await;
-    let opening = (0..options.runs).map(|index| async move {
+    let runs = (0..options.runs).map(|index| async move {
         let folder = RunFolder::new(root, &format!("straight-{index}"));
         let begun = Instant::now();
         let connection = servers.open(config, Ok(sandbox), &folder).await?;
         connection.tools().await?;
-        Ok::<_, String>((connection, begun.elapsed()))
+        let opened = begun.elapsed();
+        let took = calls_through(&connection, tool, options.calls).await?;
+        Ok::<_, String>((connection, opened, took))
     });
     let mut connections = Vec::new();
     let mut opened = Vec::new();
-    for result in futures::future::join_all(opening).await {
-        let (connection, took) = result?;
+    let mut own = Vec::new();
+    for result in futures::future::join_all(runs).await {
+        let (connection, took_to_open, took) = result?;
         connections.push(connection);
-        opened.push(took);
+        opened.push(took_to_open);
+        own.extend(took);
     }
     opened.sort_unstable();
-    let each: Vec<&Connection> = connections.iter().collect();
-    let mut own = calls_on(&each, tool, options.calls).await?;
     own.sort_unstable();
     println!(
         "  a connection per run: opening and listing p50 {}, p99 {} (once per run); a call p50 {}, p99 {}",
@@ -245,55 +253,101 @@ async fn straight(
     for connection in connections {
         connection.close(STOP_GRACE).await;
     }
-    let everyone: Vec<&Connection> = (0..options.runs).map(|_| &shared).collect();
-    let mut pooled = calls_on(&everyone, tool, options.calls).await?;
+    let pool = (0..options.runs).map(|_| calls_through(&shared, tool, options.calls));
+    let mut pooled = Vec::new();
+    for took in futures::future::join_all(pool).await {
+        pooled.extend(took?);
+    }
     pooled.sort_unstable();
     println!(
         "  one connection for every run (a pool): a call p50 {}, p99 {}",
         milliseconds(percentile(&pooled, 0.5)),
         milliseconds(percentile(&pooled, 0.99)),
     );
-    drop(everyone);
     shared.close(STOP_GRACE).await;
     Ok(())
 }
 
-/// `calls` calls of `tool`, one after the other, on each connection at
-/// once: how long each took.
-async fn calls_on(
-    connections: &[&Connection],
+/// `calls` calls of `tool`, one after the other, on `connection`: how
+/// long each took. Between them the simulated model is asked as a run asks
+/// it (for the call, then with its result), on the same cores, so that the
+/// engine is the only difference.
+async fn calls_through(
+    connection: &Connection,
     tool: Tool,
     calls: usize,
 ) -> Result<Vec<Duration>, String> {
-    let each = connections.iter().map(|connection| async move {
-        let mut took = Vec::with_capacity(calls);
-        for _ in 0..calls {
+    let model = SimProvider::default();
+    let mut request = ChatRequest {
+        model: "sim-1".to_owned(),
+        system: None,
+        messages: Vec::new(),
+        temperature: None,
+        max_tokens: None,
+        response_schema: None,
+        tools: vec![ToolDefinition {
+            name: tool.name.to_owned(),
+            description: String::new(),
+            parameters: serde_json::json!({"type": "object"}),
+        }],
+    };
+    let mut took = Vec::with_capacity(calls);
+    for turn in 1..=calls {
+        request
+            .messages
+            .push(ChatMessage::user(turn_text(tool, turn)));
+        let asking = ask(&model, &request).await?;
+        if asking.tool_calls.is_empty() {
+            return Err("the simulated model did not call the tool".to_owned());
+        }
+        request.messages.push(ChatMessage::assistant_calling(
+            asking.text,
+            &asking.tool_calls,
+        ));
+        let mut results = Vec::new();
+        for call in &asking.tool_calls {
             let begun = Instant::now();
-            connection
+            let result = connection
                 .call(tool.name, tool.arguments())
                 .await
                 .map_err(|error| format!("{} failed: {error}", tool.name))?;
             took.push(begun.elapsed());
+            results.push(ContentPart::ToolResult {
+                call_id: call.id.clone(),
+                text: serde_json::to_string(&result.content).unwrap_or_default(),
+                is_error: false,
+            });
         }
-        Ok::<_, String>(took)
-    });
-    let mut all = Vec::new();
-    for took in futures::future::join_all(each).await {
-        all.extend(took?);
+        request.messages.push(ChatMessage::tool_results(results));
+        let answer = ask(&model, &request).await?;
+        request.messages.push(ChatMessage::assistant(answer.text));
     }
-    Ok(all)
+    Ok(took)
+}
+
+async fn ask(
+    model: &SimProvider,
+    request: &ChatRequest,
+) -> Result<engine::provider::ChatResponse, String> {
+    model
+        .complete(request, &mut |_| {})
+        .await
+        .map_err(|error| format!("the simulated model failed: {error}"))
+}
+
+/// What turn `turn` of a benchmark run says: call `tool` once.
+fn turn_text(tool: Tool, turn: usize) -> String {
+    format!(
+        "Turn {turn}.\n[sim:tool {} {}]",
+        tool.name,
+        tool.arguments()
+    )
 }
 
 /// input → an agent task whose instruction and `calls - 1` re-prompts each
 /// call `tool` of `server` once → output.
 fn calling_graph(server: &str, tool: Tool, calls: usize) -> Graph {
-    let call = |turn: usize| {
-        format!(
-            "Turn {turn}.\n[sim:tool {} {}]",
-            tool.name,
-            tool.arguments()
-        )
-    };
+    let call = |turn: usize| turn_text(tool, turn);
     let module = |id: &str, label: &str, config| Module {
         id: id.to_owned(),
         label: label.to_owned(),

@@ -143,11 +143,11 @@ impl Recorder for StoreRecorder {
             .map_err(record_error)
     }
 
-    async fn keep_activation(&self, run_id: &str, record: &ActivationRecord) {
-        let queued = match record_json(record) {
+    async fn keep_activation(&self, run_id: &str, record: ActivationRecord) {
+        let queued = match record_json(&record) {
             Ok(json) => {
                 self.store
-                    .queue_activation(run_id, stored(record, &json, None), Some(&self.owner))
+                    .queue_activation(run_id, stored(&record, &json, None), Some(&self.owner))
                     .await
             }
             Err(error) => Err(error),
