@@ -28,6 +28,7 @@ pub mod routing;
 pub mod shell_places;
 pub mod starter;
 pub mod template;
+pub mod tool_approval;
 pub mod tools;
 pub mod topology;
 pub mod typing;
