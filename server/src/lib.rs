@@ -16,6 +16,7 @@ pub mod estimate_api;
 pub mod graphs_api;
 pub mod headers;
 pub mod headless;
+pub mod health_api;
 pub mod janitor;
 pub mod pages;
 pub mod providers;

@@ -20,6 +20,13 @@ use tracing_subscriber::EnvFilter;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
+/// How `patchbay serve` writes its log.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+enum LogFormat {
+    Text,
+    Json,
+}
+
 #[derive(Parser)]
 #[command(
     name = "patchbay",
@@ -148,6 +155,10 @@ impl EngineArgs {
 
 #[derive(Args)]
 struct ServeArgs {
+    /// How the log is written: `text` for people, `json` for collectors
+    /// (one JSON object a line).
+    #[arg(long, env = "PATCHBAY_LOG_FORMAT", value_enum, default_value_t = LogFormat::Text)]
+    log_format: LogFormat,
     /// Address to listen on.
     #[arg(long, env = "PATCHBAY_ADDR", default_value = DEFAULT_ADDR)]
     addr: SocketAddr,
@@ -370,12 +381,16 @@ fn validate_file(file: &std::path::Path) -> ExitCode {
 }
 
 fn serve(args: ServeArgs) -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_env_filter(
-            EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,rmcp=warn")),
-        )
-        .init();
+    let filter = EnvFilter::try_from_default_env()
+        .unwrap_or_else(|_| EnvFilter::new("info,sqlx=warn,rmcp=warn"));
+    match args.log_format {
+        LogFormat::Text => tracing_subscriber::fmt().with_env_filter(filter).init(),
+        LogFormat::Json => tracing_subscriber::fmt()
+            .json()
+            .flatten_event(true)
+            .with_env_filter(filter)
+            .init(),
+    }
     let runtime = match runtime() {
         Ok(runtime) => runtime,
         Err(message) => {

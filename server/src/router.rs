@@ -79,10 +79,7 @@ fn api(state: &AppState) -> Router<AppState> {
         .route("/runs/{id}/events", get(runs_api::events))
         .route("/providers", get(runs_api::providers))
         .route("/validate", post(graphs_api::validate_document))
-        .route(
-            "/health",
-            get(|| async { axum::Json(wire::health::Health::OK) }),
-        )
+        .route("/health", get(crate::health_api::health))
         .fallback(|| async { ApiError::RouteNotFound })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         // Run requests carry input files; documents are held to their own

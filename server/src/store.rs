@@ -7,6 +7,7 @@ mod approvals;
 mod attachments;
 mod changes;
 mod graphs;
+mod health;
 mod listen;
 mod runs;
 mod thinning;
@@ -20,6 +21,7 @@ pub use changes::{
     ChangeOutcome, KEEP_REVISION_EVERY_MILLIS, Keep, NewChange, ROOMS_CHANNEL, StoredChange,
 };
 pub use graphs::{GraphHeading, LastRun, NewGraph, StoredGraph, StoredRevision};
+pub use health::{ANSWER_WITHIN, StoreHealth};
 pub use listen::listen;
 pub use runs::{ActivationRow, Claimed, Lease, NewRun, StoredActivation, StoredEvent, StoredRun};
 
