@@ -18,6 +18,8 @@ pub mod headers;
 pub mod headless;
 pub mod health_api;
 pub mod janitor;
+pub mod metrics;
+pub mod metrics_api;
 pub mod pages;
 pub mod providers;
 pub mod rate_limit;
@@ -197,6 +199,7 @@ pub async fn build_state(settings: Settings) -> Result<AppState, StoreError> {
             file.public_url.clone(),
             store.clone(),
         )),
+        metrics: Arc::new(metrics::Metrics::new()),
     };
     let shutdown = tokio_util::sync::CancellationToken::new();
     let followers = runs::follow::Followers::default();

@@ -107,6 +107,13 @@ impl Rooms {
             .clone()
     }
 
+    /// The streams following a room on this process.
+    pub fn connections(&self) -> usize {
+        self.rooms.lock().map_or(0, |rooms| {
+            rooms.values().map(|room| room.news.receiver_count()).sum()
+        })
+    }
+
     /// The room of a graph, if someone here has it open.
     pub fn room(&self, graph_id: &str) -> Option<Arc<Room>> {
         self.rooms

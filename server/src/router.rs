@@ -122,6 +122,7 @@ pub fn router(state: AppState) -> Router {
     let key_check = axum::middleware::from_fn_with_state(state.clone(), access::require_key);
     let routes = Router::new()
         .route("/new", get(pages::new_graph))
+        .route("/metrics", get(crate::metrics_api::metrics))
         .nest("/api", api(&state))
         .nest_service("/pkg", bundle(pkg))
         .leptos_routes_with_context(&state, route_list(), context.clone(), move || {

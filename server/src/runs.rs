@@ -40,6 +40,8 @@ pub struct Runner {
     pub lease: Duration,
     /// Tells webhooks that approvals wait.
     pub notifier: Arc<notify::Notifier>,
+    /// What `/metrics` counts of the runs run here.
+    pub metrics: Arc<crate::metrics::Metrics>,
 }
 
 /// What a run is: its id, the graph it runs (and the stored graph it is a
@@ -86,6 +88,7 @@ impl Runner {
                 notifier: Arc::clone(&self.notifier),
                 graph: Arc::new(graph.clone()),
                 graph_id,
+                metrics: Some(Arc::clone(&self.metrics)),
             }),
         });
         let control = RunControl {

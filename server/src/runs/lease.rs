@@ -67,6 +67,7 @@ pub async fn pass(runner: &Runner, resume: bool, first: bool) {
     {
         Ok(claimed) => {
             for run in claimed {
+                runner.metrics.taken_over();
                 let id = run.id.clone();
                 if let Err(error) = take_up(runner, run, resume).await {
                     tracing::error!(run = %id, %error, "a run could not be taken up");

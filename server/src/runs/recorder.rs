@@ -25,11 +25,13 @@ pub struct StoreRecorder {
     pub notices: Option<Notices>,
 }
 
-/// What notices of a run's waiting approvals need.
+/// What notices of a run's waiting approvals need, and the metrics its
+/// events are counted in.
 pub struct Notices {
     pub notifier: Arc<Notifier>,
     pub graph: Arc<graph::Graph>,
     pub graph_id: Option<String>,
+    pub metrics: Option<Arc<crate::metrics::Metrics>>,
 }
 
 impl Notices {
@@ -122,6 +124,9 @@ impl Recorder for StoreRecorder {
             .map_err(record_error)?;
         if let Some(notices) = &self.notices {
             notices.send(events);
+            if let Some(metrics) = &notices.metrics {
+                metrics.observe(&notices.graph, events);
+            }
         }
         // Written out for SSE only when someone follows the run.
         if self.events.receiver_count() > 0 {

@@ -435,6 +435,15 @@ impl Store {
         .rows_affected())
     }
 
+    /// How many runs wait for a person with nothing running, in the whole
+    /// database.
+    pub async fn count_waiting_runs(&self) -> Result<i64, StoreError> {
+        let count: i64 = sqlx::query_scalar("SELECT COUNT(*) FROM runs WHERE status = 'waiting'")
+            .fetch_one(&self.pool)
+            .await?;
+        Ok(count)
+    }
+
     /// Who holds a run, and whether it is unfinished.
     pub async fn run_owner(&self, id: &str) -> Result<Option<(String, bool)>, StoreError> {
         let row = sqlx::query("SELECT owner, status FROM runs WHERE id = $1")
