@@ -112,7 +112,7 @@ impl Metrics {
         let registry = &mut self.registry;
         registry.register(
             "runs_started",
-            "Runs started here (resumed ones again)",
+            "Runs started here (a resumed run is not started again)",
             self.runs_started.clone(),
         );
         registry.register(
