@@ -103,7 +103,12 @@ impl Connection {
                         .map_err(|_| format!("the value of header \"{name}\" cannot be sent"))?;
                     custom.insert(name, value);
                 }
-                let transport = StreamableHttpClientTransport::from_config(
+                let client = reqwest::Client::builder()
+                    .redirect(reqwest::redirect::Policy::none())
+                    .build()
+                    .map_err(|error| format!("no HTTP client: {error}"))?;
+                let transport = StreamableHttpClientTransport::with_client(
+                    client,
                     StreamableHttpClientTransportConfig::with_uri(url.as_str())
                         .custom_headers(custom),
                 );
