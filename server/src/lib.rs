@@ -199,7 +199,18 @@ pub async fn build_state(settings: Settings) -> Result<AppState, StoreError> {
             file.public_url.clone(),
             store.clone(),
         )),
-        metrics: Arc::new(metrics::Metrics::new()),
+        metrics: Arc::new(metrics::Metrics::new(
+            engine
+                .providers
+                .infos()
+                .into_iter()
+                .flat_map(|info| {
+                    info.models
+                        .into_iter()
+                        .map(move |model| (info.id.clone(), model))
+                })
+                .collect(),
+        )),
     };
     let shutdown = tokio_util::sync::CancellationToken::new();
     let followers = runs::follow::Followers::default();

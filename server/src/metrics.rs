@@ -5,7 +5,7 @@
 //! write queue, room connections). Runs this process took over from
 //! another are counted where they are claimed.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::sync::atomic::AtomicU64;
 
@@ -49,7 +49,14 @@ struct Tokens {
 }
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct Tool {
+    server: String,
+    tool: String,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ToolOutcome {
+    server: String,
     tool: String,
     outcome: String,
 }
@@ -71,23 +78,28 @@ pub struct Metrics {
     tokens: Family<Tokens, Counter>,
     cost: Family<Model, Counter<f64, AtomicU64>>,
     tool_calls: Family<ToolOutcome, Counter>,
-    tool_call_seconds: Durations<Kind>,
+    tool_call_seconds: Durations<Tool>,
     runs_taken_over: Counter,
     runs_waiting: Gauge,
     write_queue: Gauge,
     room_connections: Gauge,
+    /// The models the operator configured, by provider: a label names
+    /// only these (another is `other`), so that what a graph writes cannot
+    /// grow the series without end.
+    models: HashSet<(String, String)>,
     /// When each run and activation in flight here began (Unix ms).
     began: Mutex<HashMap<(String, String, u32), i64>>,
 }
 
 impl Default for Metrics {
     fn default() -> Metrics {
-        Metrics::new()
+        Metrics::new(HashSet::new())
     }
 }
 
 impl Metrics {
-    pub fn new() -> Metrics {
+    /// `models`: the operator's models, as `(provider, model)`.
+    pub fn new(models: HashSet<(String, String)>) -> Metrics {
         let metrics = Metrics {
             registry: Registry::with_prefix("patchbay"),
             runs_started: Counter::default(),
@@ -103,6 +115,7 @@ impl Metrics {
             runs_waiting: Gauge::default(),
             write_queue: Gauge::default(),
             room_connections: Gauge::default(),
+            models,
             began: Mutex::new(HashMap::new()),
         };
         metrics.registered()
@@ -245,19 +258,22 @@ impl Metrics {
                 ..
             } => self.used(graph, module_id, *tokens_in, *tokens_out, *cost),
             RunEvent::ModuleToolResult {
+                module_id,
                 tool,
                 ok,
                 duration_ms,
                 ..
             } => {
+                let (server, tool) = tool_of(graph, module_id, tool);
                 self.tool_calls
                     .get_or_create(&ToolOutcome {
+                        server: server.clone(),
                         tool: tool.clone(),
                         outcome: if *ok { "ok" } else { "error" }.to_owned(),
                     })
                     .inc();
                 self.tool_call_seconds
-                    .get_or_create(&Kind { kind: tool.clone() })
+                    .get_or_create(&Tool { server, tool })
                     .observe(*duration_ms as f64 / 1000.0);
             }
             _ => {}
@@ -272,7 +288,7 @@ impl Metrics {
         tokens_out: u64,
         cost: Option<f64>,
     ) {
-        let (provider, model) = model_of(graph, module_id);
+        let (provider, model) = self.model_of(graph, module_id);
         for (direction, tokens) in [("in", tokens_in), ("out", tokens_out)] {
             self.tokens
                 .get_or_create(&Tokens {
@@ -331,23 +347,68 @@ fn run_status(event: &RunEvent) -> &'static str {
     }
 }
 
+/// A module's kind; one this server does not know is `unknown`.
 fn kind_of(graph: &Graph, module_id: &str) -> String {
-    graph
-        .module(module_id)
-        .map_or("unknown", |module| module.config.kind_name())
-        .to_owned()
+    match graph.module(module_id).map(|module| &module.config) {
+        Some(graph::ModuleConfig::Unknown { .. }) | None => "unknown".to_owned(),
+        Some(config) => config.kind_name().to_owned(),
+    }
 }
 
-/// The provider and model a module's configuration names.
-fn model_of(graph: &Graph, module_id: &str) -> (String, String) {
-    match graph
-        .module(module_id)
-        .and_then(|module| module.config.agent_config())
-    {
-        // An empty provider is the server's default.
-        Some(config) if config.provider.is_empty() => ("default".to_owned(), config.model.clone()),
-        Some(config) => (config.provider.clone(), config.model.clone()),
+/// The server and tool of the module's tool the model called by `name`
+/// (its own, or a variant's); a name the module does not offer (a call
+/// that was not made) is `unknown`.
+fn tool_of(graph: &Graph, module_id: &str, name: &str) -> (String, String) {
+    let found = graph.module(module_id).and_then(|module| {
+        let own = match &module.config {
+            graph::ModuleConfig::AgentTask(task) => task.tools.as_slice(),
+            _ => &[],
+        };
+        let variants = graph::experiment::variants_of(&module.config)
+            .iter()
+            .filter_map(|variant| variant.config_overrides.tools.as_deref());
+        std::iter::once(own)
+            .chain(variants)
+            .flatten()
+            .find(|choice| choice.name() == name)
+    });
+    match found {
+        Some(choice) => (choice.server.clone(), choice.tool.clone()),
         None => ("unknown".to_owned(), "unknown".to_owned()),
+    }
+}
+
+impl Metrics {
+    /// The provider and model a module's configuration names, when the
+    /// operator configured them (an empty provider is the server's
+    /// default); else `other`.
+    fn model_of(&self, graph: &Graph, module_id: &str) -> (String, String) {
+        let Some(config) = graph
+            .module(module_id)
+            .and_then(|module| module.config.agent_config())
+        else {
+            return ("unknown".to_owned(), "unknown".to_owned());
+        };
+        let known = self.models.iter().any(|(provider, model)| {
+            (config.provider.is_empty() || *provider == config.provider) && *model == config.model
+        });
+        let provider = if config.provider.is_empty() {
+            "default".to_owned()
+        } else if self
+            .models
+            .iter()
+            .any(|(provider, _)| *provider == config.provider)
+        {
+            config.provider.clone()
+        } else {
+            "other".to_owned()
+        };
+        let model = if known {
+            config.model.clone()
+        } else {
+            "other".to_owned()
+        };
+        (provider, model)
     }
 }
 
@@ -373,6 +434,11 @@ mod tests {
                 model: "gpt-x".to_owned(),
                 ..graph::config::AgentConfig::simulated()
             },
+            tools: vec![graph::tools::ToolChoice {
+                server: "patchbay".to_owned(),
+                tool: "lookup".to_owned(),
+                ..graph::tools::ToolChoice::default()
+            }],
             ..graph::config::AgentTaskConfig::default()
         });
         Graph {
@@ -389,7 +455,7 @@ mod tests {
 
     #[test]
     fn tool_calls_cost_and_a_failed_run_are_counted_with_their_labels() {
-        let metrics = Metrics::new();
+        let metrics = Metrics::new(HashSet::from([("openai".to_owned(), "gpt-x".to_owned())]));
         let status = wire::event::RunStatus::Failed;
         metrics.observe(
             &graph(),
@@ -420,6 +486,21 @@ mod tests {
                         ok: false,
                         summary: String::new(),
                         duration_ms: 150,
+                    },
+                ),
+                // A name the model made up: no call was made, and its
+                // name is not a label.
+                record(
+                    3,
+                    1_250,
+                    RunEvent::ModuleToolResult {
+                        module_id: "ask".to_owned(),
+                        activation: 1,
+                        call_id: "c2".to_owned(),
+                        tool: "made_up_by_the_model".to_owned(),
+                        ok: false,
+                        summary: String::new(),
+                        duration_ms: 0,
                     },
                 ),
                 record(
@@ -454,8 +535,9 @@ mod tests {
         );
         let text = metrics.encode(2, 0, 1).unwrap_or_default();
         for line in [
-            "patchbay_tool_calls_total{tool=\"lookup\",outcome=\"error\"} 1",
-            "patchbay_tool_call_duration_seconds_sum{kind=\"lookup\"} 0.15",
+            "patchbay_tool_calls_total{server=\"patchbay\",tool=\"lookup\",outcome=\"error\"} 1",
+            "patchbay_tool_calls_total{server=\"unknown\",tool=\"unknown\",outcome=\"error\"} 1",
+            "patchbay_tool_call_duration_seconds_sum{server=\"patchbay\",tool=\"lookup\"} 0.15",
             "patchbay_tokens_total{provider=\"openai\",model=\"gpt-x\",direction=\"in\"} 120",
             "patchbay_cost_usd_total{provider=\"openai\",model=\"gpt-x\"} 0.25",
             "patchbay_activations_ended_total{kind=\"step.agent_task\",status=\"failed\"} 1",
@@ -467,5 +549,33 @@ mod tests {
         ] {
             assert!(text.contains(line), "no {line:?} in\n{text}");
         }
+        assert!(!text.contains("made_up_by_the_model"), "{text}");
+    }
+
+    #[test]
+    fn a_model_the_operator_did_not_configure_is_counted_as_other() {
+        let metrics = Metrics::new(HashSet::from([("sim".to_owned(), "sim-1".to_owned())]));
+        metrics.observe(
+            &graph(),
+            &[record(
+                1,
+                1_000,
+                RunEvent::ModuleUsage {
+                    module_id: "ask".to_owned(),
+                    activation: 1,
+                    tokens_in: 7,
+                    tokens_out: 3,
+                    cost: None,
+                },
+            )],
+        );
+        let text = metrics.encode(0, 0, 0).unwrap_or_default();
+        assert!(
+            text.contains(
+                "patchbay_tokens_total{provider=\"other\",model=\"other\",direction=\"in\"} 7"
+            ),
+            "{text}"
+        );
+        assert!(!text.contains("gpt-x"), "{text}");
     }
 }
