@@ -93,6 +93,7 @@ test('while a tool runs the badge names it, and the transcript folds each call w
     'command = "node"',
     `args = [${JSON.stringify(join(fixtures, 'slow-tools.mjs'))}]`,
     `read_only = [${JSON.stringify(fixtures)}]`,
+    'approval = "auto"',
     '',
   ].join('\n'));
   const server = await ownServer({ args: ['--config', config, '--sim-latency-ms', '20'] });

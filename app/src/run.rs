@@ -891,6 +891,7 @@ mod tests {
             asked: "Publish?".to_owned(),
             shown: Vec::new(),
             deadline_at: None,
+            tools: Vec::new(),
         }];
         if let Some(decision) = decided {
             events.push(RunEvent::ModuleDecided {
@@ -899,6 +900,7 @@ mod tests {
                 decision,
                 by: wire::approval::Decider::Editor,
                 feedback: String::new(),
+                call_id: None,
             });
         }
         events.push(RunEvent::ModuleCompleted {

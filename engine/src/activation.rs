@@ -41,6 +41,11 @@ pub enum ActivationError {
     Failed(String),
     #[error(transparent)]
     Turn(#[from] crate::tools::turn::TurnError),
+    /// Some of its tool calls wait for a person (PRODUCT §3.17): it stops
+    /// here, its record saying which, and the run takes it up when each
+    /// is decided. Not a failure.
+    #[error("its tool calls wait for a person")]
+    WaitsForCalls,
 }
 
 /// A value that reached one of the module's inputs, and where from.

@@ -7,7 +7,7 @@ use std::future::Future;
 use std::sync::Mutex;
 
 use wire::activation::ActivationRecord;
-use wire::approval::DecisionRecord;
+use wire::approval::{CallDecision, DecisionRecord};
 use wire::event::{EventRecord, RunStatus};
 
 #[derive(Debug, thiserror::Error)]
@@ -83,6 +83,19 @@ pub trait Recorder: Send + Sync + 'static {
         _module_id: &str,
         _activation: u32,
     ) -> impl Future<Output = Result<Option<DecisionRecord>, RecordError>> + Send {
+        std::future::ready(Ok(None))
+    }
+
+    /// A tool call's wait for a person is over (PRODUCT §3.17): its
+    /// timeout is taken as the decision on it unless a person's came
+    /// first, which is returned to be acted on instead.
+    fn claim_call_timeout(
+        &self,
+        _run_id: &str,
+        _module_id: &str,
+        _activation: u32,
+        _call_id: &str,
+    ) -> impl Future<Output = Result<Option<CallDecision>, RecordError>> + Send {
         std::future::ready(Ok(None))
     }
 }
@@ -283,5 +296,15 @@ impl<R: Recorder> Recorder for std::sync::Arc<R> {
         activation: u32,
     ) -> impl Future<Output = Result<Option<DecisionRecord>, RecordError>> + Send {
         (**self).claim_timeout(run_id, module_id, activation)
+    }
+
+    fn claim_call_timeout(
+        &self,
+        run_id: &str,
+        module_id: &str,
+        activation: u32,
+        call_id: &str,
+    ) -> impl Future<Output = Result<Option<CallDecision>, RecordError>> + Send {
+        (**self).claim_call_timeout(run_id, module_id, activation, call_id)
     }
 }

@@ -78,7 +78,18 @@ pub struct Resume {
 pub struct PendingDecision {
     pub module_id: String,
     pub activation: u32,
-    pub decision: wire::approval::DecisionRecord,
+    pub decided: Decided,
+}
+
+/// What was decided: an approval module's round, or one tool call an
+/// agent task's activation waits on (PRODUCT §3.17).
+#[derive(Clone, Debug, PartialEq)]
+pub enum Decided {
+    Approval(wire::approval::DecisionRecord),
+    Call {
+        call_id: String,
+        decision: wire::approval::CallDecision,
+    },
 }
 
 /// An ending waiting to be replayed.
@@ -130,13 +141,13 @@ impl Replay {
         self.ended.contains_key(&(module_id.to_owned(), activation))
     }
 
-    /// The record of an approval that was waiting for a person.
+    /// The record of an approval, or of an agent task's tool calls, that
+    /// was waiting for a person.
     pub fn take_waiting(&mut self, module_id: &str, activation: u32) -> Option<ActivationRecord> {
         let key = (module_id.to_owned(), activation);
-        let waiting = self
-            .in_progress
-            .get(&key)
-            .is_some_and(|record| record.waiting.is_some());
+        let waiting = self.in_progress.get(&key).is_some_and(|record| {
+            record.waiting.is_some() || crate::tools::waiting::waits_on_calls(record)
+        });
         if waiting {
             self.in_progress.remove(&key)
         } else {
@@ -193,7 +204,7 @@ pub struct RecoveredVariant {
 }
 
 impl Recovered {
-    fn new(record: ActivationRecord) -> Recovered {
+    pub(crate) fn new(record: ActivationRecord) -> Recovered {
         Recovered {
             started_at: record.started_at,
             responses: record.responses,
@@ -374,6 +385,7 @@ mod tests {
             outcome,
             result: serde_json::Value::Null,
             duration_ms: 0,
+            ..ToolCallRecord::default()
         }
     }
 

@@ -27,6 +27,7 @@ mod starting;
 mod state_keys;
 #[cfg(test)]
 mod tests;
+mod tool_waiting;
 mod waiting;
 
 use std::collections::{BTreeMap, VecDeque};
@@ -41,7 +42,7 @@ use crate::render::RunState;
 use crate::resume::{Replay, Resume};
 use crate::reuse::Reuse;
 use cables::LiveCable;
-pub use command::{Command, Ending, Finished, Limits, RunEnding, StartActivation, Timer};
+pub use command::{Command, Ending, Finished, Limits, Paused, RunEnding, StartActivation, Timer};
 use progress::{ModuleProgress, Slot};
 
 /// The error a run fails with when it makes more activations than allowed.
@@ -254,7 +255,17 @@ impl Run {
     /// An activation's task ended.
     pub fn on_finished(&mut self, now: i64, finished: Finished) -> Vec<Command> {
         self.spawned = self.spawned.saturating_sub(1);
-        self.handle_ending(now, finished, false);
+        match finished.ending {
+            Ending::WaitsForCalls(paused) => self.begin_waiting_calls(
+                now,
+                finished.module,
+                finished.activation,
+                finished.record,
+                *paused,
+                false,
+            ),
+            ending => self.handle_ending(now, Finished { ending, ..finished }, false),
+        }
         self.advance(now);
         self.update_waiting(now);
         self.take_commands()
@@ -296,6 +307,9 @@ impl Run {
             Timer::Approval { module, activation } => {
                 self.approval_timed_out(now, module, activation);
             }
+            // The shell claims each overdue call's timeout and hands it
+            // over as a decision (`on_call_decided`).
+            Timer::ToolCalls { .. } => {}
         }
         self.advance(now);
         self.update_waiting(now);
@@ -393,12 +407,7 @@ impl Run {
             self.commands.push(Command::Start(Box::new(start)));
         }
         for pending in std::mem::take(&mut self.pending_decisions) {
-            self.decide(
-                now,
-                &pending.module_id,
-                pending.activation,
-                pending.decision,
-            );
+            self.take_decision(now, pending);
         }
     }
 

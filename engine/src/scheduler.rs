@@ -15,12 +15,14 @@ use tokio::task::JoinSet;
 use tokio::time::Sleep;
 use tokio_util::sync::CancellationToken;
 
-use crate::activation::{ActivationContext, activate};
+use crate::activation::{ActivationContext, ActivationError, activate};
 use crate::budget::Spend;
 use crate::recorder::Recorder;
 use crate::resume::{CheckpointSink, PendingDecision, Resume};
 use crate::reuse::Reuse;
-use crate::run::{Command, Ending, Finished, Limits, Run, RunEnding, StartActivation, Timer};
+use crate::run::{
+    Command, Ending, Finished, Limits, Paused, Run, RunEnding, StartActivation, Timer,
+};
 use crate::session::SessionStore;
 use crate::{Engine, RunInput, now_millis};
 use wire::activation::ActivationRecord;
@@ -123,12 +125,7 @@ pub async fn execute_controlled<R: Recorder>(
             }
             () = stop.cancelled(), if !run.is_stopping() => run.on_stop(now_millis()),
             timer = shell.timers.next() => shell.timer_fired(&mut run, timer).await,
-            decided = next_decision(&mut decisions) => run.on_decided(
-                now_millis(),
-                &decided.module_id,
-                decided.activation,
-                decided.decision,
-            ),
+            decided = next_decision(&mut decisions) => run.on_decision(now_millis(), decided),
         };
         shell.carry_out(commands).await;
     }
@@ -279,6 +276,9 @@ impl<R: Recorder> Shell<R> {
     /// overruled by the clock. A claim that cannot be made now is tried
     /// again in a second.
     async fn timer_fired(&mut self, run: &mut Run, timer: Timer) -> Vec<Command> {
+        if let Timer::ToolCalls { module, activation } = timer {
+            return self.calls_timed_out(run, module, activation).await;
+        }
         if let Timer::Approval { module, activation } = timer {
             let module_id = run.module_id(module).to_owned();
             match self
@@ -298,6 +298,39 @@ impl<R: Recorder> Shell<R> {
             }
         }
         run.on_timer(now_millis(), timer)
+    }
+
+    /// The wait of some tool calls is over: each call's timeout is taken
+    /// as the decision on it unless a person's came first, which is acted
+    /// on instead (the first decision wins, and a timeout is one).
+    async fn calls_timed_out(
+        &mut self,
+        run: &mut Run,
+        module: usize,
+        activation: u32,
+    ) -> Vec<Command> {
+        let module_id = run.module_id(module).to_owned();
+        let now = now_millis();
+        let mut commands = Vec::new();
+        for call_id in run.overdue_calls(module, activation, now) {
+            let decision = match self
+                .recorder
+                .claim_call_timeout(&self.run_id, &module_id, activation, &call_id)
+                .await
+            {
+                Ok(first) => first.unwrap_or_else(|| crate::tools::waiting::timed_out(now)),
+                Err(error) => {
+                    tracing::warn!(run = %self.run_id, module = %module_id, %error, "a tool call's timeout could not be claimed; trying again");
+                    self.timers.arm(
+                        Timer::ToolCalls { module, activation },
+                        Duration::from_secs(1),
+                    );
+                    break;
+                }
+            };
+            commands.extend(run.on_call_decided(now, &module_id, activation, &call_id, decision));
+        }
+        commands
     }
 
     fn log_failure(&self, result: Result<(), crate::recorder::RecordError>, what: &str) {
@@ -352,7 +385,22 @@ impl<R: Recorder> Shell<R> {
                 ending = attempt_with_limits(&context, delay_seconds, timeout_seconds) => ending,
                 () = token.cancelled() => Ending::Cancelled,
             };
-            drop(context);
+            let ending = match ending {
+                Ending::Done(done) if matches!(*done, Err(ActivationError::WaitsForCalls)) => {
+                    Ending::WaitsForCalls(Box::new(Paused {
+                        module: context.module,
+                        attempt: context.attempt,
+                        inputs: context.inputs,
+                        state: context.state,
+                        timeout_seconds,
+                        reused_earlier: context.reused_earlier,
+                    }))
+                }
+                ending => {
+                    drop(context);
+                    ending
+                }
+            };
             let record = record
                 .lock()
                 .map(|record| record.clone())

@@ -10,6 +10,7 @@ mod connection;
 pub mod redact;
 mod run_tools;
 pub mod turn;
+pub mod waiting;
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -40,9 +41,12 @@ pub struct ToolServerConfig {
     pub transport: ServerTransport,
     /// How long one call may take.
     pub timeout: Duration,
-    /// Whether the operator trusts it: a call of its tools in flight when
-    /// a run stopped may be made again on resume, whatever its tool says.
+    /// Whether the operator believes its tools' annotations: a tool it
+    /// marks read-only runs without asking by default, and a call of one
+    /// in flight when a run stopped may be made again on resume.
     pub trusted: bool,
+    /// Whether its calls wait for a person (the operator's word).
+    pub approval: graph::tool_approval::ToolApproval,
 }
 
 /// How a server is reached.
@@ -85,6 +89,7 @@ impl ToolServerConfig {
             transport: ServerTransport::BuiltIn,
             timeout: DEFAULT_TIMEOUT,
             trusted: true,
+            approval: graph::tool_approval::ToolApproval::ByAnnotation,
         }
     }
 
@@ -251,6 +256,7 @@ impl ToolServers {
                     name: server.name.clone(),
                     transport: server.transport_name().to_owned(),
                     trusted: server.trusted,
+                    approval: server.approval,
                     tools,
                     problem,
                 }

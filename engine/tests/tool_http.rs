@@ -52,6 +52,7 @@ async fn a_redirect_is_not_followed_and_the_headers_go_nowhere_else() {
         },
         timeout: Duration::from_secs(10),
         trusted: false,
+        approval: graph::tool_approval::ToolApproval::Auto,
     };
     let servers = ToolServers::new(vec![config.clone()]);
     let root = std::env::temp_dir().join(format!("patchbay-redirect-{}", std::process::id()));

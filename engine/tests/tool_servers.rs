@@ -76,6 +76,7 @@ async fn a_stdio_servers_handshake_is_found_once_and_used_after() {
         }),
         timeout: Duration::from_secs(60),
         trusted: false,
+        approval: graph::tool_approval::ToolApproval::Auto,
     }]);
     opened_twice(&servers, "everything", Ok(&sandbox)).await;
 }

@@ -36,6 +36,14 @@ pub struct ToolChoice {
     /// shown to the model, merged into every call.
     #[serde(skip_serializing_if = "Map::is_empty")]
     pub arguments: Map<String, Value>,
+    /// Whether its calls wait for a person (PRODUCT §3.17); unset, the
+    /// server's word (`tool_approval.rs`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub approval: Option<crate::tool_approval::ToolApproval>,
+    /// How long a call waits for a person before it is refused to the
+    /// model as timed out; unset, as long as the run.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub timeout_seconds: Option<u32>,
     #[serde(flatten)]
     pub extra: Extra,
 }

@@ -24,7 +24,7 @@ use crate::store::{StoredDecision, StoredRun, TIMED_OUT, now_millis};
 /// The longest feedback or edited value a decision may carry.
 pub const MAX_DECISION_TEXT_BYTES: usize = 256 * 1024;
 
-async fn stored_run(state: &AppState, id: &str) -> Result<StoredRun, ApiError> {
+pub(crate) async fn stored_run(state: &AppState, id: &str) -> Result<StoredRun, ApiError> {
     if !is_run_id(id) {
         return Err(ApiError::RunNotFound);
     }
@@ -33,7 +33,7 @@ async fn stored_run(state: &AppState, id: &str) -> Result<StoredRun, ApiError> {
 
 /// Who may decide on this run's approvals: someone with its graph's edit
 /// token, or with one of its approver tokens.
-async fn decider(
+pub(crate) async fn decider(
     state: &AppState,
     run: &StoredRun,
     headers: &HeaderMap,
@@ -82,6 +82,9 @@ fn read_request(body: &[u8]) -> Result<DecisionRequest, ApiError> {
             message: "sending it back needs feedback: say what to do again".to_owned(),
         });
     }
+    if request.call.is_some() {
+        crate::call_decisions_api::check_request(&request)?;
+    }
     if request.value.is_some() && request.decision != Decision::Approve {
         return Err(ApiError::DecisionRequest {
             path: "value".to_owned(),
@@ -108,6 +111,13 @@ pub async fn decide(
     let run = stored_run(&state, &run_id).await?;
     let by = decider(&state, &run, &headers).await?;
     let request = read_request(&body?.0)?;
+    if let Some(call_id) = request.call.clone() {
+        return crate::call_decisions_api::decide_call(
+            &state, &run_id, &module_id, &call_id, by, request,
+        )
+        .await
+        .map(Json);
+    }
     let not_waiting = || ApiError::DecisionNotWaiting {
         module: module_id.clone(),
     };

@@ -8,6 +8,7 @@ pub mod access;
 pub mod attachments_api;
 pub mod bench;
 pub mod body;
+pub mod call_decisions_api;
 pub mod capability;
 pub mod config;
 pub mod decisions_api;

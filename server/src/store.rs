@@ -5,6 +5,7 @@
 
 mod approvals;
 mod attachments;
+mod call_decisions;
 mod changes;
 mod graphs;
 mod health;
@@ -17,6 +18,7 @@ pub use writer::MOST_WAITING as MOST_WRITES_WAITING;
 
 pub use approvals::{StoredDecision, TIMED_OUT};
 pub use attachments::{NewAttachment, StoredAttachment};
+pub use call_decisions::StoredCallDecision;
 pub use changes::{
     ChangeOutcome, KEEP_REVISION_EVERY_MILLIS, Keep, NewChange, ROOMS_CHANNEL, StoredChange,
 };

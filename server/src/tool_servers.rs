@@ -60,11 +60,16 @@ pub struct McpServerEntry {
     #[serde(default)]
     pub headers_env: BTreeMap<String, String>,
     pub timeout_seconds: Option<u64>,
-    /// Whether the operator trusts it: a call of its tools in flight when
-    /// a run stopped may be made again on resume (PRODUCT §3.17), as a
-    /// call of a tool annotated read-only may.
+    /// Whether the operator believes its tools' annotations (PRODUCT
+    /// §3.17): a tool it marks read-only runs without asking by default,
+    /// and a call of one in flight when a run stopped is made again.
     #[serde(default)]
     pub trusted: bool,
+    /// Whether its calls wait for a person: `ask` is a floor no graph
+    /// lowers; `auto` lets them run unless a module asks; unset,
+    /// `by_annotation`.
+    #[serde(default)]
+    pub approval: graph::tool_approval::ToolApproval,
 }
 
 /// Why the entries cannot be used, naming the entry.
@@ -182,6 +187,7 @@ fn resolve_one(
             .timeout_seconds
             .map_or(engine::tools::DEFAULT_TIMEOUT, Duration::from_secs),
         trusted: entry.trusted,
+        approval: entry.approval,
     })
 }
 

@@ -22,7 +22,8 @@ use axum::extract::State;
 use axum::routing::post;
 use serde_json::{Value, json};
 use support::processes::{
-    Server, cable, module, names, provider, run_record, start_run, wait_for_status, whole_log,
+    Server, cable, decide, module, names, provider, run_record, start_run, wait_for_status,
+    whole_log,
 };
 
 /// in → draft (an agent task on the provider, keeping its session round
@@ -72,28 +73,6 @@ fn never_ran(run: &Value, module_id: &str) -> bool {
     run["modules"][module_id]["activations"]
         .as_array()
         .is_none_or(Vec::is_empty)
-}
-
-/// Posts a decision with `token`; the status and the body.
-async fn decide(
-    server: &Server,
-    run_id: &str,
-    module_id: &str,
-    token: Option<&str>,
-    body: Value,
-) -> (u16, Value) {
-    let mut request = reqwest::Client::new()
-        .post(format!(
-            "{}/api/runs/{run_id}/modules/{module_id}/decision",
-            server.base
-        ))
-        .json(&body);
-    if let Some(token) = token {
-        request = request.bearer_auth(token);
-    }
-    let response = request.send().await.unwrap();
-    let status = response.status().as_u16();
-    (status, response.json().await.unwrap_or(Value::Null))
 }
 
 /// Waits until `module_id`'s activation `activation` waits for a person.

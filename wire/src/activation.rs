@@ -104,8 +104,10 @@ pub enum ToolOutcome {
     Interrupted,
     /// Past the module's `max_tool_calls`: not made.
     NotRun,
-    /// A person declined it (PRODUCT §3.14).
+    /// A person declined it (PRODUCT §3.14), or nobody decided in time.
     Declined,
+    /// It waits for a person to approve it (PRODUCT §3.17).
+    Waiting,
 }
 
 /// One tool call of an activation, paired with what came of it.
@@ -127,6 +129,12 @@ pub struct ToolCallRecord {
     pub result: serde_json::Value,
     #[serde(default)]
     pub duration_ms: u64,
+    /// Why it waits (or waited) for a person, and until when.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub waits: Option<crate::approval::CallWait>,
+    /// What a person decided on it, when it waited.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decision: Option<crate::approval::CallDecision>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

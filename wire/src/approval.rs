@@ -87,6 +87,35 @@ pub struct DecisionRecord {
     pub at: i64,
 }
 
+/// Why a tool call waits for a person (PRODUCT §3.17), in its record.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct CallWait {
+    /// The verdict in words ("Calls wait for you: this module asks").
+    pub reason: String,
+    /// When nobody's decision comes too late and the call is refused to
+    /// the model as timed out (Unix ms); `None` waits as long as the run.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub deadline_at: Option<i64>,
+}
+
+/// A decision on a tool call that waited, as its record keeps it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CallDecision {
+    /// `approve` or `reject` (a timeout is a rejection by nobody).
+    pub decision: Decision,
+    /// The arguments as the person edited them, when they did.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<serde_json::Value>,
+    /// Their reason, told to the model on a rejection.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub feedback: String,
+    /// Who decided; `None` when nobody did in time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub by: Option<Decider>,
+    /// Unix milliseconds.
+    pub at: i64,
+}
+
 /// `POST /api/runs/{run_id}/modules/{module_id}/decision`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct DecisionRequest {
@@ -100,6 +129,13 @@ pub struct DecisionRequest {
     pub feedback: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub value: Option<String>,
+    /// The tool call decided on, when the module waits on its tool calls
+    /// (PRODUCT §3.17): `approve` or `reject` only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub call: Option<String>,
+    /// A call's arguments as the person edited them (an approval only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub arguments: Option<serde_json::Map<String, serde_json::Value>>,
 }
 
 /// `POST /api/runs/{run_id}/approver-links`: a link that can decide this

@@ -285,6 +285,10 @@ pub enum RunEvent {
         asked: String,
         shown: Vec<String>,
         deadline_at: Option<i64>,
+        /// An agent task's tool calls that wait (PRODUCT §3.17), by the
+        /// name the model called.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tools: Vec<String>,
     },
     /// A person decided on a waiting approval; the event's time is when.
     #[serde(rename = "module.decided")]
@@ -295,6 +299,9 @@ pub enum RunEvent {
         decision: crate::approval::Decision,
         by: crate::approval::Decider,
         feedback: String,
+        /// The tool call decided on, when it was one (PRODUCT §3.17).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        call_id: Option<String>,
     },
     /// The model called a tool (PRODUCT §3.17): `tool` is the name it
     /// called (the module's `as`, else the tool's), `arguments` as the
@@ -613,6 +620,7 @@ impl RunEvent {
                 asked: "Merge the change to “tides.md”?".to_owned(),
                 shown: vec!["m1".to_owned()],
                 deadline_at: Some(1_700_000_000_000),
+                tools: vec!["write_file".to_owned()],
             },
             RunEvent::ModuleDecided {
                 module_id: module_id(),
@@ -620,6 +628,7 @@ impl RunEvent {
                 decision: crate::approval::Decision::Revise,
                 by: crate::approval::Decider::ApproverLink,
                 feedback: "Keep the title".to_owned(),
+                call_id: Some("call_7".to_owned()),
             },
             RunEvent::ModuleToolCall {
                 module_id: module_id(),

@@ -84,6 +84,10 @@ pub struct ToolServerInfo {
     /// `trusted`; the built-in server's always are).
     #[serde(default)]
     pub trusted: bool,
+    /// Whether its calls wait for a person, the operator's word: `ask`,
+    /// `auto` or `by_annotation`.
+    #[serde(default)]
+    pub approval: graph::tool_approval::ToolApproval,
     pub tools: Vec<ToolInfo>,
     /// Why its tools could not be listed, when they could not.
     #[serde(default, skip_serializing_if = "Option::is_none")]

@@ -261,6 +261,8 @@ fn DecisionForm(
             activation: Some(activation),
             feedback: (!said.trim().is_empty()).then_some(said),
             value: edited.filter(|_| decision == Decision::Approve),
+            call: None,
+            arguments: None,
         };
         send(view_state, (module_id.clone(), activation), request, form);
     };

@@ -1231,6 +1231,7 @@ mod tests {
             outcome: wire::activation::ToolOutcome::Ok,
             result: serde_json::Value::Null,
             duration_ms,
+            ..wire::activation::ToolCallRecord::default()
         };
         let mut made = activation();
         made.tool_calls = vec![

@@ -78,6 +78,7 @@ fn ended(outcome: ToolOutcome) -> &'static str {
         ToolOutcome::Interrupted => "⚠ interrupted",
         ToolOutcome::NotRun => "⊘ not made",
         ToolOutcome::Declined => "⊘ declined",
+        ToolOutcome::Waiting => "⏸ waits for you",
     }
 }
 
@@ -136,6 +137,7 @@ mod tests {
             outcome,
             result: serde_json::Value::Null,
             duration_ms,
+            ..ToolCallRecord::default()
         }
     }
 

@@ -124,7 +124,7 @@ impl ActivationContext {
             match (next, &mut turn, tools) {
                 (Next::Call(to_make), Some(turn), Some(tools)) => {
                     self.exchange(session, index, &text, &calls, to_make, turn, tools)
-                        .await;
+                        .await?;
                 }
                 (Next::LimitReached { limit, asked }, Some(turn), _) => {
                     self.not_made(session, index, &text, &calls, turn).await;

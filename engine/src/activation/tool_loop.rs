@@ -12,9 +12,12 @@ use wire::activation::{ToolCallRecord, ToolOutcome, TranscriptRole};
 use wire::event::RunEvent;
 
 use super::{ActivationContext, ActivationError};
-use crate::provider::{ChatMessage, ContentPart, ToolCall, ToolDefinition};
+use crate::provider::{ChatMessage, ToolCall, ToolDefinition};
 use crate::session::Session;
-use crate::tools::turn::{CallEnd, Next, ToolTurn, TurnError};
+use crate::tools::turn::{CallEnd, ToolTurn, TurnError};
+use graph::tool_approval::{ApprovalVerdict, ServerPolicy, verdict};
+
+mod take_up;
 use graph::tools::{self, ToolChoice, ToolProblem};
 
 /// How long a summary of a result an event carries may be.
@@ -34,6 +37,10 @@ struct Offered {
     /// Its locked arguments, their templates filled in.
     locked: Map<String, Value>,
     definition: ToolDefinition,
+    /// Whether its calls wait for a person, and why.
+    approval: ApprovalVerdict,
+    /// How long a call of it waits for a person.
+    decision_timeout: Option<u32>,
 }
 
 impl TurnTools {
@@ -125,7 +132,10 @@ impl ActivationContext {
             for (argument, value) in &choice.arguments {
                 locked.insert(argument.clone(), self.rendered(value)?);
             }
+            let approval = self.tool_approval(choice, &info);
             offered.push(Offered {
+                approval,
+                decision_timeout: choice.timeout_seconds,
                 name: choice.name().to_owned(),
                 server: choice.server.clone(),
                 tool: choice.tool.clone(),
@@ -138,6 +148,26 @@ impl ActivationContext {
             });
         }
         Ok(Some(TurnTools { offered, limit }))
+    }
+
+    /// Whether `choice`'s calls wait for a person: the module's word and
+    /// the operator's, the tool's read-only mark believed only from a
+    /// server the operator trusts (`graph::tool_approval`).
+    fn tool_approval(
+        &self,
+        choice: &ToolChoice,
+        info: &wire::providers::ToolInfo,
+    ) -> ApprovalVerdict {
+        let server = self.tools.servers().server(&choice.server);
+        let policy = ServerPolicy {
+            approval: server.map(|server| server.approval).unwrap_or_default(),
+            trusted: server.is_some_and(|server| server.trusted),
+        };
+        verdict(
+            choice.approval,
+            policy,
+            info.annotations.read_only == Some(true),
+        )
     }
 
     /// A locked argument with its `{{ … }}` filled in from the run state.
@@ -163,7 +193,10 @@ impl ActivationContext {
 
     /// One exchange of a turn: the model said `text` and asked for
     /// `calls`, of which `to_make` are made, side by side; every call's
-    /// result goes back into the session, paired with it.
+    /// result goes back into the session, paired with it. A call that
+    /// must wait for a person is not made: the others are, and the
+    /// activation stops to wait (`Err(WaitsForCalls)`), to be taken up
+    /// when each is decided.
     #[allow(clippy::too_many_arguments)]
     pub(super) async fn exchange(
         &self,
@@ -174,12 +207,87 @@ impl ActivationContext {
         to_make: Vec<ToolCall>,
         turn: &mut ToolTurn,
         tools: &TurnTools,
-    ) {
+    ) -> Result<(), ActivationError> {
         self.asked(session, index, text, calls, tools);
         self.said_not_made(turn).await;
+        let (to_wait, to_make): (Vec<ToolCall>, Vec<ToolCall>) =
+            to_make.into_iter().partition(|call| {
+                tools
+                    .offered(&call.name)
+                    .is_some_and(|offered| offered.approval.waits)
+            });
+        // An experiment's variants run side by side, compared as they end:
+        // none stops to wait, so a call that would is declined.
+        let to_wait = if self.variant.is_some() {
+            for call in &to_wait {
+                turn.on_result(
+                    &call.id,
+                    CallEnd::Declined("The call was not made: it needs a person's approval, and an experiment's variant does not wait for one.".to_owned()),
+                );
+            }
+            Vec::new()
+        } else {
+            to_wait
+        };
         self.make_calls(&to_make, turn, tools).await;
+        if !to_wait.is_empty() {
+            self.wait_for(&to_wait, tools).await;
+            return Err(ActivationError::WaitsForCalls);
+        }
         self.answered(session, turn);
         self.checkpoint().await;
+        Ok(())
+    }
+
+    /// Calls that wait for a person: announced as asked for, kept in the
+    /// record as waiting (why, and until when), checkpointed. The run
+    /// takes it from there (`run/tool_waiting.rs`).
+    async fn wait_for(&self, to_wait: &[ToolCall], tools: &TurnTools) {
+        let now = crate::now_millis();
+        for call in to_wait {
+            let Some(offered) = tools.offered(&call.name) else {
+                continue;
+            };
+            self.announce(call, offered).await;
+            let waits = wire::approval::CallWait {
+                reason: offered.approval.words().to_owned(),
+                deadline_at: offered
+                    .decision_timeout
+                    .map(|seconds| now.saturating_add(i64::from(seconds) * 1000)),
+            };
+            self.update_call(&call.id, |kept| {
+                kept.outcome = ToolOutcome::Waiting;
+                kept.waits = Some(waits);
+            });
+        }
+        self.checkpoint().await;
+    }
+
+    /// Says a call is asked for (`module.tool_call`), as it is made.
+    async fn announce(&self, call: &ToolCall, offered: &Offered) {
+        self.emit(RunEvent::ModuleToolCall {
+            module_id: self.module.id.clone(),
+            activation: self.activation,
+            call_id: call.id.clone(),
+            server: offered.server.clone(),
+            tool: call.name.clone(),
+            arguments: shown_arguments(call, offered),
+        })
+        .await;
+    }
+
+    /// Changes the record's call `call_id` (the last by that id).
+    fn update_call(&self, call_id: &str, change: impl FnOnce(&mut ToolCallRecord)) {
+        self.update_record(|record| {
+            if let Some(kept) = record
+                .tool_calls
+                .iter_mut()
+                .rev()
+                .find(|kept| kept.call_id == call_id)
+            {
+                change(kept);
+            }
+        });
     }
 
     /// Makes `to_make` side by side, each announced, its end said and
@@ -189,15 +297,7 @@ impl ActivationContext {
             let Some(offered) = tools.offered(&call.name) else {
                 continue;
             };
-            self.emit(RunEvent::ModuleToolCall {
-                module_id: self.module.id.clone(),
-                activation: self.activation,
-                call_id: call.id.clone(),
-                server: offered.server.clone(),
-                tool: call.name.clone(),
-                arguments: shown_arguments(call, offered),
-            })
-            .await;
+            self.announce(call, offered).await;
         }
         // A crash from here leaves these calls in flight in the record: a
         // resume does not make one twice unseen.
@@ -268,100 +368,7 @@ impl ActivationContext {
         .await;
     }
 
-    /// Takes up a turn the activation's last run stopped in, among its
-    /// tool calls (`calls`, from the record, already back in it): the
-    /// session gets what the model had said, the calls that had ended with
-    /// their results, then the calls in flight, of which a read-only tool
-    /// is made again and any other is told it was interrupted. The model
-    /// is asked next, as after any exchange.
-    pub(super) async fn take_up(
-        &self,
-        session: &mut Session,
-        text: &str,
-        calls: &[ToolCallRecord],
-        turn: &mut ToolTurn,
-        tools: &TurnTools,
-    ) {
-        let (settled, pending): (Vec<&ToolCallRecord>, Vec<&ToolCallRecord>) = calls
-            .iter()
-            .partition(|call| call.outcome != ToolOutcome::Pending);
-        if !text.is_empty() {
-            self.transcript(TranscriptRole::Assistant, text);
-        }
-        let mut said = text;
-        if !settled.is_empty() {
-            let asked: Vec<ToolCall> = settled
-                .iter()
-                .map(|call| crate::tools::turn::as_asked(call))
-                .collect();
-            session
-                .messages
-                .push(ChatMessage::assistant_calling(said, &asked));
-            said = "";
-            let mut results = Vec::with_capacity(settled.len());
-            for call in &settled {
-                let (told, is_error) = tools.told(call);
-                self.transcript_call(call);
-                self.transcript(
-                    TranscriptRole::ToolResult,
-                    &format!("{} → {told}", call.tool),
-                );
-                results.push(ContentPart::ToolResult {
-                    call_id: call.call_id.clone(),
-                    text: told,
-                    is_error,
-                });
-            }
-            session.messages.push(ChatMessage::tool_results(results));
-        }
-        if pending.is_empty() {
-            return;
-        }
-        let in_flight: Vec<(ToolCall, bool)> = pending
-            .iter()
-            .map(|call| {
-                (
-                    crate::tools::turn::as_asked(call),
-                    self.may_call_again(call, tools),
-                )
-            })
-            .collect();
-        let asked: Vec<ToolCall> = in_flight.iter().map(|(call, _)| call.clone()).collect();
-        session
-            .messages
-            .push(ChatMessage::assistant_calling(said, &asked));
-        for call in &pending {
-            self.transcript_call(call);
-        }
-        let Next::Call(to_make) = turn.resume(in_flight) else {
-            return;
-        };
-        for (call, end) in turn.ends() {
-            if end == CallEnd::Interrupted {
-                self.said_how_it_ended(&call, &end, 0).await;
-            }
-        }
-        self.make_calls(&to_make, turn, tools).await;
-        self.answered(session, turn);
-        self.checkpoint().await;
-    }
-
-    /// Whether a call may be made twice: its tool says it is read-only,
-    /// or the operator trusts its server.
-    fn may_call_again(&self, call: &ToolCallRecord, tools: &TurnTools) -> bool {
-        let Some(offered) = tools.offered(&call.tool) else {
-            return false;
-        };
-        let servers = self.tools.servers();
-        servers
-            .server(&offered.server)
-            .is_some_and(|server| server.trusted)
-            || servers
-                .tool(&offered.server, &offered.tool)
-                .is_some_and(|info| info.annotations.read_only == Some(true))
-    }
-
-    fn transcript_call(&self, call: &ToolCallRecord) {
+    pub(super) fn transcript_call(&self, call: &ToolCallRecord) {
         self.transcript(
             TranscriptRole::ToolCall,
             &format!("{} {}", call.tool, compact(&call.arguments)),
@@ -425,6 +432,7 @@ impl ActivationContext {
                     outcome: ToolOutcome::Pending,
                     result: Value::Null,
                     duration_ms: 0,
+                    ..ToolCallRecord::default()
                 });
             });
         }
@@ -435,20 +443,13 @@ impl ActivationContext {
         let Some((_, end)) = turn.ends().into_iter().find(|(call, _)| call.id == call_id) else {
             return;
         };
-        self.update_record(|record| {
-            if let Some(kept) = record
-                .tool_calls
-                .iter_mut()
-                .rev()
-                .find(|kept| kept.call_id == call_id)
-            {
-                kept.outcome = outcome(&end);
-                kept.result = match &end {
-                    CallEnd::Done { value, .. } => value.clone(),
-                    other => Value::String(other.told()),
-                };
-                kept.duration_ms = duration_ms;
-            }
+        self.update_call(call_id, |kept| {
+            kept.outcome = outcome(&end);
+            kept.result = match &end {
+                CallEnd::Done { value, .. } => value.clone(),
+                other => Value::String(other.told()),
+            };
+            kept.duration_ms = duration_ms;
         });
     }
 
@@ -463,7 +464,9 @@ impl ActivationContext {
                     .iter()
                     .rev()
                     .find(|kept| kept.call_id == call.id)
-                    .is_some_and(|kept| kept.outcome == ToolOutcome::Pending)
+                    .is_some_and(|kept| {
+                        matches!(kept.outcome, ToolOutcome::Pending | ToolOutcome::Waiting)
+                    })
             });
             if pending {
                 self.settle(&call.id, turn, 0);
@@ -486,6 +489,7 @@ fn outcome(end: &CallEnd) -> ToolOutcome {
         CallEnd::ServerGone(_) => ToolOutcome::ServerGone,
         CallEnd::Interrupted => ToolOutcome::Interrupted,
         CallEnd::NotRun(_) => ToolOutcome::NotRun,
+        CallEnd::Declined(_) => ToolOutcome::Declined,
     }
 }
 

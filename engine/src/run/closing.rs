@@ -25,7 +25,17 @@ impl Run {
         let Finished {
             mut record, ending, ..
         } = finished;
-        if !self.stopped() {
+        if matches!(ending, Ending::WaitsForCalls(_)) {
+            // Its calls wait for people: a stopped run waits on them again
+            // when resumed; one that ended never will.
+            if self.stopped() {
+                record.status = ActivationStatus::Waiting;
+            } else {
+                record.finished_at = Some(now);
+                record.status = ActivationStatus::Cancelled;
+                record.error = Some("the run ended before anyone decided".to_owned());
+            }
+        } else if !self.stopped() {
             record.finished_at = Some(now);
             record.status = match ending {
                 Ending::Done(done) => match *done {
@@ -35,7 +45,9 @@ impl Run {
                         ActivationStatus::Failed
                     }
                 },
-                Ending::TimedOut(_) | Ending::Cancelled => ActivationStatus::Cancelled,
+                Ending::TimedOut(_) | Ending::Cancelled | Ending::WaitsForCalls(_) => {
+                    ActivationStatus::Cancelled
+                }
             };
             // What finished as the run ended says so, as its record will:
             // the live view must not guess it was stopped.

@@ -100,6 +100,9 @@ pub enum Timer {
     StopGrace,
     /// An approval's wait for a decision is over.
     Approval { module: usize, activation: u32 },
+    /// The first deadline of an activation's tool calls waiting for a
+    /// person is here (PRODUCT §3.17).
+    ToolCalls { module: usize, activation: u32 },
 }
 
 /// How an activation's task ended.
@@ -109,6 +112,21 @@ pub enum Ending {
     /// Its timeout fired after this many seconds.
     TimedOut(u32),
     Cancelled,
+    /// It stopped for its tool calls to be decided by people (PRODUCT
+    /// §3.17): not an end, a pause, with what it needs to be taken up.
+    WaitsForCalls(Box<Paused>),
+}
+
+/// What an agent task that waits on its tool calls is taken up with once
+/// they are decided: what it started with, kept while it holds no task.
+#[derive(Debug)]
+pub struct Paused {
+    pub module: graph::Module,
+    pub attempt: Option<Attempt>,
+    pub inputs: Vec<InputValue>,
+    pub state: Arc<RunState>,
+    pub timeout_seconds: Option<u32>,
+    pub reused_earlier: Option<Arc<ActivationRecord>>,
 }
 
 impl From<Ended> for Ending {

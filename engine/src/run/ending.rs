@@ -70,7 +70,8 @@ pub(super) fn classify(
             .unwrap_or_default()
     };
     let output = match ending {
-        Ending::Cancelled => return AttemptEnd::Cancelled,
+        // A pause is never handled as an end (`Run::on_finished`).
+        Ending::Cancelled | Ending::WaitsForCalls(_) => return AttemptEnd::Cancelled,
         Ending::TimedOut(seconds) => {
             return AttemptEnd::Failed(Failure {
                 kind: FailureKind::TimedOut,
@@ -175,7 +176,7 @@ pub(super) fn encode_ending(order: u32, ending: &Ending) -> Option<String> {
             },
         },
         Ending::TimedOut(seconds) => EndedRef::TimedOut { seconds: *seconds },
-        Ending::Cancelled => EndedRef::Cancelled,
+        Ending::Cancelled | Ending::WaitsForCalls(_) => EndedRef::Cancelled,
     };
     serde_json::to_string(&RecordedEndingRef { order, ended }).ok()
 }

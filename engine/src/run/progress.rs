@@ -49,8 +49,11 @@ pub(super) struct ModuleProgress {
     /// Its last activation's record, with how it ended: a later attempt
     /// reads it, and giving up on arrival adds to it.
     pub last_record: Option<Arc<ActivationRecord>>,
-    /// A waiting approval's record, which its decision completes.
+    /// A waiting approval's record, which its decision completes; or an
+    /// agent task's, whose tool calls wait for people.
     pub waiting_record: Option<ActivationRecord>,
+    /// What that agent task is taken up with when its calls are decided.
+    pub paused: Option<Box<super::command::Paused>>,
     /// Cables a join-any module ignored values on while it ran the
     /// activation they came for; its record gets them when it finishes.
     pub ignored: Vec<String>,
@@ -72,6 +75,7 @@ impl ModuleProgress {
             retry: None,
             last_record: None,
             waiting_record: None,
+            paused: None,
             ignored: Vec::new(),
             incoming: Vec::new(),
             outgoing: Vec::new(),

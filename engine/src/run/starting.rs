@@ -121,6 +121,29 @@ impl Run {
             self.begin_waiting(now, module, activation, inputs, recovered);
             return;
         }
+        let timeout_seconds = self.modules[module].config.effective_timeout_seconds();
+        let reused_earlier = self.progress[module]
+            .last_record
+            .clone()
+            .filter(|earlier| earlier.reused_from.is_some());
+        // Its tool calls were waiting for people when the run stopped:
+        // they wait again.
+        if let Some(waiting) = self
+            .replay
+            .as_mut()
+            .and_then(|replay| replay.take_waiting(&module_id, activation))
+        {
+            let paused = super::command::Paused {
+                module: self.modules[module].clone(),
+                attempt,
+                inputs,
+                state: Arc::clone(&self.state),
+                timeout_seconds,
+                reused_earlier,
+            };
+            self.begin_waiting_calls(now, module, activation, waiting, paused, true);
+            return;
+        }
         let recovered = self
             .replay
             .as_mut()
@@ -144,11 +167,8 @@ impl Run {
             record,
             recovered,
             delay_seconds,
-            timeout_seconds: self.modules[module].config.effective_timeout_seconds(),
-            reused_earlier: self.progress[module]
-                .last_record
-                .clone()
-                .filter(|earlier| earlier.reused_from.is_some()),
+            timeout_seconds,
+            reused_earlier,
         };
         if self.replaying {
             self.deferred.push(start);

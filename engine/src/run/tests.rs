@@ -13,6 +13,7 @@ mod readiness;
 mod resume;
 mod reuse;
 mod routing;
+mod tool_calls;
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -138,6 +138,7 @@ impl Run {
                 .map(|shown| shown.source_module.clone())
                 .collect(),
             deadline_at,
+            tools: Vec::new(),
         });
         record.waiting = Some(Waiting {
             asked,
@@ -177,6 +178,7 @@ impl Run {
             decision: decision.decision,
             by: decision.by,
             feedback: decision.feedback.clone(),
+            call_id: None,
         });
         let output = self.decision_output(module, activation, &record, &decision);
         record.decision = Some(decision);

@@ -57,6 +57,9 @@ pub enum CallEnd {
     /// Not made: past the module's `max_tool_calls`, or not a tool this
     /// turn offers.
     NotRun(String),
+    /// It waited for a person, who declined it (or nobody decided in
+    /// time): the words the model is told.
+    Declined(String),
 }
 
 impl CallEnd {
@@ -91,8 +94,23 @@ impl CallEnd {
             }
             CallEnd::Interrupted => "The call was interrupted: the server running this task stopped while it ran, so it may or may not have happened. Check before calling it again.".to_owned(),
             CallEnd::NotRun(why) => format!("The call was not made: {why}."),
+            CallEnd::Declined(told) => told.clone(),
         }
     }
+}
+
+/// What comes of a call a turn is taken up with.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Resumption {
+    /// In flight when the server stopped, and it may be made twice.
+    Again,
+    /// In flight when the server stopped, and it may not.
+    Interrupted,
+    /// A person approved it: made as this (their arguments, if edited).
+    Approved(ToolCall),
+    /// A person declined it, or nobody decided in time: the model is told
+    /// these words.
+    Declined(String),
 }
 
 /// What the shell does next.
@@ -182,22 +200,28 @@ impl ToolTurn {
         Next::Call(to_make)
     }
 
-    /// The activation resumed in the middle of this turn, with `pending`
-    /// the calls that were in flight when its server stopped, each with
-    /// whether it may be called again (a read-only tool): those are made
-    /// again; any other is told it was interrupted, never silently
-    /// repeated. They were counted when first asked for.
-    pub fn resume(&mut self, pending: Vec<(ToolCall, bool)>) -> Next {
+    /// The activation was taken up in the middle of this turn, with
+    /// `pending` its calls that had not ended, each with what comes of it:
+    /// one in flight when its server stopped is made again when it may be
+    /// (a read-only tool of a trusted server) and is otherwise told it was
+    /// interrupted, never silently repeated; one that waited for a person
+    /// is made as they approved it, or told they declined. They were
+    /// counted when first asked for.
+    pub fn resume(&mut self, pending: Vec<(ToolCall, Resumption)>) -> Next {
         let mut to_make = Vec::new();
         self.waiting = pending
             .into_iter()
-            .map(|(call, again)| {
-                if again {
+            .map(|(call, resumption)| match resumption {
+                Resumption::Again => {
                     to_make.push(call.clone());
                     (call, None)
-                } else {
-                    (call, Some(CallEnd::Interrupted))
                 }
+                Resumption::Approved(made) => {
+                    to_make.push(made);
+                    (call, None)
+                }
+                Resumption::Interrupted => (call, Some(CallEnd::Interrupted)),
+                Resumption::Declined(told) => (call, Some(CallEnd::Declined(told))),
             })
             .collect();
         Next::Call(to_make)
@@ -404,8 +428,8 @@ mod tests {
     fn resumed_mid_turn_a_read_only_call_is_made_again_and_any_other_is_told_it_was_interrupted() {
         let mut turn = ToolTurn::new(3, 10, vec!["lookup".to_owned(), "refund".to_owned()]);
         let next = turn.resume(vec![
-            (call("a", "lookup"), true),
-            (call("b", "refund"), false),
+            (call("a", "lookup"), Resumption::Again),
+            (call("b", "refund"), Resumption::Interrupted),
         ]);
         assert_eq!(next, Next::Call(vec![call("a", "lookup")]));
         turn.on_result("a", done("twice a day"));
@@ -418,5 +442,41 @@ mod tests {
         // Both go back to the model, paired with their calls.
         let message = turn.results_message();
         assert_eq!(message.content.len(), 2);
+    }
+
+    #[test]
+    fn taken_up_after_a_decision_an_approved_call_is_made_as_edited_and_a_declined_one_is_told_why()
+    {
+        let mut turn = ToolTurn::new(2, 10, vec!["write_file".to_owned()]);
+        let mut edited = call("a", "write_file");
+        edited.arguments = json!({"path": "notes.md"});
+        let declined = "A person declined this call. Their reason: not there".to_owned();
+        let next = turn.resume(vec![
+            (
+                call("a", "write_file"),
+                Resumption::Approved(edited.clone()),
+            ),
+            (
+                call("b", "write_file"),
+                Resumption::Declined(declined.clone()),
+            ),
+        ]);
+        assert_eq!(next, Next::Call(vec![edited]));
+        turn.on_result("a", done("written"));
+        let ends = turn.ends();
+        assert_eq!(ends[0].1, done("written"));
+        assert_eq!(ends[1].1, CallEnd::Declined(declined.clone()));
+        assert!(!ends[1].1.ok());
+        // Every call is paired with its result, as the model asked them.
+        let message = turn.results_message();
+        assert_eq!(
+            message.content[1],
+            ContentPart::ToolResult {
+                call_id: "b".to_owned(),
+                text: declined,
+                is_error: true
+            }
+        );
+        assert_eq!(turn.made(), 2);
     }
 }

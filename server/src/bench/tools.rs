@@ -90,6 +90,7 @@ pub async fn run(options: Options) -> Result<(), String> {
                 transport,
                 timeout: Duration::from_secs(60),
                 trusted: false,
+                approval: graph::tool_approval::ToolApproval::Auto,
             };
             (name, config, Tool::ECHO)
         })

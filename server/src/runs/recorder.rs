@@ -202,7 +202,25 @@ impl Recorder for StoreRecorder {
         Ok(first
             .as_ref()
             .and_then(super::decisions::pending)
-            .map(|pending| pending.decision))
+            .and_then(|pending| match pending.decided {
+                engine::resume::Decided::Approval(decision) => Some(decision),
+                engine::resume::Decided::Call { .. } => None,
+            }))
+    }
+
+    async fn claim_call_timeout(
+        &self,
+        run_id: &str,
+        module_id: &str,
+        activation: u32,
+        call_id: &str,
+    ) -> Result<Option<wire::approval::CallDecision>, RecordError> {
+        let first = self
+            .store
+            .claim_call_timeout(run_id, module_id, i64::from(activation), call_id)
+            .await
+            .map_err(record_error)?;
+        Ok(first.as_ref().and_then(super::decisions::call_decision))
     }
 
     /// Queued, not waited for: the stored state is what the API shows of a

@@ -64,12 +64,19 @@ async fn read_back(
         Err(error) => return Ok(Err(format!("its input cannot be read ({error})"))),
     };
     let (waited_ms, waiting_since) = store.run_wait(id).await?;
-    let decisions = store
+    let mut decisions: Vec<_> = store
         .pending_decisions(id)
         .await?
         .iter()
         .filter_map(super::decisions::pending)
         .collect();
+    decisions.extend(
+        store
+            .pending_call_decisions(id)
+            .await?
+            .iter()
+            .filter_map(super::decisions::pending_call),
+    );
     let mut resume = Resume {
         last_seq: u64::try_from(store.last_event_seq(id).await?).unwrap_or(0),
         started_at: run.started_at,

@@ -8,6 +8,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 pub mod coding;
+pub mod mcp;
 pub mod priced;
 pub mod processes;
 pub mod real_agent;

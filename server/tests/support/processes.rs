@@ -339,3 +339,25 @@ pub async fn wait_for_calls(fixture: &Fixture, calls: usize) {
         fixture.calls()
     );
 }
+
+/// Posts a decision with `token`; the status and the body.
+pub async fn decide(
+    server: &Server,
+    run_id: &str,
+    module_id: &str,
+    token: Option<&str>,
+    body: Value,
+) -> (u16, Value) {
+    let mut request = reqwest::Client::new()
+        .post(format!(
+            "{}/api/runs/{run_id}/modules/{module_id}/decision",
+            server.base
+        ))
+        .json(&body);
+    if let Some(token) = token {
+        request = request.bearer_auth(token);
+    }
+    let response = request.send().await.unwrap();
+    let status = response.status().as_u16();
+    (status, response.json().await.unwrap_or(Value::Null))
+}

@@ -223,6 +223,12 @@ fn step_event(name: &str, payload: &mut Fields<'_>) -> Result<RunEvent, Error> {
                 )),
             })?,
             deadline_at: payload.nullable_integer("deadline_at")?,
+            tools: payload.optional_list("tools", |item| match item {
+                Value::String(text) => Ok(text),
+                _ => Err(Error::custom(
+                    "module.waiting: `tools` is not a list of names",
+                )),
+            })?,
         },
         "module.decided" => RunEvent::ModuleDecided {
             module_id: payload.text("module_id")?,
@@ -230,6 +236,7 @@ fn step_event(name: &str, payload: &mut Fields<'_>) -> Result<RunEvent, Error> {
             decision: payload.word("decision", Decision::parse, "a decision")?,
             by: payload.word("by", Decider::parse, "who decided")?,
             feedback: payload.text("feedback")?,
+            call_id: payload.optional_text("call_id")?,
         },
         "module.tool_call" => RunEvent::ModuleToolCall {
             module_id: payload.text("module_id")?,

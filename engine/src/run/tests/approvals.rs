@@ -341,7 +341,7 @@ fn a_resumed_run_waits_again_without_saying_so_twice_and_acts_on_a_decision_take
     resume.decisions.push(crate::resume::PendingDecision {
         module_id: "approve".to_owned(),
         activation: 1,
-        decision: decision(Decision::Approve, "", None),
+        decided: crate::resume::Decided::Approval(decision(Decision::Approve, "", None)),
     });
     let mut again = Stepper::with(
         approval_graph(json!({"timeout_seconds": 60}), &["approved_out"]),
