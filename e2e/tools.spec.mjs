@@ -145,3 +145,62 @@ test('while a tool runs the badge names it, and the transcript folds each call w
   }
   expect(errors).toEqual([]);
 });
+
+test('a call that needs a person waits: the panel says why, the badge names the tool, and the Decision tab approves it with an edited argument', async ({ page }) => {
+  test.setTimeout(60_000);
+  const errors = watchErrors(page);
+  const module = (id, kind, label, x, config = {}) => ({ id, kind, label, position: { x, y: 160 }, config });
+  const cable = (id, from, to) => ({ id, from: { module: from, port: 'data_out' }, to: { module: to, port: 'data_in' } });
+  const graph = {
+    name: 'Ask before calculating',
+    modules: [
+      module('m1', 'step.input', 'Question', 40),
+      module('m2', 'step.agent_task', 'Work it out', 300, {
+        instruction: 'Work it out.\n[sim:tool calculate {"expression": "6*7"}]',
+        agent_config: { provider: 'sim', model: 'sim-1' },
+        tools: [{ server: 'patchbay', tool: 'calculate', approval: 'ask' }],
+      }),
+      module('m3', 'step.output', 'Answer', 600),
+    ],
+    cables: [cable('c1', 'm1', 'm2'), cable('c2', 'm2', 'm3')],
+  };
+  const created = await (await page.request.post('/api/graphs', { data: graph })).json();
+  await page.goto(created.edit_url);
+  await expect(page.locator('.access-badge')).toHaveText('Editing');
+  // The panel says, per tool, whether its calls will wait, and why.
+  await node(page, 'm2').click();
+  const tool = panel(page).locator('.tool[data-tool="calculate"]');
+  await expect(tool.locator('.tool-approval-verdict')).toHaveText('Calls wait for you: this module asks');
+  await expect(tool.getByLabel('When calls of calculate wait for a person')).toHaveValue('ask');
+  // Run it.
+  await page.locator('.pane').focus();
+  await page.keyboard.press('Control+Enter');
+  const dialog = page.getByRole('dialog', { name: 'Run the graph' });
+  await dialog.getByLabel('Run input').fill('What is six sevens?');
+  await dialog.getByLabel('Run input').press('Control+Enter');
+  await expect(node(page, 'm2').locator('.run-badge')).toContainText('Waiting for you · calculate', { timeout: 20_000 });
+  const run = runPanel(page);
+  await expect(run.locator('.run-status')).toHaveText('Waiting for a person');
+  await expect(run.getByRole('tab', { name: 'Decision' })).toHaveAttribute('aria-selected', 'true');
+  const card = run.locator('.call-decision');
+  await expect(card.locator('.call-decision-tool')).toHaveText('calculate · patchbay');
+  await expect(card.locator('.call-decision-reason')).toHaveText('Calls wait for you: this module asks');
+  const expression = card.getByLabel('expression · string');
+  await expect(expression).toHaveValue('6*7');
+  await page.screenshot({ path: test.info().outputPath('call-waiting.png') });
+  // Edited, then approved from the keyboard.
+  await expression.fill('6*8');
+  await card.getByRole('button', { name: 'Approve' }).focus();
+  await page.keyboard.press('Enter');
+  await expect(run.locator('.run-status')).toHaveText('Completed', { timeout: 20_000 });
+  const modules = run.getByRole('navigation', { name: 'Modules of the run' });
+  await modules.getByRole('button', { name: /^Work it out/ }).click();
+  await run.getByRole('tab', { name: 'Decision' }).click();
+  await expect(run.locator('.call-decision .decision-outcome')).toHaveText('Approved by the editor, with the arguments edited');
+  await run.getByRole('tab', { name: 'Transcript' }).click();
+  const call = run.locator('.tool-exchange').first();
+  await expect(call.locator('summary')).toContainText('✓');
+  await call.locator('summary').click();
+  await expect(call.locator('pre')).toContainText('48');
+  expect(errors).toEqual([]);
+});

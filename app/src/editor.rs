@@ -4,6 +4,7 @@
 //! connects it to the page.
 
 mod approver_link;
+mod call_decision;
 pub mod clipboard;
 mod clipboard_events;
 mod comparison;

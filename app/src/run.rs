@@ -249,9 +249,9 @@ impl RunView {
             .modules
             .iter()
             .find(|module| {
-                record.last(&module.id).is_some_and(|activation| {
-                    activation.status == ActivationStatus::Waiting && activation.waiting.is_some()
-                })
+                record
+                    .last(&module.id)
+                    .is_some_and(ActivationRecord::waits_for_a_person)
             })
             .map(|module| module.id.clone());
         if waiting.is_some() {

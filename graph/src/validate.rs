@@ -575,6 +575,29 @@ impl<'a> ModuleFindings<'a> {
         }
     }
 
+    /// The webhooks a module notifies (`config.notify`), which the
+    /// operator must have listed.
+    pub fn webhooks(&mut self, notify: &[String]) {
+        let name = self.name();
+        let allowed = self.context.webhooks.clone();
+        for (index, webhook) in notify.iter().enumerate() {
+            if let Some(allowed) = &allowed
+                && !allowed.contains(webhook)
+            {
+                let known = if allowed.is_empty() {
+                    "this server has none (the operator lists them in its configuration, [[webhooks]])".to_owned()
+                } else {
+                    format!("this server has {}", allowed.join(", "))
+                };
+                self.report(
+                    Code::WebhookNotAllowed,
+                    Some(format!("config.notify[{index}]")),
+                    format!("\"{name}\" notifies “{webhook}”, which is not a webhook of this server: {known}"),
+                );
+            }
+        }
+    }
+
     /// An ACP profile the module names, which the server must have.
     pub fn acp_profile(&mut self, profile: &str, path: &str) {
         if let Some(profiles) = &self.context.acp_profiles

@@ -13,17 +13,13 @@
 
 mod support;
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
-use axum::Json;
-use axum::Router;
-use axum::extract::State;
-use axum::routing::post;
 use serde_json::{Value, json};
 use support::processes::{
     Server, cable, decide, module, names, provider, run_record, start_run, wait_for_status,
-    whole_log,
+    webhook, whole_log,
 };
 
 /// in → draft (an agent task on the provider, keeping its session round
@@ -397,24 +393,6 @@ async fn a_run_s_wait_for_people_still_does_not_count_after_a_restart() {
     let run = wait_for_status(&second, &run_id, "completed").await;
     assert!(!never_ran(&run, "done"), "{run}");
     assert_eq!(fixture.calls(), 1);
-}
-
-/// A webhook receiver on loopback: the notices it got.
-async fn webhook() -> (Arc<Mutex<Vec<Value>>>, String) {
-    let received = Arc::new(Mutex::new(Vec::new()));
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let address = listener.local_addr().unwrap();
-    let app = Router::new()
-        .route(
-            "/notify",
-            post(|State(received): State<Arc<Mutex<Vec<Value>>>>, Json(notice): Json<Value>| async move {
-                received.lock().unwrap().push(notice);
-                "ok"
-            }),
-        )
-        .with_state(Arc::clone(&received));
-    tokio::spawn(async move { axum::serve(listener, app).await });
-    (received, format!("http://{address}/notify"))
 }
 
 #[tokio::test]

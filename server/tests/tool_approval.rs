@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use serde_json::{Value, json};
 use support::mcp::{agent_graph, ask, mark, outcomes, python, refunds_entry};
-use support::processes::{Server, decide, run_record, start_run, wait_for_status};
+use support::processes::{Server, decide, run_record, start_run, wait_for_status, webhook};
 
 /// The refunds server as the operator configures it (calls wait unless
 /// `more` says otherwise), logging each refund to `log`.
@@ -83,15 +83,48 @@ async fn a_waiting_call_is_made_once_as_approved_with_edited_arguments_and_no_st
     };
     let folder = tempfile::tempdir().unwrap();
     let log = folder.path().join("refunds.log");
-    let server = serve(
-        &sqlite(folder.path()),
-        folder.path(),
-        &refunds(&python, &log, ""),
-    )
-    .await;
-    let (_, token, run_id) = start_run(&server, refund_graph(pay())).await;
+    let (received, url) = webhook().await;
+    let config = format!(
+        "{}\n[[webhooks]]\nid = \"ops\"\nurl = \"{url}\"\n",
+        refunds(&python, &log, "")
+    );
+    let server = serve(&sqlite(folder.path()), folder.path(), &config).await;
+    let mut graph = refund_graph(pay());
+    graph["modules"][1]["config"]["notify"] = json!(["ops"]);
+    let (graph_id, token, run_id) = start_run(&server, graph).await;
     let (run, call_id) = waiting_call(&server, &run_id).await;
     wait_for_status(&server, &run_id, "waiting").await;
+    // The home page lists the graph's run as waiting for a person.
+    let summaries: Value = reqwest::Client::new()
+        .post(format!("{}/api/graphs/summaries", server.base))
+        .json(&json!({"graphs": [{"id": graph_id, "edit_token": token}]}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(
+        summaries["graphs"][0]["waiting_run"],
+        run_id.as_str(),
+        "{summaries}"
+    );
+    // The webhook the module notifies hears it, as it hears an approval.
+    let mut notice = Value::Null;
+    for _ in 0..200 {
+        if let Some(first) = received.lock().unwrap().first() {
+            notice = first.clone();
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    assert_eq!(notice["event"], "tool_call.waiting", "{notice}");
+    assert_eq!(notice["run_id"], run_id.as_str(), "{notice}");
+    assert_eq!(notice["asked"], "May it call pay?", "{notice}");
+    assert!(
+        !notice.to_string().contains(&token),
+        "no edit token in a notice"
+    );
     let call = &ask(&run)["tool_calls"][0];
     assert_eq!(call["outcome"], "waiting", "{run}");
     assert_eq!(

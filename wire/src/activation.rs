@@ -137,6 +137,19 @@ pub struct ToolCallRecord {
     pub decision: Option<crate::approval::CallDecision>,
 }
 
+impl ActivationRecord {
+    /// Whether it waits for a person now: an approval, or an agent task's
+    /// tool calls (PRODUCT §3.14, §3.17).
+    pub fn waits_for_a_person(&self) -> bool {
+        self.status == ActivationStatus::Waiting
+            && (self.waiting.is_some()
+                || self
+                    .tool_calls
+                    .iter()
+                    .any(|call| call.outcome == ToolOutcome::Waiting))
+    }
+}
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ActivationRecord {
     pub module_id: String,

@@ -310,8 +310,13 @@ pub fn DecisionView(
     move || {
         let access = view_state.access.get();
         let (module_id, number, stage) = current.get().filter(|_| access != RunAccess::Unknown)?;
-        let waiting =
-            activation.with_untracked(|activation| activation.as_ref()?.waiting.clone())?;
+        let waiting = activation.with_untracked(|activation| activation.as_ref()?.waiting.clone());
+        // An agent task's tool calls that waited.
+        let Some(waiting) = waiting else {
+            return Some(
+                view! { <super::call_decision::CallDecisions view_state activation/> }.into_any(),
+            );
+        };
         let shown = view_state
             .record
             .with_untracked(|record| shown::shown_markup(&waiting.shown, record.as_ref()));
@@ -322,15 +327,18 @@ pub fn DecisionView(
                 {(access == RunAccess::Edit).then(|| view! { <ApproverLinkMaker view_state/> })}
             }
         });
-        Some(view! {
-            <div class="decision" role="tabpanel" aria-label="Decision">
-                <div class="decision-side">
-                    <div inner_html=side></div>
-                    {form}
+        Some(
+            view! {
+                <div class="decision" role="tabpanel" aria-label="Decision">
+                    <div class="decision-side">
+                        <div inner_html=side></div>
+                        {form}
+                    </div>
+                    <div class="decision-inputs" inner_html=shown></div>
                 </div>
-                <div class="decision-inputs" inner_html=shown></div>
-            </div>
-        })
+            }
+            .into_any(),
+        )
     }
 }
 

@@ -121,7 +121,13 @@ pub fn tabs(
 ) -> Vec<(Tab, String)> {
     // An approval opens on its decision.
     let mut tabs: Vec<(Tab, String)> = activation
-        .filter(|activation| activation.waiting.is_some())
+        .filter(|activation| {
+            activation.waiting.is_some()
+                || activation
+                    .tool_calls
+                    .iter()
+                    .any(|call| call.waits.is_some())
+        })
         .map(|_| (Tab::Decision, "Decision".to_owned()))
         .into_iter()
         .collect();
@@ -846,9 +852,9 @@ fn ModuleView(view_state: RunView) -> impl IntoView {
                 return Tab::Variants;
             }
             if activation.with(|activation| {
-                activation
-                    .as_ref()
-                    .is_some_and(|activation| activation.waiting.is_some())
+                activation.as_ref().is_some_and(|activation| {
+                    activation.waiting.is_some() || activation.waits_for_a_person()
+                })
             }) {
                 return Tab::Decision;
             }

@@ -328,13 +328,23 @@ fn control_flow(run: &mut ModuleRun, event: &RunEvent, at: Option<f64>) {
         }
         // An approval waits for a person; their decision is shown until
         // the module completes with it.
-        RunEvent::ModuleWaiting { .. } => {
+        // An agent task's tool calls that wait name their tools.
+        RunEvent::ModuleWaiting { tools, .. } => {
             run.state = ModuleRunState::Waiting;
             run.decided = None;
-            run.badge = Some("Waiting for you".to_owned());
+            run.badge = Some(if tools.is_empty() {
+                "Waiting for you".to_owned()
+            } else {
+                format!("Waiting for you · {}", tools.join(", "))
+            });
             run.started_ms = at;
             run.waiting_until_ms = None;
         }
+        // A tool call decided: the task goes on when its last call is
+        // (`module.activated`), and what it gives is no approval's.
+        RunEvent::ModuleDecided {
+            call_id: Some(_), ..
+        } => {}
         RunEvent::ModuleDecided { decision, .. } => {
             run.state = ModuleRunState::Running;
             run.decided = Some(*decision);

@@ -78,6 +78,10 @@ pub struct AgentTaskConfig {
     /// [`crate::tools::DEFAULT_MAX_TOOL_CALLS`].
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_tool_calls: Option<u32>,
+    /// The operator's webhooks told when one of its tool calls waits for a
+    /// person (PRODUCT §3.17), as an approval's `notify`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notify: Vec<String>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -186,6 +190,7 @@ impl KindChecks for AgentTaskConfig {
                 );
             }
         }
+        findings.webhooks(&self.notify);
         let owner = format!("The instruction of \"{}\"", findings.name());
         findings.attachments(&self.attachments, "config.attachments", &owner);
         findings.tools(

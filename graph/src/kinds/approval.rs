@@ -168,22 +168,6 @@ impl KindChecks for ApprovalConfig {
                 );
             }
         }
-        let allowed = findings.context().webhooks.clone();
-        for (index, webhook) in self.notify.iter().enumerate() {
-            if let Some(allowed) = &allowed
-                && !allowed.contains(webhook)
-            {
-                let known = if allowed.is_empty() {
-                    "this server has none (the operator lists them in its configuration, [[webhooks]])".to_owned()
-                } else {
-                    format!("this server has {}", allowed.join(", "))
-                };
-                findings.report(
-                    Code::WebhookNotAllowed,
-                    Some(format!("config.notify[{index}]")),
-                    format!("\"{name}\" notifies “{webhook}”, which is not a webhook of this server: {known}"),
-                );
-            }
-        }
+        findings.webhooks(&self.notify);
     }
 }

@@ -85,11 +85,13 @@ impl Notifier {
         else {
             return;
         };
-        let ModuleConfig::Approval(config) = &module.config else {
-            return;
+        // An approval, or an agent task's tool calls (PRODUCT §3.17).
+        let (notify, event) = match &module.config {
+            ModuleConfig::Approval(config) => (&config.notify, "approval.waiting"),
+            ModuleConfig::AgentTask(task) => (&task.notify, "tool_call.waiting"),
+            _ => return,
         };
-        let targets: Vec<WebhookConfig> = config
-            .notify
+        let targets: Vec<WebhookConfig> = notify
             .iter()
             .filter_map(|id| self.webhooks.iter().find(|webhook| &webhook.id == id))
             .cloned()
@@ -98,7 +100,7 @@ impl Notifier {
             return;
         }
         let mut notice = Notice {
-            event: "approval.waiting",
+            event,
             run_id: waiting.run_id.to_owned(),
             graph_id: waiting.graph_id.map(str::to_owned),
             module_id: module.id.clone(),

@@ -361,3 +361,26 @@ pub async fn decide(
     let status = response.status().as_u16();
     (status, response.json().await.unwrap_or(Value::Null))
 }
+
+/// A webhook receiver on loopback: the notices it got.
+pub async fn webhook() -> (std::sync::Arc<std::sync::Mutex<Vec<Value>>>, String) {
+    let received = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let app = axum::Router::new()
+        .route(
+            "/notify",
+            axum::routing::post(
+                |axum::extract::State(received): axum::extract::State<
+                    std::sync::Arc<std::sync::Mutex<Vec<Value>>>,
+                >,
+                 axum::Json(notice): axum::Json<Value>| async move {
+                    received.lock().unwrap().push(notice);
+                    "ok"
+                },
+            ),
+        )
+        .with_state(std::sync::Arc::clone(&received));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (received, format!("http://{address}/notify"))
+}

@@ -12,7 +12,9 @@ use serde_json::{Map, Value};
 use wire::providers::{ToolInfo, ToolServerInfo};
 
 use super::Selected;
-use super::fields::{FieldProblems, NumberField};
+use super::fields::{FieldProblems, NumberField, TextField};
+
+mod approval;
 
 /// The module's chosen tools.
 pub(super) fn chosen(config: &ModuleConfig) -> Vec<ToolChoice> {
@@ -228,6 +230,25 @@ pub fn ToolsSection(selected: Selected) -> impl IntoView {
                 disabled=selected.disabled()
             />
             <p class="hint">{format!("Past this many calls ({DEFAULT_MAX_TOOL_CALLS} when empty) the activation fails with tools.limit_reached, on its error output.")}</p>
+            <TextField
+                label="Notify when a call waits (webhooks, by id)"
+                placeholder="ops"
+                value=selected.read(|config| match config {
+                    ModuleConfig::AgentTask(task) => task.notify.join(", "),
+                    _ => String::new(),
+                })
+                on_input=selected.update("Change who is notified", "notify", |config, value: String| {
+                    if let ModuleConfig::AgentTask(task) = config {
+                        task.notify = value
+                            .split(',')
+                            .map(str::trim)
+                            .filter(|id| !id.is_empty())
+                            .map(str::to_owned)
+                            .collect();
+                    }
+                })
+                disabled=selected.disabled()
+            />
             <FieldProblems selected codes=&[graph::Code::ToolUnknown, graph::Code::ToolInvalid, graph::Code::ToolsUnsupported]/>
         </section>
     }
@@ -304,6 +325,7 @@ fn ChosenTool(
                     on:input=move |event| rename.run(event_target_value(&event))
                 />
             </label>
+            <approval::ToolApprovalField selected index servers/>
             <ul class="locked-arguments" aria-label="Locked arguments">
                 <For each=move || locked.get() key=|argument| argument.clone() let:argument>
                     <LockedArgument selected index argument info/>
