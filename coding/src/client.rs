@@ -18,7 +18,7 @@ mod turn;
 
 pub use choices::SessionChoices;
 pub use continuation::Continuation;
-pub use session::{AgentSession, Place};
+pub use session::{AgentSession, Place, ToolServers};
 pub use test_runs::{TestRun, looks_like_tests};
 pub use turn::{TurnEvent, TurnOutcome};
 

@@ -17,6 +17,9 @@
 //!   per attempt, as a repeated activation's note counts them);
 //! - otherwise appends a line to `SIMULATED_NOTES.md`, so every turn leaves
 //!   a diff;
+//! - `sim: tool <server> <tool> <arguments>`: calls the tool of the stdio
+//!   MCP server the client gave the session by that name (`mcpServers`),
+//!   and says what it answered (`sim_agent/mcp.rs`);
 //! - `sim: slow` streams for a minute unless cancelled (a `session/cancel`
 //!   ends the turn and is noted in `SIMULATED_NOTES.md`); `sim: crash` exits
 //!   with an error; `sim: malformed` first sends an update no client can
@@ -43,6 +46,8 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::{mpsc, oneshot};
 use tokio_util::sync::CancellationToken;
 
+mod mcp;
+
 pub const NOTES_FILE: &str = "SIMULATED_NOTES.md";
 /// The environment variable with the pause between streamed words, in ms.
 pub const LATENCY_VARIABLE: &str = "PATCHBAY_SIM_LATENCY_MS";
@@ -66,6 +71,8 @@ struct SessionState {
     chosen: Vec<String>,
     /// Said in the first reply after `session/load`: the session taken up.
     loaded: Option<String>,
+    /// The MCP servers the client gave the session, as it declared them.
+    tool_servers: Vec<Value>,
 }
 
 /// The environment variable that turns `session/load` off.
@@ -329,6 +336,11 @@ async fn handle(peer: &Arc<Peer>, method: &str, params: Value) -> Result<Value, 
                     SessionState {
                         cwd: PathBuf::from(cwd),
                         approve_on: 1,
+                        tool_servers: params
+                            .get("mcpServers")
+                            .and_then(Value::as_array)
+                            .cloned()
+                            .unwrap_or_default(),
                         ..SessionState::default()
                     },
                 );
@@ -411,6 +423,11 @@ async fn load(peer: &Arc<Peer>, params: &Value) -> Result<Value, Value> {
                     "(Continued session {session_id}: {} earlier turns; first asked: “{first}”.)",
                     turns.len()
                 )),
+                tool_servers: params
+                    .get("mcpServers")
+                    .and_then(Value::as_array)
+                    .cloned()
+                    .unwrap_or_default(),
                 ..SessionState::default()
             },
         );
@@ -436,6 +453,35 @@ struct Turn {
     chosen: String,
     /// The session this one continues, said in its first reply.
     loaded: Option<String>,
+    tool_servers: Vec<Value>,
+}
+
+/// Calls `tool` of the MCP server the session was given as `server`, and
+/// says what came of it.
+async fn call_tool(turn: &Turn, server: &str, tool: &str, arguments: Value) -> String {
+    let Some(declared) = turn
+        .tool_servers
+        .iter()
+        .find(|declared| declared["name"] == server)
+    else {
+        let given: Vec<&str> = turn
+            .tool_servers
+            .iter()
+            .filter_map(|declared| declared["name"].as_str())
+            .collect();
+        return format!(
+            "I have no MCP server called {server} (this session was given: {}).",
+            if given.is_empty() {
+                "none".to_owned()
+            } else {
+                given.join(", ")
+            }
+        );
+    };
+    match mcp::call(declared, tool, arguments).await {
+        Ok(said) => format!("The tool {tool} of {server} said: {said}"),
+        Err(why) => format!("I could not call {tool} of {server}: {why}."),
+    }
 }
 
 /// Notes what the client chose for the session `params` names.
@@ -515,6 +561,7 @@ async fn prompt(peer: &Arc<Peer>, params: &Value) -> Result<Value, Value> {
             gate_reply,
             chosen: session.chosen.join(", "),
             loaded: session.loaded.take(),
+            tool_servers: session.tool_servers.clone(),
         }
     };
 
@@ -570,6 +617,9 @@ async fn prompt(peer: &Arc<Peer>, params: &Value) -> Result<Value, Value> {
             wrote = true;
             reply.push(write(peer, &turn, path.trim(), content.trim(), ask).await);
         }
+    }
+    if let Some((server, tool, arguments)) = mcp::asked(&text) {
+        reply.push(call_tool(&turn, &server, &tool, arguments).await);
     }
     if lower.contains("run the tests") || lower.contains("run tests") {
         reply.push(run_tests(peer, &turn).await);

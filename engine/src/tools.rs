@@ -33,6 +33,22 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(60);
 /// SIGTERM, and after SIGTERM, before SIGKILL.
 pub const STOP_GRACE: Duration = Duration::from_secs(2);
 
+/// Serves the built-in tools over this process's standard input and
+/// output (`patchbay tools`): the built-in server as a coding agent starts
+/// it, given to its ACP session (PRODUCT §3.17).
+pub async fn serve_built_in_on_stdio() -> Result<(), String> {
+    use rmcp::ServiceExt;
+    let running = builtin::BuiltInTools::default()
+        .serve((tokio::io::stdin(), tokio::io::stdout()))
+        .await
+        .map_err(|error| format!("the built-in tools did not start: {error}"))?;
+    running
+        .waiting()
+        .await
+        .map(|_| ())
+        .map_err(|error| format!("the built-in tools stopped: {error}"))
+}
+
 /// An MCP server of the operator's.
 #[derive(Clone, Debug)]
 pub struct ToolServerConfig {
@@ -125,6 +141,47 @@ impl ToolServerConfig {
     pub fn unavailable(&self, detail: &str) -> String {
         tracing::warn!(server = %self.id, "MCP server unavailable: {detail}");
         self.unavailable_words().to_owned()
+    }
+
+    /// Why it cannot be given to a coding agent (PRODUCT §3.17), when it
+    /// cannot: the agent starts it inside its own confinement, and reads
+    /// whatever its declaration holds.
+    pub fn not_for_agents(&self) -> Option<&'static str> {
+        match &self.transport {
+            ServerTransport::BuiltIn => None,
+            ServerTransport::Stdio(stdio) if !stdio.env.is_empty() => {
+                Some("its environment (env, pass_env) would be the agent's to read")
+            }
+            ServerTransport::Stdio(stdio) if stdio.folder.is_some() => {
+                Some("its folder is not writable where the agent works")
+            }
+            ServerTransport::Stdio(_) => None,
+            ServerTransport::Http { .. } => {
+                Some("an agent is given stdio servers and the built-in one")
+            }
+        }
+    }
+
+    /// The server as an ACP session declares it to an agent (`session/new`
+    /// `mcpServers`, a stdio server: name, command, args, env), with what
+    /// else the agent's confinement must let it read; `None` when it is
+    /// not given to agents. The built-in server is this binary's `tools`
+    /// command.
+    pub fn for_agent(&self, binary: &std::path::Path) -> Option<(serde_json::Value, Vec<PathBuf>)> {
+        if self.not_for_agents().is_some() {
+            return None;
+        }
+        match &self.transport {
+            ServerTransport::BuiltIn => Some((
+                serde_json::json!({"name": self.id, "command": binary, "args": ["tools"], "env": []}),
+                Vec::new(),
+            )),
+            ServerTransport::Stdio(stdio) => Some((
+                serde_json::json!({"name": self.id, "command": stdio.command, "args": stdio.args, "env": []}),
+                stdio.read_only.clone(),
+            )),
+            ServerTransport::Http { .. } => None,
+        }
     }
 
     fn transport_name(&self) -> &'static str {
@@ -257,6 +314,7 @@ impl ToolServers {
                     transport: server.transport_name().to_owned(),
                     trusted: server.trusted,
                     approval: server.approval,
+                    not_for_agents: server.not_for_agents().map(str::to_owned),
                     tools,
                     problem,
                 }
@@ -291,5 +349,61 @@ impl ToolServers {
             .iter()
             .find(|known| known.name == tool)
             .cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stdio(env: &[(&str, &str)], folder: Option<&str>) -> ToolServerConfig {
+        ToolServerConfig {
+            id: "files".to_owned(),
+            name: "Files".to_owned(),
+            transport: ServerTransport::Stdio(StdioServer {
+                command: "node".to_owned(),
+                args: vec!["server.js".to_owned()],
+                env: env
+                    .iter()
+                    .map(|(name, value)| ((*name).to_owned(), (*value).to_owned()))
+                    .collect(),
+                network: false,
+                folder: folder.map(PathBuf::from),
+                read_only: vec![PathBuf::from("/opt/files")],
+            }),
+            timeout: DEFAULT_TIMEOUT,
+            trusted: false,
+            approval: graph::tool_approval::ToolApproval::ByAnnotation,
+        }
+    }
+
+    #[test]
+    fn an_agent_is_given_a_server_only_when_nothing_of_its_configuration_is_a_secret() {
+        let binary = std::path::Path::new("/usr/bin/patchbay");
+        let (declared, reads) = ToolServerConfig::built_in().for_agent(binary).unwrap();
+        assert_eq!(
+            declared,
+            serde_json::json!({"name": "patchbay", "command": "/usr/bin/patchbay", "args": ["tools"], "env": []})
+        );
+        assert!(reads.is_empty());
+        let (declared, reads) = stdio(&[], None).for_agent(binary).unwrap();
+        assert_eq!(declared["command"], "node");
+        assert_eq!(reads, [PathBuf::from("/opt/files")]);
+        // An environment value (a token, say) would be the agent's to read.
+        let secret = stdio(&[("TOKEN", "s3cret-value")], None);
+        assert!(secret.for_agent(binary).is_none());
+        assert_eq!(
+            secret.not_for_agents(),
+            Some("its environment (env, pass_env) would be the agent's to read")
+        );
+        assert!(stdio(&[], Some("/srv/files")).for_agent(binary).is_none());
+        let http = ToolServerConfig {
+            transport: ServerTransport::Http {
+                url: "https://tools.example/mcp".to_owned(),
+                headers: Vec::new(),
+            },
+            ..stdio(&[], None)
+        };
+        assert!(http.for_agent(binary).is_none());
     }
 }

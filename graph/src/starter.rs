@@ -766,6 +766,7 @@ mod tests {
                     tool("lookup", &["key"]),
                 ],
                 problem: None,
+                not_for_agents: None,
             },
         )]
         .into_iter()

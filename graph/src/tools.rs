@@ -107,6 +107,9 @@ pub struct ServerSpec {
     pub tools: Vec<ToolSpec>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
+    /// Why it cannot be given to a coding agent, when it cannot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_for_agents: Option<String>,
 }
 
 /// Each server the operator configured, by id.
@@ -141,6 +144,8 @@ pub enum ToolProblem {
     NotTheModules { name: String },
     /// The module's provider cannot call tools.
     ProviderCannot { provider: String },
+    /// A coding agent is given a server it may not have.
+    NotForAgents { server: String, why: String },
 }
 
 impl ToolProblem {
@@ -171,6 +176,9 @@ impl ToolProblem {
             ToolProblem::ProviderCannot { provider } => {
                 format!("\"{module}\" has tools, and its provider \"{provider}\" cannot call tools")
             }
+            ToolProblem::NotForAgents { server, why } => format!(
+                "\"{module}\" gives its agent MCP server \"{server}\", which is not given to coding agents: {why}"
+            ),
         }
     }
 }
@@ -338,6 +346,7 @@ mod tests {
                     },
                 ],
                 problem: None,
+                not_for_agents: None,
             },
         )])
     }

@@ -598,6 +598,35 @@ impl<'a> ModuleFindings<'a> {
         }
     }
 
+    /// The MCP servers a coding agent is given (`{at}.mcp_servers`): each
+    /// one the server has, and may give an agent.
+    pub fn agent_tool_servers(&mut self, servers: &[String], at: &str) {
+        use crate::tools::ToolProblem;
+        let Some(catalogue) = &self.context.tool_servers else {
+            return;
+        };
+        let name = self.name().to_owned();
+        let mut found = Vec::new();
+        for (index, server) in servers.iter().enumerate() {
+            let problem = match catalogue.get(server) {
+                None => ToolProblem::UnknownServer {
+                    server: server.clone(),
+                },
+                Some(spec) => match &spec.not_for_agents {
+                    Some(why) => ToolProblem::NotForAgents {
+                        server: server.clone(),
+                        why: why.clone(),
+                    },
+                    None => continue,
+                },
+            };
+            found.push((format!("{at}.mcp_servers[{index}]"), problem.message(&name)));
+        }
+        for (path, message) in found {
+            self.report(Code::ToolUnknown, Some(path), message);
+        }
+    }
+
     /// An ACP profile the module names, which the server must have.
     pub fn acp_profile(&mut self, profile: &str, path: &str) {
         if let Some(profiles) = &self.context.acp_profiles

@@ -1417,6 +1417,7 @@ fn server_with_tools() -> ValidationContext {
                 graph::tools::ServerSpec {
                     tools: vec![spec("echo", &["message"]), spec("get-sum", &["a", "b"])],
                     problem: None,
+                    not_for_agents: None,
                 },
             ),
             (
@@ -1424,6 +1425,7 @@ fn server_with_tools() -> ValidationContext {
                 graph::tools::ServerSpec {
                     tools: Vec::new(),
                     problem: Some("it did not start".to_owned()),
+                    not_for_agents: None,
                 },
             ),
         ])),

@@ -67,6 +67,9 @@ enum Command {
     /// Serve the built-in simulated coding agent over ACP on stdin/stdout
     /// (what coding modules start; not for people).
     SimAgent,
+    /// Serve the built-in MCP tools on stdin/stdout (what a coding agent
+    /// given the built-in server starts; not for people).
+    Tools,
     /// Measure the engine's overhead per activation (simulated provider, zero latency).
     Bench {
         /// Length of the chain of agent tasks.
@@ -222,6 +225,17 @@ fn main() -> ExitCode {
     match cli.command {
         Some(Command::Validate { file }) => validate_file(&file),
         Some(Command::Serve(args)) => serve(args),
+        Some(Command::Tools) => {
+            match runtime()
+                .map(|runtime| runtime.block_on(engine::tools::serve_built_in_on_stdio()))
+            {
+                Ok(Ok(())) => ExitCode::SUCCESS,
+                Ok(Err(message)) | Err(message) => {
+                    eprintln!("patchbay tools: {message}");
+                    ExitCode::FAILURE
+                }
+            }
+        }
         Some(Command::SimAgent) => {
             match runtime().map(|runtime| runtime.block_on(coding::sim_agent::serve())) {
                 Ok(Ok(())) => ExitCode::SUCCESS,

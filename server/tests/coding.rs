@@ -1470,3 +1470,105 @@ async fn a_run_from_an_approval_reuses_the_coding_round_before_it_and_a_send_bac
         .collect();
     assert_eq!(changed, ["notes.txt"], "{run}");
 }
+
+/// PRODUCT §3.17: an agent over ACP gets the MCP servers its card names in
+/// its session (`session/new` `mcpServers`), starts them inside its own
+/// confinement, and calls their tools; a server the operator does not have
+/// is refused before the run, in the run's words.
+#[tokio::test]
+async fn a_coding_agent_is_given_the_mcp_servers_its_card_names_and_calls_their_tools() {
+    let setup = setup(None).await;
+    let mut builder = agent(
+        "builder",
+        Some("Work it out.\nsim: tool patchbay calculate {\"expression\": \"6*7\"}"),
+        &[],
+    );
+    builder.mcp_servers = vec!["patchbay".to_owned()];
+    let given = run(&setup, config("Build it.", vec![builder.clone()]), "x").await;
+    assert_eq!(given["status"], "completed", "{given}");
+    let said = transcript(&given);
+    assert!(
+        said.contains("The tool calculate of patchbay said:") && said.contains("42"),
+        "{said}"
+    );
+    // Not given, it has none.
+    let mut bare = builder.clone();
+    bare.mcp_servers.clear();
+    let run_without = run(&setup, config("Build it.", vec![bare]), "x").await;
+    assert!(
+        transcript(&run_without)
+            .contains("I have no MCP server called patchbay (this session was given: none)"),
+        "{}",
+        transcript(&run_without)
+    );
+    // A server this server does not have is a finding before the run.
+    builder.mcp_servers = vec!["files".to_owned()];
+    let (status, findings) = call(
+        &setup.router,
+        post(
+            "/api/validate",
+            coding_graph(config("Build it.", vec![builder])),
+        ),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        findings
+            .to_string()
+            .contains("uses tools of MCP server \\\"files\\\", which this server does not have"),
+        "{findings}"
+    );
+}
+
+/// PRODUCT §3.17: an operator's stdio server (the Python SDK's) is given
+/// to the agent, which starts it inside its own confinement and calls it;
+/// one whose configuration holds an environment value is not given to
+/// agents, said before the run.
+#[tokio::test]
+async fn an_operators_stdio_server_is_given_to_an_agent_unless_its_configuration_holds_a_value() {
+    let Some(python) = support::mcp::python() else {
+        return;
+    };
+    let folder = tempfile::tempdir().unwrap();
+    let file = folder.path().join("patchbay.toml");
+    let secret = "[[mcp_servers]]\nid = \"secret\"\ncommand = \"node\"\nenv = { TOKEN = \"s3cret-value\" }\n";
+    std::fs::write(
+        &file,
+        format!(
+            "{}{secret}",
+            support::mcp::refunds_entry(&python, &support::mcp::mark(), "")
+        ),
+    )
+    .unwrap();
+    let setup = support::coding::setup_with(Some(file), Some(folder), false).await;
+    let mut builder = agent(
+        "builder",
+        Some(
+            "Check the refund.\nsim: tool refunds review_refund {\"amount\": 20, \"reason\": \"arrived broken\"}",
+        ),
+        &[],
+    );
+    builder.mcp_servers = vec!["refunds".to_owned()];
+    let given = run(&setup, config("Refund it.", vec![builder.clone()]), "x").await;
+    assert_eq!(given["status"], "completed", "{given}");
+    let said = transcript(&given);
+    assert!(
+        said.contains("The tool review_refund of refunds said:") && said.contains("approved"),
+        "{said}"
+    );
+    builder.mcp_servers = vec!["secret".to_owned()];
+    let (_, findings) = call(
+        &setup.router,
+        post(
+            "/api/validate",
+            coding_graph(config("Build it.", vec![builder])),
+        ),
+    )
+    .await;
+    assert!(
+        findings.to_string().contains(
+            "gives its agent MCP server \\\"secret\\\", which is not given to coding agents: its environment (env, pass_env) would be the agent's to read"
+        ),
+        "{findings}"
+    );
+}

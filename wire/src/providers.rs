@@ -89,6 +89,10 @@ pub struct ToolServerInfo {
     #[serde(default)]
     pub approval: graph::tool_approval::ToolApproval,
     pub tools: Vec<ToolInfo>,
+    /// Why it cannot be given to a coding agent (PRODUCT §3.17), when it
+    /// cannot: its configuration holds values the agent would see.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub not_for_agents: Option<String>,
     /// Why its tools could not be listed, when they could not.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub problem: Option<String>,
@@ -135,6 +139,7 @@ impl ToolServerInfo {
                 })
                 .collect(),
             problem: self.problem.clone(),
+            not_for_agents: self.not_for_agents.clone(),
         }
     }
 }

@@ -18,6 +18,17 @@ use crate::profile::AcpProfile;
 use crate::workspace::Workspace;
 
 impl CodingModules {
+    /// The `patchbay` program, which serves the simulated agent and the
+    /// built-in tools (`patchbay tools`).
+    fn patchbay_program(&self) -> std::path::PathBuf {
+        self.profiles
+            .iter()
+            .find(|profile| profile.id == crate::profile::SIMULATED_PROFILE_ID)
+            .map(|profile| std::path::PathBuf::from(&profile.command))
+            .or_else(|| std::env::current_exe().ok())
+            .unwrap_or_else(|| std::path::PathBuf::from("patchbay"))
+    }
+
     /// The agent's session: a parked one from an earlier activation when the
     /// module parks its sessions, else a new one.
     pub(super) async fn session(
@@ -58,6 +69,10 @@ impl CodingModules {
             .sandbox
             .as_ref()
             .map_err(|unavailable| ActivationError::Failed(unavailable.to_string()))?;
+        let tool_servers =
+            tool_servers(work, index, &self.patchbay_program()).map_err(|refusal| {
+                ActivationError::Failed(format!("{}: {refusal}", role_and_name()))
+            })?;
         let session = AgentSession::start(
             profile,
             &Place {
@@ -71,6 +86,7 @@ impl CodingModules {
                     .and_then(|(_, reference)| reference.folder.as_deref())
                     .filter(|folder| *folder != workspace.path),
                 commands_enabled: settings.commands_enabled,
+                tool_servers,
             },
             self.idle_timeout,
             choices,
@@ -216,6 +232,45 @@ fn choices(work: &Work<'_>, index: usize) -> SessionChoices {
         mode: given(assignment.and_then(|agent| agent.acp_mode.as_ref())),
         continue_session: None,
     }
+}
+
+/// The MCP servers agent `index` is given (PRODUCT §3.17), as its ACP
+/// session declares them, with what they must read; a server the
+/// operator no longer has, or may not give an agent, is refused in
+/// validation's words.
+fn tool_servers(
+    work: &Work<'_>,
+    index: usize,
+    binary: &std::path::Path,
+) -> Result<crate::client::ToolServers, String> {
+    let mut given = crate::client::ToolServers::default();
+    let Some(agent) = work.config.agents.get(index) else {
+        return Ok(given);
+    };
+    if agent.mcp_servers.is_empty() {
+        return Ok(given);
+    }
+    let servers = work.context.tools.servers();
+    let name = work.context.module.display_label();
+    for id in &agent.mcp_servers {
+        let Some(server) = servers.server(id) else {
+            return Err(
+                graph::tools::ToolProblem::UnknownServer { server: id.clone() }.message(name),
+            );
+        };
+        let Some((declared, reads)) = server.for_agent(binary) else {
+            let why = server.not_for_agents().unwrap_or_default().to_owned();
+            return Err(graph::tools::ToolProblem::NotForAgents {
+                server: id.clone(),
+                why,
+            }
+            .message(name));
+        };
+        given.declared.push(declared);
+        given.read_only.extend(reads);
+    }
+    given.read_only.push(binary.to_path_buf());
+    Ok(given)
 }
 
 fn role_of_index(work: &Work<'_>, index: usize) -> String {

@@ -10,8 +10,8 @@ use std::time::Duration;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     ClientCapabilities, FileSystemCapabilities, Implementation, InitializeRequest,
-    ReadTextFileRequest, RequestPermissionRequest, SessionConfigOptionValue, SessionId,
-    SetSessionConfigOptionRequest, SetSessionModeRequest, WriteTextFileRequest,
+    NewSessionRequest, ReadTextFileRequest, RequestPermissionRequest, SessionConfigOptionValue,
+    SessionId, SetSessionConfigOptionRequest, SetSessionModeRequest, WriteTextFileRequest,
 };
 use agent_client_protocol::v1::{ActiveSession, ConnectionTo, SessionSetup};
 use agent_client_protocol::{Agent, Client};
@@ -43,6 +43,8 @@ pub(super) struct Driver {
     pub(super) cancel: CancellationToken,
     /// The model and mode the assignment asks the session for.
     pub(super) choices: SessionChoices,
+    /// The MCP servers a new session is given, as ACP declares them.
+    pub(super) tool_servers: Vec<serde_json::Value>,
 }
 
 impl Driver {
@@ -128,8 +130,17 @@ impl Driver {
                 let (mut session, session_id, offered) = match loaded {
                     Some(loaded) => loaded,
                     None => {
+                        let request = NewSessionRequest::new(self.confinement.seen_root())
+                            .mcp_servers(
+                                self.tool_servers
+                                    .iter()
+                                    .filter_map(|declared| {
+                                        serde_json::from_value(declared.clone()).ok()
+                                    })
+                                    .collect(),
+                            );
                         let setup = connection
-                            .build_session(self.confinement.seen_root())
+                            .build_session_from(request)
                             .block_task()
                             .start_session()
                             .await;

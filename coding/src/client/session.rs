@@ -85,6 +85,19 @@ pub struct Place<'a> {
     /// The operator's switch: without it, no request to execute something
     /// is allowed, whatever the profile says.
     pub commands_enabled: bool,
+    /// The MCP servers its session is given.
+    pub tool_servers: ToolServers,
+}
+
+/// MCP servers an agent's session is given (`session/new` `mcpServers`,
+/// PRODUCT §3.17): the agent starts each inside its own confinement,
+/// which lets it read what they need.
+#[derive(Clone, Debug, Default)]
+pub struct ToolServers {
+    /// As ACP declares a stdio server: `{ name, command, args, env }`.
+    pub declared: Vec<serde_json::Value>,
+    /// What the servers read: their install, the binary of the built-in.
+    pub read_only: Vec<std::path::PathBuf>,
 }
 
 impl AgentSession {
@@ -127,6 +140,7 @@ impl AgentSession {
             idle_timeout,
             cancel: cancel.clone(),
             choices,
+            tool_servers: place.tool_servers.declared.clone(),
         };
         let ended_by_driver = ended.clone();
         let stop = cancel.clone();
@@ -319,8 +333,10 @@ async fn sandboxed_command(
         .prepare()
         .await
         .map_err(|error| AgentError::Failed(format!("cannot make the run's folder: {error}")))?;
+    let mut read_only = profile.read_only.clone();
+    read_only.extend(place.tool_servers.read_only.iter().cloned());
     let mut reach = Reach {
-        read_only: profile.read_only.clone(),
+        read_only,
         network: profile.network,
         ..Reach::default()
     };

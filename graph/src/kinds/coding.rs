@@ -84,6 +84,11 @@ pub struct CodingAgentAssignment {
     /// module only, with the same ACP profile (DOC23 §7.1).
     #[serde(skip_serializing_if = "crate::config::SessionMode::is_new")]
     pub session_mode: crate::config::SessionMode,
+    /// The operator's MCP servers (by id) given to the agent in its ACP
+    /// session (`session/new` `mcpServers`, PRODUCT §3.17): the tools an
+    /// agent task may call, an agent over ACP may too.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub mcp_servers: Vec<String>,
     #[serde(flatten)]
     pub extra: Extra,
 }
@@ -338,6 +343,9 @@ impl KindChecks for CodingConfig {
             self.intent_gate.is_some(),
             !self.validation.validators.is_empty(),
         );
+        for (index, agent) in self.agents.iter().enumerate() {
+            findings.agent_tool_servers(&agent.mcp_servers, &format!("config.agents[{index}]"));
+        }
         for (index, variant) in self.variants.iter().enumerate() {
             for (role, profile) in variant.config_overrides.agent_profiles.iter().flatten() {
                 findings.acp_profile(

@@ -72,6 +72,7 @@ pub fn agent(role: &str, instruction: Option<&str>, re_prompts: &[&str]) -> Codi
         re_prompts: re_prompts.iter().map(|text| RePrompt::new(*text)).collect(),
         acp_mode: None,
         session_mode: graph::config::SessionMode::New,
+        mcp_servers: Vec::new(),
         extra: Extra::new(),
     }
 }

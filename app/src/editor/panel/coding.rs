@@ -146,6 +146,22 @@ fn AgentProfile(
             })
             disabled=selected.disabled()
         />
+        <TextField
+            label="MCP servers it is given (by id)"
+            placeholder="patchbay"
+            value=Signal::derive(move || agent.get().mcp_servers.join(", "))
+            on_input=selected.update("Edit agent MCP servers", "agent_mcp_servers", move |config, value: String| {
+                if let Some(agent) = agent_mut(config, index) {
+                    agent.mcp_servers = value
+                        .split(',')
+                        .map(str::trim)
+                        .filter(|id| !id.is_empty())
+                        .map(str::to_owned)
+                        .collect();
+                }
+            })
+            disabled=selected.disabled()
+        />
     }
 }
 

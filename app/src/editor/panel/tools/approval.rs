@@ -129,6 +129,7 @@ mod tests {
                 ..ToolInfo::default()
             }],
             problem: None,
+            not_for_agents: None,
         }]
     }
 
