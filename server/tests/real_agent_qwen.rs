@@ -337,3 +337,111 @@ async fn qwen_code_edits_a_file_answers_a_re_prompt_and_is_offered_to_the_next_m
         "{profile}"
     );
 }
+
+/// The name of a tool with "calculate" in it, in `text`.
+fn calculate_named_in(text: &str) -> Option<String> {
+    text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
+        .find(|word| word.contains("calculate"))
+        .map(str::to_owned)
+}
+
+/// The recorded model of an agent given the built-in MCP server: asked to
+/// CALCULATE, it calls `calculate` — offered directly, or found among the
+/// agent's deferred tools with `tool_search` and called through
+/// `tool_call` — then says what it answered.
+async fn answer_with_tools(State(mock): State<MockOpenAi>, uri: Uri, body: Bytes) -> Response {
+    if uri.path().ends_with("/models") {
+        return axum::Json(json!({"object": "list", "data": [{"id": "mock-model", "object": "model", "created": 0, "owned_by": "mock"}]}))
+            .into_response();
+    }
+    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    mock.calls.lock().unwrap().push(request.clone());
+    let messages = request["messages"].as_array().cloned().unwrap_or_default();
+    let last = messages.last().cloned().unwrap_or(Value::Null);
+    let direct = request["tools"].as_array().and_then(|tools| {
+        tools
+            .iter()
+            .filter_map(|tool| tool["function"]["name"].as_str())
+            .find(|name| name.contains("calculate"))
+            .map(str::to_owned)
+    });
+    let called = messages
+        .iter()
+        .rev()
+        .find(|message| message["role"] == "assistant")
+        .and_then(|message| message["tool_calls"][0]["function"]["name"].as_str())
+        .map(str::to_owned);
+    let call = |name: &str, arguments: Value| {
+        json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": format!("call_{name}"), "type": "function",
+            "function": {"name": name, "arguments": arguments.to_string()}}]})
+    };
+    let calculation = json!({"expression": "6*7"});
+    let said = text_of(&last["content"]);
+    let delta = match (last["role"].as_str(), called.as_deref()) {
+        (Some("tool"), Some("tool_search")) => match calculate_named_in(&said) {
+            Some(name) => call("tool_call", json!({"name": name, "arguments": calculation})),
+            None => {
+                json!({"role": "assistant", "content": format!("tool_search found no calculate: {said}")})
+            }
+        },
+        (Some("tool"), _) => {
+            json!({"role": "assistant", "content": format!("The tool said: {said}")})
+        }
+        (Some("user"), _) if said.contains("CALCULATE") => match &direct {
+            Some(name) => call(name, calculation),
+            None => call("tool_search", json!({"query": "calculate"})),
+        },
+        _ => json!({"role": "assistant", "content": "Nothing to calculate."}),
+    };
+    let finish = if delta.get("tool_calls").is_some() {
+        "tool_calls"
+    } else {
+        "stop"
+    };
+    let stream = format!(
+        "{}{}data: [DONE]\n\n",
+        chunk(&delta, None),
+        chunk(&json!({}), Some(finish))
+    );
+    ([(header::CONTENT_TYPE, "text/event-stream")], stream).into_response()
+}
+
+/// PRODUCT §3.17: Qwen Code is given the built-in MCP server in its ACP
+/// session, starts `patchbay tools` inside its confinement, and calls the
+/// tool its model asks for; what the tool answered reaches the model.
+#[tokio::test]
+async fn qwen_code_is_given_the_built_in_mcp_server_and_calls_its_tool() {
+    let Some(script) = real_agent::or_skip(real_agent::script(
+        "PATCHBAY_TEST_QWEN_CODE",
+        ".cache/patchbay/real-agents/qwen-code/node_modules/@qwen-code/qwen-code/cli-entry.js",
+        "@qwen-code/qwen-code",
+    )) else {
+        return;
+    };
+    let mock = MockOpenAi::default();
+    let app = Router::new()
+        .fallback(answer_with_tools)
+        .with_state(mock.clone());
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let folder = tempfile::tempdir().unwrap();
+    let config_file = write_config(folder.path(), &script, &format!("http://{address}/v1"));
+    let setup = setup(Some(&config_file)).await;
+    let mut builder = agent("builder", None, &[]);
+    builder.acp_profile_id = Some("qwen".to_owned());
+    builder.mcp_servers = vec!["patchbay".to_owned()];
+    let document = coding_chain_graph(vec![(
+        "build",
+        "Build",
+        config("CALCULATE six sevens with the tool.", vec![builder]),
+    )]);
+    let run = run_document(&setup, document, "x").await;
+    assert_eq!(run["status"], "completed", "{run}");
+    let responses = responses_of(&run, "build");
+    assert!(
+        responses[0].1.contains("The tool said:") && responses[0].1.contains("42"),
+        "{responses:?}\n{}",
+        transcript_of(&run, "build")
+    );
+}
