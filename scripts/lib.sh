@@ -253,6 +253,16 @@ ensure_mcp_everything() {
     "the reference MCP server ($MCP_EVERYTHING_PACKAGE) for the tool tests"
 }
 
+# The reference filesystem MCP server (read_text_file, read-only; write_file,
+# not), over a folder it is given, for the tests of calls that wait for a
+# person; prints its script or nothing.
+MCP_FILESYSTEM_PACKAGE="@modelcontextprotocol/server-filesystem@2026.8.31"
+ensure_mcp_filesystem() {
+  ensure_npm_package "${XDG_CACHE_HOME:-$HOME/.cache}/patchbay/mcp-servers/filesystem" \
+    "$MCP_FILESYSTEM_PACKAGE" node_modules/@modelcontextprotocol/server-filesystem/dist/index.js \
+    "the reference filesystem MCP server ($MCP_FILESYSTEM_PACKAGE) for the tool approval tests"
+}
+
 # Zopfli writes gzip that any browser reads, about 5% smaller than
 # `gzip -9` (issue 41: 930,635 bytes for the whole app against 976,021).
 ensure_zopfli() {

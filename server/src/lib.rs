@@ -116,7 +116,12 @@ const TOOL_LISTING_WAIT: std::time::Duration = std::time::Duration::from_secs(15
 pub async fn list_tools(engine: &engine::Engine) {
     let settings = Arc::clone(&engine.settings);
     let listing = tokio::spawn(async move {
-        let scratch = settings.workspace_root.join(".listing");
+        // A folder of this process's own: several processes may share a
+        // workspace root (PostgreSQL and several processes), and one's
+        // clean-up must not pull the folder from under another's servers.
+        let scratch = settings
+            .workspace_root
+            .join(format!(".listing-{}", std::process::id()));
         let sandbox = settings
             .sandbox
             .as_ref()

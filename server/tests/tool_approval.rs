@@ -1,13 +1,15 @@
 //! Tool calls under a person's control (PRODUCT §3.17), through the HTTP
-//! API of real `patchbay serve` processes and a real MCP server written
-//! with the official Python SDK (`tests/mcp/refunds.py`, whose
-//! `issue_refund` is destructive and logs every call it gets): a call that
-//! waits is not made until approved, then made once with the person's
-//! arguments; a rejection tells the model the reason and the session goes
-//! on; a call nobody decides on in time is refused to the model as timed
-//! out; a wait survives `kill -9`; the first of eight decisions at once
-//! wins, on SQLite and PostgreSQL; and no stranger decides (no token, a
-//! forged one, another graph's, another run's approver link).
+//! API of real `patchbay serve` processes and real MCP servers: the
+//! reference filesystem server (`write_file` waits across `kill -9`, then
+//! writes exactly the approved file once and the model sees the result; a
+//! trusted server's `read_text_file` runs without waiting; a timeout fires
+//! after a restart) and the Python SDK's refunds server (`issue_refund`,
+//! destructive, logs every call: made once with the person's arguments, a
+//! rejection told to the model with its reason, a call nobody decides on
+//! in time refused, the first of eight decisions at once wins on SQLite and
+//! PostgreSQL, the webhook and the home page hear of it, and no stranger
+//! decides — no token, a forged one, another graph's, another run's
+//! approver link).
 
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
@@ -351,4 +353,131 @@ async fn a_call_waits_across_a_kill_9_and_the_first_of_eight_decisions_wins_on_b
             assert_eq!(made, "", "never made");
         }
     }
+}
+
+/// An agent task with the filesystem server's `write_file` and
+/// `read_text_file`, whose model asks for the call `asked` (a
+/// `[sim:tool …]` line).
+fn files_graph(asked: &str, write_file: Value) -> Value {
+    agent_graph(
+        &format!("Keep the notes.\n{asked}"),
+        json!([write_file, {"server": "files", "tool": "read_text_file"}]),
+        json!({}),
+        Vec::new(),
+    )
+}
+
+#[tokio::test]
+async fn write_file_waits_across_a_kill_9_and_writes_exactly_the_approved_file_once() {
+    let Some(script) = support::mcp::filesystem() else {
+        return;
+    };
+    for database in support::databases().await {
+        let folder = tempfile::tempdir().unwrap();
+        let files = folder.path().join("files");
+        std::fs::create_dir(&files).unwrap();
+        let config = support::mcp::filesystem_entry(&script, &files, "");
+        let mut first = serve(&database.url, folder.path(), &config).await;
+        let asked = format!(
+            "[sim:tool write_file {{\"path\": \"{}\", \"content\": \"a draft\"}}]",
+            files.join("draft.md").display()
+        );
+        let (_, token, run_id) = start_run(
+            &first,
+            files_graph(&asked, json!({"server": "files", "tool": "write_file"})),
+        )
+        .await;
+        let (run, call_id) = waiting_call(&first, &run_id).await;
+        assert_eq!(
+            ask(&run)["tool_calls"][0]["waits"]["reason"],
+            "Calls wait for you: it is not marked read-only"
+        );
+        first.kill_9();
+        let second = serve(&database.url, folder.path(), &config).await;
+        let (_, again) = waiting_call(&second, &run_id).await;
+        assert_eq!(again, call_id, "the same call still waits");
+        assert!(
+            std::fs::read_dir(&files).unwrap().next().is_none(),
+            "nothing written yet"
+        );
+        let notes = files.join("notes.md");
+        let (status, body) = decide(
+            &second,
+            &run_id,
+            "ask",
+            Some(&token),
+            json!({"call": call_id, "decision": "approve", "arguments": {"path": notes.display().to_string(), "content": "as approved"}}),
+        )
+        .await;
+        assert_eq!(status, 200, "{body}");
+        let run = wait_for_status(&second, &run_id, "completed").await;
+        assert_eq!(outcomes(ask(&run)), [("write_file", "ok")], "{run}");
+        // Exactly the approved file, with the approved text.
+        let written: Vec<String> = std::fs::read_dir(&files)
+            .unwrap()
+            .map(|entry| entry.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(written, ["notes.md"], "on {}", database.name);
+        assert_eq!(std::fs::read_to_string(&notes).unwrap(), "as approved");
+        // The model's next turn saw what the tool said.
+        let said = run["modules"]["out"]["activations"][0]["outputs"].to_string();
+        assert!(
+            said.contains("The tools said: write_file → Successfully wrote"),
+            "{said}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_trusted_servers_read_only_tool_runs_without_waiting_and_a_timeout_fires_after_a_restart()
+{
+    let Some(script) = support::mcp::filesystem() else {
+        return;
+    };
+    let folder = tempfile::tempdir().unwrap();
+    let files = folder.path().join("files");
+    std::fs::create_dir(&files).unwrap();
+    std::fs::write(files.join("seed.md"), "the seed").unwrap();
+    let config = support::mcp::filesystem_entry(&script, &files, "");
+    let database = sqlite(folder.path());
+    let mut first = serve(&database, folder.path(), &config).await;
+    let read = format!(
+        "[sim:tool read_text_file {{\"path\": \"{}\"}}]",
+        files.join("seed.md").display()
+    );
+    let (_, _, run_id) = start_run(
+        &first,
+        files_graph(&read, json!({"server": "files", "tool": "write_file"})),
+    )
+    .await;
+    let run = wait_for_status(&first, &run_id, "completed").await;
+    let call = &ask(&run)["tool_calls"][0];
+    assert_eq!(call["outcome"], "ok", "{run}");
+    assert!(call.get("waits").is_none(), "it never waited: {call}");
+
+    // A call that waits 3 s, with the server down when its time comes.
+    let asked = format!(
+        "[sim:tool write_file {{\"path\": \"{}\", \"content\": \"late\"}}]",
+        files.join("late.md").display()
+    );
+    let (_, _, run_id) = start_run(
+        &first,
+        files_graph(
+            &asked,
+            json!({"server": "files", "tool": "write_file", "timeout_seconds": 3}),
+        ),
+    )
+    .await;
+    waiting_call(&first, &run_id).await;
+    first.kill_9();
+    tokio::time::sleep(Duration::from_secs(4)).await;
+    let second = serve(&database, folder.path(), &config).await;
+    let run = wait_for_status(&second, &run_id, "completed").await;
+    let call = &ask(&run)["tool_calls"][0];
+    assert_eq!(call["outcome"], "declined", "{run}");
+    assert_eq!(
+        call["result"],
+        "The call was not made: nobody approved it in time."
+    );
+    assert!(!files.join("late.md").exists());
 }

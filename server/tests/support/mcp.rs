@@ -36,6 +36,26 @@ pub fn installed(variable: &str, what: &str) -> Option<PathBuf> {
 
 /// The folder the reference server is installed in (what its process may
 /// read): `…/everything` of `…/everything/node_modules/@…/dist/index.js`.
+/// The reference filesystem server's script, or why it is not there.
+pub fn filesystem() -> Option<PathBuf> {
+    installed(
+        "PATCHBAY_TEST_MCP_FILESYSTEM",
+        "the reference filesystem MCP server",
+    )
+}
+
+/// The filesystem server over `folder` (where it may write), the operator
+/// trusting its annotations, with `more`.
+pub fn filesystem_entry(script: &Path, folder: &Path, more: &str) -> String {
+    format!(
+        "[[mcp_servers]]\nid = \"files\"\nname = \"Files\"\ncommand = \"node\"\nargs = [\"{}\", \"{}\"]\nfolder = \"{}\"\nread_only = [\"{}\"]\ntrusted = true\n{more}\n",
+        script.display(),
+        folder.display(),
+        folder.display(),
+        install_folder(script).display()
+    )
+}
+
 pub fn install_folder(script: &Path) -> PathBuf {
     script.ancestors().nth(5).unwrap().to_path_buf()
 }
