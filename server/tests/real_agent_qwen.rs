@@ -6,6 +6,8 @@
 //! `fs/*` methods), then plain text. A downstream module continues the
 //! agent's session (Qwen Code offers `session/load`, and finds a session by
 //! the folder it was opened in: the downstream's copy is shown there).
+//! Given an operator's MCP server (the reference server) in its ACP session,
+//! it starts it and calls its `get-sum` for the model (PRODUCT §3.17).
 //!
 //! Optional and slower (about ten seconds): scripts/test installs the package
 //! in `~/.cache/patchbay/real-agents/qwen-code`; when it is absent the test
@@ -338,16 +340,24 @@ async fn qwen_code_edits_a_file_answers_a_re_prompt_and_is_offered_to_the_next_m
     );
 }
 
-/// The name of a tool with "calculate" in it, in `text`.
-fn calculate_named_in(text: &str) -> Option<String> {
+/// The tool the recorded model calls: the reference server's `get-sum`.
+const SUM_TOOL: &str = "get-sum";
+
+/// The name the agent gives the reference server's `get-sum`, in `text`.
+fn sum_named_in(text: &str) -> Option<String> {
+    if text.starts_with("No tools found") {
+        return None;
+    }
+    // Its full name (server-qualified), not the query said back.
     text.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '-'))
-        .find(|word| word.contains("calculate"))
+        .filter(|word| word.contains(SUM_TOOL))
+        .max_by_key(|word| word.len())
         .map(str::to_owned)
 }
 
-/// The recorded model of an agent given the built-in MCP server: asked to
-/// CALCULATE, it calls `calculate` — offered directly, or found among the
-/// agent's deferred tools with `tool_search` and called through
+/// The recorded model of an agent given the operator's reference MCP
+/// server: asked to ADD, it calls `get-sum` — offered directly, or found
+/// among the agent's deferred tools with `tool_search` and called through
 /// `tool_call` — then says what it answered.
 async fn answer_with_tools(State(mock): State<MockOpenAi>, uri: Uri, body: Bytes) -> Response {
     if uri.path().ends_with("/models") {
@@ -362,7 +372,7 @@ async fn answer_with_tools(State(mock): State<MockOpenAi>, uri: Uri, body: Bytes
         tools
             .iter()
             .filter_map(|tool| tool["function"]["name"].as_str())
-            .find(|name| name.contains("calculate"))
+            .find(|name| name.contains(SUM_TOOL))
             .map(str::to_owned)
     });
     let called = messages
@@ -375,23 +385,29 @@ async fn answer_with_tools(State(mock): State<MockOpenAi>, uri: Uri, body: Bytes
         json!({"role": "assistant", "content": null, "tool_calls": [{"index": 0, "id": format!("call_{name}"), "type": "function",
             "function": {"name": name, "arguments": arguments.to_string()}}]})
     };
-    let calculation = json!({"expression": "6*7"});
+    let sum = json!({"a": 6, "b": 36});
     let said = text_of(&last["content"]);
     let delta = match (last["role"].as_str(), called.as_deref()) {
-        (Some("tool"), Some("tool_search")) => match calculate_named_in(&said) {
-            Some(name) => call("tool_call", json!({"name": name, "arguments": calculation})),
+        (Some("tool"), Some("tool_search")) => match sum_named_in(&said) {
+            Some(name) => call("tool_call", json!({"name": name, "arguments": sum})),
             None => {
-                json!({"role": "assistant", "content": format!("tool_search found no calculate: {said}")})
+                json!({"role": "assistant", "content": format!("tool_search found no {SUM_TOOL}: {said}")})
             }
         },
         (Some("tool"), _) => {
             json!({"role": "assistant", "content": format!("The tool said: {said}")})
         }
-        (Some("user"), _) if said.contains("CALCULATE") => match &direct {
-            Some(name) => call(name, calculation),
-            None => call("tool_search", json!({"query": "calculate"})),
+        (Some("user"), _) if said.contains("ADD") => match &direct {
+            Some(name) => call(name, sum),
+            None => call("tool_search", json!({"query": SUM_TOOL})),
         },
-        _ => json!({"role": "assistant", "content": "Nothing to calculate."}),
+        // The agent starts its MCP servers beside its first turn, and
+        // searches the tools it had as a turn began: the model takes its
+        // time over the first, and adds in the next.
+        _ => {
+            tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+            json!({"role": "assistant", "content": "Ready."})
+        }
     };
     let finish = if delta.get("tool_calls").is_some() {
         "tool_calls"
@@ -406,11 +422,15 @@ async fn answer_with_tools(State(mock): State<MockOpenAi>, uri: Uri, body: Bytes
     ([(header::CONTENT_TYPE, "text/event-stream")], stream).into_response()
 }
 
-/// PRODUCT §3.17: Qwen Code is given the built-in MCP server in its ACP
-/// session, starts `patchbay tools` inside its confinement, and calls the
-/// tool its model asks for; what the tool answered reaches the model.
+/// PRODUCT §3.17: Qwen Code is given an operator's MCP server (the
+/// reference server, over stdio) in its ACP session, starts it inside its
+/// confinement, and calls the tool its model asks for; what the tool
+/// answered reaches the model.
 #[tokio::test]
-async fn qwen_code_is_given_the_built_in_mcp_server_and_calls_its_tool() {
+async fn qwen_code_is_given_an_operators_mcp_server_and_calls_its_tool() {
+    let Some(everything) = support::mcp::everything() else {
+        return;
+    };
     let Some(script) = real_agent::or_skip(real_agent::script(
         "PATCHBAY_TEST_QWEN_CODE",
         ".cache/patchbay/real-agents/qwen-code/node_modules/@qwen-code/qwen-code/cli-entry.js",
@@ -427,21 +447,37 @@ async fn qwen_code_is_given_the_built_in_mcp_server_and_calls_its_tool() {
     tokio::spawn(async move { axum::serve(listener, app).await });
     let folder = tempfile::tempdir().unwrap();
     let config_file = write_config(folder.path(), &script, &format!("http://{address}/v1"));
+    let mut text = std::fs::read_to_string(&config_file).unwrap();
+    text.push_str(&support::mcp::everything_entry(
+        "everything",
+        &everything,
+        &support::mcp::mark(),
+        "",
+    ));
+    std::fs::write(&config_file, text).unwrap();
     let setup = setup(Some(&config_file)).await;
-    let mut builder = agent("builder", None, &[]);
+    let mut builder = agent("builder", None, &["ADD six and thirty-six with the tool."]);
     builder.acp_profile_id = Some("qwen".to_owned());
-    builder.mcp_servers = vec!["patchbay".to_owned()];
+    builder.mcp_servers = vec!["everything".to_owned()];
     let document = coding_chain_graph(vec![(
         "build",
         "Build",
-        config("CALCULATE six sevens with the tool.", vec![builder]),
+        config("Get ready to add.", vec![builder]),
     )]);
     let run = run_document(&setup, document, "x").await;
     assert_eq!(run["status"], "completed", "{run}");
     let responses = responses_of(&run, "build");
+    let tool_messages: Vec<String> = mock
+        .calls
+        .lock()
+        .unwrap()
+        .iter()
+        .filter_map(|call| call["messages"].as_array()?.last().cloned())
+        .filter(|message| message["role"] == "tool")
+        .map(|message| text_of(&message["content"]))
+        .collect();
     assert!(
-        responses[0].1.contains("The tool said:") && responses[0].1.contains("42"),
-        "{responses:?}\n{}",
-        transcript_of(&run, "build")
+        responses[1].1.contains("The tool said:") && responses[1].1.contains("42"),
+        "{responses:?}\n{tool_messages:?}"
     );
 }
