@@ -204,3 +204,67 @@ test('a call that needs a person waits: the panel says why, the badge names the 
   await expect(call.locator('pre')).toContainText('48');
   expect(errors).toEqual([]);
 });
+
+test('an approver link in a second browser rejects a waiting call with a reason, and the model is told', async ({ page, browser }) => {
+  test.setTimeout(90_000);
+  const errors = watchErrors(page);
+  const module = (id, kind, label, x, config = {}) => ({ id, kind, label, position: { x, y: 160 }, config });
+  const cable = (id, from, to) => ({ id, from: { module: from, port: 'data_out' }, to: { module: to, port: 'data_in' } });
+  const graph = {
+    name: 'Ask before looking up',
+    modules: [
+      module('m1', 'step.input', 'Question', 40),
+      module('m2', 'step.agent_task', 'Look it up', 300, {
+        instruction: 'Look it up.\n[sim:tool lookup {"key": "tides"}]',
+        agent_config: { provider: 'sim', model: 'sim-1' },
+        tools: [{ server: 'patchbay', tool: 'lookup', approval: 'ask' }],
+      }),
+      module('m3', 'step.output', 'Answer', 600),
+    ],
+    cables: [cable('c1', 'm1', 'm2'), cable('c2', 'm2', 'm3')],
+  };
+  const created = await (await page.request.post('/api/graphs', { data: graph })).json();
+  await page.goto(created.edit_url);
+  await page.locator('.pane').focus();
+  await page.keyboard.press('Control+Enter');
+  const dialog = page.getByRole('dialog', { name: 'Run the graph' });
+  await dialog.getByLabel('Run input').fill('When is high tide?');
+  await dialog.getByLabel('Run input').press('Control+Enter');
+  await expect(node(page, 'm2').locator('.run-badge')).toContainText('Waiting for you · lookup', { timeout: 20_000 });
+  const run = runPanel(page);
+  // The editor hands the decision to someone else.
+  await run.getByRole('button', { name: 'Make an approver link' }).click();
+  const linkField = run.getByRole('textbox', { name: 'Approver link' });
+  await expect(linkField).toHaveValue(/#approve=/);
+  const link = await linkField.inputValue();
+
+  const approverContext = await browser.newContext();
+  const approver = await approverContext.newPage();
+  const approverErrors = watchErrors(approver);
+  await approver.goto(link);
+  await expect(approver.locator('.access-badge')).toHaveText('Approver link');
+  const card = runPanel(approver).locator('.call-decision');
+  await expect(card.locator('.call-decision-tool')).toHaveText('lookup · patchbay');
+  await expect(card.getByLabel('key · string')).toHaveValue('tides');
+  // Only the decision: no run, save or link controls.
+  await expect(approver.locator('.run-button')).toHaveCount(0);
+  await expect(approver.getByRole('button', { name: 'Make an approver link' })).toHaveCount(0);
+  await card.getByLabel(/Reason/).fill('Ask the harbour master instead.');
+  await card.getByRole('button', { name: 'Reject' }).click();
+  await expect(runPanel(approver).locator('.run-status')).toHaveText('Completed', { timeout: 20_000 });
+  await approverContext.close();
+
+  // The editor's page: the run went on, and the model was told why.
+  await expect(run.locator('.run-status')).toHaveText('Completed', { timeout: 20_000 });
+  const modules = run.getByRole('navigation', { name: 'Modules of the run' });
+  await modules.getByRole('button', { name: /^Look it up/ }).click();
+  await run.getByRole('tab', { name: 'Decision' }).click();
+  await expect(run.locator('.call-decision .decision-outcome')).toHaveText('Rejected by an approver link: Ask the harbour master instead.');
+  await run.getByRole('tab', { name: 'Transcript' }).click();
+  const call = run.locator('.tool-exchange').first();
+  await expect(call.locator('summary')).toContainText('declined');
+  await call.locator('summary').click();
+  await expect(call.locator('pre')).toHaveText('A person declined this call. Their reason: Ask the harbour master instead.');
+  expect(errors).toEqual([]);
+  expect(approverErrors).toEqual([]);
+});

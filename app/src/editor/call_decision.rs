@@ -177,6 +177,12 @@ pub fn CallDecisions(
     move || {
         let access = view_state.access.get();
         let (module_id, number, calls) = calls.get()?;
+        let any_waits = calls
+            .iter()
+            .any(|call| call.outcome == ToolOutcome::Waiting && call.decision.is_none());
+        // The editor can hand the decision to someone else.
+        let link_maker = (any_waits && access == RunAccess::Edit)
+            .then(|| view! { <super::approver_link::ApproverLinkMaker view_state/> });
         let said = activation.with_untracked(|activation| {
             activation
                 .as_ref()
@@ -199,6 +205,7 @@ pub fn CallDecisions(
                         <CallCard view_state module_id=module_id.clone() activation=number call info before access/>
                     }
                 }).collect_view()}
+                {link_maker}
             </div>
         })
     }
