@@ -290,8 +290,10 @@ async fn a_decision_stored_before_the_deadline_wins_though_it_has_not_reached_th
         let (_, _, run_id) = support::processes::start_run(&server, timed_approval(2)).await;
         let deadline = deadline_of(&server, &run_id).await;
         // Just before the deadline: no lease pass of the server's (which
-        // hands a process the decisions taken elsewhere) comes between.
-        sleep_until(deadline - 20).await;
+        // hands a process the decisions taken elsewhere) is likely to come
+        // between; 20 ms was too close on two busy cores, where the sleep
+        // overshot the deadline and the timeout was stored first.
+        sleep_until(deadline - 150).await;
         // As the decisions API of another process stores it.
         let store = support::store(&database).await;
         let taken = store
