@@ -1572,3 +1572,30 @@ async fn an_operators_stdio_server_is_given_to_an_agent_unless_its_configuration
         "{findings}"
     );
 }
+
+/// A session taken up with `session/load` (a downstream agent continuing
+/// an upstream's, §3.15) is given its card's MCP servers as a new one is.
+#[tokio::test]
+async fn an_agent_that_continues_a_session_is_given_its_mcp_servers_too() {
+    let setup = setup(None).await;
+    let builder = agent("builder", Some("write plan.txt: the plan"), &[]);
+    let mut fixer = agent(
+        "fixer",
+        Some("Check the sum.\nsim: tool patchbay calculate {\"expression\": \"40+2\"}"),
+        &[],
+    );
+    fixer.session_mode = graph::config::SessionMode::Continue;
+    fixer.mcp_servers = vec!["patchbay".to_owned()];
+    let document = support::coding::coding_chain_graph(vec![
+        ("build", "Build", config("Write the plan.", vec![builder])),
+        ("fix", "Fix", config("Go on.", vec![fixer])),
+    ]);
+    let run = run_document(&setup, document, "x").await;
+    assert_eq!(run["status"], "completed", "{run}");
+    let said = transcript_of(&run, "fix");
+    assert!(said.contains("continues the session of"), "{said}");
+    assert!(
+        said.contains("The tool calculate of patchbay said:") && said.contains("42"),
+        "{said}"
+    );
+}

@@ -10,8 +10,9 @@ use std::time::Duration;
 use agent_client_protocol::schema::ProtocolVersion;
 use agent_client_protocol::v1::schema::{
     ClientCapabilities, FileSystemCapabilities, Implementation, InitializeRequest,
-    NewSessionRequest, ReadTextFileRequest, RequestPermissionRequest, SessionConfigOptionValue,
-    SessionId, SetSessionConfigOptionRequest, SetSessionModeRequest, WriteTextFileRequest,
+    LoadSessionRequest, McpServer, NewSessionRequest, ReadTextFileRequest,
+    RequestPermissionRequest, SessionConfigOptionValue, SessionId, SetSessionConfigOptionRequest,
+    SetSessionModeRequest, WriteTextFileRequest,
 };
 use agent_client_protocol::v1::{ActiveSession, ConnectionTo, SessionSetup};
 use agent_client_protocol::{Agent, Client};
@@ -122,6 +123,7 @@ impl Driver {
                             id,
                             self.confinement.seen_root(),
                             initialize.agent_capabilities.load_session,
+                            declared(&self.tool_servers),
                         )
                         .await
                     }
@@ -131,14 +133,7 @@ impl Driver {
                     Some(loaded) => loaded,
                     None => {
                         let request = NewSessionRequest::new(self.confinement.seen_root())
-                            .mcp_servers(
-                                self.tool_servers
-                                    .iter()
-                                    .filter_map(|declared| {
-                                        serde_json::from_value(declared.clone()).ok()
-                                    })
-                                    .collect(),
-                            );
+                            .mcp_servers(declared(&self.tool_servers));
                         let setup = connection
                             .build_session_from(request)
                             .block_task()
@@ -285,6 +280,7 @@ async fn take_up(
     id: &str,
     cwd: &std::path::Path,
     agent_can_load: bool,
+    tool_servers: Vec<McpServer>,
 ) -> (
     Option<(ActiveSession<'static, Agent>, SessionId, serde_json::Value)>,
     Continuation,
@@ -297,8 +293,10 @@ async fn take_up(
             ),
         );
     }
+    // A session taken up is given the servers a new one would be.
+    let request = LoadSessionRequest::new(id.to_owned(), cwd).mcp_servers(tool_servers);
     let setup = connection
-        .load_session(id.to_owned(), cwd)
+        .load_session_from(request)
         .block_task()
         .start_session()
         .await;
@@ -320,4 +318,13 @@ async fn take_up(
             Continuation::NotLoaded(format!("the agent could not load session {id} ({error})")),
         ),
     }
+}
+
+/// The MCP servers a session is given, as ACP types them (each was
+/// written as ACP declares a stdio server, `engine::tools`).
+fn declared(tool_servers: &[serde_json::Value]) -> Vec<McpServer> {
+    tool_servers
+        .iter()
+        .filter_map(|declared| serde_json::from_value(declared.clone()).ok())
+        .collect()
 }
