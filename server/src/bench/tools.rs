@@ -95,6 +95,31 @@ pub async fn run(options: Options) -> Result<(), String> {
             (name, config, Tool::ECHO)
         })
         .collect();
+    // The built-in tools as a stdio server (`patchbay tools`): a program
+    // that starts in milliseconds, so a hundred of them on a small machine
+    // leave the engine's own stdio path to be seen, where a hundred node
+    // servers starting bury it in noise.
+    if let Ok(binary) = std::env::current_exe() {
+        cases.push((
+            "stdio patchbay tools",
+            ToolServerConfig {
+                id: "tools".to_owned(),
+                name: "patchbay tools (stdio)".to_owned(),
+                transport: ServerTransport::Stdio(StdioServer {
+                    command: binary.display().to_string(),
+                    args: vec!["tools".to_owned()],
+                    env: Default::default(),
+                    network: false,
+                    folder: None,
+                    read_only: vec![binary.clone()],
+                }),
+                timeout: Duration::from_secs(60),
+                trusted: true,
+                approval: graph::tool_approval::ToolApproval::Auto,
+            },
+            Tool::CALCULATE,
+        ));
+    }
     cases.push((
         "built in (in process)",
         ToolServerConfig::built_in(),
