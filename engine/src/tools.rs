@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use wire::providers::{ToolInfo, ToolServerInfo};
 
-pub use builtin::{ID as BUILT_IN_ID, NAME as BUILT_IN_NAME, evaluate};
+pub use builtin::{BuiltInTools, ID as BUILT_IN_ID, NAME as BUILT_IN_NAME, evaluate};
 pub use connection::{Connection, Handshake};
 pub use redact::Redaction;
 pub use run_tools::RunTools;

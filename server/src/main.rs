@@ -69,7 +69,12 @@ enum Command {
     SimAgent,
     /// Serve the built-in MCP tools on stdin/stdout (what a coding agent
     /// given the built-in server starts; not for people).
-    Tools,
+    Tools {
+        /// Serve them over Streamable HTTP at http://ADDRESS/mcp instead
+        /// (what `patchbay bench-tools` measures HTTP with).
+        #[arg(long, value_name = "ADDRESS")]
+        http: Option<std::net::SocketAddr>,
+    },
     /// Measure the engine's overhead per activation (simulated provider, zero latency).
     Bench {
         /// Length of the chain of agent tasks.
@@ -225,10 +230,18 @@ fn main() -> ExitCode {
     match cli.command {
         Some(Command::Validate { file }) => validate_file(&file),
         Some(Command::Serve(args)) => serve(args),
-        Some(Command::Tools) => {
-            match runtime()
-                .map(|runtime| runtime.block_on(engine::tools::serve_built_in_on_stdio()))
-            {
+        Some(Command::Tools { http }) => {
+            let served = runtime().map(|runtime| {
+                runtime.block_on(async {
+                    match http {
+                        Some(address) => {
+                            server::bench::tools::serve_built_in_on_http(address).await
+                        }
+                        None => engine::tools::serve_built_in_on_stdio().await,
+                    }
+                })
+            });
+            match served {
                 Ok(Ok(())) => ExitCode::SUCCESS,
                 Ok(Err(message)) | Err(message) => {
                     eprintln!("patchbay tools: {message}");

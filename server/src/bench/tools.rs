@@ -55,6 +55,7 @@ pub async fn run(options: Options) -> Result<(), String> {
         .map(PathBuf::from)
         .ok_or("the reference server's path is too short")?;
     let http = HttpServer::start(&script).await?;
+    let built_in_http = HttpServer::start_built_in().await?;
     let sandbox = Sandbox::detect("bwrap").map_err(|unavailable| unavailable.0)?;
     let transports = [
         (
@@ -120,6 +121,21 @@ pub async fn run(options: Options) -> Result<(), String> {
             Tool::CALCULATE,
         ));
     }
+    cases.push((
+        "http patchbay tools",
+        ToolServerConfig {
+            id: "tools".to_owned(),
+            name: "patchbay tools (HTTP)".to_owned(),
+            transport: ServerTransport::Http {
+                url: built_in_http.url.clone(),
+                headers: Vec::new(),
+            },
+            timeout: Duration::from_secs(60),
+            trusted: true,
+            approval: graph::tool_approval::ToolApproval::Auto,
+        },
+        Tool::CALCULATE,
+    ));
     cases.push((
         "built in (in process)",
         ToolServerConfig::built_in(),
@@ -506,6 +522,29 @@ impl Provider for Timed {
     }
 }
 
+/// Serves the built-in tools over Streamable HTTP at `address`, path
+/// `/mcp` (`patchbay tools --http`): a server that answers in microseconds,
+/// so the benchmark sees the engine's HTTP path rather than a saturated
+/// node server's.
+pub async fn serve_built_in_on_http(address: std::net::SocketAddr) -> Result<(), String> {
+    use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+    let service = StreamableHttpService::new(
+        || Ok(engine::tools::BuiltInTools::default()),
+        std::sync::Arc::new(LocalSessionManager::default()),
+        StreamableHttpServerConfig::default(),
+    );
+    let router = axum::Router::new().nest_service("/mcp", service);
+    let listener = tokio::net::TcpListener::bind(address)
+        .await
+        .map_err(|error| format!("cannot listen on {address}: {error}"))?;
+    axum::serve(listener, router)
+        .await
+        .map_err(|error| format!("the HTTP server stopped: {error}"))
+}
+
 /// The reference server over Streamable HTTP on a port of its own,
 /// stopped when dropped.
 struct HttpServer {
@@ -515,19 +554,39 @@ struct HttpServer {
 
 impl HttpServer {
     async fn start(script: &std::path::Path) -> Result<HttpServer, String> {
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|listener| listener.local_addr())
-            .map_err(|error| format!("no free port: {error}"))?
-            .port();
-        let child = tokio::process::Command::new("node")
+        let port = free_port()?;
+        let mut command = tokio::process::Command::new("node");
+        command
             .arg(script)
             .arg("streamableHttp")
-            .env("PORT", port.to_string())
+            .env("PORT", port.to_string());
+        HttpServer::listening(command, port).await
+    }
+
+    /// The built-in tools over HTTP (`patchbay tools --http`), from this
+    /// program.
+    async fn start_built_in() -> Result<HttpServer, String> {
+        let port = free_port()?;
+        let binary = std::env::current_exe()
+            .map_err(|error| format!("cannot find this program: {error}"))?;
+        let mut command = tokio::process::Command::new(binary);
+        command
+            .arg("tools")
+            .arg("--http")
+            .arg(format!("127.0.0.1:{port}"));
+        HttpServer::listening(command, port).await
+    }
+
+    async fn listening(
+        mut command: tokio::process::Command,
+        port: u16,
+    ) -> Result<HttpServer, String> {
+        let child = command
             .stdout(std::process::Stdio::null())
             .stderr(std::process::Stdio::null())
             .kill_on_drop(true)
             .spawn()
-            .map_err(|error| format!("cannot start the reference server: {error}"))?;
+            .map_err(|error| format!("cannot start the HTTP tool server: {error}"))?;
         for _ in 0..100 {
             if tokio::net::TcpStream::connect(("127.0.0.1", port))
                 .await
@@ -540,8 +599,15 @@ impl HttpServer {
             }
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        Err("the reference server did not listen over HTTP within 10 s".to_owned())
+        Err("the HTTP tool server did not listen within 10 s".to_owned())
     }
+}
+
+fn free_port() -> Result<u16, String> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .map_err(|error| format!("no free port: {error}"))?
+        .port())
 }
 
 impl Drop for HttpServer {
