@@ -463,3 +463,49 @@ async fn a_server_killed_mid_call_resumes_without_repeating_a_call_that_may_have
     drop(second);
     no_process_left(&mark, "the resumed run completed").await;
 }
+
+/// `patchbay tools --http` serves the built-in tools over Streamable HTTP
+/// (what the benchmark measures HTTP with): an operator's server like any,
+/// called by an agent task.
+#[tokio::test]
+async fn the_built_in_tools_serve_over_streamable_http_as_an_operators_server() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut tools = std::process::Command::new(env!("CARGO_BIN_EXE_patchbay"))
+        .args(["tools", "--http", &format!("127.0.0.1:{port}")])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(
+            Instant::now() < deadline,
+            "patchbay tools --http did not listen"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    let config = format!(
+        "[[mcp_servers]]\nid = \"calc\"\nurl = \"http://127.0.0.1:{port}/mcp\"\napproval = \"auto\"\n"
+    );
+    let (server, _folder) = serve(&config).await;
+    let graph = agent_graph(
+        "Work it out.\n[sim:tool calculate {\"expression\": \"6*7\"}]",
+        json!([{"server": "calc", "tool": "calculate"}]),
+        json!({}),
+        Vec::new(),
+    );
+    let (_, _, run_id) = start_run(&server, graph).await;
+    let run = wait_for_status(&server, &run_id, "completed").await;
+    let _ = tools.kill();
+    let _ = tools.wait();
+    assert_eq!(outcomes(ask(&run)), [("calculate", "ok")], "{run}");
+    assert_eq!(
+        ask(&run)["tool_calls"][0]["result"]["result"],
+        42.0,
+        "{run}"
+    );
+}
