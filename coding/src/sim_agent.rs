@@ -497,6 +497,59 @@ fn choose(peer: &Arc<Peer>, params: &Value, choice: String) -> Result<(), Value>
     Ok(())
 }
 
+/// The session's state as this prompt's turn begins: the directives it
+/// carries noted, its number counted.
+fn begin_turn(peer: &Arc<Peer>, session_id: &str, text: &str) -> Result<Turn, Value> {
+    let lower = text.to_lowercase();
+    let asks_decision = text.contains("\"decision\"");
+    let Ok(mut sessions) = peer.sessions.lock() else {
+        return Err(error(-32603, "internal error"));
+    };
+    let Some(session) = sessions.get_mut(session_id) else {
+        return Err(error(-32602, &format!("unknown session {session_id}")));
+    };
+    session.turns += 1;
+    session.cancel = CancellationToken::new();
+    if let Some(round) = directive_number(&lower, "sim: approve on round") {
+        session.approve_on = round;
+    }
+    if asks_decision {
+        session.reviews += 1;
+    }
+    if let Some(start) = lower.find("sim: intent ") {
+        let rest = &lower[start + "sim: intent ".len()..];
+        session.intent = Some(rest.lines().next().unwrap_or_default().trim().to_owned());
+    }
+    if let Some(start) = lower.find("(attempt ") {
+        let digits: String = lower[start + "(attempt ".len()..]
+            .chars()
+            .take_while(char::is_ascii_digit)
+            .collect();
+        if let Ok(attempt) = digits.parse::<u32>() {
+            session.attempt = session.attempt.max(attempt);
+        }
+    }
+    let gate_reply = text.contains(graph::intent::INSTRUCTION_HEADING).then(|| {
+        let intent = session.intent.as_deref().and_then(|list| {
+            let items: Vec<&str> = list.split(',').map(str::trim).collect();
+            let index = usize::try_from(session.attempt.max(1) - 1).unwrap_or(0);
+            items.get(index.min(items.len().saturating_sub(1))).copied()
+        });
+        gate_reply(text, intent)
+    });
+    Ok(Turn {
+        session_id: session_id.to_owned(),
+        cwd: session.cwd.clone(),
+        number: session.turns,
+        review_round: asks_decision.then_some((session.reviews, session.approve_on)),
+        cancel: session.cancel.clone(),
+        gate_reply,
+        chosen: session.chosen.join(", "),
+        loaded: session.loaded.take(),
+        tool_servers: session.tool_servers.clone(),
+    })
+}
+
 async fn prompt(peer: &Arc<Peer>, params: &Value) -> Result<Value, Value> {
     let session_id = params
         .get("sessionId")
@@ -515,55 +568,7 @@ async fn prompt(peer: &Arc<Peer>, params: &Value) -> Result<Value, Value> {
         })
         .unwrap_or_default();
     let lower = text.to_lowercase();
-    let asks_decision = text.contains("\"decision\"");
-    let turn = {
-        let Ok(mut sessions) = peer.sessions.lock() else {
-            return Err(error(-32603, "internal error"));
-        };
-        let Some(session) = sessions.get_mut(&session_id) else {
-            return Err(error(-32602, &format!("unknown session {session_id}")));
-        };
-        session.turns += 1;
-        session.cancel = CancellationToken::new();
-        if let Some(round) = directive_number(&lower, "sim: approve on round") {
-            session.approve_on = round;
-        }
-        if asks_decision {
-            session.reviews += 1;
-        }
-        if let Some(start) = lower.find("sim: intent ") {
-            let rest = &lower[start + "sim: intent ".len()..];
-            session.intent = Some(rest.lines().next().unwrap_or_default().trim().to_owned());
-        }
-        if let Some(start) = lower.find("(attempt ") {
-            let digits: String = lower[start + "(attempt ".len()..]
-                .chars()
-                .take_while(char::is_ascii_digit)
-                .collect();
-            if let Ok(attempt) = digits.parse::<u32>() {
-                session.attempt = session.attempt.max(attempt);
-            }
-        }
-        let gate_reply = text.contains(graph::intent::INSTRUCTION_HEADING).then(|| {
-            let intent = session.intent.as_deref().and_then(|list| {
-                let items: Vec<&str> = list.split(',').map(str::trim).collect();
-                let index = usize::try_from(session.attempt.max(1) - 1).unwrap_or(0);
-                items.get(index.min(items.len().saturating_sub(1))).copied()
-            });
-            gate_reply(&text, intent)
-        });
-        Turn {
-            session_id: session_id.clone(),
-            cwd: session.cwd.clone(),
-            number: session.turns,
-            review_round: asks_decision.then_some((session.reviews, session.approve_on)),
-            cancel: session.cancel.clone(),
-            gate_reply,
-            chosen: session.chosen.join(", "),
-            loaded: session.loaded.take(),
-            tool_servers: session.tool_servers.clone(),
-        }
-    };
+    let turn = begin_turn(peer, &session_id, &text)?;
 
     if lower.contains("sim: crash") {
         eprintln!(

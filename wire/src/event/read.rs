@@ -212,23 +212,20 @@ fn step_event(name: &str, payload: &mut Fields<'_>) -> Result<RunEvent, Error> {
             attempts: payload.number("attempts")?,
             reason: payload.text("reason")?,
         },
+        other => return person_or_tool_event(other, payload),
+    })
+}
+
+/// The events of people deciding and of tool calls (PRODUCT §3.14, §3.17).
+fn person_or_tool_event(event: &str, payload: &mut Fields<'_>) -> Result<RunEvent, Error> {
+    Ok(match event {
         "module.waiting" => RunEvent::ModuleWaiting {
             module_id: payload.text("module_id")?,
             activation: payload.number("activation")?,
             asked: payload.text("asked")?,
-            shown: payload.list("shown", |item| match item {
-                Value::String(text) => Ok(text),
-                _ => Err(Error::custom(
-                    "module.waiting: `shown` is not a list of names",
-                )),
-            })?,
+            shown: payload.list("shown", |item| name(item, "shown"))?,
             deadline_at: payload.nullable_integer("deadline_at")?,
-            tools: payload.optional_list("tools", |item| match item {
-                Value::String(text) => Ok(text),
-                _ => Err(Error::custom(
-                    "module.waiting: `tools` is not a list of names",
-                )),
-            })?,
+            tools: payload.optional_list("tools", |item| name(item, "tools"))?,
         },
         "module.decided" => RunEvent::ModuleDecided {
             module_id: payload.text("module_id")?,
@@ -257,6 +254,16 @@ fn step_event(name: &str, payload: &mut Fields<'_>) -> Result<RunEvent, Error> {
         },
         unknown => return Err(Error::custom(format!("unknown event `{unknown}`"))),
     })
+}
+
+/// An item of `module.waiting`'s list `field`: a name.
+fn name(item: Value, field: &str) -> Result<String, Error> {
+    match item {
+        Value::String(text) => Ok(text),
+        _ => Err(Error::custom(format!(
+            "module.waiting: `{field}` is not a list of names"
+        ))),
+    }
 }
 
 #[cfg(test)]

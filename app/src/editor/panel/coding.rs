@@ -152,12 +152,7 @@ fn AgentProfile(
             value=Signal::derive(move || agent.get().mcp_servers.join(", "))
             on_input=selected.update("Edit agent MCP servers", "agent_mcp_servers", move |config, value: String| {
                 if let Some(agent) = agent_mut(config, index) {
-                    agent.mcp_servers = value
-                        .split(',')
-                        .map(str::trim)
-                        .filter(|id| !id.is_empty())
-                        .map(str::to_owned)
-                        .collect();
+                    agent.mcp_servers = super::fields::ids(&value);
                 }
             })
             disabled=selected.disabled()

@@ -252,3 +252,12 @@ pub fn FieldProblems(
         })
     }
 }
+
+/// Ids typed into one field, apart by commas (webhooks, MCP servers).
+pub fn ids(text: &str) -> Vec<String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|id| !id.is_empty())
+        .map(str::to_owned)
+        .collect()
+}

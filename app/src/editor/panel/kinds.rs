@@ -556,12 +556,7 @@ pub fn approval(selected: Selected) -> impl IntoView {
             value=selected.read(move |config| approval_of(config).map(|approval| approval.notify.join(", ")).unwrap_or_default())
             on_input=selected.update("Change who is notified", "notify", |config, value: String| {
                 if let ModuleConfig::Approval(approval) = config {
-                    approval.notify = value
-                        .split(',')
-                        .map(str::trim)
-                        .filter(|id| !id.is_empty())
-                        .map(str::to_owned)
-                        .collect();
+                    approval.notify = super::fields::ids(&value);
                 }
             })
             disabled=selected.disabled()

@@ -239,12 +239,7 @@ pub fn ToolsSection(selected: Selected) -> impl IntoView {
                 })
                 on_input=selected.update("Change who is notified", "notify", |config, value: String| {
                     if let ModuleConfig::AgentTask(task) = config {
-                        task.notify = value
-                            .split(',')
-                            .map(str::trim)
-                            .filter(|id| !id.is_empty())
-                            .map(str::to_owned)
-                            .collect();
+                        task.notify = super::fields::ids(&value);
                     }
                 })
                 disabled=selected.disabled()
