@@ -203,6 +203,7 @@ pub struct ToolServers {
     /// The handshake each server answered when last opened.
     handshakes: RwLock<BTreeMap<String, Handshake>>,
     redaction: Redaction,
+    http: connection::HttpClient,
 }
 
 impl Default for ToolServers {
@@ -227,6 +228,7 @@ impl ToolServers {
             listed: RwLock::new(BTreeMap::new()),
             handshakes: RwLock::new(BTreeMap::new()),
             redaction,
+            http: connection::HttpClient::default(),
         }
     }
 
@@ -255,7 +257,7 @@ impl ToolServers {
         folder: &RunFolder,
     ) -> Result<Connection, String> {
         let known = self.known_handshake(&server.id);
-        let connection = Connection::open(server, sandbox, folder, known).await?;
+        let connection = Connection::open(server, sandbox, folder, known, &self.http).await?;
         if known.is_none()
             && let Ok(mut handshakes) = self.handshakes.write()
         {
