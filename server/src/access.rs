@@ -60,7 +60,16 @@ fn changes_something(method: &Method, path: &str) -> bool {
     }
     let reads = matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
     let posted_read = *method == Method::POST && POSTED_READS.contains(&path);
-    !reads && !posted_read && !is_decision(path) && !is_presence(path)
+    !reads && !posted_read && !is_decision(path) && !is_presence(path) && !is_invoke(path)
+}
+
+/// Invoking a graph (`/api/graphs/{id}/invoke`) carries its own
+/// capability, a run token its editors gave a program that has nothing
+/// else of this server; it starts runs of that one graph only.
+fn is_invoke(path: &str) -> bool {
+    path.strip_prefix("/api/graphs/")
+        .and_then(|rest| rest.strip_suffix("/invoke"))
+        .is_some_and(|id| !id.contains('/'))
 }
 
 /// Where a person is in a graph's room (`/api/graphs/{id}/presence`)
@@ -231,6 +240,13 @@ mod tests {
         assert!(changes_something(&Method::POST, "/api/graphs"));
         assert!(changes_something(&Method::PUT, "/api/graphs/g_x"));
         assert!(changes_something(&Method::POST, "/api/runs/r_x/cancel"));
+        // A run token is its own capability; making one needs the key.
+        assert!(!changes_something(&Method::POST, "/api/graphs/g_x/invoke"));
+        assert!(changes_something(
+            &Method::POST,
+            "/api/graphs/g_x/run-tokens"
+        ));
+        assert!(changes_something(&Method::POST, "/api/graphs/g_x/y/invoke"));
     }
 
     #[test]

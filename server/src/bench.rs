@@ -270,6 +270,7 @@ async fn insert_run(store: &Store, run_id: &str, snapshot: &str) -> Result<(), S
             budget_usd: None,
             lease: Some(BENCH_LEASE),
             from: None,
+            started_by: None,
         })
         .await
         .map_err(|error| format!("cannot store a run: {error}"))

@@ -35,6 +35,15 @@ pub fn new_run_id() -> String {
     random_id("r_")
 }
 
+/// A run token's id (not the token: it names one in a list).
+pub fn new_run_token_id() -> String {
+    random_id("t_")
+}
+
+pub fn is_run_token_id(id: &str) -> bool {
+    is_random_id("t_", id)
+}
+
 pub fn new_attachment_id() -> String {
     random_id("a_")
 }
@@ -117,6 +126,59 @@ pub async fn require_edit_token(
     } else {
         Err(ApiError::EditTokenInvalid)
     }
+}
+
+/// Who starts a run: the graph's editors, or a program with one of its
+/// run tokens.
+#[derive(Clone, Debug)]
+pub enum Starter {
+    Editor,
+    Token(crate::store::StoredRunToken),
+}
+
+impl Starter {
+    pub fn started_by(&self) -> wire::run::StartedBy {
+        match self {
+            Starter::Editor => wire::run::StartedBy {
+                how: wire::run::StartedHow::Editor,
+                token: None,
+            },
+            Starter::Token(token) => wire::run::StartedBy {
+                how: wire::run::StartedHow::Api,
+                token: Some(token.name.clone()),
+            },
+        }
+    }
+}
+
+/// Checks that `headers` carry graph `id`'s edit token or one of its run
+/// tokens that is not revoked (PRODUCT §6.2). A graph that does not exist
+/// is `graph.not_found`, whatever was sent.
+pub async fn require_starter(
+    store: &crate::store::Store,
+    id: &str,
+    headers: &HeaderMap,
+    action: &'static str,
+) -> Result<Starter, crate::error::ApiError> {
+    use crate::error::ApiError;
+    if !is_graph_id(id) {
+        return Err(ApiError::GraphNotFound);
+    }
+    let stored_hash = store
+        .edit_token_hash(id)
+        .await?
+        .ok_or(ApiError::GraphNotFound)?;
+    let token = bearer_token(headers).ok_or(ApiError::EditTokenRequired(action))?;
+    if token_matches(token, &stored_hash) {
+        return Ok(Starter::Editor);
+    }
+    // Tokens are 256 random bits: looking one up by its hash gives away
+    // nothing a comparison in constant time would keep.
+    store
+        .use_run_token(id, &hash_token(token), crate::store::now_millis())
+        .await?
+        .map(Starter::Token)
+        .ok_or(ApiError::EditTokenInvalid)
 }
 
 #[cfg(test)]

@@ -129,6 +129,18 @@ pub enum ApiError {
     RoomRateLimited {
         retry_after_millis: u64,
     },
+    /// A run token request whose body is not `{"name"}`, or too long a name.
+    RunTokenRequest {
+        path: String,
+        message: String,
+    },
+    /// The graph has no run token with that id.
+    RunTokenNotFound,
+    /// An invoke request whose body is not `{"input", "wait_seconds"}`.
+    InvokeRequest {
+        path: String,
+        message: String,
+    },
     /// A failure of ours, not the client's. The detail goes to the log only.
     Internal(String),
 }
@@ -177,6 +189,10 @@ impl ApiError {
             ApiError::RoomRequest { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::RoomConnectionInvalid => StatusCode::FORBIDDEN,
             ApiError::RoomRateLimited { .. } => StatusCode::TOO_MANY_REQUESTS,
+            ApiError::RunTokenRequest { .. } | ApiError::InvokeRequest { .. } => {
+                StatusCode::UNPROCESSABLE_ENTITY
+            }
+            ApiError::RunTokenNotFound => StatusCode::NOT_FOUND,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -198,6 +214,9 @@ impl ApiError {
             ApiError::AccessKeyInvalid => "access.key_invalid",
             ApiError::SandboxUnavailable { .. } => "run.sandbox_unavailable",
             ApiError::RunFromInvalid { .. } => "run.from_invalid",
+            ApiError::RunTokenRequest { .. } => "run_token.invalid_request",
+            ApiError::RunTokenNotFound => "run_token.not_found",
+            ApiError::InvokeRequest { .. } => "invoke.invalid_request",
             ApiError::RunInputTooLarge { .. } => "run.input_too_large",
             ApiError::RateLimited { .. } => "run.rate_limited",
             ApiError::RevisionRequired => "graph.revision_required",
@@ -271,6 +290,9 @@ impl ApiError {
                 "the graph was saved by someone else since; it is now at revision {current}"
             ),
             ApiError::RunNotFound => "there is no run with this id".to_owned(),
+            ApiError::RunTokenRequest { path, message }
+            | ApiError::InvokeRequest { path, message } => format!("{path}: {message}"),
+            ApiError::RunTokenNotFound => "this graph has no run token with this id".to_owned(),
             ApiError::AttachmentNotFound => "there is no attachment with this id".to_owned(),
             ApiError::AttachmentUnsupported { name, media_type } => format!(
                 "\"{name}\" ({media_type}) cannot be sent to a model: {}",
@@ -352,9 +374,10 @@ impl ApiError {
             }
             ApiError::SummariesRequest { path, .. } => Some(json!({ "path": path })),
             ApiError::TooManyGraphs { max } => Some(json!({ "max_graphs": max })),
-            ApiError::DecisionRequest { path, .. } | ApiError::RoomRequest { path, .. } => {
-                Some(json!({ "path": path }))
-            }
+            ApiError::DecisionRequest { path, .. }
+            | ApiError::RoomRequest { path, .. }
+            | ApiError::RunTokenRequest { path, .. }
+            | ApiError::InvokeRequest { path, .. } => Some(json!({ "path": path })),
             ApiError::RoomRateLimited { retry_after_millis } => {
                 Some(json!({ "retry_after_millis": retry_after_millis }))
             }

@@ -197,7 +197,7 @@ struct ServeArgs {
     /// Largest run input (text and files), in bytes.
     #[arg(long, env = "PATCHBAY_MAX_RUN_INPUT_BYTES", default_value_t = DEFAULT_MAX_RUN_INPUT_BYTES)]
     max_run_input_bytes: usize,
-    /// Runs one client address may start per minute.
+    /// Runs one client address, and one run token, may start per minute.
     #[arg(long, env = "PATCHBAY_RUNS_PER_MINUTE", default_value_t = DEFAULT_RUNS_PER_MINUTE)]
     runs_per_minute: u32,
     /// Hold clients on this machine to the per-minute limit too (behind a

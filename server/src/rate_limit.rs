@@ -48,6 +48,9 @@ fn client_key(address: IpAddr) -> IpAddr {
 pub struct RunRateLimiter {
     limits: RunLimits,
     limiter: DefaultKeyedRateLimiter<IpAddr>,
+    /// Runs started with each run token: a token is a credential handed to
+    /// a program, wherever it calls from, so loopback is not exempt.
+    tokens: DefaultKeyedRateLimiter<String>,
 }
 
 impl RunRateLimiter {
@@ -56,6 +59,7 @@ impl RunRateLimiter {
         RunRateLimiter {
             limits,
             limiter: DefaultKeyedRateLimiter::keyed(Quota::per_minute(per_minute)),
+            tokens: DefaultKeyedRateLimiter::keyed(Quota::per_minute(per_minute)),
         }
     }
 
@@ -86,10 +90,24 @@ impl RunRateLimiter {
             })
     }
 
+    /// Counts a run started with run token `token_id`.
+    pub fn check_token(&self, token_id: &str) -> Result<(), ApiError> {
+        self.tokens
+            .check_key(&token_id.to_owned())
+            .map_err(|not_until| ApiError::RateLimited {
+                per_minute: self.limits.per_minute,
+                retry_after_seconds: not_until
+                    .wait_time_from(DefaultClock::default().now())
+                    .as_secs()
+                    .max(1),
+            })
+    }
+
     /// Forgets clients that could start a full bucket again anyway, so the
     /// table does not grow with every address ever seen.
     pub fn forget_idle(&self) {
         self.limiter.retain_recent();
+        self.tokens.retain_recent();
     }
 }
 
@@ -134,6 +152,19 @@ mod tests {
         assert!(limiter.check(&another_in_the_network).is_err());
         let elsewhere = ClientAddress(Some("2001:db8:1:3::1".parse().unwrap()));
         assert!(limiter.check(&elsewhere).is_ok());
+    }
+
+    #[test]
+    fn a_run_token_is_limited_on_its_own_even_from_loopback() {
+        let limiter = limiter(false);
+        for _ in 0..3 {
+            assert!(limiter.check_token("t_one").is_ok());
+        }
+        assert!(matches!(
+            limiter.check_token("t_one"),
+            Err(ApiError::RateLimited { per_minute: 3, .. })
+        ));
+        assert!(limiter.check_token("t_two").is_ok());
     }
 
     #[test]

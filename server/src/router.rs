@@ -21,8 +21,8 @@ use tower_http::trace::TraceLayer;
 use crate::error::ApiError;
 use crate::state::AppState;
 use crate::{
-    access, attachments_api, decisions_api, estimate_api, graphs_api, headers, pages,
-    revisions_api, room_api, runs_api, summaries_api,
+    access, attachments_api, decisions_api, estimate_api, graphs_api, headers, invoke_api, pages,
+    revisions_api, room_api, run_tokens_api, runs_api, summaries_api,
 };
 
 /// Attachments and documents; run requests have a limit of their own.
@@ -62,6 +62,18 @@ fn api(state: &AppState) -> Router<AppState> {
             post(runs_api::start)
                 .layer(DefaultBodyLimit::max(max_run_request_bytes(state)))
                 .get(runs_api::list),
+        )
+        .route(
+            "/graphs/{id}/invoke",
+            post(invoke_api::invoke).layer(DefaultBodyLimit::max(max_run_request_bytes(state))),
+        )
+        .route(
+            "/graphs/{id}/run-tokens",
+            post(run_tokens_api::make).get(run_tokens_api::list),
+        )
+        .route(
+            "/graphs/{id}/run-tokens/{token_id}",
+            axum::routing::delete(run_tokens_api::revoke),
         )
         .route("/graphs/{id}/estimate", get(estimate_api::estimate))
         .route("/graphs/{id}/revisions", get(revisions_api::list))

@@ -124,15 +124,16 @@ impl Runner {
 }
 
 /// Stores the run (queued, held by this process) and starts it; returns
-/// its id. `from` makes it a run from a module, reusing a recorded run.
+/// its id. `of` is the stored graph and revision it runs; `from` makes it
+/// a run from a module, reusing a recorded run.
 pub async fn start_run(
     state: &AppState,
     graph: Graph,
-    graph_id: Option<&str>,
-    graph_revision: Option<i64>,
+    of: (&str, i64),
     input: RunInput,
     budget_usd: Option<f64>,
     from: Option<(wire::run::RunFrom, engine::reuse::Reuse)>,
+    started_by: &wire::run::StartedBy,
 ) -> Result<String, ApiError> {
     let (from, reuse) = from.unzip();
     let budget_usd = budget_usd.or(state.engine.settings.default_run_budget_usd);
@@ -147,19 +148,20 @@ pub async fn start_run(
         .store
         .insert_run(NewRun {
             id: &run_id,
-            graph_id,
-            graph_revision,
+            graph_id: Some(of.0),
+            graph_revision: Some(of.1),
             snapshot: &snapshot,
             input: &input_json,
             budget_usd,
             lease: Some(runner.lease()),
             from: from.as_ref(),
+            started_by: Some(started_by),
         })
         .await?;
     runner.launch(
         Launch {
             run_id: run_id.clone(),
-            graph_id: graph_id.map(str::to_owned),
+            graph_id: Some(of.0.to_owned()),
             graph,
             input,
             budget_usd,

@@ -23,7 +23,7 @@ use wire::{ActivationRecord, EventRecord, RunEvent, RunRecord, RunStatus};
 type EventStream = ReceiverStream<Result<Event, Infallible>>;
 
 use crate::body::JsonBody;
-use crate::capability::require_edit_token;
+use crate::capability::{Starter, require_edit_token, require_starter};
 use crate::error::ApiError;
 use crate::rate_limit::ClientAddress;
 use crate::runs::hub::LiveEvent;
@@ -40,17 +40,12 @@ pub async fn start(
     headers: HeaderMap,
     body: Result<JsonBody, ApiError>,
 ) -> Result<Response, ApiError> {
-    require_edit_token(&state.store, &id, &headers, "starting a run").await?;
+    let starter = require_starter(&state.store, &id, &headers, "starting a run").await?;
     let max_bytes = state.settings.run_limits.max_input_bytes;
     let body = body.map_err(|error| match error {
         ApiError::TooLarge { .. } => ApiError::RunInputTooLarge { max_bytes },
         other => other,
     })?;
-    let stored = state
-        .store
-        .graph(&id)
-        .await?
-        .ok_or(ApiError::GraphNotFound)?;
     let (input, budget_usd, from) = if body.0.iter().all(u8::is_ascii_whitespace) {
         (RunInput::default(), None, None)
     } else {
@@ -70,6 +65,34 @@ pub async fn start(
         }
         (request.input, request.budget_usd, request.from)
     };
+    if matches!(starter, Starter::Token(_)) && from.is_some() {
+        return Err(ApiError::RunFromInvalid {
+            module: None,
+            message: "a run token starts runs from the beginning: a run from a module reads an earlier run, which only the graph's editors may".to_owned(),
+        });
+    }
+    let started = launch(&state, &id, &client, &starter, input, budget_usd, from).await?;
+    Ok((
+        StatusCode::CREATED,
+        [(axum::http::header::LOCATION, started.url.clone())],
+        Json(started),
+    )
+        .into_response())
+}
+
+/// Starts a run of stored graph `id` for `starter`, as `POST …/runs` and
+/// `POST …/invoke` do: the input within its limit, the graph valid and
+/// runnable here, the run counted against its limits.
+pub(crate) async fn launch(
+    state: &AppState,
+    id: &str,
+    client: &ClientAddress,
+    starter: &Starter,
+    input: RunInput,
+    budget_usd: Option<f64>,
+    from: Option<wire::run::RunFrom>,
+) -> Result<RunStarted, ApiError> {
+    let max_bytes = state.settings.run_limits.max_input_bytes;
     let input_bytes = input.text.len()
         + input
             .files
@@ -79,58 +102,73 @@ pub async fn start(
     if input_bytes > max_bytes {
         return Err(ApiError::RunInputTooLarge { max_bytes });
     }
+    let stored = state
+        .store
+        .graph(id)
+        .await?
+        .ok_or(ApiError::GraphNotFound)?;
     let graph = Graph::load(&stored.document)
         .map_err(|error| ApiError::Internal(format!("stored graph {id}: {error}")))?;
-    refuse_what_this_server_cannot_run(&state, &graph)?;
+    refuse_what_this_server_cannot_run(state, &graph)?;
     let findings = validate(&graph, &state.validation_context());
     if has_errors(&findings) {
         return Err(ApiError::GraphInvalid(findings));
     }
     let (input, from) = match from {
         Some(from) => {
-            let (input, reuse) = reusing(&state, &id, &graph, &from, input).await?;
+            let (input, reuse) = reusing(state, id, &graph, &from, input).await?;
             (input, Some((from, reuse)))
         }
         None => (input, None),
     };
     // Counted last: a refused request does not use up the client's runs.
-    state.run_rate.check(&client)?;
+    count_run(state, client, starter)?;
     // The history keeps the revision a run ran, which editing together
     // (a revision kept every so often) may not have kept.
     state
         .store
-        .keep_revision(&id, stored.revision, &stored.document)
+        .keep_revision(id, stored.revision, &stored.document)
         .await?;
     let run_id = start_run(
-        &state,
+        state,
         graph,
-        Some(&id),
-        Some(stored.revision),
+        (id, stored.revision),
         input,
         budget_usd,
         from,
+        &starter.started_by(),
     )
     .await?;
-    crate::room_api::run_started(&state, &id, &run_id).await;
-    Ok((
-        StatusCode::CREATED,
-        [(axum::http::header::LOCATION, format!("/api/runs/{run_id}"))],
-        Json(RunStarted {
-            url: format!("/api/runs/{run_id}"),
-            events_url: format!("/api/runs/{run_id}/events"),
-            id: run_id,
-            graph_id: id,
-            graph_revision: stored.revision,
-            status: RunStatus::Queued,
-            findings,
-        }),
-    )
-        .into_response())
+    crate::room_api::run_started(state, id, &run_id).await;
+    Ok(RunStarted {
+        url: format!("/api/runs/{run_id}"),
+        events_url: format!("/api/runs/{run_id}/events"),
+        id: run_id,
+        graph_id: id.to_owned(),
+        graph_revision: stored.revision,
+        status: RunStatus::Queued,
+        findings,
+    })
+}
+
+/// Counts a run against its client's limit, and its run token's.
+pub(crate) fn count_run(
+    state: &AppState,
+    client: &ClientAddress,
+    starter: &Starter,
+) -> Result<(), ApiError> {
+    if let Starter::Token(token) = starter {
+        state.run_rate.check_token(&token.id)?;
+    }
+    state.run_rate.check(client)
 }
 
 /// The operator's switches, which validation shows as findings too
 /// (`graph::validate::capabilities`): commands, and confining processes.
-fn refuse_what_this_server_cannot_run(state: &AppState, graph: &Graph) -> Result<(), ApiError> {
+pub(crate) fn refuse_what_this_server_cannot_run(
+    state: &AppState,
+    graph: &Graph,
+) -> Result<(), ApiError> {
     use graph::validate::capabilities;
     for module in &graph.modules {
         if !state.commands_enabled()
@@ -220,6 +258,7 @@ fn summary(run: &StoredRun) -> Result<RunSummary, ApiError> {
         started_at: run.started_at,
         finished_at: run.finished_at,
         from: run.from.clone(),
+        started_by: run.started_by.clone(),
     })
 }
 
@@ -262,6 +301,7 @@ pub async fn run_document(store: &Store, id: &str) -> Result<Option<RunRecord>, 
         last_event_id: store.last_event_seq(id).await?,
         budget_usd: run.budget_usd,
         from: run.from.clone(),
+        started_by: run.started_by.clone(),
     }))
 }
 

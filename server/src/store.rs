@@ -10,6 +10,7 @@ mod changes;
 mod graphs;
 mod health;
 mod listen;
+mod run_tokens;
 mod runs;
 mod thinning;
 mod writer;
@@ -25,6 +26,7 @@ pub use changes::{
 pub use graphs::{GraphHeading, LastRun, NewGraph, StoredGraph, StoredRevision};
 pub use health::{ANSWER_WITHIN, StoreHealth};
 pub use listen::listen;
+pub use run_tokens::StoredRunToken;
 pub use runs::{ActivationRow, Claimed, Lease, NewRun, StoredActivation, StoredEvent, StoredRun};
 
 use std::path::Path;

@@ -390,6 +390,7 @@ async fn thinning_while_saves_land_and_runs_start_keeps_every_revision_it_must()
                     budget_usd: None,
                     lease: None,
                     from: None,
+                    started_by: None,
                 })
                 .await
                 .unwrap();
@@ -431,6 +432,7 @@ async fn thinning_while_saves_land_and_runs_start_keeps_every_revision_it_must()
                             budget_usd: None,
                             lease: None,
                             from: None,
+                            started_by: None,
                         })
                         .await
                         .unwrap();

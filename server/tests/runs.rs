@@ -498,6 +498,7 @@ async fn the_log_replays_after_a_restart_and_unfinished_runs_end_interrupted_whe
                 budget_usd: None,
                 lease: None,
                 from: None,
+                started_by: None,
             })
             .await
             .unwrap();

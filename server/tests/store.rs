@@ -409,6 +409,7 @@ async fn an_old_history_thins_out_keeping_the_first_the_current_and_what_runs_ra
                 budget_usd: None,
                 lease: None,
                 from: None,
+                started_by: None,
             })
             .await
             .unwrap();
@@ -480,6 +481,7 @@ async fn a_process_that_lost_a_run_s_lease_can_write_nothing_of_it() {
             until: 1_000,
         }),
         from: None,
+        started_by: None,
     })
     .await
     .unwrap();
@@ -571,6 +573,7 @@ async fn a_process_that_lost_a_run_s_lease_can_write_nothing_of_it() {
             until: i64::MAX,
         }),
         from: None,
+        started_by: None,
     })
     .await
     .unwrap();

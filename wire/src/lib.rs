@@ -14,9 +14,11 @@ pub mod event;
 mod fields;
 pub mod graphs;
 pub mod health;
+pub mod invoke;
 pub mod providers;
 pub mod room;
 pub mod run;
+pub mod run_tokens;
 pub mod status;
 
 pub use activation::{

@@ -105,6 +105,26 @@ pub struct RunSummary {
     /// A run from a module: which run it reused, from which module.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from: Option<RunFrom>,
+    /// How it started; runs from before it was kept say nothing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_by: Option<StartedBy>,
+}
+
+/// How a run started: from the editor (with the edit token), or through
+/// the API with a run token, and which.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StartedBy {
+    pub how: StartedHow,
+    /// The run token's name, for a run started with one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StartedHow {
+    Editor,
+    Api,
 }
 
 /// `GET /api/graphs/{id}/runs`: newest first.
@@ -146,6 +166,8 @@ pub struct RunRecord {
     /// A run from a module: which run it reused, from which module.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from: Option<RunFrom>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub started_by: Option<StartedBy>,
 }
 
 impl RunRecord {

@@ -163,6 +163,7 @@ pub async fn fan_out(
             budget_usd: None,
             lease: Some(super::BENCH_LEASE),
             from: None,
+            started_by: None,
         })
         .await
         .map_err(|error| error.to_string())?;

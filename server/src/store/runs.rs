@@ -20,6 +20,8 @@ pub struct NewRun<'a> {
     pub lease: Option<Lease<'a>>,
     /// A run from a module: the run it reuses, and the module.
     pub from: Option<&'a wire::run::RunFrom>,
+    /// How it started.
+    pub started_by: Option<&'a wire::run::StartedBy>,
 }
 
 /// A server process's hold on a run: it runs the run while it renews the
@@ -54,6 +56,7 @@ pub struct StoredRun {
     pub budget_usd: Option<f64>,
     /// A run from a module: the run it reuses, and the module.
     pub from: Option<wire::run::RunFrom>,
+    pub started_by: Option<wire::run::StartedBy>,
 }
 
 /// One logged event, as stored.
@@ -82,7 +85,7 @@ pub struct ActivationRow {
     pub ending: Option<String>,
 }
 
-const RUN_COLUMNS: &str = "id, graph_id, graph_revision, snapshot, input, status, error, created_at, started_at, finished_at, budget_usd, from_run, from_module";
+const RUN_COLUMNS: &str = "id, graph_id, graph_revision, snapshot, input, status, error, created_at, started_at, finished_at, budget_usd, from_run, from_module, started_by";
 
 fn run_from_row(row: &AnyRow) -> Result<StoredRun, sqlx::Error> {
     Ok(StoredRun {
@@ -104,6 +107,10 @@ fn run_from_row(row: &AnyRow) -> Result<StoredRun, sqlx::Error> {
             (Some(run), Some(module)) => Some(wire::run::RunFrom { run, module }),
             _ => None,
         },
+        // Written by this server; one it cannot read says nothing.
+        started_by: row
+            .try_get::<Option<String>, _>("started_by")?
+            .and_then(|text| serde_json::from_str(&text).ok()),
     })
 }
 
@@ -144,6 +151,9 @@ impl Store {
                 lease_until: run.lease.map(|lease| lease.until),
                 budget_usd: run.budget_usd,
                 from: run.from.cloned(),
+                started_by: run
+                    .started_by
+                    .and_then(|started| serde_json::to_string(started).ok()),
             }))
             .await
     }

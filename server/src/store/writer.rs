@@ -90,6 +90,8 @@ pub(super) struct RunWrite {
     pub lease_until: Option<i64>,
     pub budget_usd: Option<f64>,
     pub from: Option<wire::run::RunFrom>,
+    /// `wire::run::StartedBy` as JSON.
+    pub started_by: Option<String>,
 }
 
 pub(super) struct ActivationWrite {

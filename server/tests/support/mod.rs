@@ -110,6 +110,7 @@ pub async fn insert_bare_run(store: &Store, id: &str) {
             budget_usd: None,
             lease: None,
             from: None,
+            started_by: None,
         })
         .await
         .unwrap_or_else(|error| panic!("run {id}: {error}"));

@@ -36,6 +36,7 @@ struct RunRow<'a> {
     budget_usd: Option<f64>,
     from_run: Option<&'a str>,
     from_module: Option<&'a str>,
+    started_by: Option<&'a str>,
 }
 
 pub async fn insert_runs(
@@ -57,16 +58,17 @@ pub async fn insert_runs(
                 budget_usd: run.budget_usd,
                 from_run: run.from.as_ref().map(|from| from.run.as_str()),
                 from_module: run.from.as_ref().map(|from| from.module.as_str()),
+                started_by: run.started_by.as_deref(),
             })
             .collect();
         sqlx::query(
             "INSERT INTO runs (id, graph_id, graph_revision, snapshot, input, status, created_at, owner,
-                lease_until, budget_usd, from_run, from_module)
+                lease_until, budget_usd, from_run, from_module, started_by)
              SELECT id, graph_id, graph_revision, snapshot, input, 'queued', created_at, owner,
-                lease_until, budget_usd, from_run, from_module
+                lease_until, budget_usd, from_run, from_module, started_by
              FROM json_to_recordset($1::json) AS run (id text, graph_id text, graph_revision bigint,
                 snapshot text, input text, created_at bigint, owner text, lease_until bigint,
-                budget_usd double precision, from_run text, from_module text)",
+                budget_usd double precision, from_run text, from_module text, started_by text)",
         )
         .bind(rows_json(&rows)?)
         .execute(&mut *connection)

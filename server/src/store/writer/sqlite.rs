@@ -128,10 +128,10 @@ impl<'g> Statement<'g> {
         static STATUSES: Texts = Texts::new();
         let rows = self.rows();
         match self {
-            Statement::Runs(_) => RUNS.get(rows, 12, |values| {
+            Statement::Runs(_) => RUNS.get(rows, 13, |values| {
                 format!(
                     "INSERT INTO runs (id, graph_id, graph_revision, snapshot, input, status, created_at, owner,
-                        lease_until, budget_usd, from_run, from_module)
+                        lease_until, budget_usd, from_run, from_module, started_by)
                      VALUES {values}"
                 )
             }),
@@ -191,7 +191,8 @@ impl<'g> Statement<'g> {
                         .bind(run.lease_until)
                         .bind(run.budget_usd)
                         .bind(run.from.as_ref().map(|from| from.run.as_str()))
-                        .bind(run.from.as_ref().map(|from| from.module.as_str()));
+                        .bind(run.from.as_ref().map(|from| from.module.as_str()))
+                        .bind(run.started_by.as_deref());
                 }
             }
             Statement::Events(rows) => {
