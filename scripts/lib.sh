@@ -194,9 +194,19 @@ ensure_acp_python_sdk() {
 # prints nothing (with a warning) when pip cannot install it: its tests
 # then say they skipped.
 MCP_PYTHON_SDK="mcp==2.3.0"
+# The official OpenAI Python client, talking to a graph as a model.
+OPENAI_PYTHON_SDK="openai==3.57.0"
 ensure_mcp_python_sdk() {
   ensure_python_package mcp-venv "$MCP_PYTHON_SDK" mcp \
     || echo "warning: pip could not install $MCP_PYTHON_SDK; its MCP tests will skip" >&2
+}
+
+# The official OpenAI Python client, for the test that talks to a graph as
+# an OpenAI-compatible model; prints nothing (with a warning) when pip
+# cannot install it: that test then says it skipped.
+ensure_openai_python_sdk() {
+  ensure_python_package openai-venv "$OPENAI_PYTHON_SDK" openai \
+    || echo "warning: pip could not install $OPENAI_PYTHON_SDK; the OpenAI client test will skip" >&2
 }
 
 # Real coding agents for the optional real-agent tests, each spoken to over

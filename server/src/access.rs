@@ -60,8 +60,13 @@ fn changes_something(method: &Method, path: &str) -> bool {
     }
     let reads = matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
     let posted_read = *method == Method::POST && POSTED_READS.contains(&path);
-    !reads && !posted_read && !is_decision(path) && !is_presence(path) && !is_invoke(path)
+    let own_capability = is_decision(path) || is_invoke(path) || path == CHAT_COMPLETIONS;
+    !reads && !posted_read && !own_capability && !is_presence(path)
 }
+
+/// A graph called as an OpenAI-compatible model (PRODUCT §6.4), with a
+/// run token as its API key, as `invoke` is.
+const CHAT_COMPLETIONS: &str = "/v1/chat/completions";
 
 /// Invoking a graph (`/api/graphs/{id}/invoke`) carries its own
 /// capability, a run token its editors gave a program that has nothing
@@ -242,6 +247,7 @@ mod tests {
         assert!(changes_something(&Method::POST, "/api/runs/r_x/cancel"));
         // A run token is its own capability; making one needs the key.
         assert!(!changes_something(&Method::POST, "/api/graphs/g_x/invoke"));
+        assert!(!changes_something(&Method::POST, "/v1/chat/completions"));
         assert!(changes_something(
             &Method::POST,
             "/api/graphs/g_x/run-tokens"

@@ -141,6 +141,17 @@ pub enum ApiError {
         path: String,
         message: String,
     },
+    /// A graph called as a model (PRODUCT §6.4) whose run ended without
+    /// an answer: failed, cancelled or stopped.
+    RunEnded {
+        run_id: String,
+        status: String,
+        error: String,
+    },
+    /// A graph called as a model whose run outlasted the wait.
+    RunStillGoing {
+        run_id: String,
+    },
     /// A failure of ours, not the client's. The detail goes to the log only.
     Internal(String),
 }
@@ -193,6 +204,8 @@ impl ApiError {
                 StatusCode::UNPROCESSABLE_ENTITY
             }
             ApiError::RunTokenNotFound => StatusCode::NOT_FOUND,
+            ApiError::RunEnded { .. } => StatusCode::BAD_GATEWAY,
+            ApiError::RunStillGoing { .. } => StatusCode::GATEWAY_TIMEOUT,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
         }
     }
@@ -217,6 +230,8 @@ impl ApiError {
             ApiError::RunTokenRequest { .. } => "run_token.invalid_request",
             ApiError::RunTokenNotFound => "run_token.not_found",
             ApiError::InvokeRequest { .. } => "invoke.invalid_request",
+            ApiError::RunEnded { .. } => "invoke.run_ended_without_answer",
+            ApiError::RunStillGoing { .. } => "invoke.run_still_going",
             ApiError::RunInputTooLarge { .. } => "run.input_too_large",
             ApiError::RateLimited { .. } => "run.rate_limited",
             ApiError::RevisionRequired => "graph.revision_required",
@@ -293,6 +308,14 @@ impl ApiError {
             ApiError::RunTokenRequest { path, message }
             | ApiError::InvokeRequest { path, message } => format!("{path}: {message}"),
             ApiError::RunTokenNotFound => "this graph has no run token with this id".to_owned(),
+            ApiError::RunEnded {
+                run_id,
+                status,
+                error,
+            } => format!("run {run_id} ended {status} without an answer: {error}"),
+            ApiError::RunStillGoing { run_id } => format!(
+                "run {run_id} goes on past the wait; follow it at /api/runs/{run_id}/events"
+            ),
             ApiError::AttachmentNotFound => "there is no attachment with this id".to_owned(),
             ApiError::AttachmentUnsupported { name, media_type } => format!(
                 "\"{name}\" ({media_type}) cannot be sent to a model: {}",
@@ -378,6 +401,9 @@ impl ApiError {
             | ApiError::RoomRequest { path, .. }
             | ApiError::RunTokenRequest { path, .. }
             | ApiError::InvokeRequest { path, .. } => Some(json!({ "path": path })),
+            ApiError::RunEnded { run_id, .. } | ApiError::RunStillGoing { run_id } => {
+                Some(json!({ "run_id": run_id, "url": format!("/api/runs/{run_id}") }))
+            }
             ApiError::RoomRateLimited { retry_after_millis } => {
                 Some(json!({ "retry_after_millis": retry_after_millis }))
             }

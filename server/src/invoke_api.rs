@@ -15,7 +15,7 @@ use axum::response::{IntoResponse, Response};
 use graph::ModuleKind;
 use wire::PortValue;
 use wire::invoke::{Invoke, Invoked, InvokedOutput};
-use wire::run::{RunRecord, RunStarted};
+use wire::run::RunRecord;
 use wire::status::RunStatus;
 
 use crate::body::JsonBody;
@@ -70,13 +70,13 @@ pub async fn invoke(
             crate::runs_api::events(State(state), Path(started.id), HeaderMap::new()).await?;
         return Ok(stream.into_response());
     }
-    let answer = answer(
+    let record = settled(
         &state,
-        &id,
-        &started,
+        &started.id,
         Duration::from_secs(wait_seconds.into()),
     )
     .await?;
+    let answer = answered(&state, &id, &started.id, &record).await?;
     let status = if answer.status.is_finished() {
         StatusCode::OK
     } else {
@@ -109,24 +109,22 @@ fn wants_events(headers: &HeaderMap) -> bool {
         .any(|value| value.contains("text/event-stream"))
 }
 
-/// Waits up to `wait` for the run to end or to wait for a person, and
-/// says how it stands.
-async fn answer(
+/// How the run stands: what its outputs received once it has ended, an
+/// approver link while it waits for a person.
+pub(crate) async fn answered(
     state: &AppState,
     graph_id: &str,
-    started: &RunStarted,
-    wait: Duration,
+    run_id: &str,
+    record: &RunRecord,
 ) -> Result<Invoked, ApiError> {
-    let record = settled(state, &started.id, wait).await?;
     let approver_url = if record.status == RunStatus::Waiting {
-        let link =
-            crate::decisions_api::make_approver_link(&state.store, graph_id, &started.id).await?;
+        let link = crate::decisions_api::make_approver_link(&state.store, graph_id, run_id).await?;
         Some(link.url)
     } else {
         None
     };
     let outputs = if record.status.is_finished() {
-        outputs(&record)
+        outputs(record)
     } else {
         Vec::new()
     };
@@ -138,10 +136,10 @@ async fn answer(
             .join("\n\n")
     });
     Ok(Invoked {
-        run_id: started.id.clone(),
+        run_id: run_id.to_owned(),
         status: record.status,
-        url: started.url.clone(),
-        events_url: started.events_url.clone(),
+        url: format!("/api/runs/{run_id}"),
+        events_url: format!("/api/runs/{run_id}/events"),
         error: record.error.clone(),
         outputs,
         text,

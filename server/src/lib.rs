@@ -22,6 +22,7 @@ pub mod invoke_api;
 pub mod janitor;
 pub mod metrics;
 pub mod metrics_api;
+pub mod openai_api;
 pub mod pages;
 pub mod providers;
 pub mod rate_limit;

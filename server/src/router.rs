@@ -135,6 +135,11 @@ pub fn router(state: AppState) -> Router {
     let routes = Router::new()
         .route("/new", get(pages::new_graph))
         .route("/metrics", get(crate::metrics_api::metrics))
+        .route(
+            "/v1/chat/completions",
+            post(crate::openai_api::chat_completions)
+                .layer(DefaultBodyLimit::max(max_run_request_bytes(&state))),
+        )
         .nest("/api", api(&state))
         .nest_service("/pkg", bundle(pkg))
         .leptos_routes_with_context(&state, route_list(), context.clone(), move || {

@@ -17,7 +17,9 @@ use graph::{Graph, has_errors, validate};
 use tokio::sync::{broadcast, mpsc};
 use tokio_stream::wrappers::ReceiverStream;
 use wire::providers::{AcpProfileInfo, Catalogue};
-use wire::run::{Cancelling, ModuleRecord, RunList, RunStarted, RunSummary, StartRun};
+use wire::run::{
+    Cancelling, ModuleRecord, RunList, RunStarted, RunSummary, StartRun, WithStartedBy,
+};
 use wire::{ActivationRecord, EventRecord, RunEvent, RunRecord, RunStatus};
 
 type EventStream = ReceiverStream<Result<Event, Infallible>>;
@@ -258,7 +260,6 @@ fn summary(run: &StoredRun) -> Result<RunSummary, ApiError> {
         started_at: run.started_at,
         finished_at: run.finished_at,
         from: run.from.clone(),
-        started_by: run.started_by.clone(),
     })
 }
 
@@ -266,6 +267,16 @@ fn summary(run: &StoredRun) -> Result<RunSummary, ApiError> {
 /// snapshot, and per module every activation (merged bundle, each response,
 /// named outputs, receipt, transcript). `None` if there is no such run.
 pub async fn run_document(store: &Store, id: &str) -> Result<Option<RunRecord>, ApiError> {
+    Ok(described_run(store, id)
+        .await?
+        .map(|described| described.run))
+}
+
+/// The run as `run_document` gives it, with how it started.
+async fn described_run(
+    store: &Store,
+    id: &str,
+) -> Result<Option<WithStartedBy<RunRecord>>, ApiError> {
     if !is_run_id(id) {
         return Ok(None);
     }
@@ -285,7 +296,7 @@ pub async fn run_document(store: &Store, id: &str) -> Result<Option<RunRecord>, 
     let stored = |what: &str, error: serde_json::Error| {
         ApiError::Internal(format!("the {what} of run {id}: {error}"))
     };
-    Ok(Some(RunRecord {
+    let record = RunRecord {
         id: run.id.clone(),
         graph_id: run.graph_id.clone(),
         graph_revision: run.graph_revision,
@@ -301,7 +312,10 @@ pub async fn run_document(store: &Store, id: &str) -> Result<Option<RunRecord>, 
         last_event_id: store.last_event_seq(id).await?,
         budget_usd: run.budget_usd,
         from: run.from.clone(),
-        started_by: run.started_by.clone(),
+    };
+    Ok(Some(WithStartedBy {
+        run: record,
+        started_by: run.started_by,
     }))
 }
 
@@ -310,7 +324,7 @@ pub async fn get(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Result<Response, ApiError> {
-    let body = run_document(&state.store, &id)
+    let body = described_run(&state.store, &id)
         .await?
         .ok_or(ApiError::RunNotFound)?;
     Ok(Json(body).into_response())
@@ -325,7 +339,15 @@ pub async fn list(
 ) -> Result<Response, ApiError> {
     require_edit_token(&state.store, &id, &headers, "listing its runs").await?;
     let runs = state.store.runs_for_graph(&id, 100).await?;
-    let runs = runs.iter().map(summary).collect::<Result<Vec<_>, _>>()?;
+    let runs = runs
+        .into_iter()
+        .map(|run| {
+            Ok(WithStartedBy {
+                run: summary(&run)?,
+                started_by: run.started_by,
+            })
+        })
+        .collect::<Result<Vec<_>, ApiError>>()?;
     Ok(Json(RunList { runs }).into_response())
 }
 

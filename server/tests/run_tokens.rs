@@ -461,3 +461,34 @@ async fn with_an_access_key_a_run_token_invokes_without_it_and_is_limited_on_its
     .await;
     assert_eq!(status, StatusCode::CREATED, "{body}");
 }
+
+#[tokio::test]
+async fn eight_runs_at_once_with_one_token_start_no_more_than_its_limit() {
+    for database in support::databases().await {
+        let mut settings = support::settings(&database, Limits::default());
+        settings.run_limits.per_minute = 3;
+        let router = server::router::router(server::build_state(settings).await.unwrap());
+        let graph = create_graph(&router, starter()).await;
+        let (_, token) = make_token(&router, &graph, "Burst").await;
+        let starts = (0..8).map(|_| call(&router, with_token(run_request(&graph), &token)));
+        let statuses: Vec<StatusCode> = futures::future::join_all(starts)
+            .await
+            .into_iter()
+            .map(|(status, _)| status)
+            .collect();
+        let started = statuses
+            .iter()
+            .filter(|status| **status == StatusCode::CREATED)
+            .count();
+        let limited = statuses
+            .iter()
+            .filter(|status| **status == StatusCode::TOO_MANY_REQUESTS)
+            .count();
+        assert_eq!(
+            (started, limited),
+            (3, 5),
+            "{}: {statuses:?}",
+            database.name
+        );
+    }
+}

@@ -105,7 +105,16 @@ pub struct RunSummary {
     /// A run from a module: which run it reused, from which module.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from: Option<RunFrom>,
-    /// How it started; runs from before it was kept say nothing.
+}
+
+/// A run (its summary or its whole record) with how it started, as the
+/// API gives it; runs from before it was kept say nothing. Apart from the
+/// run's types so that the browser bundle, which does not show it yet,
+/// carries no code to read it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct WithStartedBy<T> {
+    #[serde(flatten)]
+    pub run: T,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub started_by: Option<StartedBy>,
 }
@@ -127,10 +136,11 @@ pub enum StartedHow {
     Api,
 }
 
-/// `GET /api/graphs/{id}/runs`: newest first.
+/// `GET /api/graphs/{id}/runs`: newest first (the server says how each
+/// started; the browser reads the summaries).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct RunList {
-    pub runs: Vec<RunSummary>,
+pub struct RunList<T = RunSummary> {
+    pub runs: Vec<T>,
 }
 
 /// Every activation of one module, in order.
@@ -166,8 +176,6 @@ pub struct RunRecord {
     /// A run from a module: which run it reused, from which module.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from: Option<RunFrom>,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub started_by: Option<StartedBy>,
 }
 
 impl RunRecord {

@@ -400,7 +400,6 @@ mod tests {
             last_event_id: 0,
             budget_usd: None,
             from: None,
-            started_by: None,
         };
         let rows = rows(&draft, Some(&record)).unwrap();
         assert_eq!(rows[0].score, Some(4.5));

@@ -43,6 +43,5 @@ pub fn finished_run(
         last_event_id: 9,
         budget_usd: None,
         from: None,
-        started_by: None,
     }
 }

@@ -1143,7 +1143,6 @@ mod tests {
             last_event_id: 0,
             budget_usd: None,
             from: None,
-            started_by: None,
         }
     }
 
