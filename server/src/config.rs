@@ -65,6 +65,9 @@ pub struct ConfigFile {
     /// besides the built-in one (`tool_servers.rs`).
     #[serde(default)]
     pub mcp_servers: Vec<crate::tool_servers::McpServerEntry>,
+    /// Traces to the operator's collector (PRODUCT §9); none by default.
+    #[serde(default)]
+    pub telemetry: crate::telemetry::TelemetryConfig,
 }
 
 /// A webhook an approval may notify.

@@ -37,6 +37,7 @@ pub mod settings;
 pub mod state;
 pub mod store;
 pub mod summaries_api;
+pub mod telemetry;
 pub mod tool_servers;
 
 use std::sync::Arc;
@@ -192,6 +193,20 @@ pub async fn build_state(settings: Settings) -> Result<AppState, StoreError> {
     let engine = build_engine(&settings, &file, Some(&store));
     list_tools(&engine).await;
     let hub = runs::hub::RunHub::default();
+    let metrics = Arc::new(metrics::Metrics::new(
+        engine
+            .providers
+            .infos()
+            .into_iter()
+            .flat_map(|info| {
+                info.models
+                    .into_iter()
+                    .map(move |model| (info.id.clone(), model))
+            })
+            .collect(),
+    ));
+    let telemetry = telemetry::Telemetry::start(&file.telemetry, metrics.spans_dropped())
+        .map_err(StoreError::Configuration)?;
     let runner = runs::Runner {
         store: store.clone(),
         hub: hub.clone(),
@@ -208,18 +223,8 @@ pub async fn build_state(settings: Settings) -> Result<AppState, StoreError> {
             file.public_url.clone(),
             store.clone(),
         )),
-        metrics: Arc::new(metrics::Metrics::new(
-            engine
-                .providers
-                .infos()
-                .into_iter()
-                .flat_map(|info| {
-                    info.models
-                        .into_iter()
-                        .map(move |model| (info.id.clone(), model))
-                })
-                .collect(),
-        )),
+        metrics: Arc::clone(&metrics),
+        telemetry,
     };
     let shutdown = tokio_util::sync::CancellationToken::new();
     let followers = runs::follow::Followers::default();

@@ -80,6 +80,7 @@ pub struct Metrics {
     tool_calls: Family<ToolOutcome, Counter>,
     tool_call_seconds: Durations<Tool>,
     runs_taken_over: Counter,
+    spans_dropped: Counter,
     runs_waiting: Gauge,
     write_queue: Gauge,
     room_connections: Gauge,
@@ -112,6 +113,7 @@ impl Metrics {
             tool_calls: Family::default(),
             tool_call_seconds: Family::new_with_constructor(durations),
             runs_taken_over: Counter::default(),
+            spans_dropped: Counter::default(),
             runs_waiting: Gauge::default(),
             write_queue: Gauge::default(),
             room_connections: Gauge::default(),
@@ -173,6 +175,11 @@ impl Metrics {
             "Runs this process took over from another whose lease ran out",
             self.runs_taken_over.clone(),
         );
+        registry.register(
+            "spans_dropped",
+            "Spans of traces dropped because the collector was down or slow ([telemetry])",
+            self.spans_dropped.clone(),
+        );
         registry.register("runs_waiting", "Runs waiting for a person with nothing running, in the whole database (every process says the same)", self.runs_waiting.clone());
         registry.register(
             "write_queue_peak",
@@ -185,6 +192,11 @@ impl Metrics {
             self.room_connections.clone(),
         );
         self
+    }
+
+    /// Where spans the collector did not take are counted.
+    pub fn spans_dropped(&self) -> Counter {
+        self.spans_dropped.clone()
     }
 
     /// A run this process took over from another.

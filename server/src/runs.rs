@@ -42,6 +42,8 @@ pub struct Runner {
     pub notifier: Arc<notify::Notifier>,
     /// What `/metrics` counts of the runs run here.
     pub metrics: Arc<crate::metrics::Metrics>,
+    /// Where runs' traces go, when the operator configured a collector.
+    pub telemetry: Option<Arc<crate::telemetry::Telemetry>>,
 }
 
 /// What a run is: its id, the graph it runs (and the stored graph it is a
@@ -89,6 +91,10 @@ impl Runner {
                 graph: Arc::new(graph.clone()),
                 graph_id,
                 metrics: Some(Arc::clone(&self.metrics)),
+                tracing: self
+                    .telemetry
+                    .as_ref()
+                    .map(|telemetry| telemetry.run(&run_id)),
             }),
         });
         let control = RunControl {

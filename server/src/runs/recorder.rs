@@ -32,6 +32,8 @@ pub struct Notices {
     pub graph: Arc<graph::Graph>,
     pub graph_id: Option<String>,
     pub metrics: Option<Arc<crate::metrics::Metrics>>,
+    /// The run's trace, when traces are sent.
+    pub tracing: Option<crate::telemetry::RunTracing>,
 }
 
 impl Notices {
@@ -126,6 +128,9 @@ impl Recorder for StoreRecorder {
             notices.send(events);
             if let Some(metrics) = &notices.metrics {
                 metrics.observe(&notices.graph, events);
+            }
+            if let Some(tracing) = &notices.tracing {
+                tracing.observe(&notices.graph, events);
             }
         }
         // Written out for SSE only when someone follows the run.
