@@ -112,6 +112,23 @@ pub async fn require_edit_token(
     headers: &HeaderMap,
     action: &'static str,
 ) -> Result<(), crate::error::ApiError> {
+    let (token, stored_hash) = presented(store, id, headers, action).await?;
+    if token_matches(token, &stored_hash) {
+        Ok(())
+    } else {
+        Err(crate::error::ApiError::EditTokenInvalid)
+    }
+}
+
+/// The bearer token `headers` carry for graph `id`, and the hash of the
+/// graph's edit token: `graph.not_found` for a graph that does not exist,
+/// whatever was sent, and `graph.edit_token_required` without a token.
+async fn presented<'h>(
+    store: &crate::store::Store,
+    id: &str,
+    headers: &'h HeaderMap,
+    action: &'static str,
+) -> Result<(&'h str, String), crate::error::ApiError> {
     use crate::error::ApiError;
     if !is_graph_id(id) {
         return Err(ApiError::GraphNotFound);
@@ -121,11 +138,7 @@ pub async fn require_edit_token(
         .await?
         .ok_or(ApiError::GraphNotFound)?;
     let token = bearer_token(headers).ok_or(ApiError::EditTokenRequired(action))?;
-    if token_matches(token, &stored_hash) {
-        Ok(())
-    } else {
-        Err(ApiError::EditTokenInvalid)
-    }
+    Ok((token, stored_hash))
 }
 
 /// Who starts a run: the graph's editors, or a program with one of its
@@ -160,15 +173,7 @@ pub async fn require_starter(
     headers: &HeaderMap,
     action: &'static str,
 ) -> Result<Starter, crate::error::ApiError> {
-    use crate::error::ApiError;
-    if !is_graph_id(id) {
-        return Err(ApiError::GraphNotFound);
-    }
-    let stored_hash = store
-        .edit_token_hash(id)
-        .await?
-        .ok_or(ApiError::GraphNotFound)?;
-    let token = bearer_token(headers).ok_or(ApiError::EditTokenRequired(action))?;
+    let (token, stored_hash) = presented(store, id, headers, action).await?;
     if token_matches(token, &stored_hash) {
         return Ok(Starter::Editor);
     }
@@ -178,7 +183,7 @@ pub async fn require_starter(
         .use_run_token(id, &hash_token(token), crate::store::now_millis())
         .await?
         .map(Starter::Token)
-        .ok_or(ApiError::EditTokenInvalid)
+        .ok_or(crate::error::ApiError::EditTokenInvalid)
 }
 
 #[cfg(test)]

@@ -30,6 +30,10 @@
 //! max_concurrency = 8
 //! max_run_seconds = 86400
 //! run_budget_usd = 5.0              # runs started without a budget get this one
+//!
+//! [telemetry]                       # traces over OTLP/HTTP (telemetry.rs); off by default
+//! otlp_endpoint = "http://collector:4318"
+//! headers_env = { "authorization" = "OTLP_AUTH" }
 //! ```
 
 use std::path::Path;

@@ -40,12 +40,7 @@ pub async fn invoke(
     body: Result<JsonBody, ApiError>,
 ) -> Result<Response, ApiError> {
     let starter = require_starter(&state.store, &id, &headers, "invoking the graph").await?;
-    let max_bytes = state.settings.run_limits.max_input_bytes;
-    let body = body.map_err(|error| match error {
-        ApiError::TooLarge { .. } => ApiError::RunInputTooLarge { max_bytes },
-        other => other,
-    })?;
-    let request = read(&body.0)?;
+    let request = read(&crate::runs_api::run_body(&state, body)?.0)?;
     let wait_seconds = request.wait_seconds.unwrap_or(DEFAULT_WAIT_SECONDS);
     if wait_seconds > MOST_WAIT_SECONDS {
         return Err(ApiError::InvokeRequest {

@@ -43,11 +43,7 @@ pub async fn start(
     body: Result<JsonBody, ApiError>,
 ) -> Result<Response, ApiError> {
     let starter = require_starter(&state.store, &id, &headers, "starting a run").await?;
-    let max_bytes = state.settings.run_limits.max_input_bytes;
-    let body = body.map_err(|error| match error {
-        ApiError::TooLarge { .. } => ApiError::RunInputTooLarge { max_bytes },
-        other => other,
-    })?;
+    let body = run_body(&state, body)?;
     let (input, budget_usd, from) = if body.0.iter().all(u8::is_ascii_whitespace) {
         (RunInput::default(), None, None)
     } else {
@@ -80,6 +76,18 @@ pub async fn start(
         Json(started),
     )
         .into_response())
+}
+
+/// A run request's body; one past the limit says the run input's limit.
+pub(crate) fn run_body(
+    state: &AppState,
+    body: Result<JsonBody, ApiError>,
+) -> Result<JsonBody, ApiError> {
+    let max_bytes = state.settings.run_limits.max_input_bytes;
+    body.map_err(|error| match error {
+        ApiError::TooLarge { .. } => ApiError::RunInputTooLarge { max_bytes },
+        other => other,
+    })
 }
 
 /// Starts a run of stored graph `id` for `starter`, as `POST …/runs` and

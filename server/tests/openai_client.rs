@@ -81,6 +81,19 @@ async fn make_graph(server: &Server, graph: Value) -> (String, String) {
     (id, made["token"].as_str().unwrap().to_owned())
 }
 
+/// What the client script printed, run with `arguments`.
+async fn client(python: &str, script: &std::path::Path, arguments: [&String; 3]) -> Value {
+    let output = tokio::process::Command::new(python)
+        .arg(script)
+        .args(arguments)
+        .output()
+        .await
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(output.status.success(), "the client failed: {stderr}");
+    serde_json::from_slice(&output.stdout).unwrap()
+}
+
 #[tokio::test]
 async fn the_official_openai_client_talks_to_a_graph_as_a_model() {
     let Some(python) = python() else {
@@ -103,15 +116,7 @@ async fn the_official_openai_client_talks_to_a_graph_as_a_model() {
     let (waiting, waiting_token) = make_graph(&server, approval).await;
     let script = folder.path().join("client.py");
     std::fs::write(&script, CLIENT).unwrap();
-    let output = tokio::process::Command::new(&python)
-        .arg(&script)
-        .args([&server.base, &graph, &token])
-        .output()
-        .await
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "the client failed: {stderr}");
-    let said: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let said = client(&python, &script, [&server.base, &graph, &token]).await;
     let text = said["text"].as_str().unwrap();
     assert!(
         text.starts_with("Simulated reply 1 (sim-1, 1 message in session) to \"Tides\""),
@@ -132,15 +137,7 @@ async fn the_official_openai_client_talks_to_a_graph_as_a_model() {
     assert_eq!(said["refused"], 403);
 
     // A graph that waits for a person answers with the link to decide.
-    let output = tokio::process::Command::new(&python)
-        .arg(&script)
-        .args([&server.base, &waiting, &waiting_token])
-        .output()
-        .await
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&output.stderr);
-    assert!(output.status.success(), "the client failed: {stderr}");
-    let said: Value = serde_json::from_slice(&output.stdout).unwrap();
+    let said = client(&python, &script, [&server.base, &waiting, &waiting_token]).await;
     let waits = said["text"].as_str().unwrap();
     assert!(
         waits.contains(&format!("/g/{waiting}/runs/")) && waits.contains("#approve="),
