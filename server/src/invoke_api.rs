@@ -19,10 +19,10 @@ use wire::run::RunRecord;
 use wire::status::RunStatus;
 
 use crate::body::JsonBody;
-use crate::capability::require_starter;
+use crate::capability::{Starter, require_starter};
 use crate::error::ApiError;
 use crate::rate_limit::ClientAddress;
-use crate::runs_api::{launch, run_document};
+use crate::runs_api::{Asked, launch, run_document};
 use crate::state::AppState;
 
 /// How long a request waits for its run unless it says.
@@ -50,34 +50,98 @@ pub async fn invoke(
             ),
         });
     }
-    let started = launch(
-        &state,
-        &id,
-        &client,
-        &starter,
-        request.input.into_run_input(),
-        None,
-        None,
-    )
-    .await?;
+    let input = request.input.into_run_input();
+    let run_id = match idempotency_key(&headers)? {
+        Some(key) => started_once(&state, &id, &client, &starter, input, &key).await?,
+        None => {
+            launch(&state, &id, &client, &starter, input, Asked::default())
+                .await?
+                .id
+        }
+    };
     if wants_events(&headers) {
-        let stream =
-            crate::runs_api::events(State(state), Path(started.id), HeaderMap::new()).await?;
+        let stream = crate::runs_api::events(State(state), Path(run_id), HeaderMap::new()).await?;
         return Ok(stream.into_response());
     }
-    let record = settled(
-        &state,
-        &started.id,
-        Duration::from_secs(wait_seconds.into()),
-    )
-    .await?;
-    let answer = answered(&state, &id, &started.id, &record).await?;
+    let record = settled(&state, &run_id, Duration::from_secs(wait_seconds.into())).await?;
+    let answer = answered(&state, &id, &run_id, &record).await?;
     let status = if answer.status.is_finished() {
         StatusCode::OK
     } else {
         StatusCode::ACCEPTED
     };
-    Ok((status, [(LOCATION, started.url)], Json(answer)).into_response())
+    Ok((status, [(LOCATION, answer.url.clone())], Json(answer)).into_response())
+}
+
+/// The `Idempotency-Key` header, if sent: at most 255 visible characters.
+fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
+    let Some(value) = headers.get("idempotency-key") else {
+        return Ok(None);
+    };
+    value
+        .to_str()
+        .ok()
+        .filter(|key| {
+            !key.is_empty() && key.len() <= 255 && key.bytes().all(|byte| byte.is_ascii_graphic())
+        })
+        .map(|key| Some(key.to_owned()))
+        .ok_or_else(|| ApiError::InvokeRequest {
+            path: "Idempotency-Key".to_owned(),
+            message: "an idempotency key is 1 to 255 visible ASCII characters".to_owned(),
+        })
+}
+
+/// Starts the run unless a request with the same key (from the same
+/// editors or the same run token) did in the last day: the run's id
+/// either way. The claim comes first, in one conditional write, so two
+/// requests racing with one key start one run.
+async fn started_once(
+    state: &AppState,
+    graph_id: &str,
+    client: &ClientAddress,
+    starter: &Starter,
+    input: wire::RunInput,
+    key: &str,
+) -> Result<String, ApiError> {
+    let scope = match starter {
+        Starter::Editor => "editor",
+        Starter::Token(token) => token.id.as_str(),
+    };
+    let scoped = format!("{scope}:{key}");
+    let run_id = crate::runs::new_run_id();
+    let claimed = state
+        .store
+        .claim_idempotency_key(graph_id, &scoped, &run_id, crate::store::now_millis())
+        .await?;
+    if claimed != run_id {
+        // The request that claimed the key may still be starting its run.
+        for _ in 0..200 {
+            if state.store.run(&claimed).await?.is_some() {
+                return Ok(claimed);
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        // It was refused, and let the key go.
+        return Err(ApiError::RunNotFound);
+    }
+    let asked = Asked {
+        run_id: Some(run_id.clone()),
+        ..Asked::default()
+    };
+    match launch(state, graph_id, client, starter, input, asked).await {
+        Ok(started) => Ok(started.id),
+        Err(refused) => {
+            // Refused runs leave the key free for the next try.
+            if let Err(error) = state
+                .store
+                .release_idempotency_key(graph_id, &scoped, &run_id)
+                .await
+            {
+                tracing::warn!(%error, "an idempotency key of a refused run could not be let go");
+            }
+            Err(refused)
+        }
+    }
 }
 
 /// The request, or the default one for an empty body.

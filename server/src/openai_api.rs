@@ -113,7 +113,15 @@ pub async fn chat_completions(
         text: input,
         files: Vec::new(),
     };
-    let started = launch(&state, &graph_id, &client, &starter, input, None, None).await?;
+    let started = launch(
+        &state,
+        &graph_id,
+        &client,
+        &starter,
+        input,
+        crate::runs_api::Asked::default(),
+    )
+    .await?;
     let model = format!("graph:{graph_id}");
     let id = format!("chatcmpl-{}", started.id);
     let created = crate::store::now_millis() / 1000;

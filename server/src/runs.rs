@@ -129,13 +129,21 @@ impl Runner {
     }
 }
 
+/// Which run of which stored graph: the run's id (made by the caller, so
+/// that an idempotency key can be claimed for it first) and the graph and
+/// revision it runs.
+pub struct RunOf<'a> {
+    pub run_id: String,
+    pub graph_id: &'a str,
+    pub revision: i64,
+}
+
 /// Stores the run (queued, held by this process) and starts it; returns
-/// its id. `of` is the stored graph and revision it runs; `from` makes it
-/// a run from a module, reusing a recorded run.
+/// its id. `from` makes it a run from a module, reusing a recorded run.
 pub async fn start_run(
     state: &AppState,
     graph: Graph,
-    of: (&str, i64),
+    of: RunOf<'_>,
     input: RunInput,
     budget_usd: Option<f64>,
     from: Option<(wire::run::RunFrom, engine::reuse::Reuse)>,
@@ -143,7 +151,7 @@ pub async fn start_run(
 ) -> Result<String, ApiError> {
     let (from, reuse) = from.unzip();
     let budget_usd = budget_usd.or(state.engine.settings.default_run_budget_usd);
-    let run_id = new_run_id();
+    let run_id = of.run_id;
     let snapshot = graph
         .to_json()
         .map_err(|error| ApiError::Internal(error.to_string()))?;
@@ -154,8 +162,8 @@ pub async fn start_run(
         .store
         .insert_run(NewRun {
             id: &run_id,
-            graph_id: Some(of.0),
-            graph_revision: Some(of.1),
+            graph_id: Some(of.graph_id),
+            graph_revision: Some(of.revision),
             snapshot: &snapshot,
             input: &input_json,
             budget_usd,
@@ -167,7 +175,7 @@ pub async fn start_run(
     runner.launch(
         Launch {
             run_id: run_id.clone(),
-            graph_id: Some(of.0.to_owned()),
+            graph_id: Some(of.graph_id.to_owned()),
             graph,
             input,
             budget_usd,

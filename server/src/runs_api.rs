@@ -69,7 +69,12 @@ pub async fn start(
             message: "a run token starts runs from the beginning: a run from a module reads an earlier run, which only the graph's editors may".to_owned(),
         });
     }
-    let started = launch(&state, &id, &client, &starter, input, budget_usd, from).await?;
+    let asked = Asked {
+        budget_usd,
+        from,
+        run_id: None,
+    };
+    let started = launch(&state, &id, &client, &starter, input, asked).await?;
     Ok((
         StatusCode::CREATED,
         [(axum::http::header::LOCATION, started.url.clone())],
@@ -90,6 +95,16 @@ pub(crate) fn run_body(
     })
 }
 
+/// What a request asks of a run besides its input.
+#[derive(Default)]
+pub(crate) struct Asked {
+    pub budget_usd: Option<f64>,
+    pub from: Option<wire::run::RunFrom>,
+    /// The run's id, when the request claimed one first (an idempotency
+    /// key); a new one otherwise.
+    pub run_id: Option<String>,
+}
+
 /// Starts a run of stored graph `id` for `starter`, as `POST …/runs` and
 /// `POST …/invoke` do: the input within its limit, the graph valid and
 /// runnable here, the run counted against its limits.
@@ -99,9 +114,13 @@ pub(crate) async fn launch(
     client: &ClientAddress,
     starter: &Starter,
     input: RunInput,
-    budget_usd: Option<f64>,
-    from: Option<wire::run::RunFrom>,
+    asked: Asked,
 ) -> Result<RunStarted, ApiError> {
+    let Asked {
+        budget_usd,
+        from,
+        run_id,
+    } = asked;
     let max_bytes = state.settings.run_limits.max_input_bytes;
     let input_bytes = input.text.len()
         + input
@@ -142,7 +161,11 @@ pub(crate) async fn launch(
     let run_id = start_run(
         state,
         graph,
-        (id, stored.revision),
+        crate::runs::RunOf {
+            run_id: run_id.unwrap_or_else(crate::runs::new_run_id),
+            graph_id: id,
+            revision: stored.revision,
+        },
         input,
         budget_usd,
         from,

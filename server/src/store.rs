@@ -9,6 +9,7 @@ mod call_decisions;
 mod changes;
 mod graphs;
 mod health;
+mod idempotency;
 mod listen;
 mod run_tokens;
 mod runs;

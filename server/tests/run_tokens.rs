@@ -492,3 +492,48 @@ async fn eight_runs_at_once_with_one_token_start_no_more_than_its_limit() {
         );
     }
 }
+
+#[tokio::test]
+async fn eight_invokes_at_once_with_one_idempotency_key_start_one_run() {
+    for database in support::databases().await {
+        let router = server::router::router(support::state(&database, Limits::default()).await);
+        let graph = create_graph(&router, starter()).await;
+        let (_, token) = make_token(&router, &graph, "Webhook relay").await;
+        let keyed = |key: &str| {
+            let mut request = with_token(invoke(&graph, json!({"input": "Tides"})), &token);
+            request
+                .headers_mut()
+                .insert("idempotency-key", key.parse().unwrap());
+            request
+        };
+        let answers =
+            futures::future::join_all((0..8).map(|_| call(&router, keyed("delivery-1")))).await;
+        let runs: std::collections::BTreeSet<String> = answers
+            .iter()
+            .map(|(status, answer)| {
+                assert_eq!(*status, StatusCode::OK, "{}: {answer}", database.name);
+                answer["run_id"].as_str().unwrap().to_owned()
+            })
+            .collect();
+        assert_eq!(runs.len(), 1, "{}: {runs:?}", database.name);
+        let (_, listed) = call(
+            &router,
+            as_editor(get(&format!("/api/graphs/{graph}/runs")), &graph),
+        )
+        .await;
+        assert_eq!(listed["runs"].as_array().unwrap().len(), 1, "{listed}");
+        // Another key is another run; a key the editors use is theirs.
+        let (_, other) = call(&router, keyed("delivery-2")).await;
+        assert!(!runs.contains(other["run_id"].as_str().unwrap()));
+        let mut by_editor = as_editor(invoke(&graph, json!({"input": "Tides"})), &graph);
+        by_editor
+            .headers_mut()
+            .insert("idempotency-key", "delivery-1".parse().unwrap());
+        let (_, theirs) = call(&router, by_editor).await;
+        assert!(!runs.contains(theirs["run_id"].as_str().unwrap()));
+        // A key that is not one says so.
+        let (status, refused) = call(&router, keyed("two words")).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY);
+        assert_eq!(refused["error"]["details"]["path"], "Idempotency-Key");
+    }
+}
