@@ -112,7 +112,13 @@ pub async fn require_edit_token(
     headers: &HeaderMap,
     action: &'static str,
 ) -> Result<(), crate::error::ApiError> {
-    let (token, stored_hash) = presented(store, id, headers, action).await?;
+    let (token, stored_hash) = presented(
+        store,
+        id,
+        headers,
+        crate::error::ApiError::EditTokenRequired(action),
+    )
+    .await?;
     if token_matches(token, &stored_hash) {
         Ok(())
     } else {
@@ -122,12 +128,12 @@ pub async fn require_edit_token(
 
 /// The bearer token `headers` carry for graph `id`, and the hash of the
 /// graph's edit token: `graph.not_found` for a graph that does not exist,
-/// whatever was sent, and `graph.edit_token_required` without a token.
+/// whatever was sent, and `missing` without a token.
 async fn presented<'h>(
     store: &crate::store::Store,
     id: &str,
     headers: &'h HeaderMap,
-    action: &'static str,
+    missing: crate::error::ApiError,
 ) -> Result<(&'h str, String), crate::error::ApiError> {
     use crate::error::ApiError;
     if !is_graph_id(id) {
@@ -137,7 +143,7 @@ async fn presented<'h>(
         .edit_token_hash(id)
         .await?
         .ok_or(ApiError::GraphNotFound)?;
-    let token = bearer_token(headers).ok_or(ApiError::EditTokenRequired(action))?;
+    let token = bearer_token(headers).ok_or(missing)?;
     Ok((token, stored_hash))
 }
 
@@ -173,7 +179,8 @@ pub async fn require_starter(
     headers: &HeaderMap,
     action: &'static str,
 ) -> Result<Starter, crate::error::ApiError> {
-    let (token, stored_hash) = presented(store, id, headers, action).await?;
+    let missing = crate::error::ApiError::StarterTokenRequired(action);
+    let (token, stored_hash) = presented(store, id, headers, missing).await?;
     if token_matches(token, &stored_hash) {
         return Ok(Starter::Editor);
     }

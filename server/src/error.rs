@@ -33,6 +33,9 @@ pub enum ApiError {
     MethodNotAllowed,
     /// What needed the token: "saving", "starting a run", …
     EditTokenRequired(&'static str),
+    /// What needed a token where a run token is enough too: "invoking
+    /// the graph", … (the same code as `EditTokenRequired`).
+    StarterTokenRequired(&'static str),
     EditTokenInvalid,
     /// The server has an access key and the request did not carry it.
     AccessKeyRequired,
@@ -171,7 +174,9 @@ impl ApiError {
             }
             ApiError::RevisionsQuery { .. } => StatusCode::UNPROCESSABLE_ENTITY,
             ApiError::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
-            ApiError::EditTokenRequired(_) | ApiError::EditTokenInvalid => StatusCode::FORBIDDEN,
+            ApiError::EditTokenRequired(_)
+            | ApiError::StarterTokenRequired(_)
+            | ApiError::EditTokenInvalid => StatusCode::FORBIDDEN,
             ApiError::AccessKeyRequired => StatusCode::UNAUTHORIZED,
             ApiError::AccessKeyInvalid => StatusCode::FORBIDDEN,
             ApiError::SandboxUnavailable { .. } | ApiError::RunFromInvalid { .. } => {
@@ -221,7 +226,9 @@ impl ApiError {
             ApiError::RevisionsQuery { .. } => "graph.revisions_query_invalid",
             ApiError::RouteNotFound => "request.not_found",
             ApiError::MethodNotAllowed => "request.method_not_allowed",
-            ApiError::EditTokenRequired(_) => "graph.edit_token_required",
+            ApiError::EditTokenRequired(_) | ApiError::StarterTokenRequired(_) => {
+                "graph.edit_token_required"
+            }
             ApiError::EditTokenInvalid => "graph.edit_token_invalid",
             ApiError::AccessKeyRequired => "access.key_required",
             ApiError::AccessKeyInvalid => "access.key_invalid",
@@ -267,7 +274,7 @@ impl ApiError {
             }
             ApiError::OverLimit(exceeded) => exceeded.message.clone(),
             ApiError::UnsupportedMediaType => {
-                "send the graph document as application/json".to_owned()
+                "send the body as JSON, with Content-Type: application/json".to_owned()
             }
             ApiError::GraphNotFound => "there is no graph with this id".to_owned(),
             ApiError::RevisionNotFound(revision) => {
@@ -278,6 +285,9 @@ impl ApiError {
             ApiError::MethodNotAllowed => "this endpoint does not take that method".to_owned(),
             ApiError::EditTokenRequired(action) => format!(
                 "{action} needs the graph's edit token (Authorization: Bearer <token>); with a view link, fork the graph and use the copy"
+            ),
+            ApiError::StarterTokenRequired(action) => format!(
+                "{action} needs the graph's edit token or one of its run tokens (Authorization: Bearer <token>); with a view link, fork the graph and use the copy"
             ),
             ApiError::AccessKeyRequired => "this server needs its access key to change anything: open the link with ?key=… its operator gave you, or send X-Patchbay-Access-Key".to_owned(),
             ApiError::AccessKeyInvalid => "the access key is not this server's".to_owned(),
