@@ -9,7 +9,33 @@ TARGET_DIR="${CARGO_TARGET_DIR:-$ROOT/target}"
 SITE_ROOT="$TARGET_DIR/site"
 export PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
 
-say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+# Each step is said as it begins; when the script ends (or before it hands
+# over with exec: print_steps), it says how long each of its steps took,
+# so a slow first start shows where its minutes went.
+STEP_NAME=""
+STEP_STARTED=""
+STEPS_TAKEN=()
+SCRIPT_STARTED="$(date +%s)"
+finish_step() {
+  if [ -n "$STEP_STARTED" ]; then
+    STEPS_TAKEN+=("$(printf '%6ds  %s' "$(($(date +%s) - STEP_STARTED))" "$STEP_NAME")")
+    STEP_STARTED=""
+  fi
+}
+say() {
+  finish_step
+  printf '\033[1m==> %s\033[0m\n' "$*" >&2
+  STEP_NAME="$*"
+  STEP_STARTED="$(date +%s)"
+}
+print_steps() {
+  finish_step
+  [ "${#STEPS_TAKEN[@]}" -gt 0 ] || return 0
+  printf '\033[1m==> %s took %ds:\033[0m\n' "$(basename "$0")" "$(($(date +%s) - SCRIPT_STARTED))" >&2
+  printf '%s\n' "${STEPS_TAKEN[@]}" >&2
+  STEPS_TAKEN=()
+}
+trap print_steps EXIT
 fail() { printf '\033[31merror:\033[0m %s\n' "$*" >&2; exit 1; }
 
 # Run as root, through sudo when we are not root.
