@@ -55,6 +55,27 @@ pub fn check_request(request: &DecisionRequest) -> Result<(), ApiError> {
     Ok(())
 }
 
+/// Why a decision on a call that does not wait is refused: taken first by
+/// someone, by its timeout, or never asked.
+async fn refusal(
+    state: &AppState,
+    run_id: &str,
+    module_id: &str,
+    activation: u32,
+    call_id: &str,
+) -> Result<ApiError, ApiError> {
+    let module = module_id.to_owned();
+    let first = state
+        .store
+        .call_decision(run_id, module_id, i64::from(activation), call_id)
+        .await?;
+    Ok(match first {
+        Some(first) if first.decided_by == TIMED_OUT => ApiError::DecisionTimedOut { module },
+        Some(_) => ApiError::DecisionAlreadyTaken { module },
+        None => ApiError::DecisionNotWaiting { module },
+    })
+}
+
 /// Takes a decision on call `call_id` of the module's last activation:
 /// `200` with the activation as decided, `409` when the call does not
 /// wait or was decided first.
@@ -87,7 +108,10 @@ pub async fn decide_call(
         .rev()
         .find(|call| call.call_id == call_id)
     else {
-        return Err(not_waiting());
+        // A call decided and taken up again may be missing from the record
+        // for a moment (the activation is rebuilt from its turns): who came
+        // first says why.
+        return Err(refusal(state, run_id, module_id, record.activation, call_id).await?);
     };
     if let Some(arguments) = &request.arguments
         && let Some(locked) = arguments.iter().find_map(|(name, value)| {
@@ -117,19 +141,7 @@ pub async fn decide_call(
     // shows decided may have a decision the run has not acted on yet.
     let waits = call.outcome == ToolOutcome::Waiting && call.decision.is_none();
     if !waits || !state.store.insert_call_decision(&stored).await? {
-        let first = state
-            .store
-            .call_decision(run_id, module_id, stored.activation, call_id)
-            .await?;
-        return Err(match first {
-            Some(first) if first.decided_by == TIMED_OUT => ApiError::DecisionTimedOut {
-                module: module_id.to_owned(),
-            },
-            Some(_) => ApiError::DecisionAlreadyTaken {
-                module: module_id.to_owned(),
-            },
-            None => not_waiting(),
-        });
+        return Err(refusal(state, run_id, module_id, record.activation, call_id).await?);
     }
     // Run here: it acts at once. Run by another process, or by none, it
     // is read from the database there, or when the run is resumed.
