@@ -31,6 +31,7 @@ pub mod template;
 pub mod tool_approval;
 pub mod tools;
 pub mod topology;
+pub mod triggers;
 pub mod typing;
 pub mod validate;
 pub mod validators;

@@ -51,7 +51,11 @@ pub fn check_exposure(settings: &Settings) -> Result<(), String> {
 
 /// Posted, yet changing nothing: checking a document, and listing the
 /// graphs whose edit tokens the caller holds (the home page).
-const POSTED_READS: [&str; 2] = ["/api/validate", "/api/graphs/summaries"];
+const POSTED_READS: [&str; 3] = [
+    "/api/validate",
+    "/api/graphs/summaries",
+    "/api/schedules/next",
+];
 
 /// Whether `request` changes something (and so needs the key).
 fn changes_something(method: &Method, path: &str) -> bool {
@@ -60,7 +64,8 @@ fn changes_something(method: &Method, path: &str) -> bool {
     }
     let reads = matches!(*method, Method::GET | Method::HEAD | Method::OPTIONS);
     let posted_read = *method == Method::POST && POSTED_READS.contains(&path);
-    let own_capability = is_decision(path) || is_invoke(path) || path == CHAT_COMPLETIONS;
+    let own_capability =
+        is_decision(path) || is_invoke(path) || is_hook(path) || path == CHAT_COMPLETIONS;
     !reads && !posted_read && !own_capability && !is_presence(path)
 }
 
@@ -75,6 +80,13 @@ fn is_invoke(path: &str) -> bool {
     path.strip_prefix("/api/graphs/")
         .and_then(|rest| rest.strip_suffix("/invoke"))
         .is_some_and(|id| !id.contains('/'))
+}
+
+/// A webhook delivery (`/hooks/{trigger_id}`) carries its own capability,
+/// the trigger's secret, which a sender outside knows and nothing else.
+fn is_hook(path: &str) -> bool {
+    path.strip_prefix("/hooks/")
+        .is_some_and(|id| !id.is_empty() && !id.contains('/'))
 }
 
 /// Where a person is in a graph's room (`/api/graphs/{id}/presence`)
@@ -253,6 +265,14 @@ mod tests {
             "/api/graphs/g_x/run-tokens"
         ));
         assert!(changes_something(&Method::POST, "/api/graphs/g_x/y/invoke"));
+        // So is a webhook's secret; making one needs the key.
+        assert!(!changes_something(&Method::POST, "/hooks/daily"));
+        assert!(changes_something(&Method::POST, "/hooks/daily/x"));
+        assert!(changes_something(
+            &Method::POST,
+            "/api/graphs/g_x/triggers/daily/secret"
+        ));
+        assert!(!changes_something(&Method::POST, "/api/schedules/next"));
     }
 
     #[test]

@@ -147,25 +147,65 @@ async fn presented<'h>(
     Ok((token, stored_hash))
 }
 
-/// Who starts a run: the graph's editors, or a program with one of its
-/// run tokens.
+/// Who starts a run: the graph's editors, a program with one of its run
+/// tokens, or one of its triggers.
 #[derive(Clone, Debug)]
 pub enum Starter {
     Editor,
     Token(crate::store::StoredRunToken),
+    Schedule {
+        trigger: String,
+        tick: i64,
+        caught_up: bool,
+    },
+    /// A delivery to a webhook trigger, with its secret.
+    Webhook {
+        graph_id: String,
+        trigger: String,
+    },
 }
 
 impl Starter {
     pub fn started_by(&self) -> wire::run::StartedBy {
+        let mut started_by = wire::run::StartedBy {
+            how: wire::run::StartedHow::Editor,
+            token: None,
+            trigger: None,
+            tick: None,
+            caught_up: false,
+        };
         match self {
-            Starter::Editor => wire::run::StartedBy {
-                how: wire::run::StartedHow::Editor,
-                token: None,
-            },
-            Starter::Token(token) => wire::run::StartedBy {
-                how: wire::run::StartedHow::Api,
-                token: Some(token.name.clone()),
-            },
+            Starter::Editor => {}
+            Starter::Token(token) => {
+                started_by.how = wire::run::StartedHow::Api;
+                started_by.token = Some(token.name.clone());
+            }
+            Starter::Schedule {
+                trigger,
+                tick,
+                caught_up,
+            } => {
+                started_by.how = wire::run::StartedHow::Schedule;
+                started_by.trigger = Some(trigger.clone());
+                started_by.tick = Some(*tick);
+                started_by.caught_up = *caught_up;
+            }
+            Starter::Webhook { trigger, .. } => {
+                started_by.how = wire::run::StartedHow::Webhook;
+                started_by.trigger = Some(trigger.clone());
+            }
+        }
+        started_by
+    }
+
+    /// Whom an `Idempotency-Key` belongs to, and whose runs a rate limit
+    /// counts together: the editors, a run token, a trigger.
+    pub fn scope(&self) -> String {
+        match self {
+            Starter::Editor => "editor".to_owned(),
+            Starter::Token(token) => token.id.clone(),
+            Starter::Schedule { trigger, .. } => format!("schedule:{trigger}"),
+            Starter::Webhook { graph_id, trigger } => format!("hook:{graph_id}:{trigger}"),
         }
     }
 }

@@ -31,6 +31,9 @@
 //! max_run_seconds = 86400
 //! run_budget_usd = 5.0              # runs started without a budget get this one
 //!
+//! [schedules]                       # ticks seen later than this fell while no server was up
+//! late_after_seconds = 60
+//!
 //! [telemetry]                       # traces over OTLP/HTTP (telemetry.rs); off by default
 //! otlp_endpoint = "http://collector:4318"
 //! headers_env = { "authorization" = "OTLP_AUTH" }
@@ -72,6 +75,18 @@ pub struct ConfigFile {
     /// Traces to the operator's collector (PRODUCT §9); none by default.
     #[serde(default)]
     pub telemetry: crate::telemetry::TelemetryConfig,
+    /// How schedules treat ticks they see late (PRODUCT §6.5).
+    #[serde(default)]
+    pub schedules: SchedulesConfig,
+}
+
+/// `[schedules]`: a tick seen more than `late_after_seconds` after its time
+/// fell while no server was up, and its schedule's `catch_up` decides
+/// whether one run stands for it.
+#[derive(Clone, Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SchedulesConfig {
+    pub late_after_seconds: Option<u64>,
 }
 
 /// A webhook an approval may notify.

@@ -155,6 +155,27 @@ pub enum ApiError {
     RunStillGoing {
         run_id: String,
     },
+    /// A webhook delivery without its trigger's secret.
+    HookSecretRequired,
+    /// A webhook delivery whose secret is not its trigger's.
+    HookSecretInvalid,
+    /// The graph has no trigger with that id (or not of the kind needed).
+    TriggerNotFound {
+        trigger: String,
+        kind: &'static str,
+    },
+    TriggerPaused(String),
+    /// A webhook delivery whose body cannot be a run's input.
+    HookBody {
+        path: String,
+        message: String,
+    },
+    /// `POST /api/schedules/next` whose body is not `{"cron", "timezone"}`,
+    /// or whose cron or time zone cannot be read.
+    ScheduleRequest {
+        path: String,
+        message: String,
+    },
     /// A failure of ours, not the client's. The detail goes to the log only.
     Internal(String),
 }
@@ -209,6 +230,13 @@ impl ApiError {
                 StatusCode::UNPROCESSABLE_ENTITY
             }
             ApiError::RunTokenNotFound => StatusCode::NOT_FOUND,
+            ApiError::HookSecretRequired => StatusCode::UNAUTHORIZED,
+            ApiError::HookSecretInvalid => StatusCode::FORBIDDEN,
+            ApiError::TriggerNotFound { .. } => StatusCode::NOT_FOUND,
+            ApiError::TriggerPaused(_) => StatusCode::CONFLICT,
+            ApiError::HookBody { .. } | ApiError::ScheduleRequest { .. } => {
+                StatusCode::UNPROCESSABLE_ENTITY
+            }
             ApiError::RunEnded { .. } => StatusCode::BAD_GATEWAY,
             ApiError::RunStillGoing { .. } => StatusCode::GATEWAY_TIMEOUT,
             ApiError::Internal(_) => StatusCode::INTERNAL_SERVER_ERROR,
@@ -237,6 +265,12 @@ impl ApiError {
             ApiError::RunTokenRequest { .. } => "run_token.invalid_request",
             ApiError::RunTokenNotFound => "run_token.not_found",
             ApiError::InvokeRequest { .. } => "invoke.invalid_request",
+            ApiError::HookSecretRequired => "hook.secret_required",
+            ApiError::HookSecretInvalid => "hook.secret_invalid",
+            ApiError::TriggerNotFound { .. } => "trigger.not_found",
+            ApiError::TriggerPaused(_) => "trigger.paused",
+            ApiError::HookBody { .. } => "hook.invalid_body",
+            ApiError::ScheduleRequest { .. } => "schedule.invalid_request",
             ApiError::RunEnded { .. } => "invoke.run_ended_without_answer",
             ApiError::RunStillGoing { .. } => "invoke.run_still_going",
             ApiError::RunInputTooLarge { .. } => "run.input_too_large",
@@ -318,6 +352,17 @@ impl ApiError {
             ApiError::RunTokenRequest { path, message }
             | ApiError::InvokeRequest { path, message } => format!("{path}: {message}"),
             ApiError::RunTokenNotFound => "this graph has no run token with this id".to_owned(),
+            ApiError::HookSecretRequired => "a webhook delivery needs its trigger's secret: X-Patchbay-Secret: <secret>, Authorization: Bearer <secret>, or ?secret=<secret>".to_owned(),
+            ApiError::HookSecretInvalid => "the secret is not this webhook's (it may have been rotated)".to_owned(),
+            ApiError::TriggerNotFound { trigger, kind } => {
+                format!("the graph has no {kind} trigger \"{trigger}\"")
+            }
+            ApiError::TriggerPaused(trigger) => format!(
+                "trigger \"{trigger}\" is paused; its graph's editors can resume it in the Triggers dialog"
+            ),
+            ApiError::HookBody { path, message } | ApiError::ScheduleRequest { path, message } => {
+                format!("{path}: {message}")
+            }
             ApiError::RunEnded {
                 run_id,
                 status,
@@ -410,7 +455,12 @@ impl ApiError {
             ApiError::DecisionRequest { path, .. }
             | ApiError::RoomRequest { path, .. }
             | ApiError::RunTokenRequest { path, .. }
-            | ApiError::InvokeRequest { path, .. } => Some(json!({ "path": path })),
+            | ApiError::InvokeRequest { path, .. }
+            | ApiError::HookBody { path, .. }
+            | ApiError::ScheduleRequest { path, .. } => Some(json!({ "path": path })),
+            ApiError::TriggerNotFound { trigger, .. } | ApiError::TriggerPaused(trigger) => {
+                Some(json!({ "trigger_id": trigger }))
+            }
             ApiError::RunEnded { run_id, .. } | ApiError::RunStillGoing { run_id } => {
                 Some(json!({ "run_id": run_id, "url": format!("/api/runs/{run_id}") }))
             }

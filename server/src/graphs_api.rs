@@ -35,6 +35,8 @@ pub async fn create_graph(
     let edit_token = new_edit_token();
     graph.id = Some(id.clone());
     graph.revision = 1;
+    let schedules =
+        crate::triggers::schedule_rows(&crate::triggers::read(&graph)?, engine::now_millis());
     let document = graph
         .to_json()
         .map_err(|error| ApiError::Internal(error.to_string()))?;
@@ -46,6 +48,7 @@ pub async fn create_graph(
             name: &graph.name,
             document: &document,
             forked_from,
+            schedules: &schedules,
         })
         .await?;
     Ok(Created { id, edit_token })
@@ -166,6 +169,9 @@ pub async fn fork(
         .map_err(|error| ApiError::Internal(format!("stored graph {id} does not load: {error}")))?;
     // Two graphs of one name in a person's list could not be told apart.
     graph.name = graph::names::fork_name(&graph.name);
+    // A copy's schedules and webhooks wait for its own editors to start
+    // them, or the original's schedule would fire twice.
+    graph::triggers::pause_all(&mut graph);
     let created = create_graph(&state, graph.clone(), Some(&id)).await?;
     Ok(created_response(&state, created, &graph))
 }

@@ -74,7 +74,7 @@ pub async fn invoke(
 }
 
 /// The `Idempotency-Key` header, if sent: at most 255 visible characters.
-fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
+pub(crate) fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
     let Some(value) = headers.get("idempotency-key") else {
         return Ok(None);
     };
@@ -95,7 +95,7 @@ fn idempotency_key(headers: &HeaderMap) -> Result<Option<String>, ApiError> {
 /// editors or the same run token) did in the last day: the run's id
 /// either way. The claim comes first, in one conditional write, so two
 /// requests racing with one key start one run.
-async fn started_once(
+pub(crate) async fn started_once(
     state: &AppState,
     graph_id: &str,
     client: &ClientAddress,
@@ -103,11 +103,7 @@ async fn started_once(
     input: wire::RunInput,
     key: &str,
 ) -> Result<String, ApiError> {
-    let scope = match starter {
-        Starter::Editor => "editor",
-        Starter::Token(token) => token.id.as_str(),
-    };
-    let scoped = format!("{scope}:{key}");
+    let scoped = format!("{}:{key}", starter.scope());
     let run_id = crate::runs::new_run_id();
     let claimed = state
         .store

@@ -18,6 +18,7 @@ pub mod graphs_api;
 pub mod headers;
 pub mod headless;
 pub mod health_api;
+pub mod hooks_api;
 pub mod invoke_api;
 pub mod janitor;
 pub mod metrics;
@@ -39,6 +40,8 @@ pub mod store;
 pub mod summaries_api;
 pub mod telemetry;
 pub mod tool_servers;
+pub mod triggers;
+pub mod triggers_api;
 
 use std::sync::Arc;
 
@@ -268,6 +271,11 @@ pub async fn build_state(settings: Settings) -> Result<AppState, StoreError> {
         followers,
         rooms,
         _shutdown_on_drop: Arc::new(shutdown.clone().drop_guard()),
+        schedule_late_after: std::time::Duration::from_secs(
+            file.schedules
+                .late_after_seconds
+                .unwrap_or(triggers::LATE_AFTER_SECONDS),
+        ),
         shutdown,
         acp_profiles: profiles
             .into_iter()

@@ -490,6 +490,7 @@ async fn run(settings: Settings) -> Result<(), String> {
         tracing::info!("Patchbay is serving http://{addr} (database {database})");
     }
     server::janitor::spawn(state.clone());
+    server::triggers::ticker::spawn(state.clone());
     let app = server::router::router(state).into_make_service_with_connect_info::<SocketAddr>();
     let served = axum::serve(listener, app)
         .with_graceful_shutdown({

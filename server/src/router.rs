@@ -22,7 +22,7 @@ use crate::error::ApiError;
 use crate::state::AppState;
 use crate::{
     access, attachments_api, decisions_api, estimate_api, graphs_api, headers, invoke_api, pages,
-    revisions_api, room_api, run_tokens_api, runs_api, summaries_api,
+    revisions_api, room_api, run_tokens_api, runs_api, summaries_api, triggers_api,
 };
 
 /// Attachments and documents; run requests have a limit of their own.
@@ -75,6 +75,12 @@ fn api(state: &AppState) -> Router<AppState> {
             "/graphs/{id}/run-tokens/{token_id}",
             axum::routing::delete(run_tokens_api::revoke),
         )
+        .route("/graphs/{id}/triggers", get(triggers_api::list))
+        .route(
+            "/graphs/{id}/triggers/{trigger_id}/secret",
+            post(triggers_api::make_secret),
+        )
+        .route("/schedules/next", post(triggers_api::next_times))
         .route("/graphs/{id}/estimate", get(estimate_api::estimate))
         .route("/graphs/{id}/revisions", get(revisions_api::list))
         .route("/graphs/{id}/revisions/{revision}", get(revisions_api::get))
@@ -135,6 +141,11 @@ pub fn router(state: AppState) -> Router {
     let routes = Router::new()
         .route("/new", get(pages::new_graph))
         .route("/metrics", get(crate::metrics_api::metrics))
+        .route(
+            "/hooks/{trigger_id}",
+            post(crate::hooks_api::deliver)
+                .layer(DefaultBodyLimit::max(max_run_request_bytes(&state))),
+        )
         .route(
             "/v1/chat/completions",
             post(crate::openai_api::chat_completions)

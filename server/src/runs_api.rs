@@ -190,8 +190,8 @@ pub(crate) fn count_run(
     client: &ClientAddress,
     starter: &Starter,
 ) -> Result<(), ApiError> {
-    if let Starter::Token(token) = starter {
-        state.run_rate.check_token(&token.id)?;
+    if matches!(starter, Starter::Token(_) | Starter::Webhook { .. }) {
+        state.run_rate.check_token(&starter.scope())?;
     }
     state.run_rate.check(client)
 }

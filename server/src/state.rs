@@ -33,10 +33,17 @@ pub struct AppState {
     /// dropped): no run is taken over any more, streams of runs run
     /// elsewhere close.
     pub shutdown: tokio_util::sync::CancellationToken,
+    /// How late a schedule's tick may be seen and still be on time
+    /// (`triggers::LATE_AFTER_SECONDS`).
+    pub schedule_late_after: std::time::Duration,
     pub _shutdown_on_drop: Arc<tokio_util::sync::DropGuard>,
 }
 
 impl AppState {
+    pub fn schedule_late_after_millis(&self) -> i64 {
+        i64::try_from(self.schedule_late_after.as_millis()).unwrap_or(i64::MAX)
+    }
+
     /// What validation may assume this server offers.
     pub fn validation_context(&self) -> ValidationContext {
         ValidationContext {

@@ -14,6 +14,7 @@ mod listen;
 mod run_tokens;
 mod runs;
 mod thinning;
+mod triggers;
 mod writer;
 
 pub use writer::MOST_WAITING as MOST_WRITES_WAITING;
@@ -29,6 +30,7 @@ pub use health::{ANSWER_WITHIN, StoreHealth};
 pub use listen::listen;
 pub use run_tokens::StoredRunToken;
 pub use runs::{ActivationRow, Claimed, Lease, NewRun, StoredActivation, StoredEvent, StoredRun};
+pub use triggers::{DueSchedule, ScheduleRow};
 
 use std::path::Path;
 use std::time::{SystemTime, UNIX_EPOCH};

@@ -341,6 +341,7 @@ async fn thinning_while_saves_land_and_runs_start_keeps_every_revision_it_must()
                 name: "r1",
                 document: &document(1),
                 forked_from: None,
+                schedules: &[],
             })
             .await
             .unwrap();
@@ -361,6 +362,7 @@ async fn thinning_while_saves_land_and_runs_start_keeps_every_revision_it_must()
                         summary: "saved",
                         keep: Keep::Always,
                         announce: None,
+                        schedules: &[],
                     })
                     .await
                     .unwrap()

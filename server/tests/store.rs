@@ -28,6 +28,7 @@ fn renamed<'a>(
         summary: "renamed",
         keep,
         announce: None,
+        schedules: &[],
     }
 }
 
@@ -49,6 +50,7 @@ async fn a_graph_is_stored_and_read_back() {
                 name: "First",
                 document: &document(&id, 1, "First"),
                 forked_from: None,
+                schedules: &[],
             })
             .await
             .unwrap();
@@ -75,6 +77,7 @@ async fn saves_move_the_revision_and_keep_history() {
                 name: "v1",
                 document: &document(&id, 1, "v1"),
                 forked_from: None,
+                schedules: &[],
             })
             .await
             .unwrap();
@@ -151,6 +154,7 @@ async fn of_concurrent_saves_from_one_revision_exactly_one_wins() {
                 name: "v1",
                 document: &document(&id, 1, "v1"),
                 forked_from: None,
+                schedules: &[],
             })
             .await
             .unwrap();
@@ -387,6 +391,7 @@ async fn an_old_history_thins_out_keeping_the_first_the_current_and_what_runs_ra
                 name: "v1",
                 document: &document(&id, 1, "v1"),
                 forked_from: None,
+                schedules: &[],
             })
             .await
             .unwrap();

@@ -20,6 +20,7 @@ pub mod room;
 pub mod run;
 pub mod run_tokens;
 pub mod status;
+pub mod triggers;
 
 pub use activation::{
     ActivationRecord, IntentChoice, ResponseRecord, Route, TranscriptEntry, TranscriptRole,

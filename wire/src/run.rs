@@ -119,14 +119,24 @@ pub struct WithStartedBy<T> {
     pub started_by: Option<StartedBy>,
 }
 
-/// How a run started: from the editor (with the edit token), or through
-/// the API with a run token, and which.
+/// How a run started: from the editor (with the edit token), through the
+/// API with a run token, or by one of the graph's triggers, and which.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct StartedBy {
     pub how: StartedHow,
     /// The run token's name, for a run started with one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub token: Option<String>,
+    /// The trigger's id, for a run a schedule or a webhook started.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trigger: Option<String>,
+    /// The tick a schedule fired for (Unix milliseconds).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tick: Option<i64>,
+    /// The schedule's run stands for ticks that fell while no server was
+    /// up (`catch_up: "one"`).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub caught_up: bool,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -134,6 +144,8 @@ pub struct StartedBy {
 pub enum StartedHow {
     Editor,
     Api,
+    Schedule,
+    Webhook,
 }
 
 /// `GET /api/graphs/{id}/runs`: newest first (the server says how each

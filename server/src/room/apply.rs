@@ -79,8 +79,16 @@ pub async fn apply_change(
             });
         }
         let (after, text) = next_revision(state, id, document, graph.revision)?;
-        if let Some(accepted) =
-            store(state, &graph, &author, applied, (&before, &after, &text)).await?
+        let schedules =
+            crate::triggers::schedule_rows(&crate::triggers::read(&after)?, engine::now_millis());
+        if let Some(accepted) = store(
+            state,
+            &graph,
+            &author,
+            applied,
+            (&before, &after, &text, &schedules),
+        )
+        .await?
         {
             return Ok(accepted);
         }
@@ -189,7 +197,7 @@ async fn store(
     graph: &StoredGraph,
     author: &Author<'_>,
     applied: Applied,
-    (before, after, text): (&Graph, &Graph, &str),
+    (before, after, text, schedules): (&Graph, &Graph, &str, &[crate::store::ScheduleRow]),
 ) -> Result<Option<ChangeAccepted>, ApiError> {
     let id = graph.id.as_str();
     let change = Change {
@@ -218,6 +226,7 @@ async fn store(
             summary: &summary,
             keep: author.keep,
             announce: Some(&payload),
+            schedules,
         })
         .await?;
     match outcome {

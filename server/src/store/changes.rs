@@ -51,6 +51,8 @@ pub struct NewChange<'a> {
     pub keep: Keep,
     /// `Some`: the notification every process gets (PostgreSQL).
     pub announce: Option<&'a str>,
+    /// The document's schedules (`triggers.rs`).
+    pub schedules: &'a [super::ScheduleRow],
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -139,6 +141,8 @@ impl Store {
             .execute(&mut *transaction)
             .await?;
         }
+        super::triggers::mirror_schedules(&mut transaction, change.graph_id, change.schedules)
+            .await?;
         if let (Some(payload), Backend::Postgres) = (change.announce, self.backend()) {
             sqlx::query("SELECT pg_notify($1, $2)")
                 .bind(ROOMS_CHANNEL)

@@ -42,6 +42,8 @@ pub struct NewGraph<'a> {
     /// Stamped with `id` and revision 1.
     pub document: &'a str,
     pub forked_from: Option<&'a str>,
+    /// The document's schedules (`triggers.rs`).
+    pub schedules: &'a [super::ScheduleRow],
 }
 
 impl Store {
@@ -74,6 +76,7 @@ impl Store {
         })
         .execute(&mut *transaction)
         .await?;
+        super::triggers::mirror_schedules(&mut transaction, graph.id, graph.schedules).await?;
         transaction.commit().await?;
         Ok(())
     }
