@@ -390,7 +390,7 @@ test('each lazily loaded part loads once when first shown and works', async ({ p
   await expect(compared).toContainText('modules differ');
   await compared.getByRole('button', { name: 'Close' }).click();
 
-  // The graph's history and the Share dialog.
+  // The graph's history, the Share and the Triggers dialogs.
   await page.getByRole('banner').getByRole('button', { name: 'History', exact: true }).click();
   const history = page.getByRole('dialog', { name: 'History' });
   await expect(history.locator('.revision').first()).toBeVisible();
@@ -399,6 +399,10 @@ test('each lazily loaded part loads once when first shown and works', async ({ p
   const share = page.getByRole('dialog', { name: 'Share' });
   await expect(share.getByRole('textbox').first()).toHaveValue(/\/g\//);
   await share.getByRole('button', { name: 'Close' }).click();
+  await page.getByRole('banner').getByRole('button', { name: 'Triggers', exact: true }).click();
+  const triggers = page.getByRole('dialog', { name: 'Triggers' });
+  await expect(triggers.getByRole('button', { name: 'Add a schedule' })).toBeVisible();
+  await triggers.getByRole('button', { name: 'Close' }).click();
 
   // Export writes the graph out as a file: copying out and in (export,
   // import, fork) is a part fetched at the click.
@@ -406,7 +410,7 @@ test('each lazily loaded part loads once when first shown and works', async ({ p
   await page.getByRole('banner').getByRole('button', { name: 'Export', exact: true }).click();
   expect((await download).suggestedFilename()).toBe('Draft_ review_ finalize.patchbay.json');
 
-  for (const part of ['run_comparison', 'history_dialog', 'share_dialog', 'transfer_part']) {
+  for (const part of ['run_comparison', 'history_dialog', 'share_dialog', 'triggers_dialog', 'transfer_part']) {
     expect(chunks.some((name) => name.startsWith(`split_${part}_`)), part).toBe(true);
   }
   // Each chunk is fetched once: a part shown again comes from memory.

@@ -214,16 +214,26 @@ pub async fn start_run(graph_id: &str, start: &StartRun) -> Answer<RunStarted> {
 
 /// `GET /api/graphs/{id}/runs`: the graph's run history, for its editors.
 pub async fn runs_of_graph(graph_id: &str) -> Answer<RunList> {
+    read(&graph_runs(graph_id).await?)
+}
+
+/// The same list with how each run started, for the run history (its
+/// own function so that only the history's part reads `started_by`).
+pub async fn run_history(
+    graph_id: &str,
+) -> Answer<RunList<wire::run::WithStartedBy<wire::RunSummary>>> {
+    read(&graph_runs(graph_id).await?)
+}
+
+async fn graph_runs(graph_id: &str) -> Answer<String> {
     let headers: Vec<Header> = credentials(graph_id).into_iter().collect();
-    read(
-        &send(
-            "GET",
-            &format!("/api/graphs/{graph_id}/runs"),
-            None,
-            &headers,
-        )
-        .await?,
+    send(
+        "GET",
+        &format!("/api/graphs/{graph_id}/runs"),
+        None,
+        &headers,
     )
+    .await
 }
 
 /// `GET /api/graphs/{id}/revisions`: a page of the graph's history, newest
@@ -314,6 +324,37 @@ pub async fn make_approver_link(graph_id: &str, run_id: &str) -> Answer<Approver
     headers.extend(credentials(graph_id));
     let url = format!("/api/runs/{run_id}/approver-links");
     read(&send("POST", &url, Some("{}"), &headers).await?)
+}
+
+/// `POST /api/graphs/{id}/triggers/{trigger_id}/secret`, with the edit
+/// token: a webhook's new secret, shown this once.
+pub async fn make_trigger_secret(
+    graph_id: &str,
+    trigger_id: &str,
+) -> Answer<wire::triggers::TriggerSecretMade> {
+    let mut headers = vec![json_content()];
+    headers.extend(credentials(graph_id));
+    let url = format!("/api/graphs/{graph_id}/triggers/{trigger_id}/secret");
+    read(&send("POST", &url, Some("{}"), &headers).await?)
+}
+
+/// `POST /api/schedules/next`: when a schedule would fall, or which of its
+/// fields the server cannot read.
+pub async fn schedule_times(
+    request: &wire::triggers::NextTimesRequest,
+) -> Answer<wire::triggers::NextTimes> {
+    let body = serde_json::to_string(request).map_err(|error| {
+        ApiError::Unreadable(format!("the request could not be written: {error}"))
+    })?;
+    read(
+        &send(
+            "POST",
+            "/api/schedules/next",
+            Some(&body),
+            &[json_content()],
+        )
+        .await?,
+    )
 }
 
 /// The value of a JSON answer read loosely (a graph document to edit one

@@ -33,6 +33,7 @@ pub mod state;
 pub mod together;
 pub mod transcript;
 pub mod transfer;
+mod triggers;
 mod validation;
 
 use std::time::Duration;
@@ -284,6 +285,17 @@ fn Toolbar() -> impl IntoView {
                 >
                     "Share"
                 </button>
+                <Show when=move || editor.mode == EditorMode::Stored && editor.can_edit.get()>
+                    <button
+                        type="button"
+                        title="Schedules and webhooks that start this graph's runs"
+                        on:pointerover=|_| preload(Part::TriggersDialog)
+                        on:focus=|_| preload(Part::TriggersDialog)
+                        on:click=move |_| editor.overlay.set(Overlay::Triggers)
+                    >
+                        "Triggers"
+                    </button>
+                </Show>
                 <button
                     type="button"
                     title="Download the graph as a JSON file"

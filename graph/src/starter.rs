@@ -459,6 +459,12 @@ fn triage_graph() -> Graph {
             to_team("c5", None, "general"),
             cable("c6", ("classify", ESCALATE_OUT), ("person", DATA_IN)),
         ],
+        // A help desk posts each new ticket here (PRODUCT §6.5); the
+        // webhook's secret is made in the Triggers dialog.
+        extra: serde_json::json!({"triggers": [{"id": "tickets", "kind": "webhook"}]})
+            .as_object()
+            .cloned()
+            .unwrap_or_default(),
         ..Graph::default()
     }
 }
@@ -673,7 +679,7 @@ pub const CATALOGUE: [Listed; 8] = [
     Listed {
         id: "triage",
         title: "Triage",
-        description: "A classifier chooses an intent and a team; conditions on its cables send the message to that team, anything else to a catch-all, and escalations to a person.",
+        description: "A classifier chooses an intent and a team; conditions on its cables send the message to that team, anything else to a catch-all, and escalations to a person. A help desk can post tickets to its webhook.",
         modules: 7,
     },
     Listed {

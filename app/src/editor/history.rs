@@ -16,6 +16,9 @@ pub struct Touched {
     pub cables: Vec<(String, Option<(usize, Cable)>)>,
     pub name: Option<String>,
     pub migrations: Option<Vec<MigrationNote>>,
+    /// The document's `triggers` (PRODUCT §1.5), kept with the fields it
+    /// does not read: `Some(None)` when it had none.
+    pub triggers: Option<Option<serde_json::Value>>,
 }
 
 /// One undoable step.
@@ -106,7 +109,18 @@ fn restore_fields(graph: &mut Graph, state: &Touched) {
     if let Some(migrations) = &state.migrations {
         graph.migrations.clone_from(migrations);
     }
+    match &state.triggers {
+        Some(Some(triggers)) => {
+            graph.extra.insert(TRIGGERS.to_owned(), triggers.clone());
+        }
+        Some(None) => {
+            graph.extra.remove(TRIGGERS);
+        }
+        None => {}
+    }
 }
+
+const TRIGGERS: &str = "triggers";
 
 /// An edit in progress: records the before-state of everything it touches.
 pub struct Edit<'a> {
@@ -219,6 +233,21 @@ impl Edit<'_> {
         self.graph.migrations = migrations;
     }
 
+    /// The document's triggers become `triggers` (an empty list removes
+    /// the field).
+    pub fn set_triggers(&mut self, triggers: Vec<serde_json::Value>) {
+        if self.before.triggers.is_none() {
+            self.before.triggers = Some(self.graph.extra.get(TRIGGERS).cloned());
+        }
+        if triggers.is_empty() {
+            self.graph.extra.remove(TRIGGERS);
+        } else {
+            self.graph
+                .extra
+                .insert(TRIGGERS.to_owned(), serde_json::Value::Array(triggers));
+        }
+    }
+
     /// Makes the graph `target` (a past revision restored): every module
     /// and cable it has, as it has them, in its order; the rest removed;
     /// its name. One undoable step, touching only what differs.
@@ -282,6 +311,11 @@ impl Edit<'_> {
                 .migrations
                 .as_ref()
                 .map(|_| self.graph.migrations.clone()),
+            triggers: self
+                .before
+                .triggers
+                .as_ref()
+                .map(|_| self.graph.extra.get(TRIGGERS).cloned()),
         }
     }
 }
@@ -451,6 +485,9 @@ fn merge(state: &mut Touched, newer: &Touched, replace: bool) {
     if newer.migrations.is_some() && (replace || state.migrations.is_none()) {
         state.migrations.clone_from(&newer.migrations);
     }
+    if newer.triggers.is_some() && (replace || state.triggers.is_none()) {
+        state.triggers.clone_from(&newer.triggers);
+    }
 }
 
 #[cfg(test)]
@@ -473,6 +510,33 @@ mod tests {
         {
             *instruction = text.to_owned();
         }
+    }
+
+    #[test]
+    fn a_triggers_edit_is_undone_to_none_and_typing_in_one_is_one_step() {
+        let mut document = Document::new(starter_graph());
+        let schedule =
+            |cron: &str| serde_json::json!({"id": "daily", "kind": "schedule", "cron": cron});
+        document.edit("Add a schedule", None, 0.0, |edit| {
+            edit.set_triggers(vec![schedule("0 9 * * *")]);
+        });
+        document.seal();
+        for (at, cron) in [(10.0, "0 8 * * *"), (20.0, "0 7 * * *")] {
+            document.edit("Edit a schedule", Some("cron daily"), at, |edit| {
+                edit.set_triggers(vec![schedule(cron)]);
+            });
+        }
+        assert_eq!(document.graph.extra["triggers"][0]["cron"], "0 7 * * *");
+        document.undo().unwrap();
+        assert_eq!(document.graph.extra["triggers"][0]["cron"], "0 9 * * *");
+        document.undo().unwrap();
+        assert!(!document.graph.extra.contains_key("triggers"));
+        document.redo().unwrap();
+        assert_eq!(document.graph.extra["triggers"][0]["cron"], "0 9 * * *");
+        document.edit("Remove a schedule", None, 99.0, |edit| {
+            edit.set_triggers(Vec::new())
+        });
+        assert!(!document.graph.extra.contains_key("triggers"));
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The parts of the editor that no page shows when it opens — a module's or
 //! a cable's panel, the run panel with its inspectors, the run, history,
 //! share and comparison dialogs, the popups (shortcuts, a module's menu and
-//! outputs, a problem, a conflict), a comparison's banner, a recorded run's
+//! outputs, a problem, a conflict), the triggers dialog, a comparison's banner, a recorded run's
 //! word that the graph has changed since, and the palette
 //! (editors only) — each compiled into a chunk of the bundle of its
 //! own (`#[lazy]`; scripts/build splits them out) and fetched the first time
@@ -33,6 +33,7 @@ use super::run_panel::status_text;
 use super::share::ShareDialog;
 use super::state::{EditorMode, EditorState, Overlay};
 use super::together::view::{PeopleHere, TogetherNotices};
+use super::triggers::TriggersDialog;
 use crate::routes::{PartMissing, part_missing};
 use crate::run::reading;
 use wire::RunStatus;
@@ -77,6 +78,11 @@ fn history_dialog() -> Result<AnyView, PartMissing> {
 #[lazy(fallible)]
 fn share_dialog() -> Result<AnyView, PartMissing> {
     Ok(view! { <ShareDialog/> }.into_any())
+}
+
+#[lazy(fallible)]
+fn triggers_dialog() -> Result<AnyView, PartMissing> {
+    Ok(view! { <TriggersDialog/> }.into_any())
 }
 
 #[lazy(fallible)]
@@ -281,13 +287,14 @@ pub enum Part {
     RunDialog,
     HistoryDialog,
     ShareDialog,
+    TriggersDialog,
     Popups,
     CompareBanner,
     Transfer,
 }
 
 thread_local! {
-    static PRELOADED: std::cell::Cell<u8> = const { std::cell::Cell::new(0) };
+    static PRELOADED: std::cell::Cell<u16> = const { std::cell::Cell::new(0) };
 }
 
 /// Starts fetching a part's chunk when a person is about to need it — the
@@ -295,7 +302,7 @@ thread_local! {
 /// arrived by the time they click; once per page. Nothing is fetched before
 /// that: a first load is the main module and the page's part alone.
 pub fn preload(part: Part) {
-    let bit = 1 << part as u8;
+    let bit = 1_u16 << part as u16;
     let fetched = PRELOADED.with(|preloaded| {
         let before = preloaded.get();
         preloaded.set(before | bit);
@@ -316,6 +323,7 @@ pub fn preload(part: Part) {
             }
             Part::HistoryDialog => fetch_ahead(__preload_history_dialog()),
             Part::ShareDialog => fetch_ahead(__preload_share_dialog()),
+            Part::TriggersDialog => fetch_ahead(__preload_triggers_dialog()),
             Part::Popups => fetch_ahead(__preload_popups()),
             Part::CompareBanner => fetch_ahead(__preload_compare_banner()),
             Part::Transfer => fetch_ahead(__preload_transfer_part()),
@@ -505,6 +513,10 @@ pub fn lazy_history_dialog() -> AnyView {
 
 pub fn lazy_share_dialog() -> AnyView {
     loaded(share_dialog(), "modal lazy-dialog", "Share")
+}
+
+pub fn lazy_triggers_dialog() -> AnyView {
+    loaded(triggers_dialog(), "modal lazy-dialog", "Triggers")
 }
 
 pub fn lazy_run_comparison(first: String, second: String) -> AnyView {

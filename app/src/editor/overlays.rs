@@ -9,7 +9,8 @@ use leptos::prelude::*;
 
 use super::editing::Command;
 use super::lazy_parts::{
-    Popup, lazy_history_dialog, lazy_popup, lazy_run_comparison, lazy_run_dialog, lazy_share_dialog,
+    Popup, lazy_history_dialog, lazy_popup, lazy_run_comparison, lazy_run_dialog,
+    lazy_share_dialog, lazy_triggers_dialog,
 };
 use super::modal::Modal;
 use super::module_menu::ModuleMenu;
@@ -285,6 +286,7 @@ pub fn Overlays() -> impl IntoView {
             Overlay::Run => Some(lazy_run_dialog(None)),
             Overlay::RunFrom(from) => Some(lazy_run_dialog(Some(from))),
             Overlay::Share => Some(lazy_share_dialog()),
+            Overlay::Triggers => Some(lazy_triggers_dialog()),
             Overlay::History => Some(lazy_history_dialog()),
             Overlay::CompareRuns { first, second } => Some(lazy_run_comparison(first, second)),
             popup => Some(lazy_popup(Popup::Over(popup))),

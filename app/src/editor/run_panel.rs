@@ -11,6 +11,7 @@ use leptos::prelude::*;
 use serde_json::Value;
 
 use wire::content::{ChangedFile, TestResults};
+use wire::run::{StartedBy, StartedHow, WithStartedBy};
 use wire::{ActivationRecord, ActivationStatus, ContextBundle, Receipt, RunStatus, RunSummary};
 
 use super::run_state::RunStateView;
@@ -411,7 +412,7 @@ pub(super) fn local_time(milliseconds: i64) -> String {
 fn History(graph_id: String) -> impl IntoView {
     let editor = expect_context::<EditorState>();
     let view_state = editor.run;
-    let runs = RwSignal::new(None::<Result<Vec<RunSummary>, String>>);
+    let runs = RwSignal::new(None::<Result<Vec<WithStartedBy<RunSummary>>, String>>);
     let graph_for_links = graph_id.clone();
     Effect::new(move |_| {
         // Read again when the run shown changes state.
@@ -426,7 +427,7 @@ fn History(graph_id: String) -> impl IntoView {
         }
         let graph_id = graph_id.clone();
         leptos::task::spawn_local(async move {
-            let answer = match api::runs_of_graph(&graph_id).await {
+            let answer = match api::run_history(&graph_id).await {
                 Ok(list) => Ok(list.runs),
                 Err(ApiError::Unreadable(_)) => Err("The run list could not be read.".to_owned()),
                 Err(ApiError::Unreachable(message)) => {
@@ -501,7 +502,9 @@ fn History(graph_id: String) -> impl IntoView {
                         <ul>
                             {list
                                 .into_iter()
-                                .map(|summary| {
+                                .map(|listed| {
+                                    let started_by = listed.started_by.as_ref().map(started_by_text).filter(|text| !text.is_empty());
+                                    let summary = listed.run;
                                     let id = summary.id.clone();
                                     let link = format!("/g/{graph_id}/runs/{}", summary.id);
                                     let took = summary.finished_at.map(|end| duration_text((end - summary.created_at) as f64)).unwrap_or_default();
@@ -521,6 +524,7 @@ fn History(graph_id: String) -> impl IntoView {
                                                 <span class="history-time">{local_time(summary.created_at)}</span>
                                                 <span class="history-took">{took}</span>
                                                 {from.map(|from| view! { <span class="history-from">{from}</span> })}
+                                                {started_by.map(|how| view! { <span class="history-started-by">{how}</span> })}
                                             </button>
                                             <a href=link title="The run's own page, to share">"link"</a>
                                         </li>
@@ -533,6 +537,25 @@ fn History(graph_id: String) -> impl IntoView {
                 }
             }}
         </div>
+    }
+}
+
+/// How a run started, in the history's words: "by schedule
+/// “weekday-mornings”", "by webhook “inbox”", "through the API (Nightly
+/// report)"; nothing for the editors' own runs.
+fn started_by_text(started_by: &StartedBy) -> String {
+    let trigger = started_by.trigger.as_deref().unwrap_or_default();
+    match started_by.how {
+        StartedHow::Editor => String::new(),
+        StartedHow::Api => match &started_by.token {
+            Some(token) => format!("through the API ({token})"),
+            None => "through the API".to_owned(),
+        },
+        StartedHow::Schedule if started_by.caught_up => {
+            format!("by schedule “{trigger}”, for ticks missed while the server was down")
+        }
+        StartedHow::Schedule => format!("by schedule “{trigger}”"),
+        StartedHow::Webhook => format!("by webhook “{trigger}”"),
     }
 }
 

@@ -47,6 +47,8 @@ pub enum Overlay {
     RunFrom(wire::run::RunFrom),
     /// The graph's links.
     Share,
+    /// The graph's schedules and webhooks (PRODUCT §6.5).
+    Triggers,
     /// The graph's revisions: compare one, restore one.
     History,
     /// Two runs of the graph side by side, the older first.
