@@ -203,7 +203,8 @@ ensure_python_package() {
     say "installing $package"
     rm -rf "$venv"
     python3 -m venv "$venv" >&2 || return 1
-    "$venv/bin/pip" install --quiet --disable-pip-version-check "$package" >&2 || return 1
+    # shellcheck disable=SC2086 # PACKAGE may name several, space-separated.
+    "$venv/bin/pip" install --quiet --disable-pip-version-check $package >&2 || return 1
     echo "$package" >"$venv/.patchbay-sdk"
   fi
   echo "$venv/bin/python"
@@ -230,6 +231,14 @@ ensure_mcp_python_sdk() {
 # The official OpenAI Python client, for the test that talks to a graph as
 # an OpenAI-compatible model; prints nothing (with a warning) when pip
 # cannot install it: that test then says it skipped.
+# The API's own checkers: openapi-spec-validator reads /api/openapi.json,
+# and schemathesis fuzzes a real server from it (server/tests/openapi.rs).
+API_PYTHON_TOOLS="schemathesis==4.32.5 openapi-spec-validator==0.9.0"
+ensure_api_python_tools() {
+  ensure_python_package api-venv "$API_PYTHON_TOOLS" openapi_spec_validator \
+    || echo "warning: pip could not install $API_PYTHON_TOOLS; the OpenAPI checks will skip" >&2
+}
+
 ensure_openai_python_sdk() {
   ensure_python_package openai-venv "$OPENAI_PYTHON_SDK" openai \
     || echo "warning: pip could not install $OPENAI_PYTHON_SDK; the OpenAI client test will skip" >&2

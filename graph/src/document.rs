@@ -126,6 +126,50 @@ pub struct Graph {
     pub extra: Extra,
 }
 
+/// The document as the API's OpenAPI document describes it: its custom
+/// reading (migration, kept fields) has no derived schema.
+#[cfg(feature = "schema")]
+impl schemars::JsonSchema for Graph {
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        "GraphDocument".into()
+    }
+
+    fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        schemars::json_schema!({
+            "type": "object",
+            "description": "A graph document (PRODUCT §1): its modules, cables and triggers; fields this server does not know are kept.",
+            "properties": {
+                "format": { "type": "string" },
+                "id": { "type": "string" },
+                "name": { "type": "string" },
+                "revision": { "type": "integer", "minimum": 0 },
+                "modules": { "type": "array", "items": {
+                    "type": "object",
+                    "required": ["id", "kind"],
+                    "properties": {
+                        "id": { "type": "string" },
+                        "kind": { "type": "string" },
+                        "label": { "type": "string" },
+                        "position": { "type": "object", "properties": { "x": { "type": "number" }, "y": { "type": "number" } } },
+                        "config": { "type": "object" }
+                    }
+                } },
+                "cables": { "type": "array", "items": {
+                    "type": "object",
+                    "required": ["id", "from", "to"],
+                    "properties": {
+                        "id": { "type": "string" },
+                        "from": { "type": "object", "required": ["module", "port"] },
+                        "to": { "type": "object", "required": ["module", "port"] },
+                        "condition": { "type": "string" }
+                    }
+                } },
+                "triggers": { "type": "array", "items": { "type": "object", "required": ["id", "kind"] } }
+            }
+        })
+    }
+}
+
 impl Default for Graph {
     fn default() -> Graph {
         Graph {

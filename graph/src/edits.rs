@@ -28,6 +28,7 @@ use serde_json::{Map, Value};
 /// One step of a path: a field of an object, the item of a list with this
 /// `id`, or the item at this place of a list without ids.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(into = "String", try_from = "String")]
 pub enum Step {
     Field(String),
@@ -69,6 +70,7 @@ pub type Path = Vec<Step>;
 /// tagged: an internally tagged enum costs the browser a buffered copy of
 /// every value it reads).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Edit {
     /// The value at `path` becomes `after` (`None`: it is removed); it was
@@ -96,6 +98,7 @@ impl Edit {
 
 /// An edit that replaced a value someone else had set meanwhile.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Replaced {
     pub path: Path,
     /// What was there (`None`: nothing).
@@ -105,6 +108,7 @@ pub struct Replaced {
 
 /// Why an edit did not apply.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Unapplied {
     /// What it edits inside is gone (a module deleted meanwhile).
@@ -121,6 +125,7 @@ pub enum Unapplied {
 
 /// An edit that did not apply, and why.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct NotApplied {
     pub edit: Edit,
     pub why: Unapplied,

@@ -22,6 +22,7 @@ pub const CLOSING_OUT: &str = "closing_out";
 /// Climpt's seven intents. Which a module allows is the person's choice;
 /// no other value exists.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 #[strum(serialize_all = "snake_case")]
 pub enum Intent {

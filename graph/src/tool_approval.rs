@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 
 /// Whether a tool's calls wait for a person.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum ToolApproval {
     /// Every call waits.

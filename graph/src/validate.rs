@@ -18,6 +18,7 @@ use crate::{Graph, Module};
 pub const MAX_RE_PROMPTS: usize = 10;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Severity {
     /// Blocks a run.
@@ -26,6 +27,7 @@ pub enum Severity {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, strum::IntoStaticStr)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum Code {
     #[serde(rename = "validation.reprompt_empty")]
     #[strum(serialize = "validation.reprompt_empty")]
@@ -206,6 +208,7 @@ impl Code {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Finding {
     pub code: Code,
     pub severity: Severity,

@@ -521,3 +521,168 @@ impl From<LoadError> for ApiError {
         ApiError::Document(error)
     }
 }
+
+impl ApiError {
+    /// One error of each kind the API answers, for the OpenAPI document's
+    /// list of codes (`openapi.rs`); a test holds it to every code `code`
+    /// can give.
+    pub fn samples() -> Vec<ApiError> {
+        let text = || String::from("sample");
+        let path_and_message = || (text(), text());
+        let mut samples: Vec<ApiError> = [
+            LoadErrorKind::Syntax,
+            LoadErrorKind::Shape,
+            LoadErrorKind::Format,
+            LoadErrorKind::Identity,
+        ]
+        .into_iter()
+        .map(|kind| {
+            ApiError::Document(LoadError {
+                kind,
+                path: text(),
+                message: text(),
+            })
+        })
+        .collect();
+        let (path, message) = path_and_message();
+        samples.extend([
+            ApiError::TooLarge { max_bytes: 0 },
+            ApiError::OverLimit(LimitExceeded {
+                limit: "modules",
+                message: text(),
+            }),
+            ApiError::UnsupportedMediaType,
+            ApiError::GraphNotFound,
+            ApiError::RevisionNotFound(text()),
+            ApiError::RevisionsQuery {
+                path: path.clone(),
+                message: message.clone(),
+            },
+            ApiError::RouteNotFound,
+            ApiError::MethodNotAllowed,
+            ApiError::EditTokenRequired(""),
+            ApiError::StarterTokenRequired(""),
+            ApiError::EditTokenInvalid,
+            ApiError::AccessKeyRequired,
+            ApiError::AccessKeyInvalid,
+            ApiError::RevisionRequired,
+            ApiError::RevisionMalformed(text()),
+            ApiError::RevisionConflict { current: 0 },
+            ApiError::RunNotFound,
+            ApiError::AttachmentNotFound,
+            ApiError::AttachmentUnsupported {
+                name: text(),
+                media_type: text(),
+            },
+            ApiError::RunInput {
+                path: path.clone(),
+                message: message.clone(),
+            },
+            ApiError::GraphInvalid(Vec::new()),
+            ApiError::CommandsDisabled {
+                module: text(),
+                message: message.clone(),
+            },
+            ApiError::SandboxUnavailable {
+                module: text(),
+                message: message.clone(),
+            },
+            ApiError::RunFromInvalid {
+                module: None,
+                message: message.clone(),
+            },
+            ApiError::RunInputTooLarge { max_bytes: 0 },
+            ApiError::RateLimited {
+                per_minute: 0,
+                retry_after_seconds: 0,
+            },
+            ApiError::RunFinished(text()),
+            ApiError::SummariesRequest {
+                path: path.clone(),
+                message: message.clone(),
+            },
+            ApiError::TooManyGraphs { max: 0 },
+            ApiError::DecisionTokenRequired,
+            ApiError::DecisionTokenInvalid,
+            ApiError::DecisionRequest {
+                path: path.clone(),
+                message: message.clone(),
+            },
+            ApiError::DecisionNotWaiting { module: text() },
+            ApiError::DecisionAlreadyTaken { module: text() },
+            ApiError::DecisionTimedOut { module: text() },
+            ApiError::RoomRequest {
+                path: path.clone(),
+                message: message.clone(),
+            },
+            ApiError::RoomConnectionInvalid,
+            ApiError::RoomRateLimited {
+                retry_after_millis: 0,
+            },
+            ApiError::RunTokenRequest {
+                path: path.clone(),
+                message: message.clone(),
+            },
+            ApiError::RunTokenNotFound,
+            ApiError::InvokeRequest {
+                path: path.clone(),
+                message: message.clone(),
+            },
+            ApiError::RunEnded {
+                run_id: text(),
+                status: text(),
+                error: text(),
+            },
+            ApiError::RunStillGoing { run_id: text() },
+            ApiError::HookSecretRequired,
+            ApiError::HookSecretInvalid,
+            ApiError::TriggerNotFound {
+                trigger: text(),
+                kind: "webhook",
+            },
+            ApiError::TriggerPaused(text()),
+            ApiError::HookBody {
+                path: path.clone(),
+                message: message.clone(),
+            },
+            ApiError::ScheduleRequest { path, message },
+            ApiError::Internal(text()),
+        ]);
+        samples
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every code `code` spells (read from this file's source) is the code
+    /// of a sample, so the OpenAPI document lists them all.
+    #[test]
+    fn the_samples_give_every_code() {
+        let source = include_str!("error.rs");
+        let start = source.find("pub fn code(&self)").unwrap();
+        let end = start + source[start..].find("pub fn message(&self)").unwrap();
+        let mut spelled: Vec<&str> = source[start..end]
+            .split('"')
+            .skip(1)
+            .step_by(2)
+            .filter(|word| word.contains('.') || *word == "internal")
+            .collect();
+        spelled.extend([
+            "document.malformed_json",
+            "document.invalid",
+            "document.unsupported_format",
+            "document.duplicate_id",
+        ]);
+        spelled.sort_unstable();
+        spelled.dedup();
+        let mut sampled: Vec<&str> = ApiError::samples().iter().map(ApiError::code).collect();
+        sampled.sort_unstable();
+        sampled.dedup();
+        assert_eq!(sampled, spelled);
+        for sample in ApiError::samples() {
+            assert_ne!(sample.message(), "", "{}", sample.code());
+        }
+    }
+}

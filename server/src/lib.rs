@@ -5,6 +5,7 @@
 #![recursion_limit = "512"]
 
 pub mod access;
+pub mod api_routes;
 pub mod attachments_api;
 pub mod bench;
 pub mod body;
@@ -24,6 +25,7 @@ pub mod janitor;
 pub mod metrics;
 pub mod metrics_api;
 pub mod openai_api;
+pub mod openapi;
 pub mod pages;
 pub mod providers;
 pub mod rate_limit;

@@ -9,7 +9,7 @@ use axum::Router;
 use axum::extract::DefaultBodyLimit;
 use axum::http::HeaderValue;
 use axum::http::header::{CONTENT_SECURITY_POLICY, VARY};
-use axum::routing::{get, post};
+use axum::routing::{MethodRouter, get};
 use leptos::prelude::{provide_context, use_context};
 use leptos_axum::ResponseOptions;
 use leptos_axum::{AxumRouteListing, LeptosRoutes, generate_route_list};
@@ -20,16 +20,13 @@ use tower_http::trace::TraceLayer;
 
 use crate::error::ApiError;
 use crate::state::AppState;
-use crate::{
-    access, attachments_api, decisions_api, estimate_api, graphs_api, headers, invoke_api, pages,
-    revisions_api, room_api, run_tokens_api, runs_api, summaries_api, triggers_api,
-};
+use crate::{access, headers, pages};
 
 /// Attachments and documents; run requests have a limit of their own.
 const MAX_REQUEST_BYTES: usize = 16 * 1024 * 1024;
 
 /// The largest run request: the input limit in base64, and room for JSON.
-fn max_run_request_bytes(state: &AppState) -> usize {
+pub(crate) fn max_run_request_bytes(state: &AppState) -> usize {
     state.settings.run_limits.max_input_bytes.saturating_mul(4) / 3 + 64 * 1024
 }
 
@@ -46,58 +43,32 @@ fn bundle(pkg: std::path::PathBuf) -> Router {
         ))
 }
 
-fn api(state: &AppState) -> Router<AppState> {
-    Router::new()
-        .route("/graphs", post(graphs_api::create))
-        .route("/graphs/summaries", post(summaries_api::summaries))
-        .route("/graphs/{id}", get(graphs_api::get).put(graphs_api::update))
-        .route("/graphs/{id}/fork", post(graphs_api::fork))
-        .route("/graphs/{id}/room", get(room_api::stream))
-        .route("/graphs/{id}/presence", post(room_api::presence))
-        .route("/graphs/{id}/changes", post(room_api::changes))
-        .route("/graphs/{id}/attachments", post(attachments_api::upload))
-        .route("/attachments/{id}", get(attachments_api::download))
-        .route(
-            "/graphs/{id}/runs",
-            post(runs_api::start)
-                .layer(DefaultBodyLimit::max(max_run_request_bytes(state)))
-                .get(runs_api::list),
-        )
-        .route(
-            "/graphs/{id}/invoke",
-            post(invoke_api::invoke).layer(DefaultBodyLimit::max(max_run_request_bytes(state))),
-        )
-        .route(
-            "/graphs/{id}/run-tokens",
-            post(run_tokens_api::make).get(run_tokens_api::list),
-        )
-        .route(
-            "/graphs/{id}/run-tokens/{token_id}",
-            axum::routing::delete(run_tokens_api::revoke),
-        )
-        .route("/graphs/{id}/triggers", get(triggers_api::list))
-        .route(
-            "/graphs/{id}/triggers/{trigger_id}/secret",
-            post(triggers_api::make_secret),
-        )
-        .route("/schedules/next", post(triggers_api::next_times))
-        .route("/graphs/{id}/estimate", get(estimate_api::estimate))
-        .route("/graphs/{id}/revisions", get(revisions_api::list))
-        .route("/graphs/{id}/revisions/{revision}", get(revisions_api::get))
-        .route("/runs/{id}", get(runs_api::get))
-        .route("/runs/{id}/cancel", post(runs_api::cancel))
-        .route(
-            "/runs/{id}/modules/{module_id}/decision",
-            post(decisions_api::decide),
-        )
-        .route(
-            "/runs/{id}/approver-links",
-            post(decisions_api::approver_link),
-        )
-        .route("/runs/{id}/events", get(runs_api::events))
-        .route("/providers", get(runs_api::providers))
-        .route("/validate", post(graphs_api::validate_document))
-        .route("/health", get(crate::health_api::health))
+/// The API's routes (`api_routes.rs`), each path's methods merged: those
+/// under `/api` in one router with the API's fallbacks and body limit, the
+/// rest (webhooks, the OpenAI-compatible endpoint, metrics) beside it.
+fn api(state: &AppState) -> (Router<AppState>, Router<AppState>) {
+    let mut under_api: Vec<(&'static str, MethodRouter<AppState>)> = Vec::new();
+    let mut beside: Vec<(&'static str, MethodRouter<AppState>)> = Vec::new();
+    for route in crate::api_routes::routes(state) {
+        let (list, path) = match route.path.strip_prefix("/api") {
+            Some(path) => (&mut under_api, path),
+            None => (&mut beside, route.path),
+        };
+        match list.iter_mut().find(|(known, _)| *known == path) {
+            Some((_, methods)) => {
+                let merged = std::mem::take(methods).merge(route.serve);
+                *methods = merged;
+            }
+            None => list.push((path, route.serve)),
+        }
+    }
+    let routed = |list: Vec<(&'static str, MethodRouter<AppState>)>| {
+        list.into_iter()
+            .fold(Router::new(), |router, (path, methods)| {
+                router.route(path, methods)
+            })
+    };
+    let api = routed(under_api)
         .fallback(|| async { ApiError::RouteNotFound })
         .method_not_allowed_fallback(|| async { ApiError::MethodNotAllowed })
         // Run requests carry input files; documents are held to their own
@@ -108,7 +79,8 @@ fn api(state: &AppState) -> Router<AppState> {
                 .limits
                 .max_document_bytes
                 .max(MAX_REQUEST_BYTES),
-        ))
+        ));
+    (api, routed(beside))
 }
 
 /// The app's pages, listed once per process. Listing them renders the app
@@ -138,20 +110,11 @@ pub fn router(state: AppState) -> Router {
     let shell_options = state.leptos_options.clone();
     let pkg = state.settings.site_root.join("pkg");
     let key_check = axum::middleware::from_fn_with_state(state.clone(), access::require_key);
+    let (api, beside_api) = api(&state);
     let routes = Router::new()
         .route("/new", get(pages::new_graph))
-        .route("/metrics", get(crate::metrics_api::metrics))
-        .route(
-            "/hooks/{trigger_id}",
-            post(crate::hooks_api::deliver)
-                .layer(DefaultBodyLimit::max(max_run_request_bytes(&state))),
-        )
-        .route(
-            "/v1/chat/completions",
-            post(crate::openai_api::chat_completions)
-                .layer(DefaultBodyLimit::max(max_run_request_bytes(&state))),
-        )
-        .nest("/api", api(&state))
+        .merge(beside_api)
+        .nest("/api", api)
         .nest_service("/pkg", bundle(pkg))
         .leptos_routes_with_context(&state, route_list(), context.clone(), move || {
             app::shell(shell_options.clone())
@@ -165,4 +128,27 @@ pub fn router(state: AppState) -> Router {
         .layer(CompressionLayer::new())
         .layer(TraceLayer::new_for_http())
         .with_state(state)
+}
+
+#[cfg(test)]
+mod tests {
+    /// The API's routes come from `api_routes.rs` alone, which the OpenAPI
+    /// document describes: a route added here would be served and not
+    /// described. `/new` (a page's redirect) is the one route of its own.
+    #[test]
+    fn every_api_route_comes_from_the_described_list() {
+        let source = include_str!("router.rs");
+        let code = source.split("#[cfg(test)]").next().unwrap_or_default();
+        let routed: Vec<&str> = code
+            .match_indices(".route(")
+            .map(|(at, _)| code[at..].lines().next().unwrap_or_default())
+            .collect();
+        assert_eq!(
+            routed,
+            [
+                ".route(path, methods)",
+                ".route(\"/new\", get(pages::new_graph))"
+            ]
+        );
+    }
 }

@@ -18,6 +18,7 @@ pub const NEVER_STARTED: &str = "the run ended before it had a slot to start in"
 /// One response of an activation: the primary response is index 0, the
 /// response to re-prompt i is index i.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ResponseRecord {
     pub index: u32,
     /// "Original", "Re-prompt 1", "Decision", "Critic (round 2)", …
@@ -64,12 +65,14 @@ fn is_one(calls: &u32) -> bool {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TranscriptEntry {
     pub role: TranscriptRole,
     pub text: String,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 #[strum(serialize_all = "snake_case")]
 pub enum TranscriptRole {
@@ -86,6 +89,7 @@ pub enum TranscriptRole {
 #[derive(
     Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr,
 )]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 #[strum(serialize_all = "snake_case")]
 pub enum ToolOutcome {
@@ -112,6 +116,7 @@ pub enum ToolOutcome {
 
 /// One tool call of an activation, paired with what came of it.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ToolCallRecord {
     pub call_id: String,
     /// The response (turn) whose model call asked for it.
@@ -151,6 +156,7 @@ impl ActivationRecord {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ActivationRecord {
     pub module_id: String,
     /// 1 for the first activation of the module in this run.
@@ -210,6 +216,7 @@ pub struct ActivationRecord {
 
 /// A variant of an experiment in progress that has finished.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct FinishedVariant {
     pub name: String,
     pub duration_ms: u64,
@@ -219,6 +226,7 @@ pub struct FinishedVariant {
 
 /// The recorded activation a reused one was taken from.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ReusedFrom {
     pub run_id: String,
     pub activation: u32,
@@ -226,6 +234,7 @@ pub struct ReusedFrom {
 
 /// Why an attempt was followed by another, and when.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Retried {
     pub reason: String,
     /// The next attempt's number, of how many.
@@ -236,6 +245,7 @@ pub struct Retried {
 
 /// The intent a structured gate read (PRODUCT §3.8).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct IntentChoice {
     /// The intent acted on: `next`, `repeat`, …
     pub intent: Intent,
@@ -248,6 +258,7 @@ pub struct IntentChoice {
 
 /// The way a port's value went when its cables have conditions.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Route {
     pub port: String,
     /// The cable it took; `None` when no condition held and there was no

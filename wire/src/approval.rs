@@ -41,6 +41,7 @@ impl Decider {
 
 /// A value an approval shows the person, and where it came from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Shown {
     /// The approval's input port it came on.
     pub port: String,
@@ -56,6 +57,7 @@ pub struct Shown {
 
 /// What a waiting approval asks, in its activation's record.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Waiting {
     /// The question, its variables filled.
     pub asked: String,
@@ -74,6 +76,7 @@ pub struct Waiting {
 
 /// A decision as the record keeps it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DecisionRecord {
     pub decision: Decision,
     /// Their reason (reject) or feedback (revise).
@@ -89,6 +92,7 @@ pub struct DecisionRecord {
 
 /// Why a tool call waits for a person (PRODUCT §3.17), in its record.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CallWait {
     /// The verdict in words ("Calls wait for you: this module asks").
     pub reason: String,
@@ -100,6 +104,7 @@ pub struct CallWait {
 
 /// A decision on a tool call that waited, as its record keeps it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CallDecision {
     /// `approve` or `reject` (a timeout is a rejection by nobody).
     pub decision: Decision,
@@ -118,6 +123,7 @@ pub struct CallDecision {
 
 /// `POST /api/runs/{run_id}/modules/{module_id}/decision`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DecisionRequest {
     pub decision: Decision,
     /// The activation the person decided on, as they saw it. When the
@@ -141,6 +147,7 @@ pub struct DecisionRequest {
 /// `POST /api/runs/{run_id}/approver-links`: a link that can decide this
 /// run's approvals and nothing else. The token is shown once.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ApproverLink {
     pub url: String,
     pub token: String,

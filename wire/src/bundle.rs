@@ -17,6 +17,7 @@ pub mod content_type {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ContextBundle {
     pub content: Value,
     pub content_type: String,
@@ -36,6 +37,7 @@ pub struct ContextBundle {
 /// A coding module's workspace as an activation left it: the run and the
 /// workspace's name in it (the module's id, or a variant's), and the commit.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct SourceWorkspace {
     pub run_id: String,
     pub workspace: String,
@@ -105,6 +107,7 @@ impl ContextBundle {
 
 /// Run metadata of one activation (`receipt_out`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Receipt {
     pub module_id: String,
     pub activation: u32,
@@ -127,6 +130,7 @@ pub struct Receipt {
 
 /// How one tool was used in an activation.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ToolUse {
     /// The name the model called it by.
     pub tool: String,
@@ -190,6 +194,7 @@ read_by_hand!(Receipt);
 
 /// A value on a port.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum PortValue {
     Bundle(ContextBundle),

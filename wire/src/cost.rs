@@ -11,6 +11,7 @@ pub const BUDGET_EXCEEDED: &str = "budget_exceeded";
 
 /// A model's price in US dollars per million tokens.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Price {
     pub input_per_million: f64,
     pub output_per_million: f64,
@@ -61,6 +62,7 @@ pub fn add(sum: Option<f64>, cost: Option<f64>) -> Option<f64> {
 /// What a run, or a part of it, cost: the sum of the costs that are known,
 /// and how many activations had none.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CostTotal {
     pub known: f64,
     pub priced: u32,
@@ -98,6 +100,7 @@ impl CostTotal {
 /// `GET /api/graphs/{id}/estimate`: what a run of the graph may cost,
 /// from its last finished runs.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Estimate {
     /// How many past runs it averages (0: no estimate).
     pub runs: u32,
@@ -107,6 +110,7 @@ pub struct Estimate {
 
 /// One module's average cost per run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ModuleEstimate {
     pub module_id: String,
     pub label: String,

@@ -16,6 +16,7 @@ pub use crate::status::{PollOutcome, RunStatus, VariantStatus};
 // payload apart: the log and the stream keep the name and the payload
 // apart, and `read.rs` puts them back together.
 #[derive(Clone, Debug, PartialEq, Serialize, strum::IntoStaticStr, strum::VariantNames)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub enum RunEvent {
     #[serde(rename = "run.started")]
     #[strum(serialize = "run.started")]
@@ -653,6 +654,7 @@ impl RunEvent {
 
 /// An event as logged: its place in the run's sequence and when it happened.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct EventRecord {
     pub run_id: String,
     /// 1, 2, 3, … per run; the SSE `id:`.

@@ -10,6 +10,7 @@ use crate::status::RunStatus;
 /// `POST /api/graphs` and `POST /api/graphs/{id}/fork`: the new graph and
 /// the edit token that only this reply ever carries.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct GraphCreated {
     pub id: String,
     pub revision: i64,
@@ -23,6 +24,7 @@ pub struct GraphCreated {
 
 /// `PUT /api/graphs/{id}`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct GraphSaved {
     pub id: String,
     pub revision: i64,
@@ -32,6 +34,7 @@ pub struct GraphSaved {
 
 /// `POST /api/validate`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ValidationReport {
     pub has_errors: bool,
     pub findings: Vec<Finding>,
@@ -39,6 +42,7 @@ pub struct ValidationReport {
 
 /// `POST /api/graphs/{id}/attachments`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AttachmentStored {
     pub id: String,
     pub name: String,
@@ -48,6 +52,7 @@ pub struct AttachmentStored {
 
 /// `POST /api/graphs/summaries`: the graphs a browser holds edit tokens for.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct SummariesRequest {
     pub graphs: Vec<HeldGraph>,
@@ -55,6 +60,7 @@ pub struct SummariesRequest {
 
 /// A graph a browser holds the edit token of.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct HeldGraph {
     pub id: String,
@@ -64,6 +70,7 @@ pub struct HeldGraph {
 /// The reply: a summary of each graph whose token matched, and the ids of
 /// all the others, with nothing about them.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Summaries {
     pub graphs: Vec<GraphSummary>,
     pub unknown: Vec<String>,
@@ -71,6 +78,7 @@ pub struct Summaries {
 
 /// A graph on the home page.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct GraphSummary {
     pub id: String,
     pub name: String,
@@ -85,6 +93,7 @@ pub struct GraphSummary {
 
 /// The newest run of a graph.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct LastRun {
     pub id: String,
     pub status: RunStatus,
@@ -94,6 +103,7 @@ pub struct LastRun {
 /// One saved revision of a graph, as its history lists it. Every save
 /// (autosave included) is a revision, and every save needs the edit link.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RevisionSummary {
     pub revision: i64,
     /// Unix milliseconds.
@@ -111,6 +121,7 @@ pub struct RevisionSummary {
 
 /// `GET /api/graphs/{id}/revisions`: newest first, a page at a time.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RevisionList {
     /// The graph's current revision.
     pub current: i64,

@@ -7,6 +7,7 @@
 use serde::{Deserialize, Serialize};
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Health {
     pub status: HealthStatus,
     /// Whether the database answered.
@@ -18,6 +19,7 @@ pub struct Health {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum HealthStatus {
     Ok,
@@ -25,6 +27,7 @@ pub enum HealthStatus {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum DatabaseHealth {
     Ok,
@@ -33,6 +36,7 @@ pub enum DatabaseHealth {
 
 /// The migrations of this build the database has applied, of how many.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct MigrationsHealth {
     pub applied: usize,
     pub expected: usize,

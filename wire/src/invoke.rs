@@ -10,6 +10,7 @@ use crate::status::RunStatus;
 /// The request: the input as text, or as `{text, files}`; how long to
 /// wait for the run to end (30 s unless said, at most 300).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct Invoke {
     #[serde(default)]
@@ -19,6 +20,7 @@ pub struct Invoke {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(untagged)]
 pub enum InvokeInput {
     Text(String),
@@ -47,6 +49,7 @@ impl InvokeInput {
 /// output module received (`text`: all of it, one output after another).
 /// A run that waits for a person gives a link to decide with.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Invoked {
     pub run_id: String,
     pub status: RunStatus,
@@ -64,6 +67,7 @@ pub struct Invoked {
 
 /// What one output module received.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct InvokedOutput {
     pub module_id: String,
     pub label: String,

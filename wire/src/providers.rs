@@ -10,6 +10,7 @@ use crate::cost::Price;
 
 /// A chat provider.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ProviderInfo {
     pub id: String,
     pub label: String,
@@ -49,6 +50,7 @@ impl ProviderInfo {
 
 /// A coding agent's profile (an ACP agent the operator configured).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AcpProfileInfo {
     pub id: String,
     pub name: String,
@@ -66,6 +68,7 @@ pub struct AcpProfileInfo {
 /// its session modes (all of them, whether or not the operator allows
 /// them), and whether it can take up an earlier session (`session/load`).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct AgentOffers {
     pub models: Vec<String>,
     pub modes: Vec<String>,
@@ -75,6 +78,7 @@ pub struct AgentOffers {
 /// An MCP server the operator configured, with its tools (PRODUCT
 /// §3.17): never its command line, environment, headers or paths.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ToolServerInfo {
     pub id: String,
     pub name: String,
@@ -100,6 +104,7 @@ pub struct ToolServerInfo {
 
 /// One tool of an MCP server.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ToolInfo {
     pub name: String,
     #[serde(default)]
@@ -115,6 +120,7 @@ pub struct ToolInfo {
 /// shown as they are. A resumed run reads `read_only` to decide whether a
 /// call in flight may be made again (PRODUCT §3.17).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ToolHints {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub read_only: Option<bool>,
@@ -157,6 +163,7 @@ impl ToolInfo {
 
 /// Everything `GET /api/providers` says.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Catalogue {
     pub providers: Vec<ProviderInfo>,
     pub acp_profiles: Vec<AcpProfileInfo>,

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 
 /// A person's part in the room.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     /// Has the edit token: may change the graph.
@@ -20,6 +21,7 @@ pub enum Role {
 
 /// Someone who has the graph open (one per browser tab).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Person {
     /// The connection's id, as its changes name their author.
     pub connection: String,
@@ -45,6 +47,7 @@ pub struct Person {
 
 /// A change the server took, as everyone in the room applies it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Change {
     /// The revision the graph is at with this change…
     pub revision: i64,
@@ -64,6 +67,7 @@ pub struct Change {
 /// The first event: this stream's connection, and the secret that proves
 /// it in `POST …/presence` and `POST …/changes`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Hello {
     pub connection: String,
     pub secret: String,
@@ -72,18 +76,21 @@ pub struct Hello {
 
 /// Everyone here, sent when the stream opens.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PeopleHere {
     pub people: Vec<Person>,
 }
 
 /// Someone came, or changed what they show.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PersonNow {
     pub person: Person,
 }
 
 /// Someone left.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Left {
     pub connection: String,
 }
@@ -91,6 +98,7 @@ pub struct Left {
 /// The stream cannot bring the changes since the revision the browser had
 /// (too old): the document as it is now.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct DocumentNow {
     pub revision: i64,
     pub document: serde_json::Value,
@@ -99,6 +107,7 @@ pub struct DocumentNow {
 /// The events of a room's stream. Each SSE event's name is the variant's,
 /// its data the fields (and `event`, the name again).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "event", rename_all = "snake_case")]
 pub enum RoomEvent {
     Hello(Hello),
@@ -183,6 +192,7 @@ mod tests {
 /// `POST /api/graphs/{id}/presence`: where this connection's person is.
 /// With the edit token, they are an editor; without, a viewer.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct PresenceUpdate {
     pub connection: String,
     pub secret: String,
@@ -204,6 +214,7 @@ pub struct PresenceUpdate {
 /// `POST /api/graphs/{id}/changes`: edits made on the graph as it was at
 /// `base`, with the edit token.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ChangeRequest {
     pub connection: String,
     pub secret: String,
@@ -219,6 +230,7 @@ pub struct ChangeRequest {
 /// The answer to a change: the revision it made (the one the graph was at,
 /// when it changed nothing), and the edits that could not apply.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ChangeAccepted {
     pub revision: i64,
     #[serde(default, skip_serializing_if = "Vec::is_empty")]

@@ -12,10 +12,12 @@ use crate::status::{CancelStatus, RunStatus};
 
 /// A file given with the run's input.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct InputFile {
     pub name: String,
     pub media_type: String,
     #[serde(with = "base64_bytes", rename = "content_base64")]
+    #[cfg_attr(feature = "schema", schemars(with = "String"))]
     pub bytes: Vec<u8>,
 }
 
@@ -38,6 +40,7 @@ mod base64_bytes {
 
 /// What a run starts from: the text (and files) the input modules emit.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RunInput {
     #[serde(default)]
     pub text: String,
@@ -47,6 +50,7 @@ pub struct RunInput {
 
 /// `POST /api/graphs/{id}/runs`: the input, or no body at all.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct StartRun {
     #[serde(default)]
@@ -64,6 +68,7 @@ pub struct StartRun {
 /// A run from a module: the recorded run whose activations are reused,
 /// and the module to run from.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct RunFrom {
     pub run: String,
@@ -72,6 +77,7 @@ pub struct RunFrom {
 
 /// The reply to a started run: where to read it and follow its events.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RunStarted {
     pub id: String,
     pub graph_id: String,
@@ -85,6 +91,7 @@ pub struct RunStarted {
 
 /// The reply to a cancel that reached a running run.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Cancelling {
     pub id: String,
     pub status: CancelStatus,
@@ -92,6 +99,7 @@ pub struct Cancelling {
 
 /// A run in a graph's history list.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RunSummary {
     pub id: String,
     pub graph_id: Option<String>,
@@ -112,6 +120,7 @@ pub struct RunSummary {
 /// run's types so that the browser bundle, which does not show it yet,
 /// carries no code to read it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WithStartedBy<T> {
     #[serde(flatten)]
     pub run: T,
@@ -122,6 +131,7 @@ pub struct WithStartedBy<T> {
 /// How a run started: from the editor (with the edit token), through the
 /// API with a run token, or by one of the graph's triggers, and which.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct StartedBy {
     pub how: StartedHow,
     /// The run token's name, for a run started with one.
@@ -140,6 +150,7 @@ pub struct StartedBy {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum StartedHow {
     Editor,
@@ -151,12 +162,14 @@ pub enum StartedHow {
 /// `GET /api/graphs/{id}/runs`: newest first (the server says how each
 /// started; the browser reads the summaries).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RunList<T = RunSummary> {
     pub runs: Vec<T>,
 }
 
 /// Every activation of one module, in order.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ModuleRecord {
     pub activations: Vec<ActivationRecord>,
 }
@@ -164,6 +177,7 @@ pub struct ModuleRecord {
 /// `GET /api/runs/{id}`: the run, what it started from, the graph as it
 /// was when it started, and per module every activation.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RunRecord {
     pub id: String,
     pub graph_id: Option<String>,

@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 /// `POST /api/graphs/{id}/run-tokens`: what the token is for, in a few
 /// words (the run history says which token started a run).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct NewRunToken {
     #[serde(default)]
@@ -15,6 +16,7 @@ pub struct NewRunToken {
 
 /// A run token as its graph's editors see it: never the token itself.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RunTokenInfo {
     pub id: String,
     pub name: String,
@@ -27,6 +29,7 @@ pub struct RunTokenInfo {
 
 /// The reply to a token made: the token, this once.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RunTokenMade {
     #[serde(flatten)]
     pub info: RunTokenInfo,
@@ -35,6 +38,7 @@ pub struct RunTokenMade {
 
 /// `GET /api/graphs/{id}/run-tokens`: newest first, revoked ones included.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct RunTokenList {
     pub tokens: Vec<RunTokenInfo>,
 }

@@ -21,6 +21,7 @@ macro_rules! words {
             strum::EnumString,
             strum::Display,
         )]
+        #[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
         #[serde(rename_all = "snake_case")]
         #[strum(serialize_all = "snake_case")]
         pub enum $name {
@@ -122,6 +123,7 @@ words! {
 /// What a cancel that reached a running run answers: the run ends with
 /// `run.cancelled`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(rename_all = "snake_case")]
 pub enum CancelStatus {
     Cancelling,

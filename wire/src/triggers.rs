@@ -7,11 +7,13 @@ use serde::{Deserialize, Serialize};
 
 /// `GET /api/graphs/{id}/triggers`: the document's triggers, in its order.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TriggerList {
     pub triggers: Vec<TriggerState>,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TriggerState {
     pub id: String,
     /// `schedule` or `webhook`.
@@ -31,6 +33,7 @@ pub struct TriggerState {
 /// `POST /api/graphs/{id}/triggers/{trigger_id}/secret`: a webhook's new
 /// secret, this once; the one before it stops working.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TriggerSecretMade {
     pub trigger_id: String,
     pub secret: String,
@@ -43,6 +46,7 @@ pub struct TriggerSecretMade {
 
 /// `POST /api/schedules/next`: when a schedule would fall.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct NextTimesRequest {
     pub cron: String,
@@ -53,6 +57,7 @@ pub struct NextTimesRequest {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct NextTimes {
     /// Unix milliseconds, soonest first.
     pub times: Vec<i64>,
@@ -66,6 +71,7 @@ pub struct NextTimes {
 /// `Idempotency-Key` seen within a day, the run the first delivery
 /// started), readable at `url` by whoever has its id.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct HookDelivered {
     pub run_id: String,
     pub url: String,

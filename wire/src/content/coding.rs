@@ -11,6 +11,7 @@ use crate::fields::{Fields, read_by_hand};
 
 /// A file an agent changed, as `git diff --name-status` says.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ChangedFile {
     pub path: String,
     pub status: FileChange,
@@ -37,6 +38,7 @@ impl ChangedFile {
 
 /// A test command an agent ran, as seen in its tool calls.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct TestRun {
     pub command: String,
     /// `None` when the call reported none.

@@ -14,6 +14,7 @@ use crate::fields::{Fields, read_by_hand};
 use crate::status::VariantStatus;
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Comparison {
     /// The module whose variants these are.
     pub module_id: String,
@@ -22,6 +23,7 @@ pub struct Comparison {
 
 /// One variant: what it changes, how long it took, and how it ended.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct VariantResult {
     pub name: String,
     /// What it changes (`its own instruction, 1 re-prompt`).
@@ -34,6 +36,7 @@ pub struct VariantResult {
 
 /// How a variant ended, told by its `status`.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 #[serde(tag = "status", rename_all = "snake_case")]
 pub enum VariantOutcome {
     Completed {

@@ -9,6 +9,7 @@ use crate::fields::{Fields, read_by_hand};
 
 /// Every response of a chain in one text, with what the text is made of.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct MergedResponses {
     /// `response_0`, then each re-prompt's response after its separator line.
     pub merged_content: String,

@@ -25,12 +25,14 @@ fn is_false(flag: &bool) -> bool {
 
 /// The run input's text: the names of the files given with it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct InputFiles {
     pub files: Vec<String>,
 }
 
 /// A command's output: how it exited and the script as it ran.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CommandRan {
     /// `None` when a signal ended it.
     pub exit_code: Option<i32>,
@@ -40,6 +42,7 @@ pub struct CommandRan {
 /// A poll's decision or failure: how many polls it took, and the result
 /// it reported, if any.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Polled {
     pub polls: u32,
     #[serde(default, skip_serializing_if = "String::is_empty")]
@@ -50,6 +53,7 @@ pub struct Polled {
 /// reviewed work (approved or out of rounds) the feedback; on `revise_out`
 /// the feedback is the bundle's text.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Reviewed {
     pub decision: ReviewDecision,
     pub round: u32,
@@ -60,6 +64,7 @@ pub struct Reviewed {
 /// A named output (`named:<name>`): its name, and whether the last
 /// response lacked its section, so that the whole response went instead.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct NamedSection {
     #[serde(default, skip_serializing_if = "is_false")]
     pub section_missing: bool,
@@ -69,12 +74,14 @@ pub struct NamedSection {
 /// Every bundle of an activation whose intent gate chose an intent that
 /// leaves the module.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ChosenIntent {
     pub intent: Intent,
 }
 
 /// The bundle on an intent's port: the reply the intent was read from.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct IntentReply {
     pub reply: String,
 }
@@ -82,6 +89,7 @@ pub struct IntentReply {
 /// A coding module's `data_out` after a review chain: the reviewer's last
 /// decision, the rounds it took and its last feedback.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CodingReview {
     pub review_decision: ReviewDecision,
     pub review_rounds: u32,
@@ -93,17 +101,20 @@ pub struct CodingReview {
 /// chain ran out of rounds it all goes out on `exhausted_out` alone, these
 /// in the meta of the merged replies.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CodingWork {
     pub diff: String,
     pub files: Vec<ChangedFile>,
     pub summary: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "schema", schemars(with = "Option<serde_json::Value>"))]
     pub test_results: Option<TestResults>,
 }
 
 /// A failure sent on `error_out` (or `timeout_out`) rather than failing
 /// the run: that it is one, and whether a timeout ended it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Failure {
     pub error: bool,
     #[serde(default, skip_serializing_if = "is_false")]
@@ -122,6 +133,7 @@ impl Failure {
 /// A value an approval sends on (PRODUCT §3.14): the decision, who took
 /// it, and on a rejection the value that was rejected.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct Decided {
     pub decision: crate::approval::Decision,
     pub decided_by: crate::approval::Decider,
@@ -131,6 +143,7 @@ pub struct Decided {
 
 /// The value of an approval nobody decided on in time, on `timeout_out`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct WaitedOut {
     pub timeout: bool,
 }
@@ -138,6 +151,7 @@ pub struct WaitedOut {
 /// The bundle on `give_up_out`: that the module gave up, after how many
 /// attempts.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct GaveUp {
     pub give_up: bool,
     pub attempts: u32,

@@ -10,6 +10,7 @@ use crate::fields::{Fields, read_by_hand};
 
 /// One criterion's score and why.
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct CriterionScore {
     pub criterion: String,
     /// From 0 to the judge's `scale_max`, kept as the model wrote it.
@@ -27,6 +28,7 @@ impl CriterionScore {
 /// The scores of a target: the model's, and their weighted mean on the same
 /// scale from the rubric's weights.
 #[derive(Clone, Debug, PartialEq, Serialize, serde::Deserialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct JudgeScores {
     pub scores: Vec<CriterionScore>,
     pub summary: String,
@@ -36,6 +38,7 @@ pub struct JudgeScores {
 /// The scores of a comparison's variants, each in the comparison's order,
 /// and the one with the best weighted score (the first of equals).
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct ComparisonScores {
     pub variants: Vec<VariantScores>,
     pub winner: String,
@@ -44,6 +47,7 @@ pub struct ComparisonScores {
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
+#[cfg_attr(feature = "schema", derive(schemars::JsonSchema))]
 pub struct VariantScores {
     pub variant: String,
     pub scores: Vec<CriterionScore>,
