@@ -295,13 +295,13 @@ fn ScheduleRow(id: String) -> impl IntoView {
                     />
                 </label>
                 <label class="field">
-                    <span class="field-label">"Ticks missed while the server was down"</span>
+                    <span class="field-label">"Ticks missed while no server was up"</span>
                     <select
                         name="catch_up"
                         prop:value=move || if catch_up() { "one" } else { "none" }
                         on:change=move |event| set_field(editor, &id_for_catch_up, "catch_up", json!(event_target_value(&event)), false)
                     >
-                        <option value="one">"Run once when it is back"</option>
+                        <option value="one">"Run once"</option>
                         <option value="none">"Skip them"</option>
                     </select>
                 </label>
