@@ -519,3 +519,70 @@ async fn a_tick_is_claimed_once_however_many_processes_race() {
         assert_eq!(moved % 3_600_000, 30 * 60_000, "{moved}");
     }
 }
+
+#[tokio::test]
+async fn deliveries_to_one_webhook_are_limited_on_their_own_and_need_no_access_key() {
+    let database = support::databases().await.remove(0);
+    let mut settings = support::settings(&database, Limits::default());
+    settings.run_limits.per_minute = 3;
+    let key = "an-access-key-of-this-server";
+    settings.access.key = Some(key.to_owned());
+    let router = server::router::router(server::build_state(settings).await.unwrap());
+    let mut creating = post(
+        "/api/graphs",
+        with_triggers(json!([{"id": "inbox", "kind": "webhook"}])),
+    );
+    creating
+        .headers_mut()
+        .insert("x-patchbay-access-key", key.parse().unwrap());
+    let (status, created) = call(&router, creating).await;
+    assert_eq!(status, StatusCode::CREATED, "{created}");
+    let graph = created["id"].as_str().unwrap();
+    let edit = created["edit_token"].as_str().unwrap();
+    let mut making = post(
+        &format!("/api/graphs/{graph}/triggers/inbox/secret"),
+        json!({}),
+    );
+    making.headers_mut().insert(
+        header::AUTHORIZATION,
+        format!("Bearer {edit}").parse().unwrap(),
+    );
+    // Making a secret changes something: it needs the key.
+    let (status, _) = call(&router, making).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    let mut making = post(
+        &format!("/api/graphs/{graph}/triggers/inbox/secret"),
+        json!({}),
+    );
+    making.headers_mut().insert(
+        header::AUTHORIZATION,
+        format!("Bearer {edit}").parse().unwrap(),
+    );
+    making
+        .headers_mut()
+        .insert("x-patchbay-access-key", key.parse().unwrap());
+    let (status, made) = call(&router, making).await;
+    assert_eq!(status, StatusCode::CREATED, "{made}");
+    let secret = made["secret"].as_str().unwrap();
+    // Eight deliveries at once, without the key: three start runs.
+    let deliveries = (0..8).map(|_| {
+        call(
+            &router,
+            deliver("inbox", Some(secret), "text/plain", "burst"),
+        )
+    });
+    let statuses: Vec<StatusCode> = futures::future::join_all(deliveries)
+        .await
+        .into_iter()
+        .map(|(status, _)| status)
+        .collect();
+    let count = |wanted: StatusCode| statuses.iter().filter(|status| **status == wanted).count();
+    assert_eq!(
+        (
+            count(StatusCode::ACCEPTED),
+            count(StatusCode::TOO_MANY_REQUESTS)
+        ),
+        (3, 5),
+        "{statuses:?}"
+    );
+}
