@@ -725,6 +725,67 @@ mod tests {
     }
 
     #[test]
+    fn a_wait_and_its_decision_are_events_on_the_run_span_when_it_ends() {
+        let graph = starter_graph();
+        let mut trace = RunTrace::new("r_trace", false);
+        let all = events();
+        let (before_end, end) = all.split_at(all.len() - 1);
+        let waited = [
+            RunEvent::ModuleWaiting {
+                module_id: "m2".to_owned(),
+                activation: 1,
+                asked: "Send the refund?".to_owned(),
+                shown: Vec::new(),
+                deadline_at: None,
+                tools: vec!["issue_refund".to_owned()],
+            },
+            RunEvent::ModuleDecided {
+                module_id: "m2".to_owned(),
+                activation: 1,
+                decision: wire::approval::Decision::Approve,
+                by: wire::approval::Decider::ApproverLink,
+                feedback: String::new(),
+                call_id: Some("call_1".to_owned()),
+            },
+        ];
+        let mut spans: Vec<SpanData> = before_end
+            .iter()
+            .flat_map(|record| trace.on_event(&graph, record))
+            .collect();
+        for (at, event) in waited.into_iter().enumerate() {
+            let at = i64::try_from(at).unwrap();
+            spans.extend(trace.on_event(&graph, &record(20 + at.unsigned_abs(), 1072 + at, event)));
+        }
+        spans.extend(end.iter().flat_map(|record| trace.on_event(&graph, record)));
+        let run = spans
+            .iter()
+            .find(|span| span.name.starts_with("run "))
+            .unwrap();
+        let said: Vec<(&str, SystemTime)> = run
+            .events
+            .iter()
+            .map(|event| (event.name.as_ref(), event.timestamp))
+            .collect();
+        assert_eq!(
+            said,
+            [
+                ("module.waiting", time(1072)),
+                ("module.decided", time(1073))
+            ]
+        );
+        assert!(
+            run.events.iter().all(|event| event
+                .attributes
+                .iter()
+                .any(|pair| pair.key.as_str() == "patchbay.module.id")),
+            "{:?}",
+            run.events
+        );
+        // Nothing a person wrote (the question) is on the span.
+        assert!(!format!("{:?}", run.events).contains("refund?"));
+    }
+
+    #[test]
     fn a_failure_is_an_error_on_its_activation_and_its_run() {
         let graph = starter_graph();
         let mut trace = RunTrace::new("r_trace", false);
