@@ -273,7 +273,7 @@ async fn events_come_in_order_with_exact_payloads() {
     // Every call says what it used; the simulated provider is free.
     let usage = |index: usize| {
         let response = &recorder.activation("task", 1).unwrap().responses[index];
-        json!({"event": "module.usage", "data": {"run_id": "r_test", "module_id": "task", "activation": 1, "tokens_in": response.tokens_in, "tokens_out": response.tokens_out, "cost": 0.0}})
+        json!({"event": "module.usage", "data": {"run_id": "r_test", "module_id": "task", "activation": 1, "tokens_in": response.tokens_in, "tokens_out": response.tokens_out, "cost": 0.0, "finish_reason": "stop"}})
     };
     assert_eq!(
         outline,

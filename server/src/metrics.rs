@@ -524,6 +524,8 @@ mod tests {
                         tokens_in: 120,
                         tokens_out: 30,
                         cost: Some(0.25),
+                        tokens_cached: 0,
+                        finish_reason: None,
                     },
                 ),
                 record(
@@ -578,6 +580,8 @@ mod tests {
                     tokens_in: 7,
                     tokens_out: 3,
                     cost: None,
+                    tokens_cached: 0,
+                    finish_reason: None,
                 },
             )],
         );

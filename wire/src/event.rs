@@ -90,6 +90,14 @@ pub enum RunEvent {
         tokens_in: u64,
         tokens_out: u64,
         cost: Option<f64>,
+        /// The part of `tokens_in` the provider served from its cache,
+        /// where it says.
+        #[serde(default, skip_serializing_if = "is_zero")]
+        tokens_cached: u64,
+        /// Why the model stopped (`stop`, `length`, `tool_calls`, …), where
+        /// the provider says.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        finish_reason: Option<String>,
     },
     #[serde(rename = "task.agent_task.reprompt_dispatched")]
     #[strum(serialize = "task.agent_task.reprompt_dispatched")]
@@ -488,6 +496,8 @@ impl RunEvent {
                 tokens_in: 120,
                 tokens_out: 41,
                 cost: Some(0.000_71),
+                tokens_cached: 0,
+                finish_reason: None,
             },
             RunEvent::RepromptDispatched {
                 module_id: module_id(),
@@ -691,6 +701,11 @@ impl EventRecord {
         data.extend(self.event.payload());
         Value::Object(data)
     }
+}
+
+/// Whether a count is nothing, so that an event leaves it out.
+fn is_zero(count: &u64) -> bool {
+    *count == 0
 }
 
 #[cfg(test)]

@@ -793,6 +793,8 @@ mod tests {
             tokens_in: 0,
             tokens_out: token_count,
             cost: Some(token_count as f64 / 1000.0),
+            tokens_cached: 0,
+            finish_reason: None,
         };
         let run = after(
             "m2",
@@ -820,6 +822,8 @@ mod tests {
                     tokens_in: 10,
                     tokens_out: 5,
                     cost: None,
+                    tokens_cached: 0,
+                    finish_reason: None,
                 },
             ],
             None,
@@ -837,6 +841,8 @@ mod tests {
             tokens_in: 0,
             tokens_out: token_count,
             cost: Some(token_count as f64 / 1000.0),
+            tokens_cached: 0,
+            finish_reason: None,
         };
         let resumed = RunEvent::RunResumed {
             status: RunStatus::Running,

@@ -183,6 +183,8 @@ impl Work<'_> {
                 tokens_in: outcome.tokens_in,
                 tokens_out: outcome.tokens_out,
                 cost,
+                tokens_cached: 0,
+                finish_reason: None,
             })
             .await;
         self.context

@@ -244,6 +244,8 @@ impl ActivationContext {
             tokens_in: response.usage.input_tokens,
             tokens_out: response.usage.output_tokens,
             cost: response.cost,
+            tokens_cached: response.usage.cached_input_tokens,
+            finish_reason: response.finish_reason.clone(),
         })
         .await;
         self.spend

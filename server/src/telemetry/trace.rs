@@ -20,6 +20,14 @@ use opentelemetry_sdk::trace::{SpanData, SpanEvents, SpanLinks};
 use sha2::{Digest, Sha256};
 use wire::{EventRecord, RunEvent};
 
+/// What one call of a module's model used, as its `module.usage` says.
+struct Usage<'a> {
+    tokens_in: u64,
+    tokens_out: u64,
+    tokens_cached: u64,
+    finish_reason: Option<&'a str>,
+}
+
 /// An open span: when it began, and what it has said so far.
 #[derive(Clone, Debug)]
 struct Open {
@@ -148,8 +156,20 @@ impl RunTrace {
                 module_id,
                 tokens_in,
                 tokens_out,
+                tokens_cached,
+                finish_reason,
                 ..
-            } => self.on_model_called(graph, module_id, (*tokens_in, *tokens_out), at),
+            } => self.on_model_called(
+                graph,
+                module_id,
+                Usage {
+                    tokens_in: *tokens_in,
+                    tokens_out: *tokens_out,
+                    tokens_cached: *tokens_cached,
+                    finish_reason: finish_reason.as_deref(),
+                },
+                at,
+            ),
             RunEvent::ModuleToolCall {
                 module_id,
                 call_id,
@@ -261,7 +281,7 @@ impl RunTrace {
         &mut self,
         graph: &Graph,
         module_id: &str,
-        (tokens_in, tokens_out): (u64, u64),
+        usage: Usage<'_>,
         at: SystemTime,
     ) -> Vec<SpanData> {
         let start = self
@@ -287,9 +307,23 @@ impl RunTrace {
                 },
             ),
             KeyValue::new("gen_ai.request.model", model.clone()),
-            KeyValue::new("gen_ai.usage.input_tokens", count(tokens_in)),
-            KeyValue::new("gen_ai.usage.output_tokens", count(tokens_out)),
+            KeyValue::new("gen_ai.usage.input_tokens", count(usage.tokens_in)),
+            KeyValue::new("gen_ai.usage.output_tokens", count(usage.tokens_out)),
         ];
+        if usage.tokens_cached > 0 {
+            attributes.push(KeyValue::new(
+                "gen_ai.usage.cache_read.input_tokens",
+                count(usage.tokens_cached),
+            ));
+        }
+        if let Some(reason) = usage.finish_reason {
+            attributes.push(KeyValue::new(
+                "gen_ai.response.finish_reasons",
+                opentelemetry::Value::Array(
+                    vec![opentelemetry::StringValue::from(reason.to_owned())].into(),
+                ),
+            ));
+        }
         if let Some(said) = self.said.remove(module_id) {
             let message = serde_json::json!([{"role": "assistant", "parts": [{"type": "text", "content": said}]}]);
             attributes.push(KeyValue::new("gen_ai.output.messages", message.to_string()));
@@ -515,6 +549,8 @@ mod tests {
                     tokens_in: 12,
                     tokens_out: 2,
                     cost: None,
+                    tokens_cached: 8,
+                    finish_reason: Some("stop".to_owned()),
                 },
             ),
             record(
@@ -622,6 +658,16 @@ mod tests {
         assert_eq!(
             attribute(chat, "gen_ai.usage.output_tokens"),
             Some(&opentelemetry::Value::I64(2))
+        );
+        assert_eq!(
+            attribute(chat, "gen_ai.usage.cache_read.input_tokens"),
+            Some(&opentelemetry::Value::I64(8))
+        );
+        assert_eq!(
+            attribute(chat, "gen_ai.response.finish_reasons")
+                .map(ToString::to_string)
+                .as_deref(),
+            Some("[\"stop\"]")
         );
         assert_eq!(
             attribute(tool, "gen_ai.tool.name")

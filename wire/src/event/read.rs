@@ -86,6 +86,9 @@ pub fn event(name: &str, payload: Value) -> Result<RunEvent, Error> {
             tokens_in: payload.number("tokens_in")?,
             tokens_out: payload.number("tokens_out")?,
             cost: payload.nullable_float("cost")?,
+            // Traces read these (the server's serde); no page shows them.
+            tokens_cached: 0,
+            finish_reason: None,
         },
         "task.agent_task.reprompt_dispatched" => RunEvent::RepromptDispatched {
             module_id: payload.text("module_id")?,
