@@ -92,9 +92,18 @@ macro_rules! json {
 }
 
 /// Every route of the API, `/api` and beyond it.
-#[expect(clippy::too_many_lines, reason = "a table, one entry per route")]
+/// Every route of the API, `/api` and beyond it.
 pub fn routes(state: &AppState) -> Vec<Route> {
     let run_limit = DefaultBodyLimit::max(crate::router::max_run_request_bytes(state));
+    let mut routes = editing_routes();
+    routes.extend(starting_routes(run_limit));
+    routes.extend(reading_routes());
+    routes.extend(server_routes(run_limit));
+    routes
+}
+
+/// Creating, reading, saving and editing graphs together.
+fn editing_routes() -> Vec<Route> {
     use Credential::*;
     vec![
         Route {
@@ -207,6 +216,13 @@ pub fn routes(state: &AppState) -> Vec<Route> {
             responses: &[(200, Content::Bytes("*/*"))],
             serve: get(attachments_api::download),
         },
+    ]
+}
+
+/// Starting runs: by the editors, run tokens and triggers.
+fn starting_routes(run_limit: DefaultBodyLimit) -> Vec<Route> {
+    use Credential::*;
+    vec![
         Route {
             method: Method::POST,
             path: "/api/graphs/{id}/runs",
@@ -303,6 +319,13 @@ pub fn routes(state: &AppState) -> Vec<Route> {
             responses: &[(200, json!(wire::triggers::NextTimes))],
             serve: post(triggers_api::next_times),
         },
+    ]
+}
+
+/// A graph's history and runs: reading, cancelling, deciding.
+fn reading_routes() -> Vec<Route> {
+    use Credential::*;
+    vec![
         Route {
             method: Method::GET,
             path: "/api/graphs/{id}/estimate",
@@ -396,6 +419,13 @@ pub fn routes(state: &AppState) -> Vec<Route> {
             responses: &[(200, Content::Events)],
             serve: get(runs_api::events),
         },
+    ]
+}
+
+/// The server's own: what it offers, its health, this document, webhooks, the OpenAI-compatible endpoint and metrics.
+fn server_routes(run_limit: DefaultBodyLimit) -> Vec<Route> {
+    use Credential::*;
+    vec![
         Route {
             method: Method::GET,
             path: "/api/providers",
