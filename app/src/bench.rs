@@ -106,14 +106,35 @@ pub(crate) fn contract_model(model: &CanvasModel, n: u32) -> (Vec<NodeHandle>, V
     (nodes, edges)
 }
 
-/// `bench=N` from the address, in the browser.
-fn requested_size() -> Option<u32> {
+/// `name=N` from the address, in the browser (`bench=N`, `notes=K`).
+fn requested(name: &str) -> Option<u32> {
     let search = web_sys::window()?.location().search().ok()?;
     search
         .trim_start_matches('?')
         .split('&')
-        .find_map(|pair| pair.strip_prefix("bench="))
+        .find_map(|pair| pair.strip_prefix(name)?.strip_prefix('='))
         .and_then(|value| value.parse().ok())
+}
+
+/// `count` notes over the contract graph of `n` modules, spread over its
+/// grid, each a few lines of Markdown: what a graph people annotate has.
+pub fn bench_notes(count: u32, n: u32) -> Vec<graph::notes::Note> {
+    let mut random = Lcg(7);
+    let (width, height) = contract_position(n.saturating_sub(1), n);
+    (0..count)
+        .map(|index| graph::notes::Note {
+            id: format!("note-{index}"),
+            text: format!(
+                "### Note {index}\n- what this part does\n- **who** to ask: [the guide](https://example.com/{index})"
+            ),
+            position: graph::Position {
+                x: f64::from(random.below(1 + width as u32)) + 30.0,
+                y: f64::from(random.below(1 + height as u32)) + 60.0,
+            },
+            size: graph::notes::NEW_NOTE_SIZE,
+            colour: graph::frame::Colour::ALL[index as usize % graph::frame::Colour::ALL.len()],
+        })
+        .collect()
 }
 
 #[component]
@@ -122,9 +143,18 @@ pub fn BenchPage() -> impl IntoView {
     let pane = NodeRef::new();
     // After hydration, in the browser only: the graph is built here.
     Effect::new(move |_| {
-        if let Some(n) = requested_size() {
-            let (nodes, edges) = contract_model(&model, n.min(100_000));
+        if let Some(n) = requested("bench") {
+            let n = n.min(100_000);
+            let (nodes, edges) = contract_model(&model, n);
             model.load(nodes, edges);
+            let notes = requested("notes")
+                .unwrap_or(0)
+                .min(graph::notes::MOST_NOTES as u32);
+            let notes = bench_notes(notes, n)
+                .iter()
+                .map(graph::notes::Note::to_value)
+                .collect();
+            crate::canvas::note_layer::draw(model, Some(serde_json::Value::Array(notes)), false);
         }
     });
     view! {

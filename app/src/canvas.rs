@@ -26,6 +26,7 @@ pub mod minimap;
 pub mod model;
 mod module_box;
 mod module_layer;
+pub mod note_layer;
 mod overlays;
 mod pane;
 pub mod peers;
@@ -45,6 +46,8 @@ use cable_sketches::CableSketches;
 use detail::Detail;
 use model::{CanvasModel, Viewport};
 use module_layer::{ModuleLayer, drawn_modules};
+pub use note_layer::NoteEvent;
+use note_layer::NoteLayer;
 use overlays::BoxSelection;
 use pane::Pane;
 use pointer::GestureMarks;
@@ -74,6 +77,8 @@ pub struct CanvasEvents {
     /// A cable being drawn is over this input (or none): whether it fits
     /// is said before the drop.
     pub hover: Callback<Option<Connection>>,
+    /// A note was moved, resized, written in, coloured, removed or asked for.
+    pub note: Callback<NoteEvent>,
 }
 
 impl CanvasEvents {
@@ -88,6 +93,7 @@ impl CanvasEvents {
             port_clicked: Callback::new(|_| {}),
             menu: Callback::new(|_| {}),
             hover: Callback::new(|_| {}),
+            note: Callback::new(|_| {}),
         }
     }
 }
@@ -128,6 +134,7 @@ pub fn Canvas(
             <CableSketches model cables=sketched_cables.cables/>
             <Cables model detail sketched=sketched_cables preview=marks.cable_preview/>
             <MovingCables model/>
+            <NoteLayer model editable/>
             <ModuleLayer model nodes=drawn_nodes/>
             <Sketches sketches=sketched_modules/>
             <DraggedSketches sketches=sketched_modules/>

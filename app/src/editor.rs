@@ -18,6 +18,7 @@ mod keyboard;
 mod lazy_parts;
 pub mod modal;
 mod module_menu;
+mod note_writer;
 mod overlays;
 mod palette;
 mod panel;
@@ -523,6 +524,7 @@ pub fn Editor(
             editor.overlay.set(Overlay::ModuleMenu { module, x, y });
         }),
         hover: Callback::new(move |over| editor.hover_connection(over)),
+        note: Callback::new(move |event| editor.command(Command::Note(event))),
     };
     let editable = Signal::derive(move || editor.can_edit.get());
     let on_drop = move |event: web_sys::DragEvent| {

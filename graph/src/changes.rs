@@ -22,6 +22,18 @@ pub struct Changes {
     /// It joins other ports, or its condition changed.
     pub cables_changed: Vec<String>,
     pub renamed: bool,
+    /// Notes and groups (PRODUCT §1.6), counted.
+    pub notes: Counted,
+    pub groups: Counted,
+}
+
+/// How many things of a list of the document's kept fields were added,
+/// removed or changed (a move is a change).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Counted {
+    pub added: usize,
+    pub removed: usize,
+    pub changed: usize,
 }
 
 /// What changed from `before` to `after`.
@@ -69,7 +81,41 @@ pub fn between(before: &Graph, after: &Graph) -> Changes {
         |cable| &cable.id,
         |id| new_cables.contains(id),
     );
+    changes.notes = counted(before, after, "notes");
+    changes.groups = counted(before, after, "groups");
     changes
+}
+
+/// Items of the list `name` (kept fields, each with an `id`) added,
+/// removed and changed.
+fn counted(before: &Graph, after: &Graph, name: &str) -> Counted {
+    let items = |graph: &Graph| -> HashMap<String, serde_json::Value> {
+        graph
+            .extra
+            .get(name)
+            .and_then(serde_json::Value::as_array)
+            .map(|items| {
+                items
+                    .iter()
+                    .filter_map(|item| {
+                        let id = item.get("id")?.as_str()?;
+                        Some((id.to_owned(), item.clone()))
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let (old, new) = (items(before), items(after));
+    let mut counted = Counted::default();
+    for (id, item) in &new {
+        match old.get(id) {
+            None => counted.added += 1,
+            Some(previous) if previous != item => counted.changed += 1,
+            Some(_) => {}
+        }
+    }
+    counted.removed = old.keys().filter(|id| !new.contains_key(*id)).count();
+    counted
 }
 
 fn same_but_place(old: &Module, new: &Module) -> bool {
@@ -114,6 +160,11 @@ impl Changes {
             1 => Some(format!("1 cable {what}")),
             count => Some(format!("{count} cables {what}")),
         };
+        let counted = |count: usize, one: &str, many: &str, what: &str| match count {
+            0 => None,
+            1 => Some(format!("1 {one} {what}")),
+            count => Some(format!("{count} {many} {what}")),
+        };
         let parts: Vec<String> = [
             self.renamed.then(|| format!("renamed “{}”", after.name)),
             modules(&self.modules_added, after, "added"),
@@ -123,6 +174,12 @@ impl Changes {
             cables(&self.cables_added, "added"),
             cables(&self.cables_removed, "removed"),
             cables(&self.cables_changed, "changed"),
+            counted(self.notes.added, "note", "notes", "added"),
+            counted(self.notes.removed, "note", "notes", "removed"),
+            counted(self.notes.changed, "note", "notes", "changed"),
+            counted(self.groups.added, "group", "groups", "added"),
+            counted(self.groups.removed, "group", "groups", "removed"),
+            counted(self.groups.changed, "group", "groups", "changed"),
         ]
         .into_iter()
         .flatten()
@@ -180,6 +237,37 @@ mod tests {
         assert_eq!(
             changes.summary(&before, &after),
             "“Second draft” added, “Final essay” removed, “Draft” changed, “Topic” moved, 1 cable added, 1 cable removed, 1 cable changed"
+        );
+    }
+
+    #[test]
+    fn notes_and_groups_are_counted() {
+        let mut before = starter_graph();
+        before.extra.insert(
+            "notes".to_owned(),
+            serde_json::json!([{ "id": "a", "text": "one" }, { "id": "b", "text": "two" }]),
+        );
+        let mut after = before.clone();
+        after.extra.insert(
+            "notes".to_owned(),
+            serde_json::json!([{ "id": "a", "text": "one, edited" }, { "id": "c", "text": "new" }]),
+        );
+        after.extra.insert(
+            "groups".to_owned(),
+            serde_json::json!([{ "id": "g", "title": "Review" }]),
+        );
+        let changes = between(&before, &after);
+        assert_eq!(
+            changes.notes,
+            Counted {
+                added: 1,
+                removed: 1,
+                changed: 1
+            }
+        );
+        assert_eq!(
+            changes.summary(&before, &after),
+            "1 note added, 1 note removed, 1 note changed, 1 group added"
         );
     }
 

@@ -137,7 +137,7 @@ impl schemars::JsonSchema for Graph {
     fn json_schema(_generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
         schemars::json_schema!({
             "type": "object",
-            "description": "A graph document (PRODUCT §1): its modules, cables and triggers; fields this server does not know are kept.",
+            "description": "A graph document (PRODUCT §1): its modules, cables, triggers, notes and groups; fields this server does not know are kept.",
             "properties": {
                 "format": { "type": "string" },
                 "id": { "type": "string" },
@@ -164,7 +164,22 @@ impl schemars::JsonSchema for Graph {
                         "condition": { "type": "string" }
                     }
                 } },
-                "triggers": { "type": "array", "items": { "type": "object", "required": ["id", "kind"] } }
+                "triggers": { "type": "array", "items": { "type": "object", "required": ["id", "kind"] } },
+                "notes": { "type": "array", "items": { "type": "object", "required": ["id"], "properties": {
+                    "id": { "type": "string" },
+                    "text": { "type": "string", "description": "Markdown" },
+                    "position": { "type": "object", "properties": { "x": { "type": "number" }, "y": { "type": "number" } } },
+                    "size": { "type": "object", "properties": { "width": { "type": "number" }, "height": { "type": "number" } } },
+                    "colour": { "type": "string", "enum": ["yellow", "blue", "green", "pink", "grey"] }
+                } } },
+                "groups": { "type": "array", "items": { "type": "object", "required": ["id"], "properties": {
+                    "id": { "type": "string" },
+                    "title": { "type": "string" },
+                    "position": { "type": "object", "properties": { "x": { "type": "number" }, "y": { "type": "number" } } },
+                    "size": { "type": "object", "properties": { "width": { "type": "number" }, "height": { "type": "number" } } },
+                    "colour": { "type": "string", "enum": ["yellow", "blue", "green", "pink", "grey"] },
+                    "collapsed": { "type": "boolean" }
+                } } }
             }
         })
     }

@@ -35,6 +35,7 @@ pub async fn create_graph(
     let edit_token = new_edit_token();
     graph.id = Some(id.clone());
     graph.revision = 1;
+    graph::frame::check(&graph)?;
     let schedules =
         crate::triggers::schedule_rows(&crate::triggers::read(&graph)?, engine::now_millis());
     let document = graph

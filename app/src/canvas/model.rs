@@ -391,6 +391,21 @@ pub fn module_look(module: &Module) -> NodeLook {
 pub struct CanvasModel {
     pub nodes: RwSignal<Vec<NodeHandle>>,
     pub edges: RwSignal<Vec<EdgeHandle>>,
+    /// The notes (PRODUCT §1.6), as the document has them: read in the
+    /// browser only where they are edited or change (`note_layer`).
+    pub notes: RwSignal<Vec<graph::notes::Note>>,
+    /// The notes' markup, as the layer shows it.
+    pub notes_markup: RwSignal<String>,
+    /// The notes' layer, written again in place as they change.
+    pub notes_layer: NodeRef<leptos::html::Div>,
+    /// The document's `notes` last drawn, and whether with the corners to
+    /// resize them by.
+    pub notes_drawn: StoredValue<(Option<serde_json::Value>, bool)>,
+    /// What handles gestures and keys on notes, once their part is here
+    /// and they can be edited.
+    pub note_handlers: StoredValue<Option<super::note_layer::NoteHandlers>>,
+    /// The note open for writing, if any.
+    pub editing_note: RwSignal<Option<String>>,
     pub by_id: RwSignal<HashMap<Arc<str>, NodeHandle>>,
     pub viewport: RwSignal<Viewport>,
     /// The view that decides what is in the page. It follows `viewport`,
@@ -437,6 +452,12 @@ impl CanvasModel {
         CanvasModel {
             nodes: RwSignal::new(Vec::new()),
             edges: RwSignal::new(Vec::new()),
+            notes: RwSignal::new(Vec::new()),
+            notes_markup: RwSignal::new(String::new()),
+            notes_layer: NodeRef::new(),
+            notes_drawn: StoredValue::new((None, false)),
+            note_handlers: StoredValue::new(None),
+            editing_note: RwSignal::new(None),
             by_id: RwSignal::new(HashMap::new()),
             viewport: RwSignal::new(Viewport::default()),
             drawn_view,
@@ -525,6 +546,37 @@ impl CanvasModel {
             .map(|cable| self.edge_from_cable(cable))
             .collect();
         self.load(nodes, edges);
+        // In the browser the page as the server drew it shows them until
+        // they change or can be edited (`note_layer`).
+        let notes = graph.extra.get("notes").cloned();
+        #[cfg(feature = "hydrate")]
+        self.notes_drawn.set_value((notes, false));
+        #[cfg(not(feature = "hydrate"))]
+        super::note_layer::draw(*self, notes, false);
+    }
+
+    /// Brings the notes in line with `graph`.
+    pub fn refresh_notes(&self, graph: &Graph) {
+        let notes = graph.extra.get("notes");
+        if self
+            .notes_drawn
+            .with_value(|(drawn, _)| drawn.as_ref() == notes)
+        {
+            return;
+        }
+        let editable = self.notes_drawn.with_value(|(_, editable)| *editable);
+        super::note_layer::draw(*self, notes.cloned(), editable);
+    }
+
+    /// After notes were read: the one being written in is still there.
+    pub fn notes_read(&self) {
+        if let Some(editing) = self.editing_note.get_untracked()
+            && self
+                .notes
+                .with_untracked(|notes| !notes.iter().any(|note| note.id == editing))
+        {
+            self.editing_note.set(None);
+        }
     }
 
     pub fn node(&self, id: &str) -> Option<NodeHandle> {

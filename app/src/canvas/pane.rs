@@ -14,7 +14,7 @@ use super::minimap::Minimap;
 use super::model::{self, CanvasModel};
 use super::overlays::PaneControls;
 use super::pointer::{GestureMarks, PaneOrigin, PointerGestures};
-use super::targets::module_of;
+use super::targets::{closest_target, module_of};
 use super::typing;
 use super::wheel_zoom::WheelZoom;
 
@@ -45,6 +45,8 @@ where
         marks,
         sketched_cables,
     );
+    // Gestures on notes, where they can be edited (their part's).
+    let notes = move || model.note_handlers.get_value();
     let zoom = WheelZoom::new(model);
     follow_pane_size(model, pane);
     hold_space(pointer.space_held);
@@ -66,6 +68,19 @@ where
     let on_double_click = move |event: web_sys::MouseEvent| {
         if let Some(id) = module_of(&event) {
             events.open.run(id);
+        } else if notes().is_some_and(|notes| (notes.double_click)(model, &event)) {
+            // A note, opened for writing.
+        } else if editable.get_untracked()
+            && !closest_target(&event, "[data-edge-id], [data-pane-control]")
+            && let Some(pane) = pane.get_untracked()
+        {
+            // Empty canvas: a note there.
+            let rect = pane.get_bounding_client_rect();
+            let at = model.viewport.get_untracked().to_graph(
+                f64::from(event.client_x()) - rect.left(),
+                f64::from(event.client_y()) - rect.top(),
+            );
+            events.note.run(super::NoteEvent::Add(at));
         }
     };
     // A module's own menu instead of the browser's.
@@ -88,10 +103,26 @@ where
             tabindex="0"
             aria-label="Canvas"
             node_ref=pane
-            on:pointerdown=move |event: web_sys::PointerEvent| pointer.down(event)
-            on:pointermove=move |event: web_sys::PointerEvent| pointer.moved(event)
-            on:pointerup=move |event: web_sys::PointerEvent| pointer.up(event)
-            on:pointercancel=move |event: web_sys::PointerEvent| pointer.cancel(event)
+            on:pointerdown=move |event: web_sys::PointerEvent| {
+                if !notes().is_some_and(|notes| (notes.down)(model, &event)) {
+                    pointer.down(event);
+                }
+            }
+            on:pointermove=move |event: web_sys::PointerEvent| {
+                if !notes().is_some_and(|notes| (notes.moved)(model, &event)) {
+                    pointer.moved(event);
+                }
+            }
+            on:pointerup=move |event: web_sys::PointerEvent| {
+                if !notes().is_some_and(|notes| (notes.up)(events)) {
+                    pointer.up(event);
+                }
+            }
+            on:pointercancel=move |event: web_sys::PointerEvent| {
+                if !notes().is_some_and(|notes| (notes.cancel)()) {
+                    pointer.cancel(event);
+                }
+            }
             on:wheel=move |event: web_sys::WheelEvent| zoom.wheel(event, origin)
             on:dblclick=on_double_click
             on:contextmenu=on_context_menu

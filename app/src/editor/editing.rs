@@ -48,6 +48,8 @@ pub enum Command {
         at: Position,
     },
     Duplicate(Vec<String>),
+    /// A note moved, resized, written in, coloured, removed or added.
+    Note(crate::canvas::NoteEvent),
     /// Ctrl+S, or the connection back: send what the server does not have.
     SaveNow,
     /// A draft an earlier visit left, taken up once the page is interactive.
@@ -283,6 +285,7 @@ pub fn carry_out(editor: EditorState, command: Command) {
             }
         }
         Command::Duplicate(modules) => editor.duplicate(modules),
+        Command::Note(event) => editor.note_event(event),
         Command::SaveNow => save::save_now(editor),
         Command::RestoreDraft => save::restore_draft(editor),
         Command::LoadTheirs => save::load_theirs(editor),

@@ -19,7 +19,14 @@ pub struct Touched {
     /// The document's `triggers` (PRODUCT §1.5), kept with the fields it
     /// does not read: `Some(None)` when it had none.
     pub triggers: Option<Option<serde_json::Value>>,
+    /// Notes and groups (PRODUCT §1.6), lists of the document's kept
+    /// fields: the list, the item's id, and the item with its place.
+    pub items: Vec<TouchedItem>,
 }
+
+/// A note or group touched: its list, its id, and it with its place
+/// (`None` when it does not exist in this state).
+pub type TouchedItem = (&'static str, String, Option<(usize, serde_json::Value)>);
 
 /// One undoable step.
 #[derive(Clone, Debug, PartialEq)]
@@ -66,6 +73,15 @@ fn restore_before(graph: &mut Graph, state: &Touched) {
                 .insert((*index).min(graph.cables.len()), cable.clone());
         }
     }
+    for (list, id, slot) in state.items.iter().rev() {
+        if let Some(items) = kept_list(graph, list) {
+            items.retain(|item| item_id(item) != Some(id));
+            if let Some((index, item)) = slot {
+                items.insert((*index).min(items.len()), item.clone());
+            }
+        }
+        drop_if_empty(graph, list);
+    }
     restore_fields(graph, state);
 }
 
@@ -99,7 +115,67 @@ fn restore_after(graph: &mut Graph, state: &Touched) {
             .cables
             .insert((*index).min(graph.cables.len()), cable.clone());
     }
+    for (list, id, _) in &state.items {
+        if let Some(items) = kept_list(graph, list) {
+            items.retain(|item| item_id(item) != Some(id));
+        }
+    }
+    let mut items: Vec<&TouchedItem> = state
+        .items
+        .iter()
+        .filter(|(_, _, slot)| slot.is_some())
+        .collect();
+    graph::order::by_rank(&mut items, |(_, _, slot)| {
+        slot.as_ref().map_or(usize::MAX, |(index, _)| *index)
+    });
+    for (list, _, slot) in items {
+        if let (Some((index, item)), Some(items)) = (slot, kept_list(graph, list)) {
+            items.insert((*index).min(items.len()), item.clone());
+        }
+    }
+    for list in KEPT_LISTS {
+        drop_if_empty(graph, list);
+    }
     restore_fields(graph, state);
+}
+
+/// The document's lists of notes and groups.
+const KEPT_LISTS: [&str; 2] = ["notes", "groups"];
+
+/// The kept list `name`, made an empty list when it is missing or not one
+/// (so always `Some`).
+fn kept_list<'a>(graph: &'a mut Graph, name: &str) -> Option<&'a mut Vec<serde_json::Value>> {
+    let slot = graph
+        .extra
+        .entry(name.to_owned())
+        .or_insert_with(|| serde_json::Value::Array(Vec::new()));
+    if !slot.is_array() {
+        *slot = serde_json::Value::Array(Vec::new());
+    }
+    slot.as_array_mut()
+}
+
+/// A list left empty goes, so a graph without notes has no `notes`.
+fn drop_if_empty(graph: &mut Graph, name: &str) {
+    if graph
+        .extra
+        .get(name)
+        .and_then(serde_json::Value::as_array)
+        .is_some_and(Vec::is_empty)
+    {
+        graph.extra.remove(name);
+    }
+}
+
+fn item_id(item: &serde_json::Value) -> Option<&str> {
+    item.get("id").and_then(serde_json::Value::as_str)
+}
+
+/// Where item `id` of kept list `name` is, and the item.
+fn kept_slot(graph: &Graph, name: &str, id: &str) -> Option<(usize, serde_json::Value)> {
+    let items = graph.extra.get(name)?.as_array()?;
+    let index = items.iter().position(|item| item_id(item) == Some(id))?;
+    Some((index, items[index].clone()))
 }
 
 fn restore_fields(graph: &mut Graph, state: &Touched) {
@@ -248,6 +324,47 @@ impl Edit<'_> {
         }
     }
 
+    fn note_item(&mut self, list: &'static str, id: &str) {
+        if self
+            .before
+            .items
+            .iter()
+            .any(|(touched_list, touched, _)| *touched_list == list && touched == id)
+        {
+            return;
+        }
+        let slot = kept_slot(self.graph, list, id);
+        self.before.items.push((list, id.to_owned(), slot));
+    }
+
+    /// Puts `item` (a note's or group's JSON, with its `id`) in kept list
+    /// `list` (`notes`, `groups`): in its place when it is there, last
+    /// when it is new.
+    pub fn set_item(&mut self, list: &'static str, item: serde_json::Value) {
+        let Some(id) = item_id(&item).map(str::to_owned) else {
+            return;
+        };
+        self.note_item(list, &id);
+        let Some(items) = kept_list(self.graph, list) else {
+            return;
+        };
+        match items
+            .iter_mut()
+            .find(|existing| item_id(existing) == Some(&id))
+        {
+            Some(existing) => *existing = item,
+            None => items.push(item),
+        }
+    }
+
+    pub fn remove_item(&mut self, list: &'static str, id: &str) {
+        self.note_item(list, id);
+        if let Some(items) = kept_list(self.graph, list) {
+            items.retain(|item| item_id(item) != Some(id));
+        }
+        drop_if_empty(self.graph, list);
+    }
+
     /// Makes the graph `target` (a past revision restored): every module
     /// and cable it has, as it has them, in its order; the rest removed;
     /// its name. One undoable step, touching only what differs.
@@ -272,6 +389,33 @@ impl Edit<'_> {
         }
         self.graph.modules = target.modules.clone();
         self.graph.cables = target.cables.clone();
+        for list in KEPT_LISTS {
+            let ids = |graph: &Graph| -> Vec<String> {
+                graph
+                    .extra
+                    .get(list)
+                    .and_then(serde_json::Value::as_array)
+                    .map(|items| {
+                        items
+                            .iter()
+                            .filter_map(item_id)
+                            .map(str::to_owned)
+                            .collect()
+                    })
+                    .unwrap_or_default()
+            };
+            for id in ids(self.graph).into_iter().chain(ids(target)) {
+                self.note_item(list, &id);
+            }
+            match target.extra.get(list) {
+                Some(items) => {
+                    self.graph.extra.insert(list.to_owned(), items.clone());
+                }
+                None => {
+                    self.graph.extra.remove(list);
+                }
+            }
+        }
         if changes.renamed {
             self.set_name(&target.name);
         }
@@ -316,6 +460,12 @@ impl Edit<'_> {
                 .triggers
                 .as_ref()
                 .map(|_| self.graph.extra.get(TRIGGERS).cloned()),
+            items: self
+                .before
+                .items
+                .iter()
+                .map(|(list, id, _)| (*list, id.clone(), kept_slot(self.graph, list, id)))
+                .collect(),
         }
     }
 }
@@ -488,6 +638,17 @@ fn merge(state: &mut Touched, newer: &Touched, replace: bool) {
     if newer.triggers.is_some() && (replace || state.triggers.is_none()) {
         state.triggers.clone_from(&newer.triggers);
     }
+    for (list, id, slot) in &newer.items {
+        match state
+            .items
+            .iter_mut()
+            .find(|(existing_list, existing, _)| *existing_list == *list && existing == id)
+        {
+            Some(entry) if replace => entry.2.clone_from(slot),
+            Some(_) => {}
+            None => state.items.push((*list, id.clone(), slot.clone())),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -537,6 +698,73 @@ mod tests {
             edit.set_triggers(Vec::new())
         });
         assert!(!document.graph.extra.contains_key("triggers"));
+    }
+
+    #[test]
+    fn notes_are_added_edited_removed_and_undone_one_at_a_time() {
+        let mut document = Document::new(starter_graph());
+        let note = |id: &str, text: &str| serde_json::json!({"id": id, "text": text});
+        document.edit("Add note", None, 0.0, |edit| {
+            edit.set_item("notes", note("a", ""))
+        });
+        document.seal();
+        document.edit("Add note", None, 1.0, |edit| {
+            edit.set_item("notes", note("b", "B"))
+        });
+        document.seal();
+        for (at, text) in [(10.0, "# R"), (20.0, "# Review")] {
+            document.edit("Write in note", Some("note:a:text"), at, |edit| {
+                edit.set_item("notes", note("a", text));
+            });
+        }
+        assert_eq!(document.graph.extra["notes"][0]["text"], "# Review");
+        assert_eq!(document.graph.extra["notes"][1]["id"], "b");
+        // Typing was one step; the note keeps its place.
+        document.undo().unwrap();
+        assert_eq!(document.graph.extra["notes"][0]["text"], "");
+        assert_eq!(document.graph.extra["notes"][1]["text"], "B");
+        document.redo().unwrap();
+        document.edit("Delete note", None, 99.0, |edit| {
+            edit.remove_item("notes", "a")
+        });
+        assert_eq!(
+            document.graph.extra["notes"].as_array().map(Vec::len),
+            Some(1)
+        );
+        document.undo().unwrap();
+        assert_eq!(
+            document.graph.extra["notes"][0]["id"], "a",
+            "back in its place"
+        );
+        assert_eq!(document.graph.extra["notes"][0]["text"], "# Review");
+        // Undoing both adds leaves no notes field at all.
+        document.undo().unwrap();
+        document.undo().unwrap();
+        document.undo().unwrap();
+        assert!(
+            !document.graph.extra.contains_key("notes"),
+            "{:?}",
+            document.graph.extra
+        );
+    }
+
+    #[test]
+    fn undoing_ones_note_leaves_a_note_someone_else_added_since() {
+        let mut document = Document::new(starter_graph());
+        document.edit("Add note", None, 0.0, |edit| {
+            edit.set_item("notes", serde_json::json!({"id": "mine", "text": "mine"}));
+        });
+        // Someone else's note arrives (editing together).
+        let mut theirs = document.graph.clone();
+        if let Some(serde_json::Value::Array(notes)) = theirs.extra.get_mut("notes") {
+            notes.push(serde_json::json!({"id": "theirs", "text": "theirs"}));
+        }
+        document.graph = theirs;
+        document.undo().unwrap();
+        assert_eq!(
+            document.graph.extra["notes"],
+            serde_json::json!([{"id": "theirs", "text": "theirs"}])
+        );
     }
 
     #[test]

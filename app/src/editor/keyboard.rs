@@ -7,6 +7,7 @@ use leptos::prelude::*;
 
 use super::editing::Command;
 use super::state::{EditorMode, EditorState, Overlay};
+use crate::canvas::note_layer::NoteKey;
 use crate::canvas::{self, typing};
 
 /// Whether the key went to a button or a link, which Enter presses.
@@ -74,6 +75,18 @@ fn nudge(editor: EditorState, dx: f64, dy: f64) {
 }
 
 pub fn handle(editor: EditorState, event: &web_sys::KeyboardEvent) {
+    // A focused note's own keys.
+    if editor.can_edit.get_untracked()
+        && let Some(notes) = editor.model.note_handlers.get_value()
+        && let Some(key) = (notes.key)(editor.model, event)
+    {
+        event.prevent_default();
+        match key {
+            NoteKey::Open(id) => editor.model.editing_note.set(Some(id)),
+            NoteKey::Edit(note) => editor.command(Command::Note(note)),
+        }
+        return;
+    }
     let command = event.ctrl_key() || event.meta_key();
     let key = event.key();
     let in_field = typing(event);

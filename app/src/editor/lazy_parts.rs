@@ -80,6 +80,19 @@ fn share_dialog() -> Result<AnyView, PartMissing> {
     Ok(view! { <ShareDialog/> }.into_any())
 }
 
+/// Writing in a note: only an editor who opens one fetches it.
+#[lazy(fallible)]
+fn note_writer(id: String) -> Result<AnyView, PartMissing> {
+    Ok(view! { <super::note_writer::NoteWriter id/> }.into_any())
+}
+
+/// The writer of note `id`, over it on the canvas.
+pub fn lazy_note_writer(id: String) -> AnyView {
+    // Nothing while it comes: a placeholder would sit at the canvas's
+    // origin, not over the note.
+    loaded_or(note_writer(id), || ().into_any())
+}
+
 #[lazy(fallible)]
 fn triggers_dialog() -> Result<AnyView, PartMissing> {
     Ok(view! { <TriggersDialog/> }.into_any())

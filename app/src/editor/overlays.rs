@@ -9,7 +9,7 @@ use leptos::prelude::*;
 
 use super::editing::Command;
 use super::lazy_parts::{
-    Popup, lazy_history_dialog, lazy_popup, lazy_run_comparison, lazy_run_dialog,
+    Popup, lazy_history_dialog, lazy_note_writer, lazy_popup, lazy_run_comparison, lazy_run_dialog,
     lazy_share_dialog, lazy_triggers_dialog,
 };
 use super::modal::Modal;
@@ -282,7 +282,8 @@ pub fn Overlays() -> impl IntoView {
     });
     view! {
         {move || match editor.overlay.get() {
-            Overlay::None => None,
+            // With nothing else open, the note being written in.
+            Overlay::None => editor.model.editing_note.get().map(lazy_note_writer),
             Overlay::Run => Some(lazy_run_dialog(None)),
             Overlay::RunFrom(from) => Some(lazy_run_dialog(Some(from))),
             Overlay::Share => Some(lazy_share_dialog()),

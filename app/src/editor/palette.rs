@@ -1,6 +1,6 @@
-//! The palette: every module kind, filtered as you type. Click (or Enter)
-//! adds the module at the centre of the view; dragging one onto the canvas
-//! puts it where it is dropped.
+//! The palette: every module kind, filtered as you type, and a note. Click
+//! (or Enter) adds the module at the centre of the view; dragging one onto
+//! the canvas puts it where it is dropped.
 
 use graph::ModuleKind;
 use leptos::prelude::*;
@@ -32,6 +32,15 @@ fn rank(kind: ModuleKind, query: &str) -> Option<u8> {
     }
 }
 
+/// Whether the palette's note entry answers `query`.
+fn note_answers(query: &str) -> bool {
+    let query = browser::lowercase(query.trim());
+    query.is_empty()
+        || ["note", "text", "markdown", "comment", "sticky"]
+            .iter()
+            .any(|word| word.starts_with(&query) || query.starts_with(word))
+}
+
 #[component]
 pub fn Palette() -> impl IntoView {
     let editor = expect_context::<EditorState>();
@@ -54,8 +63,18 @@ pub fn Palette() -> impl IntoView {
         editor.command(Command::AddModule(kind, editor.view_centre()));
         editor.focus_canvas();
     };
+    let note_shown = Memo::new(move |_| query.with(|query| note_answers(query)));
+    // The note opens for writing, and its field takes the focus.
+    let add_note = move || {
+        let centre = editor.view_centre();
+        let at = graph::Position {
+            x: centre.x - graph::notes::NEW_NOTE_SIZE.width / 2.0,
+            y: centre.y - graph::notes::NEW_NOTE_SIZE.height / 2.0,
+        };
+        editor.command(Command::Note(crate::canvas::NoteEvent::Add(at)));
+    };
     let on_keydown = move |event: web_sys::KeyboardEvent| {
-        let count = found.with_untracked(Vec::len);
+        let count = found.with_untracked(Vec::len) + usize::from(note_shown.get_untracked());
         match event.key().as_str() {
             "ArrowDown" => {
                 event.prevent_default();
@@ -67,10 +86,12 @@ pub fn Palette() -> impl IntoView {
             }
             "Enter" => {
                 event.prevent_default();
-                if let Some(kind) =
-                    found.with_untracked(|found| found.get(highlighted.get_untracked()).copied())
-                {
+                let chosen = highlighted.get_untracked();
+                if let Some(kind) = found.with_untracked(|found| found.get(chosen).copied()) {
                     add(kind);
+                    query.set(String::new());
+                } else if note_shown.get_untracked() && chosen == found.with_untracked(Vec::len) {
+                    add_note();
                     query.set(String::new());
                 }
             }
@@ -121,6 +142,22 @@ pub fn Palette() -> impl IntoView {
                         </button>
                     </li>
                 </For>
+                <Show when=move || note_shown.get()>
+                    <li>
+                        <button
+                            type="button"
+                            class="palette-item palette-note"
+                            tabindex="-1"
+                            class:highlighted=move || highlighted.get() == found.with(Vec::len)
+                            title="Markdown on the canvas: say what a part of the graph does (or double-click empty canvas)"
+                            on:click=move |_| add_note()
+                        >
+                            <span class="swatch note-yellow"></span>
+                            <span class="palette-title">"Note"</span>
+                            <span class="palette-description">"Markdown on the canvas, for the people who read the graph"</span>
+                        </button>
+                    </li>
+                </Show>
             </ul>
         </nav>
     }
@@ -143,6 +180,16 @@ mod tests {
         assert_eq!(ranked("review").first(), Some(&ModuleKind::ReviewGate));
         assert!(ranked("review").contains(&ModuleKind::Coding));
         assert_eq!(ranked("judge"), [ModuleKind::Judge]);
+    }
+
+    #[test]
+    fn the_note_answers_the_words_people_look_for_it_by() {
+        for query in ["", "no", "Note", "sticky", "markdown", "comment"] {
+            assert!(note_answers(query), "{query:?}");
+        }
+        for query in ["agent", "review", "x"] {
+            assert!(!note_answers(query), "{query:?}");
+        }
     }
 
     #[test]

@@ -7,6 +7,7 @@
 
 mod cables;
 mod modules;
+mod notes;
 mod view;
 
 use graph::{Finding, Graph, MigrationNote, ValidationContext};
@@ -258,6 +259,9 @@ impl EditorState {
         self.document.with_value(|document| {
             self.model
                 .refresh(&document.graph, change.module_ids(), change.cable_ids());
+            if !change.after.items.is_empty() {
+                self.model.refresh_notes(&document.graph);
+            }
             self.name.set(document.graph.name.clone());
             if change.after.migrations.is_some() || change.before.migrations.is_some() {
                 self.migrations.set(document.graph.migrations.clone());
@@ -304,6 +308,7 @@ impl EditorState {
             modules.iter().map(String::as_str),
             cables.iter().map(String::as_str),
         );
+        self.model.refresh_notes(&graph);
         self.name.set(graph.name.clone());
         if self.with_graph(|old| old.migrations != graph.migrations) {
             self.migrations.set(graph.migrations.clone());
@@ -372,6 +377,7 @@ impl EditorState {
             modules.iter().map(String::as_str),
             cables.iter().map(String::as_str),
         );
+        self.model.refresh_notes(&graph);
         self.name.set(graph.name.clone());
         self.migrations.set(graph.migrations.clone());
         self.document

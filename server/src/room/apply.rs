@@ -79,6 +79,7 @@ pub async fn apply_change(
             });
         }
         let (after, text) = next_revision(state, id, document, graph.revision)?;
+        graph::frame::check(&after)?;
         let schedules =
             crate::triggers::schedule_rows(&crate::triggers::read(&after)?, engine::now_millis());
         if let Some(accepted) = store(
