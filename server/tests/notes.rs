@@ -116,7 +116,6 @@ async fn a_note_the_server_cannot_read_is_refused_where_it_is_and_nothing_is_sto
                 json!([{ "id": "a", "size": { "width": 1 } }]),
                 "notes[0].size.width",
             ),
-            (json!([{ "id": "a" }, { "id": "a" }]), "notes[1].id"),
             (
                 json!([{ "id": "a", "text": "x".repeat(20_001) }]),
                 "notes[0].text",
@@ -134,6 +133,18 @@ async fn a_note_the_server_cannot_read_is_refused_where_it_is_and_nothing_is_sto
             assert_eq!(body["error"]["code"], "document.invalid", "{body}");
             assert_eq!(body["error"]["details"]["path"], *path, "{body}");
         }
+        // Two notes with one id: the code every duplicate id has.
+        let (status, body) = call(
+            &router,
+            post(
+                "/api/graphs",
+                with_notes(json!([{ "id": "a" }, { "id": "a" }])),
+            ),
+        )
+        .await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{body}");
+        assert_eq!(body["error"]["code"], "document.duplicate_id", "{body}");
+        assert_eq!(body["error"]["details"]["path"], "notes[1].id");
         let groups = json!([{ "id": "g", "collapsed": "yes" }]);
         let mut document = with_notes(json!([]));
         document["groups"] = groups;
