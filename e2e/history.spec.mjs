@@ -77,6 +77,9 @@ test('a run page says when the graph has changed since the run', async ({ page }
   await expect(page.locator('.changed-since')).toHaveCount(0);
   // The graph is saved again.
   await page.goto(`/g/${graphId}`);
+  // The page reads its edit token once it runs: a double-click before then
+  // lands on the server's drawing.
+  await expect(page.locator('.access-badge')).toHaveText('Editing');
   await rename(page, 'm2', 'Second draft');
   await page.goto(`/g/${graphId}/runs/${runId}`);
   const notice = page.locator('.changed-since');
