@@ -97,7 +97,9 @@ ensure_wasm_bindgen() {
   if [ "$installed" != "$wanted" ]; then
     say "installing wasm-bindgen-cli $wanted (about 8 minutes, once)"
     # Not --locked: its own lock file pins a webpki-roots the registry dropped.
-    cargo install wasm-bindgen-cli --version "$wanted" || fail "cargo install wasm-bindgen-cli $wanted failed"
+    # In a folder of its own (cargo's, removed after), not the project's
+    # target folder: the server builds there meanwhile (scripts/build).
+    env -u CARGO_TARGET_DIR cargo install wasm-bindgen-cli --version "$wanted" || fail "cargo install wasm-bindgen-cli $wanted failed"
   fi
 }
 
@@ -134,7 +136,7 @@ ensure_wasm_split() {
   if [ ! -x "$binary" ] || [ "$(cat "$root/.patchbay-wasm-split" 2>/dev/null)" != "$wanted" ]; then
     say "installing the bundle splitter (tools/wasm-split, about 2 minutes, once)"
     patch_wasm_split_support
-    cargo install --quiet --locked --force --path "$ROOT/tools/wasm-split" --root "$root" >&2 \
+    env -u CARGO_TARGET_DIR cargo install --quiet --locked --force --path "$ROOT/tools/wasm-split" --root "$root" >&2 \
       || fail "cargo install --path tools/wasm-split failed"
     echo "$wanted" >"$root/.patchbay-wasm-split"
   fi

@@ -24,6 +24,7 @@ pub mod scheduler;
 pub mod session;
 pub mod shell_template;
 pub mod structured;
+pub mod tls;
 pub mod tools;
 pub mod validators;
 

@@ -248,6 +248,7 @@ pub trait Provider: Send + Sync {
 /// providers themselves (`stalled`), so that a stall says it timed out; the
 /// whole call by `deadline::Deadline`.
 pub fn http_client() -> Result<reqwest::Client, ProviderError> {
+    crate::tls::install();
     reqwest::Client::builder()
         .connect_timeout(std::time::Duration::from_secs(10))
         .build()

@@ -226,6 +226,9 @@ struct ServeArgs {
 }
 
 fn main() -> ExitCode {
+    // Before any HTTP client is made: the OTLP exporter's, providers', MCP
+    // servers', webhooks'.
+    engine::tls::install();
     let cli = Cli::parse();
     match cli.command {
         Some(Command::Validate { file }) => validate_file(&file),

@@ -48,6 +48,7 @@ impl HttpClient {
     fn get(&self) -> Result<reqwest::Client, String> {
         self.0
             .get_or_init(|| {
+                crate::tls::install();
                 // A redirect is not followed: it would carry the server's
                 // headers (its credentials) to wherever it points.
                 reqwest::Client::builder()

@@ -55,6 +55,7 @@ pub struct Waiting<'a> {
 
 impl Notifier {
     pub fn new(webhooks: Vec<WebhookConfig>, public_url: Option<String>, store: Store) -> Notifier {
+        engine::tls::install();
         let client = reqwest::Client::builder()
             .timeout(TIMEOUT)
             .build()
