@@ -14,6 +14,7 @@
 //! (`overlays.rs`, `minimap.rs`). What a gesture means for the document
 //! is reported to the owner through [`CanvasEvents`].
 
+pub mod arrange;
 mod batched;
 mod cable_layer;
 mod cable_sketches;
@@ -34,6 +35,7 @@ mod pointer;
 mod sketch_layer;
 mod sketches;
 mod targets;
+pub mod tidy;
 mod wheel_zoom;
 
 pub(crate) use sketches::escape;

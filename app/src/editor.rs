@@ -4,6 +4,7 @@
 //! connects it to the page.
 
 mod approver_link;
+mod arrange_bar;
 mod call_decision;
 pub mod clipboard;
 mod clipboard_events;
@@ -214,6 +215,7 @@ fn start(editor: EditorState) {
                 }
             });
             let online = window_event_listener(leptos::ev::online, move |_| editor.save_now());
+            editor.model.snap.set(arrange_bar::remembered_snap());
             on_cleanup(move || {
                 keys.remove();
                 copy.remove();
@@ -576,6 +578,7 @@ pub fn Editor(
                     on:pointerleave=move |_| point_at(editor, None)
                 >
                     <Canvas model editable movable=editable events pane=editor.pane/>
+                    {move || (editor.has_selection.get() && editor.can_edit.get()).then(lazy_parts::lazy_arrange_bar)}
                     {move || editor.connection_hint.get().map(|(reason, x, y)| view! {
                         <div
                             class="connection-hint"

@@ -16,3 +16,10 @@ pub fn install() {
         let _ = rustls::crypto::ring::default_provider().install_default();
     });
 }
+
+/// A client with reqwest's defaults, made once the provider is installed
+/// (a test's or a tool's requests to this server).
+pub fn client() -> reqwest::Client {
+    install();
+    reqwest::Client::new()
+}

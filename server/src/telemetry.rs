@@ -54,6 +54,7 @@ impl Telemetry {
             })?;
             headers.insert(name.clone(), value);
         }
+        engine::tls::install();
         let mut exporter = opentelemetry_otlp::SpanExporter::builder()
             .with_http()
             .with_endpoint(format!("{}/v1/traces", endpoint.trim_end_matches('/')))

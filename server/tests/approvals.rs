@@ -108,7 +108,7 @@ async fn a_run_waits_across_a_kill_9_and_a_decision_completes_it_without_asking_
         wait_for_status(&first, &run_id, "waiting").await;
         assert_eq!(fixture.calls(), 1);
         // The home page's list says the graph has a run waiting.
-        let summaries: Value = reqwest::Client::new()
+        let summaries: Value = engine::tls::client()
             .post(format!("{}/api/graphs/summaries", first.base))
             .json(&json!({"graphs": [{"id": graph_id, "edit_token": token}]}))
             .send()
@@ -411,7 +411,7 @@ async fn a_webhook_hears_that_an_approval_waits_and_its_link_decides_nothing_els
     let server = Server::start(&database.url, &config, &[]).await;
 
     // A webhook the operator did not list is refused before anything runs.
-    let client = reqwest::Client::new();
+    let client = engine::tls::client();
     let unlisted = approval_graph(json!({"notify": ["somewhere"]}));
     let findings: Value = client
         .post(format!("{}/api/validate", server.base))
@@ -458,7 +458,9 @@ async fn a_webhook_hears_that_an_approval_waits_and_its_link_decides_nothing_els
 
     // The approver link cannot save, cancel, run, list runs or make links.
     let with = |request: reqwest::RequestBuilder| request.bearer_auth(approver).send();
-    let graph: Value = reqwest::get(format!("{}/api/graphs/{graph_id}", server.base))
+    let graph: Value = engine::tls::client()
+        .get(format!("{}/api/graphs/{graph_id}", server.base))
+        .send()
         .await
         .unwrap()
         .json()

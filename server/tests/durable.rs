@@ -303,7 +303,7 @@ async fn two_processes_on_postgresql_follow_cancel_and_take_over_each_others_run
     *fixture.hang_at.lock().unwrap() = Some(fixture.calls() + 1);
     let second_run = run_again(&b, &graph_id, &token).await;
     wait_for_calls(&fixture, 6).await;
-    let cancelled = reqwest::Client::new()
+    let cancelled = engine::tls::client()
         .post(format!("{}/api/runs/{second_run}/cancel", c.base))
         .bearer_auth(&token)
         .send()
@@ -311,7 +311,7 @@ async fn two_processes_on_postgresql_follow_cancel_and_take_over_each_others_run
         .unwrap();
     assert_eq!(cancelled.status(), 202);
     // Without the graph's token, nobody may.
-    let refused = reqwest::Client::new()
+    let refused = engine::tls::client()
         .post(format!("{}/api/runs/{second_run}/cancel", c.base))
         .send()
         .await

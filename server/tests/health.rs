@@ -101,7 +101,9 @@ async fn with_log_format_json_every_log_line_is_one_json_object() {
     let health = format!("http://127.0.0.1:{port}/api/health");
     let mut answered = false;
     for _ in 0..300 {
-        if reqwest::get(&health)
+        if engine::tls::client()
+            .get(&health)
+            .send()
             .await
             .is_ok_and(|response| response.status().is_success())
         {

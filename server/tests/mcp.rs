@@ -41,7 +41,9 @@ async fn real_servers_are_listed_with_their_tools_and_never_a_command_path_or_se
         http.url
     );
     let (server, _folder) = serve(&config).await;
-    let response = reqwest::get(format!("{}/api/providers", server.base))
+    let response = engine::tls::client()
+        .get(format!("{}/api/providers", server.base))
+        .send()
         .await
         .unwrap()
         .text()
@@ -254,7 +256,7 @@ async fn a_call_past_its_timeout_is_cancelled_told_to_the_model_and_a_cancelled_
         assert!(Instant::now() < deadline, "the call never started");
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let cancelled = reqwest::Client::new()
+    let cancelled = engine::tls::client()
         .post(format!("{}/api/runs/{run_id}/cancel", server.base))
         .bearer_auth(&token)
         .send()

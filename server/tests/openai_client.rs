@@ -57,7 +57,7 @@ print(json.dumps({
 "#;
 
 async fn make_graph(server: &Server, graph: Value) -> (String, String) {
-    let client = reqwest::Client::new();
+    let client = engine::tls::client();
     let created: Value = client
         .post(format!("{}/api/graphs", server.base))
         .json(&graph)

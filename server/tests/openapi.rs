@@ -166,7 +166,7 @@ async fn the_document_validates_and_a_fuzzed_server_keeps_to_it() {
         &["--sim-latency-ms", "0"],
     )
     .await;
-    let client = reqwest::Client::new();
+    let client = engine::tls::client();
 
     let document = client
         .get(format!("{}/api/openapi.json", server.base))

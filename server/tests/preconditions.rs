@@ -54,7 +54,7 @@ async fn get_graph(client: &reqwest::Client, server: &Server, id: &str) -> Value
 /// graph.revision_conflict` naming the new revision, and the stored graph
 /// is the winner's at revision + 1.
 async fn racing_saves(servers: &[Server], what: &str) {
-    let client = reqwest::Client::new();
+    let client = engine::tls::client();
     let created: Value = client
         .post(format!("{}/api/graphs", servers[0].base))
         .json(&json!({"name": "Raced", "modules": [], "cables": []}))
@@ -230,7 +230,7 @@ async fn a_decision_at_the_deadline_is_either_taken_or_told_it_came_too_late() {
                 support::processes::start_run(&server, timed_approval(3)).await;
             started.push((token, run_id));
         }
-        let client = reqwest::Client::new();
+        let client = engine::tls::client();
         let decisions = started.iter().enumerate().map(|(index, (token, run_id))| {
             let (client, server) = (client.clone(), &server);
             async move {

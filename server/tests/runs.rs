@@ -417,7 +417,7 @@ async fn sse_resumes_after_a_dropped_connection_without_gap_or_duplicate() {
         let base = serve(router.clone()).await;
         let graph_id = create_graph(&router, starter()).await;
         let run_id = start(&router, &graph_id, "resume").await;
-        let client = reqwest::Client::new();
+        let client = engine::tls::client();
         let url = format!("{base}/api/runs/{run_id}/events");
 
         let (first, closed) = read_events(&client, &url, None, 6).await;
@@ -563,7 +563,7 @@ async fn the_log_replays_after_a_restart_and_unfinished_runs_end_interrupted_whe
         let state = server::build_state(settings).await.unwrap();
         let router = server::router::router(state.clone());
         let base = serve(router.clone()).await;
-        let client = reqwest::Client::new();
+        let client = engine::tls::client();
         let (events, closed) = read_events(
             &client,
             &format!("{base}/api/runs/{finished}/events"),
@@ -783,7 +783,7 @@ async fn an_activation_waiting_for_a_slot_is_recorded_queued_then_runs() {
     }
     let base = serve(router).await;
     let (events, _) = read_events(
-        &reqwest::Client::new(),
+        &engine::tls::client(),
         &format!("{base}/api/runs/{run_id}/events"),
         None,
         1000,

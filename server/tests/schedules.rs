@@ -34,7 +34,7 @@ fn config(folder: &std::path::Path, late_after_seconds: u64) -> String {
 }
 
 async fn create(server: &Server, document: &Value) -> (String, String) {
-    let created: Value = reqwest::Client::new()
+    let created: Value = engine::tls::client()
         .post(format!("{}/api/graphs", server.base))
         .json(document)
         .send()
@@ -59,7 +59,7 @@ async fn scheduled_runs(
     graph: &str,
     token: &str,
 ) -> (BTreeMap<i64, usize>, usize) {
-    let listed: Value = reqwest::Client::new()
+    let listed: Value = engine::tls::client()
         .get(format!("{}/api/graphs/{graph}/runs", server.base))
         .bearer_auth(token)
         .send()
@@ -87,13 +87,15 @@ async fn scheduled_runs(
 async fn pause(server: &Server, graph: &str, token: &str, document: &Value) {
     let mut paused = document.clone();
     paused["triggers"][0]["paused"] = json!(true);
-    let current: Value = reqwest::get(format!("{}/api/graphs/{graph}", server.base))
+    let current: Value = engine::tls::client()
+        .get(format!("{}/api/graphs/{graph}", server.base))
+        .send()
         .await
         .unwrap()
         .json()
         .await
         .unwrap();
-    let response = reqwest::Client::new()
+    let response = engine::tls::client()
         .put(format!("{}/api/graphs/{graph}", server.base))
         .bearer_auth(token)
         .header("If-Match", current["revision"].to_string())

@@ -97,7 +97,7 @@ async fn a_waiting_call_is_made_once_as_approved_with_edited_arguments_and_no_st
     let (run, call_id) = waiting_call(&server, &run_id).await;
     wait_for_status(&server, &run_id, "waiting").await;
     // The home page lists the graph's run as waiting for a person.
-    let summaries: Value = reqwest::Client::new()
+    let summaries: Value = engine::tls::client()
         .post(format!("{}/api/graphs/summaries", server.base))
         .json(&json!({"graphs": [{"id": graph_id, "edit_token": token}]}))
         .send()
@@ -164,7 +164,7 @@ async fn a_waiting_call_is_made_once_as_approved_with_edited_arguments_and_no_st
             .0,
         403
     );
-    let other_link: Value = reqwest::Client::new()
+    let other_link: Value = engine::tls::client()
         .post(format!(
             "{}/api/runs/{other_run}/approver-links",
             server.base
@@ -215,7 +215,7 @@ async fn a_waiting_call_is_made_once_as_approved_with_edited_arguments_and_no_st
     assert!(!log.exists());
 
     // An approver link of this run decides, with edited arguments.
-    let link: Value = reqwest::Client::new()
+    let link: Value = engine::tls::client()
         .post(format!("{}/api/runs/{run_id}/approver-links", server.base))
         .bearer_auth(&token)
         .send()

@@ -406,6 +406,9 @@ pub struct CanvasModel {
     pub note_handlers: StoredValue<Option<super::note_layer::NoteHandlers>>,
     /// The note open for writing, if any.
     pub editing_note: RwSignal<Option<String>>,
+    /// Whether modules snap to the grid as they are dragged, moved by the
+    /// keys or added: this browser's choice (`arrange::GRID`).
+    pub snap: RwSignal<bool>,
     pub by_id: RwSignal<HashMap<Arc<str>, NodeHandle>>,
     pub viewport: RwSignal<Viewport>,
     /// The view that decides what is in the page. It follows `viewport`,
@@ -458,6 +461,7 @@ impl CanvasModel {
             notes_drawn: StoredValue::new((None, false)),
             note_handlers: StoredValue::new(None),
             editing_note: RwSignal::new(None),
+            snap: RwSignal::new(false),
             by_id: RwSignal::new(HashMap::new()),
             viewport: RwSignal::new(Viewport::default()),
             drawn_view,

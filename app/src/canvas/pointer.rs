@@ -280,6 +280,14 @@ impl PointerGestures {
 
     fn move_dragged(self, dx: f64, dy: f64) {
         self.dragged.with_value(|nodes| {
+            // The first module lands on the grid, the others keep their
+            // places around it.
+            let (dx, dy) = match nodes.first() {
+                Some((_, origin)) if self.model.snap.get_untracked() => {
+                    super::arrange::snapped_travel(*origin, dx, dy)
+                }
+                _ => (dx, dy),
+            };
             for (node, origin) in nodes {
                 node.position.set(Position {
                     x: origin.x + dx,

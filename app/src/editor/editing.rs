@@ -29,11 +29,21 @@ pub enum Command {
     DismissMigrations,
     /// Modules dropped where a drag left them.
     Move(Vec<(String, Position)>),
-    /// The selected modules moved by the arrow keys.
+    /// The selected modules moved by the arrow keys, onto the grid when
+    /// `snap`.
     Nudge {
         modules: Vec<String>,
         dx: f64,
         dy: f64,
+        snap: bool,
+    },
+    /// The modules laid out in layers (`canvas::tidy`); none named: the
+    /// whole graph.
+    Tidy(Vec<String>),
+    /// The modules aligned or spread (`canvas::arrange`).
+    Arrange {
+        how: crate::canvas::arrange::Arrangement,
+        modules: Vec<String>,
     },
     Connect(Connection),
     RemoveCable(String),
@@ -263,16 +273,26 @@ pub fn carry_out(editor: EditorState, command: Command) {
             });
         }
         Command::Move(positions) => editor.moved(positions),
-        Command::Nudge { modules, dx, dy } => {
+        Command::Nudge {
+            modules,
+            dx,
+            dy,
+            snap,
+        } => {
             editor.edit("Move", Some("nudge"), |edit| {
                 for id in &modules {
                     if let Some(module) = edit.module_mut(id) {
                         module.position.x += dx;
                         module.position.y += dy;
+                        if snap {
+                            module.position = crate::canvas::arrange::snapped(module.position);
+                        }
                     }
                 }
             });
         }
+        Command::Arrange { how, modules } => editor.arrange(how, &modules),
+        Command::Tidy(modules) => editor.tidy(&modules),
         Command::Connect(connection) => editor.connect(connection),
         Command::RemoveCable(cable) => {
             editor.edit("Remove cable", None, |edit| edit.remove_cable(&cable));

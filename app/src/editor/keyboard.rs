@@ -7,6 +7,7 @@ use leptos::prelude::*;
 
 use super::editing::Command;
 use super::state::{EditorMode, EditorState, Overlay};
+use crate::canvas::arrange::Arrangement;
 use crate::canvas::note_layer::NoteKey;
 use crate::canvas::{self, typing};
 
@@ -58,7 +59,7 @@ fn step_selection(editor: EditorState, forward: bool) {
     }
 }
 
-fn nudge(editor: EditorState, dx: f64, dy: f64) {
+fn nudge(editor: EditorState, dx: f64, dy: f64, snap: bool) {
     let selected = editor.model.selected_ids();
     if selected.is_empty() {
         editor.model.viewport.update(|view| {
@@ -71,6 +72,7 @@ fn nudge(editor: EditorState, dx: f64, dy: f64) {
         modules: selected,
         dx,
         dy,
+        snap,
     });
 }
 
@@ -175,6 +177,19 @@ pub fn handle(editor: EditorState, event: &web_sys::KeyboardEvent) {
             canvas::zoom_centre(editor.model, 0.8);
             true
         }
+        (false, true, _) if event.alt_key() && event.code() == "KeyT" => {
+            editor.command(Command::Tidy(editor.model.selected_ids()));
+            true
+        }
+        (false, true, _) if event.alt_key() && Arrangement::of_key(&event.code()).is_some() => {
+            if let Some(how) = Arrangement::of_key(&event.code()) {
+                editor.command(Command::Arrange {
+                    how,
+                    modules: editor.model.selected_ids(),
+                });
+            }
+            true
+        }
         (false, _, "v" | "V") => {
             editor.show_validation.update(|shown| *shown = !*shown);
             true
@@ -207,7 +222,8 @@ pub fn handle(editor: EditorState, event: &web_sys::KeyboardEvent) {
                 "ArrowUp" => (0.0, -step),
                 _ => (0.0, step),
             };
-            nudge(editor, dx, dy);
+            // Shift moves by a pixel, off the grid.
+            nudge(editor, dx, dy, !shift && editor.model.snap.get_untracked());
             true
         }
         _ => false,

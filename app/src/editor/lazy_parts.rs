@@ -86,6 +86,17 @@ fn note_writer(id: String) -> Result<AnyView, PartMissing> {
     Ok(view! { <super::note_writer::NoteWriter id/> }.into_any())
 }
 
+#[lazy(fallible)]
+fn arrange_bar() -> Result<AnyView, PartMissing> {
+    Ok(view! { <super::arrange_bar::ArrangeBar/> }.into_any())
+}
+
+/// The selection's bar (align, spread, the grid switch).
+pub fn lazy_arrange_bar() -> AnyView {
+    // Nothing while it comes: it is a few buttons, not a panel.
+    loaded_or(arrange_bar(), || ().into_any())
+}
+
 /// The writer of note `id`, over it on the canvas.
 pub fn lazy_note_writer(id: String) -> AnyView {
     // Nothing while it comes: a placeholder would sit at the canvas's

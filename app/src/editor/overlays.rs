@@ -19,7 +19,7 @@ use super::state::{EditorState, Overlay};
 use crate::canvas::Connection;
 
 /// Every shortcut, as the help dialog lists them.
-pub const SHORTCUTS: [(&str, &str); 24] = [
+pub const SHORTCUTS: [(&str, &str); 28] = [
     ("?", "Show this list"),
     (
         "Ctrl+Enter",
@@ -39,6 +39,22 @@ pub const SHORTCUTS: [(&str, &str); 24] = [
     (
         "Arrow keys",
         "Move the selection (Shift: 1 px); with nothing selected, pan",
+    ),
+    (
+        "Alt+Shift+← → ↑ ↓",
+        "Align the selected modules' left, right, top or bottom edges",
+    ),
+    (
+        "Alt+Shift+C, Alt+Shift+M",
+        "Align their centres, their middles",
+    ),
+    (
+        "Alt+Shift+H, Alt+Shift+V",
+        "Spread them evenly across, down",
+    ),
+    (
+        "Alt+Shift+T",
+        "Tidy up: lay out the selection (or, with less than two selected, the graph) left to right",
     ),
     ("Enter", "Edit the selected module's details"),
     ("O", "Outputs of the selected module, to start a cable"),

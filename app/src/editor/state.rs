@@ -110,6 +110,8 @@ pub struct EditorState {
     pub can_redo: RwSignal<bool>,
     /// The one selected module, whose details the panel shows.
     pub selected: RwSignal<Option<String>>,
+    /// Whether any module is selected (the selection's bar shows then).
+    pub has_selection: RwSignal<bool>,
     pub findings: RwSignal<Vec<Finding>>,
     pub catalogue: RwSignal<Option<Catalogue>>,
     pub toast: RwSignal<Option<(u64, String)>>,
@@ -149,6 +151,7 @@ impl EditorState {
             can_undo: RwSignal::new(false),
             can_redo: RwSignal::new(false),
             selected: RwSignal::new(None),
+            has_selection: RwSignal::new(false),
             findings: RwSignal::new(Vec::new()),
             catalogue: RwSignal::new(None),
             toast: RwSignal::new(None),

@@ -270,7 +270,9 @@ pub fn reached(run: &Value, module: &str) -> bool {
 
 /// The run's whole event log as its stream gives it (the run has ended).
 pub async fn event_log(server: &Server, run_id: &str) -> String {
-    reqwest::get(format!("{}/api/runs/{run_id}/events", server.base))
+    engine::tls::client()
+        .get(format!("{}/api/runs/{run_id}/events", server.base))
+        .send()
         .await
         .unwrap()
         .text()

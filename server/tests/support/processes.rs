@@ -139,7 +139,7 @@ impl Server {
             child,
             base: format!("http://{address}"),
         };
-        let client = reqwest::Client::new();
+        let client = engine::tls::client();
         for _ in 0..600 {
             if let Ok(response) = client
                 .get(format!("{}/api/providers", server.base))
@@ -208,7 +208,7 @@ pub fn cable(id: &str, from: (&str, &str), to: (&str, &str)) -> Value {
 /// Creates the graph and starts a run of it on `server`; returns the
 /// graph's id and edit token, and the run's id.
 pub async fn start_run(server: &Server, graph: Value) -> (String, String, String) {
-    let created: Value = reqwest::Client::new()
+    let created: Value = engine::tls::client()
         .post(format!("{}/api/graphs", server.base))
         .json(&graph)
         .send()
@@ -236,7 +236,7 @@ pub async fn run_again(server: &Server, graph_id: &str, token: &str) -> String {
 
 /// Starts a run of a graph on `server` with `body`; returns its id.
 pub async fn start_with(server: &Server, graph_id: &str, token: &str, body: &Value) -> String {
-    let started: Value = reqwest::Client::new()
+    let started: Value = engine::tls::client()
         .post(format!("{}/api/graphs/{graph_id}/runs", server.base))
         .bearer_auth(token)
         .json(body)
@@ -253,7 +253,9 @@ pub async fn start_with(server: &Server, graph_id: &str, token: &str, body: &Val
 }
 
 pub async fn run_record(server: &Server, run_id: &str) -> Value {
-    reqwest::get(format!("{}/api/runs/{run_id}", server.base))
+    engine::tls::client()
+        .get(format!("{}/api/runs/{run_id}", server.base))
+        .send()
         .await
         .unwrap()
         .json()
@@ -283,7 +285,7 @@ pub async fn follow(
     last: Option<u64>,
     seen: Arc<Mutex<Vec<Seen>>>,
 ) -> bool {
-    let mut request = reqwest::Client::new()
+    let mut request = engine::tls::client()
         .get(format!("{base}/api/runs/{run_id}/events"))
         .header("accept", "text/event-stream");
     if let Some(last) = last {
@@ -348,7 +350,7 @@ pub async fn decide(
     token: Option<&str>,
     body: Value,
 ) -> (u16, Value) {
-    let mut request = reqwest::Client::new()
+    let mut request = engine::tls::client()
         .post(format!(
             "{}/api/runs/{run_id}/modules/{module_id}/decision",
             server.base

@@ -1,4 +1,4 @@
-//! Edits of modules: add, move, delete, copy and paste, duplicate, and a
+//! Edits of modules: add, move, align and spread, delete, copy and paste, duplicate, and a
 //! change to one module's fields (with the cables of moved ports).
 
 use std::collections::HashSet;
@@ -7,6 +7,8 @@ use graph::{Graph, Module, ModuleKind, Position};
 use leptos::prelude::*;
 
 use super::EditorState;
+use crate::canvas::arrange::{self, Arrangement, Placed};
+use crate::canvas::geometry;
 use crate::editor::clipboard::{self, Fragment};
 
 impl EditorState {
@@ -25,7 +27,86 @@ impl EditorState {
         });
     }
 
+    /// Aligns or spreads `modules` (those still there), as one edit named
+    /// by what it did; says why when there are too few to do it.
+    pub fn arrange(&self, how: Arrangement, modules: &[String]) {
+        let placed = self.placed(modules);
+        if placed.len() < how.needs() {
+            self.notify(format!(
+                "{}: select {} or more modules first (Shift+click, or Shift+drag a box).",
+                how.label(),
+                how.needs()
+            ));
+            return;
+        }
+        let moves = arrange::arrange(&placed, how);
+        if moves.is_empty() {
+            return;
+        }
+        self.edit(how.label(), None, |edit| {
+            for (id, position) in &moves {
+                if let Some(module) = edit.module_mut(id) {
+                    module.position = *position;
+                }
+            }
+        });
+    }
+
+    /// Lays out `modules` (the whole graph when fewer than two) left to
+    /// right in layers along their cables, as one edit.
+    pub fn tidy(&self, modules: &[String]) {
+        let ids: Vec<String> = if modules.len() < 2 {
+            self.model
+                .nodes
+                .with_untracked(|nodes| nodes.iter().map(|node| node.id.to_string()).collect())
+        } else {
+            modules.to_vec()
+        };
+        let placed = self.placed(&ids);
+        let cables: Vec<(String, String)> = self.with_graph(|graph| {
+            graph
+                .cables
+                .iter()
+                .map(|cable| (cable.from.module.clone(), cable.to.module.clone()))
+                .collect()
+        });
+        let moves = crate::canvas::tidy::tidy(&placed, &cables);
+        if moves.is_empty() {
+            return;
+        }
+        self.edit("Tidy up", None, |edit| {
+            for (id, position) in &moves {
+                if let Some(module) = edit.module_mut(id) {
+                    module.position = *position;
+                }
+            }
+        });
+    }
+
+    /// The boxes of `ids` as the canvas draws them (those still there).
+    fn placed(&self, ids: &[String]) -> Vec<Placed> {
+        ids.iter()
+            .filter_map(|id| {
+                let node = self.model.node(id)?;
+                Some(Placed {
+                    id: id.clone(),
+                    position: node.position.get_untracked(),
+                    width: untrack(|| node.outer_width()),
+                    height: geometry::module_height(
+                        node.inputs.with_untracked(Vec::len),
+                        node.outputs.with_untracked(Vec::len),
+                    ),
+                })
+            })
+            .collect()
+    }
+
     pub fn add_module(&self, kind: ModuleKind, at: Position) {
+        let at = if self.model.snap.get_untracked() {
+            arrange::snapped(at)
+        } else {
+            at
+        };
         let mut added = None;
         self.edit(&format!("Add {}", kind.title()), None, |edit| {
             let id = edit.graph().next_module_id();

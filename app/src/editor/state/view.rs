@@ -18,6 +18,9 @@ impl EditorState {
     /// Reads the canvas selection into the panel's selection.
     pub fn selection_changed(&self) {
         let selected = self.model.selected_ids();
+        if self.has_selection.get_untracked() == selected.is_empty() {
+            self.has_selection.set(!selected.is_empty());
+        }
         self.selected.set(match selected.as_slice() {
             [only] => Some(only.clone()),
             _ => None,
