@@ -177,3 +177,45 @@ test('the palette adds a note, a view link cannot change one, and the history co
   expect(notes[0].text).toBe('Hand-over: **ask Sam**');
   await visitorContext.close();
 });
+
+test('a note in hand is copied, pasted where the pointer is with an id of its own, cut, and pasted into another graph', async ({ page, context }) => {
+  const errors = watchErrors(page, { consoleErrors: false });
+  const graphId = await newGraph(page);
+  await page.locator('#palette-search').fill('note');
+  await page.locator('#palette-search').press('Enter');
+  await page.getByRole('textbox', { name: 'Note (Markdown)' }).fill('Ask **Sam** first');
+  await page.getByRole('button', { name: 'Done' }).click();
+  const notes = page.locator('[data-note-id]');
+  await expect(notes).toHaveCount(1);
+  await notes.first().focus();
+  await page.keyboard.press('Control+c');
+
+  // Pasted where the pointer is: a second note, the same words and colour.
+  const pane = await page.locator('.pane').boundingBox();
+  await page.mouse.move(pane.x + 200, pane.y + pane.height - 200);
+  await page.keyboard.press('Control+v');
+  await expect(notes).toHaveCount(2);
+  await expect(notes.locator('strong')).toHaveText(['Sam', 'Sam']);
+  await saved(page);
+  const stored = await storedNotes(page, graphId);
+  expect(stored).toHaveLength(2);
+  expect(stored[0].id).not.toBe(stored[1].id);
+  expect(stored[1].text).toBe('Ask **Sam** first');
+
+  // Undo takes the paste back; a cut takes the note out.
+  await page.keyboard.press('Control+z');
+  await expect(notes).toHaveCount(1);
+  await notes.first().focus();
+  await page.keyboard.press('Control+x');
+  await expect(notes).toHaveCount(0);
+  await saved(page);
+  expect(await storedNotes(page, graphId)).toHaveLength(0);
+
+  // Into another graph, from the same clipboard.
+  const other = await context.newPage();
+  await newGraph(other);
+  await other.mouse.move(700, 520);
+  await other.keyboard.press('Control+v');
+  await expect(other.locator('[data-note-id] strong')).toHaveText('Sam');
+  expect(errors).toEqual([]);
+});

@@ -1,4 +1,4 @@
-//! The selection's bar, over the bottom of the canvas while a person who
+//! The selection's bar, over the top left of the canvas while a person who
 //! may edit has modules selected: align and spread them (each one edit,
 //! `canvas::arrange`), tidy them up (`canvas::tidy`), and the switch that
 //! snaps modules to the grid. A
@@ -27,17 +27,18 @@ fn remember_snap(on: bool) {
     }
 }
 
-/// A button's short words; its label and keys are in its title and name.
-fn words(how: Arrangement) -> &'static str {
+/// A button's sign; its label and keys are in its title and name. Signs,
+/// not words, so that the bar stays small in a corner of the canvas.
+fn sign(how: Arrangement) -> &'static str {
     match how {
-        Arrangement::Left => "⇤ Left",
-        Arrangement::Centre => "Centre",
-        Arrangement::Right => "Right ⇥",
-        Arrangement::Top => "⤒ Top",
-        Arrangement::Middle => "Middle",
-        Arrangement::Bottom => "⤓ Bottom",
-        Arrangement::SpreadAcross => "↔ Spread",
-        Arrangement::SpreadDown => "↕ Spread",
+        Arrangement::Left => "⇤",
+        Arrangement::Centre => "⇹",
+        Arrangement::Right => "⇥",
+        Arrangement::Top => "⤒",
+        Arrangement::Middle => "⇳",
+        Arrangement::Bottom => "⤓",
+        Arrangement::SpreadAcross => "↔",
+        Arrangement::SpreadDown => "↕",
     }
 }
 
@@ -51,7 +52,12 @@ pub fn ArrangeBar() -> impl IntoView {
             .with(|nodes| nodes.iter().filter(|node| node.selected.get()).count())
     };
     let button = move |how: Arrangement| {
-        let title = format!("{} ({})", how.label(), how.keys());
+        let title = format!(
+            "{} ({}), for {} or more modules",
+            how.label(),
+            how.keys(),
+            how.needs()
+        );
         let needs = how.needs();
         view! {
             <button
@@ -68,27 +74,23 @@ pub fn ArrangeBar() -> impl IntoView {
                     });
                 }
             >
-                {words(how)}
+                {sign(how)}
             </button>
         }
     };
     view! {
         <div class="arrange-bar" role="toolbar" aria-label="Arrange the selected modules">
-            <span class="arrange-count" aria-live="polite">
-                {move || match count() {
-                    1 => "1 module".to_owned(),
-                    many => format!("{many} modules"),
-                }}
-            </span>
             <span class="arrange-group" role="group" aria-label="Align">
+                <span aria-hidden="true">"Align"</span>
                 {Arrangement::ALL[..6].iter().map(|how| button(*how)).collect_view()}
             </span>
             <span class="arrange-group" role="group" aria-label="Spread evenly">
+                <span aria-hidden="true">"Spread"</span>
                 {Arrangement::ALL[6..].iter().map(|how| button(*how)).collect_view()}
             </span>
             <button
                 type="button"
-                class="arrange-button"
+                class="tidy-button"
                 title="Lay out the selected modules left to right along their cables (Alt+Shift+T); with one selected, the whole graph"
                 aria-keyshortcuts="Alt+Shift+T"
                 on:click=move |_| editor.command(Command::Tidy(model.selected_ids()))

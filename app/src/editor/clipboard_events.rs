@@ -1,6 +1,7 @@
-//! The page's copy, cut and paste: the selected modules go to the system
-//! clipboard as a graph fragment (`super::clipboard`), and a fragment
-//! pasted becomes modules. Fields keep their own copy and paste.
+//! The page's copy, cut and paste: the selected modules and the focused
+//! note go to the system clipboard as a graph fragment
+//! (`super::clipboard`), and a fragment pasted becomes modules and notes.
+//! Fields keep their own copy and paste.
 //!
 //! Writing modules as text is the whole document's serializer, which no
 //! first screen runs: it is a part (`lazy_parts::clipboard_writer`),
@@ -61,7 +62,9 @@ pub fn copy(editor: EditorState, event: &web_sys::ClipboardEvent, cut: bool) {
     if in_text_field() {
         return;
     }
-    let selected: Vec<String> = editor.model.selected_ids();
+    let mut selected: Vec<String> = editor.model.selected_ids();
+    let note = focused_note();
+    selected.extend(note.iter().cloned());
     if selected.is_empty() {
         return;
     }
@@ -73,7 +76,7 @@ pub fn copy(editor: EditorState, event: &web_sys::ClipboardEvent, cut: bool) {
     if let Some(write) = copier.0.get_value() {
         let text = text_of(editor, write, &selected);
         let _ = data.set_data("text/plain", &text);
-        copied(editor, cut, selected);
+        copied(editor, cut, selected, note);
         return;
     }
     // Its part has not arrived yet: the clipboard is written when it has,
@@ -87,7 +90,7 @@ pub fn copy(editor: EditorState, event: &web_sys::ClipboardEvent, cut: bool) {
             return;
         };
         if write_clipboard(&text_of(editor, write, &selected)).await {
-            copied(editor, cut, selected);
+            copied(editor, cut, selected, note);
         } else {
             editor.notify("Nothing was copied: this page may not write the clipboard yet. Press Ctrl+C again.");
         }
@@ -99,9 +102,26 @@ fn text_of(editor: EditorState, write: CopyText, selected: &[String]) -> String 
     editor.with_graph(|graph| write(graph, &selected))
 }
 
+/// The note that has the focus (a note is copied as it is in hand).
+fn focused_note() -> Option<String> {
+    web_sys::window()?
+        .document()?
+        .active_element()?
+        .closest("[data-note-id]")
+        .ok()??
+        .get_attribute("data-note-id")
+}
+
 /// A cut deletes what it copied (and only once it is copied).
-fn copied(editor: EditorState, cut: bool, modules: Vec<String>) {
-    if cut {
+fn copied(editor: EditorState, cut: bool, mut modules: Vec<String>, note: Option<String>) {
+    if !cut {
+        return;
+    }
+    if let Some(note) = note {
+        modules.retain(|id| *id != note);
+        editor.command(Command::Note(crate::canvas::NoteEvent::Removed(note)));
+    }
+    if !modules.is_empty() {
         editor.command(Command::Delete {
             modules,
             cable: None,

@@ -158,18 +158,27 @@ impl EditorState {
         let Some(fragment) = Fragment::parse(text) else {
             return false;
         };
-        if fragment.modules.is_empty() {
+        if fragment.is_empty() {
             return false;
         }
         let mut pasted = Vec::new();
+        // Random, as a new note's id is (`add_note`).
+        let seed = (js_sys::Math::random() * 16_777_216.0) as u32;
         self.edit("Paste", None, |edit| {
-            let (modules, cables) = fragment.place(edit.graph(), at);
-            pasted = modules.iter().map(|module| module.id.clone()).collect();
-            for module in modules {
+            let placed = fragment.place(edit.graph(), at, seed);
+            pasted = placed
+                .modules
+                .iter()
+                .map(|module| module.id.clone())
+                .collect();
+            for module in placed.modules {
                 edit.add_module(module);
             }
-            for cable in cables {
+            for cable in placed.cables {
                 edit.add_cable(cable);
+            }
+            for note in placed.notes {
+                edit.set_item("notes", note.to_value());
             }
         });
         let ids: Vec<&str> = pasted.iter().map(String::as_str).collect();
