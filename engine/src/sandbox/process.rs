@@ -9,13 +9,17 @@
 //! yet and a namespace's first process ignores the signals it is not made
 //! to take. A SIGKILL sent to the group from outside the namespace is.
 //! Once set up, the program has a session of its own (`--new-session`)
-//! and dies with bubblewrap (`--die-with-parent`).
+//! and dies with bubblewrap (`--die-with-parent`). In between, the inner
+//! one may have left the group for that session before `--die-with-parent`
+//! is armed (one dropped command in about a hundred, at random moments):
+//! so it is also killed by its own id, found among the outer one's
+//! children, and the namespace (its processes included) ends with it.
 
 use std::io;
 use std::ops::{Deref, DerefMut};
 use std::process::{Output, Stdio};
 
-use rustix::process::{Pid, Signal, kill_process_group};
+use rustix::process::{Pid, Signal, kill_process, kill_process_group};
 use tokio::io::{AsyncRead, AsyncReadExt};
 use tokio::process::{Child, Command};
 
@@ -118,6 +122,11 @@ impl ConfinedChild {
         let Some(id) = self.child.id() else {
             return;
         };
+        // Its children first, while it lives: until it has reaped them,
+        // their ids cannot be another process's either.
+        for inner in children(id) {
+            let _ = kill_process(inner, Signal::KILL);
+        }
         if let Some(group) = i32::try_from(id).ok().and_then(Pid::from_raw) {
             // Gone already is fine.
             let _ = kill_process_group(group, Signal::KILL);
@@ -143,6 +152,26 @@ impl DerefMut for ConfinedChild {
     fn deref_mut(&mut self) -> &mut Child {
         &mut self.child
     }
+}
+
+/// The processes whose parent is `id` (none when /proc cannot say).
+/// Every process's `stat` is read: the kernel's own list of a process's
+/// children (`/proc/*/task/*/children`) is not built into every kernel.
+fn children(id: u32) -> Vec<Pid> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let pid = entry.file_name().to_str()?.parse::<i32>().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            // "pid (name) state ppid …": the name may hold spaces and
+            // parentheses, so the fields are counted from its last one.
+            let parent = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?;
+            (parent.parse::<u32>().ok()? == id).then(|| Pid::from_raw(pid))?
+        })
+        .collect()
 }
 
 async fn read_all(stream: Option<impl AsyncRead + Unpin>) -> io::Result<Vec<u8>> {
