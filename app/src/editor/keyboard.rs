@@ -177,19 +177,8 @@ pub fn handle(editor: EditorState, event: &web_sys::KeyboardEvent) {
             canvas::zoom_centre(editor.model, 0.8);
             true
         }
-        (false, true, _) if event.alt_key() && event.code() == "KeyT" => {
-            editor.command(Command::Tidy(editor.model.selected_ids()));
-            true
-        }
-        (false, true, _) if event.alt_key() && Arrangement::of_key(&event.code()).is_some() => {
-            if let Some(how) = Arrangement::of_key(&event.code()) {
-                editor.command(Command::Arrange {
-                    how,
-                    modules: editor.model.selected_ids(),
-                });
-            }
-            true
-        }
+        // Other Alt+Shift keys go on to the arms below.
+        (false, true, _) if event.alt_key() && arrange(editor, event) => true,
         (false, _, "v" | "V") => {
             editor.show_validation.update(|shown| *shown = !*shown);
             true
@@ -231,6 +220,21 @@ pub fn handle(editor: EditorState, event: &web_sys::KeyboardEvent) {
     if handled {
         event.prevent_default();
     }
+}
+
+/// Alt+Shift: Tidy up (T), or align or spread the selection; false for
+/// any other key.
+fn arrange(editor: EditorState, event: &web_sys::KeyboardEvent) -> bool {
+    let code = event.code();
+    let modules = editor.model.selected_ids();
+    if code == "KeyT" {
+        editor.command(Command::Tidy(modules));
+    } else if let Some(how) = Arrangement::of_key(&code) {
+        editor.command(Command::Arrange { how, modules });
+    } else {
+        return false;
+    }
+    true
 }
 
 /// Opens a popup about the selected module (its outputs, its menu) over
